@@ -1,0 +1,1 @@
+"""Static and dynamic evaluation of tool-calling models (DiaFORGE Appendix C)."""

@@ -1,0 +1,1 @@
+"""Turn-sliced LoRA/QLoRA supervised fine-tuning of tool-calling models."""
