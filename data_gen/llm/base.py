@@ -1,0 +1,88 @@
+"""One async chat interface for every agent role.
+
+A backend turns a list of chat messages into a reply. The engine never cares which backend it
+talks to: an OpenAI-compatible server (`openai`), a local transformers model (`hf`), or none at all
+(`scripted`, whose agents are rule-based policies and never call `chat`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+ROLES = ("user", "assistant", "values", "goal", "relevancy", "critique")
+
+
+class BackendError(Exception):
+    """A backend failed for good (after its retries): the seed is rejected with this reason."""
+
+
+class BackendConfigError(Exception):
+    """A backend cannot be built from its configuration (unknown backend, missing API key,
+    unreachable server, bad option). Command-line entry points print it as one line, exit 2."""
+
+
+@dataclass
+class Usage:
+    """Token and cost accounting, summed over calls."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+    cached: int = 0
+    retries: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.requests += other.requests
+        self.cached += other.cached
+        self.retries += other.retries
+        self.cost_usd += other.cost_usd
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "requests": self.requests,
+            "cached": self.cached,
+            "retries": self.retries,
+            "cost_usd": round(self.cost_usd, 6),
+        }
+
+
+@dataclass
+class ChatResult:
+    """A reply: its text, native tool calls if the server returned any, and what it cost."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    tool_calls: list[dict[str, Any]] | None = None
+    reasoning: str | None = None
+    model: str = ""
+
+
+@runtime_checkable
+class ChatBackend(Protocol):
+    """What every model-backed backend provides."""
+
+    name: str
+    model: str
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        stop: list[str] | None = None,
+    ) -> ChatResult: ...
+
+    async def aclose(self) -> None: ...
