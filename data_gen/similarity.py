@@ -221,11 +221,13 @@ def pair_score(t1: Tool, t2: Tool, v1: np.ndarray, v2: np.ndarray) -> PairScore:
     return PairScore(t1.name, t2.name, composite_score(n, d, p), n, d, p)
 
 
-def composite_matrix(tools: Sequence[Tool], encoder: Encoder) -> np.ndarray:
+def composite_matrix(
+    tools: Sequence[Tool], encoder: Encoder, *, desc_vecs: np.ndarray | None = None
+) -> np.ndarray:
     """Symmetric N x N matrix of composite scores; the diagonal is NaN (a tool is not its own
-    near-duplicate)."""
+    near-duplicate). `desc_vecs` (unit description embeddings) saves encoding them again."""
     n = len(tools)
-    vecs = encoder.encode([t.description for t in tools])
+    vecs = encoder.encode([t.description for t in tools]) if desc_vecs is None else desc_vecs
     desc = np.clip((1.0 + vecs @ vecs.T) / 2.0, 0.0, 1.0)
     out = np.full((n, n), np.nan)
     for i in range(n):
@@ -322,10 +324,10 @@ def analyze_catalogue(
     if not tools:
         raise ValueError("the catalogue is empty")
     encoder = encoder or get_encoder()
-    mat = composite_matrix(tools, encoder)
+    desc_vecs = encoder.encode([t.description for t in tools])
+    mat = composite_matrix(tools, encoder, desc_vecs=desc_vecs)
     n = len(tools)
     has_dup = [bool(np.nanmax(mat[i]) >= threshold) if n > 1 else False for i in range(n)]
-    desc_vecs = encoder.encode([t.description for t in tools])
     pairs = [
         pair_score(tools[i], tools[j], desc_vecs[i], desc_vecs[j])
         for i in range(n)

@@ -1,0 +1,237 @@
+"""Small text utilities shared by the scripted agents and the rule validators: tokenising tool
+names and descriptions, a light stemmer, and the words that tell near-duplicate tools apart."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from data_gen.schema import Tool
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "for",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "from",
+        "into",
+        "onto",
+        "as",
+        "is",
+        "are",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "when",
+        "where",
+        "how",
+        "all",
+        "any",
+        "each",
+        "every",
+        "some",
+        "such",
+        "no",
+        "not",
+        "only",
+        "own",
+        "same",
+        "so",
+        "than",
+        "too",
+        "very",
+        "can",
+        "will",
+        "just",
+        "should",
+        "now",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "would",
+        "could",
+        "do",
+        "does",
+        "did",
+        "done",
+        "has",
+        "have",
+        "had",
+        "having",
+        "i",
+        "me",
+        "my",
+        "we",
+        "our",
+        "you",
+        "your",
+        "he",
+        "she",
+        "they",
+        "them",
+        "their",
+        "his",
+        "her",
+        "one",
+        "also",
+        "via",
+        "per",
+        "within",
+        "without",
+        "across",
+        "about",
+        "over",
+        "under",
+        "up",
+        "down",
+        "out",
+        "off",
+        "again",
+        "then",
+        "once",
+        "here",
+        "there",
+        "both",
+        "few",
+        "more",
+        "most",
+        "other",
+        "new",
+        "given",
+        "using",
+        "use",
+        "used",
+        "based",
+        "returns",
+        "return",
+        "record",
+        "records",
+        "specified",
+        "specific",
+        "provided",
+        "given",
+        "current",
+    ]
+)
+
+# Words that carry the distinction between family members even though they look like stopwords.
+KEEP_WORDS = frozenset({"all", "own", "new", "current", "internal", "external"})
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def stem(word: str) -> str:
+    """A deliberately light stemmer: lower-case, strip plural `s`/`es` and `ies` -> `y`."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith(("sses", "shes", "ches", "xes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words of a text, camelCase and snake_case split."""
+    return [w.lower() for chunk in _WORD.findall(text.replace("_", " ")) for w in _CAMEL.split(chunk)]
+
+
+def content_stems(text: str) -> set[str]:
+    """Stems of the words that carry meaning (stopwords dropped, distinction words kept)."""
+    return {stem(w) for w in words(text) if (w not in STOPWORDS or w in KEEP_WORDS) and len(w) > 1}
+
+
+def name_tokens(tool: Tool | str) -> list[str]:
+    """The words of a tool name, in order (`approve_internal_training_request` -> 4 words)."""
+    name = tool.name if isinstance(tool, Tool) else tool
+    return words(name)
+
+
+def humanise_name(tool: Tool | str) -> str:
+    """`approve_internal_training_request` -> `approve internal training request`."""
+    return " ".join(name_tokens(tool))
+
+
+def tool_stems(tool: Tool) -> set[str]:
+    """Name stems and description stems of a tool."""
+    return {stem(w) for w in name_tokens(tool)} | content_stems(tool.description)
+
+
+def distinguishing_name_words(tool: Tool, others: Sequence[Tool]) -> list[str]:
+    """Words of `tool`'s name (in name order) whose stems no other tool in `others` has in its
+    name: what sets it apart within the group. Empty when its name adds nothing."""
+    other_stems: set[str] = set()
+    for o in others:
+        if o.name != tool.name:
+            other_stems |= {stem(w) for w in name_tokens(o)}
+    return [w for w in name_tokens(tool) if stem(w) not in other_stems]
+
+
+def shared_name_words(tools: Sequence[Tool]) -> list[str]:
+    """Words (in the first tool's name order) whose stems every tool's name contains."""
+    if not tools:
+        return []
+    common = set.intersection(*({stem(w) for w in name_tokens(t)} for t in tools))
+    return [w for w in name_tokens(tools[0]) if stem(w) in common]
+
+
+def distinguishing_description_words(tool: Tool, others: Sequence[Tool], limit: int = 3) -> list[str]:
+    """Description words (first occurrences, in order) whose stems no other tool's description
+    or name carries."""
+    other: set[str] = set()
+    for o in others:
+        if o.name != tool.name:
+            other |= tool_stems(o)
+    seen: set[str] = set()
+    out: list[str] = []
+    for w in words(tool.description):
+        s = stem(w)
+        if s in other or s in seen or (w in STOPWORDS and w not in KEEP_WORDS) or len(w) < 3:
+            continue
+        seen.add(s)
+        out.append(w)
+        if len(out) == limit:
+            break
+    return out
+
+
+def overlap(text_stems: Iterable[str], tool: Tool, *, name_weight: float = 2.0) -> float:
+    """How much of a text speaks about a tool: name stems count double."""
+    ts = set(text_stems)
+    name = {stem(w) for w in name_tokens(tool)}
+    desc = content_stems(tool.description) - name
+    return name_weight * len(ts & name) + len(ts & desc)
+
+
+def join_options(items: Sequence[str], conj: str = "or") -> str:
+    """`a`, `a or b`, `a, b, or c`."""
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    if len(items) == 2:
+        return f"{items[0]} {conj} {items[1]}"
+    return f"{', '.join(items[:-1])}, {conj} {items[-1]}"
