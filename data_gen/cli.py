@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from data_gen.errors import InputError
+from data_gen.llm.base import BackendConfigError
 
 EXIT_USAGE = 2
 
@@ -67,6 +68,71 @@ def format_analysis(stats: dict, *, top: int = 10) -> str:
     return "\n".join(lines)
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from data_gen.engine import generate, load_config
+
+    cfg = load_config(
+        args.config,
+        catalogue=args.catalogue,
+        out=args.out,
+        num_dialogues=args.num_dialogues,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        backend=args.backend,
+        model=args.model,
+        base_url=args.base_url,
+        k=args.k,
+        t_max=args.t_max,
+        max_attempts=args.max_attempts,
+        distractors=args.distractors,
+        validators=False if args.no_validators else None,
+        num_shards=args.num_shards,
+        shard_index=args.shard_index,
+        personas=args.personas,
+        plots=False if args.no_plots else None,
+        export=False if args.no_export else None,
+        progress=False if args.quiet else None,
+    )
+    if not cfg.catalogue:
+        raise InputError("no catalogue given: pass --catalogue FILE or set `catalogue:` in the config")
+    summary = asyncio.run(generate(cfg))
+    s = summary.stats
+    print(
+        f"{summary.accepted}/{summary.seeds} seeds accepted ({s['acceptance_rate']:.1%}) in {summary.seconds:.1f}s"
+        f"{f' ({summary.skipped} already done)' if summary.skipped else ''}; "
+        f"asked a disambiguating question: {s['share_asking_disambiguation']:.1%}; "
+        f"tokens {summary.usage.total_tokens}, cost ${summary.usage.cost_usd:.4f}; output in {summary.out}"
+    )
+    return 0
+
+
+def _cmd_build_benchmark(args: argparse.Namespace) -> int:
+    import asyncio
+    import tempfile
+
+    from data_gen.engine import build_benchmark
+
+    with tempfile.TemporaryDirectory(prefix="diabench-") as work:
+        info = asyncio.run(
+            build_benchmark(
+                args.catalogue,
+                args.out,
+                work_dir=args.work_dir or work,
+                seeds_per_tool=args.seeds_per_tool,
+                seed=args.seed,
+                split=args.split or None,
+                progress=not args.quiet,
+            )
+        )
+    print(
+        f"{info['records']} reference dialogues over {info['tools']} held-out tools "
+        f"({', '.join(info['lines_of_business'])}) -> {args.out}"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m data_gen", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -81,6 +147,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, help="pairs to list in the summary (default 10)")
     p.add_argument("--encoder", choices=("auto", "minilm", "tfidf"), default="auto")
     p.set_defaults(func=_cmd_analyze)
+
+    g = sub.add_parser("generate", help="synthesise validated disambiguation dialogues (UTC-Gen)")
+    g.add_argument("--catalogue", help="tool catalogue to draw seed tools and distractors from")
+    g.add_argument("--out", help="run folder (an existing one with the same configuration is resumed)")
+    g.add_argument("--num-dialogues", type=int, help="seeds to run (default 100)")
+    g.add_argument("--backend", help="backend for every role: scripted (default), openai or hf")
+    g.add_argument("--model", help="model name (openai) or folder (hf)")
+    g.add_argument("--base-url", help="OpenAI-compatible server URL; the API key comes from OPENAI_API_KEY")
+    g.add_argument("--concurrency", type=int, help="model requests in flight (default 8)")
+    g.add_argument("--seed", type=int, help="run seed (default 0)")
+    g.add_argument("--config", help="YAML config: any field of GenerationConfig, plus per-role backends")
+    g.add_argument("--k", type=int, help="distractors per candidate pool (default 5)")
+    g.add_argument("--t-max", type=int, help="turn cap per dialogue (default 10)")
+    g.add_argument("--max-attempts", type=int, help="attempts per seed on a wrong selection (default 5)")
+    g.add_argument(
+        "--distractors", choices=("nearest", "random"), help="distractor sampling (ablation: random)"
+    )
+    g.add_argument("--no-validators", action="store_true", help="keep every finished dialogue (ablation)")
+    g.add_argument("--num-shards", type=int, help="split the seeds across machines")
+    g.add_argument("--shard-index", type=int, help="which shard this process runs (0-based)")
+    g.add_argument("--personas", help="persona JSONL (ours or PersonaHub-style); bundled bank by default")
+    g.add_argument("--no-plots", action="store_true")
+    g.add_argument("--no-export", action="store_true", help="skip the HF exports")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.set_defaults(func=_cmd_generate)
+
+    b = sub.add_parser("build-benchmark", help="build the held-out evaluation set (reference dialogues)")
+    b.add_argument("--catalogue", default="data_gen/assets/catalogue.json")
+    b.add_argument("--split", default="heldout", help="tool split to use ('' for all tools)")
+    b.add_argument("--out", default="eval/benchmarks/diabench_heldout_v1.jsonl")
+    b.add_argument("--seeds-per-tool", type=int, default=1)
+    b.add_argument("--seed", type=int, default=20260101)
+    b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
+    b.add_argument("--quiet", action="store_true")
+    b.set_defaults(func=_cmd_build_benchmark)
     return parser
 
 
@@ -89,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except InputError as exc:
+    except (InputError, BackendConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

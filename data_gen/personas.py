@@ -22,6 +22,7 @@ from data_gen.schema import Persona, Tool, validate_record
 from data_gen.similarity import Encoder, get_encoder, tool_text
 
 DEFAULT_TOP_K = 10
+LOB_BONUS = 2.0  # larger than any cosine gap, so the line of business decides first
 
 
 def bundled_personas_path() -> Path:
@@ -93,12 +94,16 @@ class PersonaSampler:
         self._vecs = None if getattr(self.encoder, "joint_fit", False) else self.encoder.encode(self._texts)
 
     def ranked(self, tool: Tool) -> list[tuple[Persona, float]]:
-        """All personas with their similarity to the tool, most similar first."""
+        """All personas with their similarity to the tool, most similar first. Personas of the
+        tool's own line of business (when both declare one) rank above all others."""
         if self._vecs is None:
             mat = self.encoder.encode([*self._texts, tool_text(tool)])
             sims = mat[:-1] @ mat[-1]
         else:
             sims = self._vecs @ self.encoder.encode([tool_text(tool)])[0]
+        lob = tool.metadata.get("line_of_business")
+        if lob:
+            sims = sims + np.array([LOB_BONUS if p.line_of_business == lob else 0.0 for p in self.personas])
         order = np.lexsort((np.arange(len(sims)), -sims))
         return [(self.personas[i], float(sims[i])) for i in order]
 

@@ -1,0 +1,416 @@
+"""Chat backend over a local transformers causal LM folder (no server, no model hub).
+
+The prompt is the tokenizer's own chat template (`add_generation_prompt=True`, `tools=` passed
+through when given), generation stops at the end-of-turn token (the model's eos ids plus the
+template's end-of-turn marker such as `<|im_end|>` or `<|eot_id|>`), and only the new tokens are
+decoded. Temperature 0 (or None with `default_temperature=None`) is greedy; otherwise tokens are
+sampled with a `torch.Generator` seeded by `seed`, so a seeded request gives the same reply every
+time and never touches torch's global random state.
+
+`generate` blocks, so `chat` runs it in a worker thread (`asyncio.to_thread`) behind a lock: one
+generation at a time per backend, while the event loop stays free for other agents. For
+throughput (evaluation), `generate_batch` left-pads several conversations and generates them
+together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from data_gen.llm.base import BackendConfigError, ChatResult, Usage
+
+logger = logging.getLogger(__name__)
+
+#: End-of-turn markers of common chat templates, used as extra stop tokens when the template uses them.
+END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>", "<|eom_id|>", "</s>")
+
+_DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+}
+
+
+def _resolve_dtype(dtype: str | torch.dtype) -> str | torch.dtype:
+    if isinstance(dtype, torch.dtype) or dtype == "auto":
+        return dtype
+    try:
+        return _DTYPES[str(dtype).lower()]
+    except KeyError:
+        raise BackendConfigError(
+            f"unknown dtype {dtype!r}; choose auto, float32, bfloat16 or float16"
+        ) from None
+
+
+class _SeededSampler:
+    """Logits processor that samples the next token with its own `torch.Generator` (temperature
+    and top-p applied first) and leaves only that token possible, so that greedy decoding picks
+    it. `generate` itself samples from torch's global generator, which is neither seedable per
+    request nor safe to share between threads; this keeps sampling reproducible and local."""
+
+    def __init__(self, temperature: float, top_p: float, seed: int | None) -> None:
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+        self.seed = seed
+        self.generator: torch.Generator | None = None
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if self.generator is None:
+            self.generator = torch.Generator(device=scores.device)
+            if self.seed is None:
+                self.generator.seed()
+            else:
+                self.generator.manual_seed(int(self.seed))
+        logits = scores.float() / self.temperature
+        if self.top_p < 1.0:
+            sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
+            cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+            remove = cumulative - sorted_logits.softmax(dim=-1) >= self.top_p  # keeps at least one
+            sorted_logits = sorted_logits.masked_fill(remove, float("-inf"))
+            logits = torch.full_like(logits, float("-inf")).scatter(-1, order, sorted_logits)
+        probs = logits.softmax(dim=-1)
+        chosen = torch.multinomial(probs, num_samples=1, generator=self.generator)
+        out = torch.full_like(scores, float("-inf"))
+        return out.scatter(-1, chosen, 0.0)
+
+
+class _StopOnStrings:
+    """Stopping criterion: a row is done once its decoded new text contains a stop string.
+
+    transformers' own `stop_strings` needs a tokenizer whose vocabulary it can reconstruct as
+    text, which fails for some tokenizers; decoding the tail of each row works for all."""
+
+    def __init__(self, tokenizer: Any, stop: list[str], prompt_width: int) -> None:
+        self.tokenizer = tokenizer
+        self.stop = [s for s in stop if s]
+        self.prompt_width = prompt_width
+        # A stop string of n characters spans at most n tokens (plus a little for merges).
+        self.window = max(len(s) for s in self.stop) + 4
+
+    def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+        tails = input_ids[:, max(self.prompt_width, input_ids.shape[1] - self.window) :].tolist()
+        done = [
+            any(s in self.tokenizer.decode(tail, skip_special_tokens=True) for s in self.stop)
+            for tail in tails
+        ]
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+class HFBackend:
+    """Local transformers model as a chat backend.
+
+    Args:
+        model_path: folder holding a causal LM (`config.json`, weights) and its tokenizer with a
+            chat template. Loaded with `local_files_only=True`: a missing folder is a
+            `BackendConfigError`, never a hub lookup.
+        device: torch device, default "cpu".
+        dtype: "auto" (the dtype saved in the folder), "float32", "bfloat16" or "float16".
+        max_new_tokens: reply length cap when `chat` gets no `max_tokens`, default 256.
+        default_temperature: used when `chat` gets `temperature=None`, default 0.7; None or 0
+            makes the default greedy.
+        top_p: nucleus sampling mass when sampling, default 1.0 (off).
+    """
+
+    name = "hf"
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        device: str = "cpu",
+        dtype: str | torch.dtype = "auto",
+        max_new_tokens: int = 256,
+        default_temperature: float | None = 0.7,
+        top_p: float = 1.0,
+    ) -> None:
+        path = Path(model_path).expanduser()
+        if not path.is_dir():
+            raise BackendConfigError(f"model folder not found: {path}")
+        if not (path / "config.json").is_file():
+            raise BackendConfigError(
+                f"model folder {path} has no config.json: not a transformers model folder"
+            )
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        resolved = _resolve_dtype(dtype)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True, dtype=resolved)
+        except (OSError, ValueError, KeyError) as exc:
+            raise BackendConfigError(f"cannot load the model in {path}: {exc}") from None
+        try:
+            model = model.to(device)
+        except (RuntimeError, AssertionError) as exc:
+            raise BackendConfigError(f"cannot move the model to device {device!r}: {exc}") from None
+        self._setup(model, tokenizer, str(path), max_new_tokens, default_temperature, top_p)
+
+    @classmethod
+    def from_model(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        *,
+        model_name: str = "model",
+        max_new_tokens: int = 256,
+        default_temperature: float | None = 0.7,
+        top_p: float = 1.0,
+    ) -> HFBackend:
+        """Wrap an already loaded model (e.g. a base model with a PEFT adapter) and tokenizer."""
+        self = cls.__new__(cls)
+        self._setup(model, tokenizer, model_name, max_new_tokens, default_temperature, top_p)
+        return self
+
+    def _setup(
+        self,
+        model: Any,
+        tokenizer: Any,
+        model_name: str,
+        max_new_tokens: int,
+        default_temperature: float | None,
+        top_p: float,
+    ) -> None:
+        if not getattr(tokenizer, "chat_template", None):
+            raise BackendConfigError(f"the tokenizer of {model_name} has no chat template")
+        self.model = model_name
+        self.hf_model = model.eval()
+        self.tokenizer = tokenizer
+        self.max_new_tokens = int(max_new_tokens)
+        self.default_temperature = default_temperature
+        self.top_p = float(top_p)
+        self.usage = Usage()
+        self.eos_token_ids = self._end_of_turn_ids()
+        pad = tokenizer.pad_token_id
+        if pad is None:
+            pad = getattr(model.generation_config, "pad_token_id", None)
+        self.pad_token_id = int(pad) if pad is not None else self.eos_token_ids[0]
+        self._thread_lock = threading.Lock()
+        self._async_lock: asyncio.Lock | None = None
+        self._async_lock_loop: asyncio.AbstractEventLoop | None = None
+        self._warned_tools = False
+
+    def _end_of_turn_ids(self) -> list[int]:
+        ids: list[int] = []
+
+        def add(value: Any) -> None:
+            for v in value if isinstance(value, (list, tuple)) else [value]:
+                if v is not None and int(v) not in ids:
+                    ids.append(int(v))
+
+        add(getattr(self.hf_model.generation_config, "eos_token_id", None))
+        add(self.tokenizer.eos_token_id)
+        template = str(self.tokenizer.chat_template)
+        vocab = self.tokenizer.get_vocab()
+        for token in END_OF_TURN_TOKENS:
+            if token in template and token in vocab:
+                add(vocab[token])
+        if not ids:
+            raise BackendConfigError(f"{self.model}: no end-of-turn token (no eos_token_id, no known marker)")
+        return ids
+
+    # -- prompts -----------------------------------------------------------------------------
+
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+        """The prompt text exactly as the model sees it (chat template + generation prompt)."""
+        kwargs: dict[str, Any] = {"add_generation_prompt": True, "tokenize": False}
+        if tools:
+            kwargs["tools"] = tools
+            if not self._warned_tools and "tools" not in str(self.tokenizer.chat_template):
+                self._warned_tools = True
+                logger.warning(
+                    "%s: its chat template ignores `tools`; put the tool specs in the system prompt instead",
+                    self.model,
+                )
+        return self.tokenizer.apply_chat_template(messages, **kwargs)
+
+    def _encode(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[int]:
+        # The template already holds the special tokens (bos etc.): add none.
+        return list(self.tokenizer(self.render(messages, tools), add_special_tokens=False)["input_ids"])
+
+    # -- generation ----------------------------------------------------------------------------
+
+    def _generate_ids(
+        self,
+        prompts: list[list[int]],
+        *,
+        temperature: float | None,
+        max_new_tokens: int,
+        seed: int | None,
+        stop: list[str] | None,
+    ) -> list[list[int]]:
+        """Left-pad, generate, and return each row's new tokens up to and including its first
+        end-of-turn token (which `completion_tokens` counts, as servers do)."""
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
+
+        width = max(len(p) for p in prompts)
+        device = self.hf_model.device
+        input_ids = torch.tensor(
+            [[self.pad_token_id] * (width - len(p)) + p for p in prompts], dtype=torch.long, device=device
+        )
+        attention_mask = torch.tensor(
+            [[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.long, device=device
+        )
+        # A fresh config: the model's own sampling defaults (do_sample, temperature, top_p) must
+        # not leak into a request that asked for greedy decoding.
+        config = GenerationConfig(
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            eos_token_id=list(self.eos_token_ids),
+            pad_token_id=self.pad_token_id,
+        )
+        processors = LogitsProcessorList()
+        if temperature:
+            processors.append(_SeededSampler(temperature, self.top_p, seed))
+        criteria = StoppingCriteriaList()
+        if stop and any(stop):
+            criteria.append(_StopOnStrings(self.tokenizer, list(stop), width))
+        with self._thread_lock, torch.inference_mode():
+            output = self.hf_model.generate(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                generation_config=config,
+                logits_processor=processors,
+                stopping_criteria=criteria,
+            )
+        rows = []
+        eos = set(self.eos_token_ids)
+        for row in output[:, width:].tolist():
+            kept = []
+            for token in row:
+                kept.append(token)
+                if token in eos:
+                    break
+            else:
+                # A row stopped early (stop string) while others went on is padded after its end.
+                while kept and kept[-1] == self.pad_token_id:
+                    kept.pop()
+            rows.append(kept)
+        return rows
+
+    def _to_result(self, prompt_len: int, new_ids: list[int], stop: list[str] | None) -> ChatResult:
+        text = self.tokenizer.decode(
+            [t for t in new_ids if t not in self.eos_token_ids], skip_special_tokens=True
+        )
+        if stop:
+            cuts = [text.find(s) for s in stop if s and s in text]
+            if cuts:
+                text = text[: min(cuts)]
+        usage = Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids), requests=1)
+        return ChatResult(text=text, usage=usage, model=self.model)
+
+    def _effective_temperature(self, temperature: float | None) -> float | None:
+        return self.default_temperature if temperature is None else temperature
+
+    def generate_one(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        stop: list[str] | None = None,
+    ) -> ChatResult:
+        """Blocking version of `chat` (for scripts that have no event loop)."""
+        prompt = self._encode(messages, tools)
+        new_ids = self._generate_ids(
+            [prompt],
+            temperature=self._effective_temperature(temperature),
+            max_new_tokens=max_tokens or self.max_new_tokens,
+            seed=seed,
+            stop=stop,
+        )[0]
+        result = self._to_result(len(prompt), new_ids, stop)
+        self.usage.add(result.usage)
+        return result
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._async_lock is None or self._async_lock_loop is not loop:
+            self._async_lock = asyncio.Lock()
+            self._async_lock_loop = loop
+        return self._async_lock
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        stop: list[str] | None = None,
+    ) -> ChatResult:
+        """One reply, generated in a worker thread, one generation at a time."""
+        async with self._lock():
+            return await asyncio.to_thread(
+                self.generate_one,
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                tools=tools,
+                stop=stop,
+            )
+
+    def generate_batch(
+        self,
+        conversations: list[list[dict[str, Any]]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        tools: list[dict[str, Any]] | list[list[dict[str, Any]] | None] | None = None,
+        stop: list[str] | None = None,
+        batch_size: int = 8,
+    ) -> list[ChatResult]:
+        """Replies to several conversations, in their order, generated `batch_size` at a time
+        with left padding (conversations of similar length are grouped to limit padding).
+
+        `tools` is either one list of tool specs shared by every conversation, or one entry per
+        conversation (a list of specs or None). Greedy replies equal one-by-one `chat` replies;
+        sampled replies with a seed are reproducible for the same batch composition.
+        """
+        if not conversations:
+            return []
+        if tools and all(t is None or isinstance(t, list) for t in tools):
+            if len(tools) != len(conversations):
+                raise ValueError(f"tools has {len(tools)} entries for {len(conversations)} conversations")
+            per_item: list[Any] = list(tools)
+        else:
+            per_item = [tools] * len(conversations)
+        prompts = [self._encode(m, t) for m, t in zip(conversations, per_item, strict=True)]
+        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+        results: list[ChatResult | None] = [None] * len(prompts)
+        effective = self._effective_temperature(temperature)
+        for start in range(0, len(order), max(1, batch_size)):
+            chunk = order[start : start + max(1, batch_size)]
+            rows = self._generate_ids(
+                [prompts[i] for i in chunk],
+                temperature=effective,
+                max_new_tokens=max_tokens or self.max_new_tokens,
+                seed=None if seed is None else seed + start,
+                stop=stop,
+            )
+            for i, new_ids in zip(chunk, rows, strict=True):
+                results[i] = self._to_result(len(prompts[i]), new_ids, stop)
+                self.usage.add(results[i].usage)
+        return [r for r in results if r is not None]
+
+    async def agenerate_batch(
+        self, conversations: list[list[dict[str, Any]]], **kwargs: Any
+    ) -> list[ChatResult]:
+        """`generate_batch` in a worker thread, behind the same lock as `chat`."""
+        async with self._lock():
+            return await asyncio.to_thread(self.generate_batch, conversations, **kwargs)
+
+    async def aclose(self) -> None:
+        """Nothing to release: the model stays loaded for reuse."""

@@ -1,0 +1,350 @@
+"""Chat backend for any OpenAI-compatible server: OpenAI, vLLM, SGLang, llama.cpp server, Ollama, TGI.
+
+The SDK's own retries are switched off (`max_retries=0`) and replaced by one loop we control:
+
+- retried: HTTP 429, 408 and 5xx, timeouts and connection errors, up to `max_retries` times
+  (so at most `max_retries + 1` attempts), sleeping between attempts with exponential backoff and
+  full jitter, `uniform(0, min(backoff_max, backoff_base * 2**(attempt-1)))`, drawn from a seeded
+  `random.Random` so that runs (and tests) are reproducible. A `Retry-After` (or `retry-after-ms`)
+  header, when the server sends one, replaces the drawn delay, capped at `backoff_max`.
+- not retried: every other 4xx (bad request, unknown model, bad key): `BackendError` at once,
+  with the status and the server's message.
+- after the last attempt: `BackendError("<model>: request failed after N attempts: <last error>")`.
+
+The API key comes from the environment variable `api_key_env` only, never from a config file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from data_gen.llm.base import BackendConfigError, BackendError, ChatResult, Usage
+from data_gen.llm.cache import RequestCache, is_cacheable, make_key
+
+logger = logging.getLogger(__name__)
+
+#: Placeholder key sent to local servers, which ignore it (the SDK insists on some key).
+LOCAL_PLACEHOLDER_KEY = "sk-local-no-key"
+
+#: Seconds `check()` waits for `GET /models` before declaring the server unreachable.
+CHECK_TIMEOUT_S = 5.0
+
+# Models we already warned about (no price): warn once per process, not once per request.
+_WARNED_NO_PRICE: set[str] = set()
+
+
+def _retry_after_seconds(headers: Any) -> float | None:
+    """Delay asked for by the server (`retry-after-ms`, or `Retry-After` in seconds or as an
+    HTTP date), or None when absent or unreadable."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an SDK error: the HTTP status and the server's message when there is one."""
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}: {exc.message}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "request timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        return f"connection error: {cause}" if cause else "connection error"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _decode_arguments(arguments: Any) -> Any:
+    """Tool-call arguments as a dict when they are valid JSON, else the raw string (the format
+    parser downstream decides what a malformed call means)."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+class OpenAIBackend:
+    """Async chat against an OpenAI-compatible endpoint, with retries, a disk cache and accounting.
+
+    Args:
+        model: model name sent with every request (for local servers: the served model name).
+        base_url: endpoint such as `http://127.0.0.1:8000/v1`; None means the real OpenAI API
+            (the SDK then also honours `OPENAI_BASE_URL`).
+        api_key_env: environment variable that holds the key. Required when `base_url` is None;
+            with a `base_url` and no key a placeholder is sent (local servers ignore it).
+        timeout: seconds per attempt (the whole HTTP request), default 60.
+        max_retries: retries after the first attempt, default 6 (so 7 attempts at most).
+        backoff_base: first backoff ceiling in seconds, doubled per attempt, default 0.5.
+        backoff_max: cap on any single sleep, including a server's `Retry-After`, default 20.
+        cache: a `RequestCache`, or a directory to open one in, or None for no caching. Only
+            greedy (temperature 0) or seeded requests are cached (see `data_gen.llm.cache`).
+        prices: `{model: {"input_per_million": usd, "output_per_million": usd}}`. A model missing
+            from it costs 0, with one warning (no warning for a local server with no table).
+        default_temperature: used when `chat` gets `temperature=None`, default 0.7.
+        extra_body: extra JSON fields sent with every request, e.g. vLLM's
+            `{"structured_outputs": {...}}` or `{"chat_template_kwargs": {...}}`.
+        default_max_tokens: reply length cap when `chat` gets no `max_tokens`; None (default)
+            sends none and lets the server decide.
+        jitter_seed: seed of the backoff jitter generator, default 0.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_retries: int = 6,
+        backoff_base: float = 0.5,
+        backoff_max: float = 20.0,
+        cache: RequestCache | str | Path | None = None,
+        prices: dict[str, dict[str, float]] | None = None,
+        default_temperature: float | None = 0.7,
+        extra_body: dict[str, Any] | None = None,
+        default_max_tokens: int | None = None,
+        jitter_seed: int = 0,
+    ) -> None:
+        if not model:
+            raise BackendConfigError("openai backend needs a model name (set `model`)")
+        if max_retries < 0:
+            raise BackendConfigError(f"max_retries must be >= 0, got {max_retries}")
+        if timeout <= 0:
+            raise BackendConfigError(f"timeout must be > 0 seconds, got {timeout}")
+        if base_url is not None and not str(base_url).startswith(("http://", "https://")):
+            raise BackendConfigError(
+                f"base_url {base_url!r} must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1)"
+            )
+        api_key = os.environ.get(api_key_env) or None
+        if api_key is None:
+            if base_url is None:
+                raise BackendConfigError(
+                    f"{api_key_env} is not set: export it, or point base_url at a local "
+                    "OpenAI-compatible server"
+                )
+            api_key = LOCAL_PLACEHOLDER_KEY
+
+        self.model = model
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.backoff_base = float(backoff_base)
+        self.backoff_max = float(backoff_max)
+        self.prices = dict(prices or {})
+        self.default_temperature = default_temperature
+        self.default_max_tokens = default_max_tokens
+        self.extra_body = dict(extra_body) if extra_body else None
+        self.usage = Usage()
+        self._rng = random.Random(jitter_seed)
+        self._owns_cache = cache is not None and not isinstance(cache, RequestCache)
+        self.cache = RequestCache(cache) if self._owns_cache else cache  # type: ignore[arg-type]
+        # The real OpenAI rejects `max_tokens` for its reasoning models; servers that mimic the
+        # API (vLLM, llama.cpp, Ollama, TGI) all read `max_tokens`.
+        self._max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=self.timeout,
+        )
+
+    @property
+    def endpoint(self) -> str:
+        return str(self._client.base_url).rstrip("/")
+
+    async def check(self) -> None:
+        """One cheap request (`GET /models`) to fail early, before any generation, when the
+        server is unreachable or rejects the key. Any other HTTP answer means it is up."""
+        client = self._client.with_options(timeout=min(CHECK_TIMEOUT_S, self.timeout), max_retries=0)
+        try:
+            await client.models.list()
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise BackendConfigError(
+                    f"{self.endpoint} rejected the API key from ${self.api_key_env}: {_describe(exc)}"
+                ) from None
+            # 404 and friends: the server answered, it just has no /models route.
+        except openai.APIConnectionError as exc:  # includes APITimeoutError
+            raise BackendConfigError(f"cannot reach {self.endpoint}: {_describe(exc)}") from None
+
+    def _cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+        price = self.prices.get(self.model) or self.prices.get(model)
+        if price is None:
+            # A local server with no price table costs nothing: nothing to warn about.
+            if (self.prices or self.base_url is None) and self.model not in _WARNED_NO_PRICE:
+                _WARNED_NO_PRICE.add(self.model)
+                logger.warning(
+                    "no price for model %r in the price table: its cost is counted as 0", self.model
+                )
+            return 0.0
+        return (
+            prompt_tokens * float(price.get("input_per_million", 0.0))
+            + completion_tokens * float(price.get("output_per_million", 0.0))
+        ) / 1_000_000
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(self.backoff_max, retry_after)
+        ceiling = min(self.backoff_max, self.backoff_base * (2 ** (attempt - 1)))
+        return self._rng.uniform(0.0, ceiling)
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        stop: list[str] | None = None,
+    ) -> ChatResult:
+        """One reply. Raises `BackendError` when the request fails for good."""
+        if temperature is None:
+            temperature = self.default_temperature
+        if max_tokens is None:
+            max_tokens = self.default_max_tokens
+        key = None
+        if self.cache is not None and is_cacheable(temperature, seed):
+            key = make_key(
+                model=self.model,
+                messages=messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                tools=tools,
+                stop=stop,
+                extra_body=self.extra_body,
+                endpoint=self.endpoint,
+            )
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.usage.add(hit.usage)
+                return hit
+
+        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        if temperature is not None:
+            request["temperature"] = temperature
+        if max_tokens is not None:
+            request[self._max_tokens_field] = max_tokens
+        if seed is not None:
+            request["seed"] = seed
+        if tools:
+            request["tools"] = tools
+        if stop:
+            request["stop"] = stop
+        if self.extra_body:
+            request["extra_body"] = self.extra_body
+
+        response, retries = await self._create_with_retries(request)
+        result = self._to_result(response, retries)
+        self.usage.add(result.usage)
+        if key is not None and self.cache is not None:
+            self.cache.set(key, result)
+        return result
+
+    async def _create_with_retries(self, request: dict[str, Any]) -> tuple[Any, int]:
+        attempt = 0
+        while True:
+            attempt += 1
+            retry_after: float | None = None
+            try:
+                response = await self._client.chat.completions.create(**request)
+                return response, attempt - 1
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                if status != 429 and status != 408 and status < 500:
+                    raise BackendError(f"{self.model}: {_describe(exc)}") from exc
+                retry_after = _retry_after_seconds(exc.response.headers)
+                last = exc
+            except openai.APIConnectionError as exc:  # includes APITimeoutError
+                last = exc
+            except openai.OpenAIError as exc:  # e.g. a reply body that is not a completion
+                raise BackendError(f"{self.model}: {_describe(exc)}") from exc
+            if attempt > self.max_retries:
+                self.usage.retries += attempt - 1
+                raise BackendError(
+                    f"{self.model}: request failed after {attempt} attempts: {_describe(last)}"
+                ) from last
+            delay = self._backoff(attempt, retry_after)
+            logger.debug(
+                "%s: attempt %d failed (%s); retrying in %.2fs", self.model, attempt, _describe(last), delay
+            )
+            await asyncio.sleep(delay)
+
+    def _to_result(self, response: Any, retries: int) -> ChatResult:
+        if not getattr(response, "choices", None):
+            raise BackendError(f"{self.model}: the server returned no choices")
+        message = response.choices[0].message
+        tool_calls = None
+        if message.tool_calls:
+            tool_calls = []
+            for call in message.tool_calls:
+                function = getattr(call, "function", None)
+                if function is None:  # custom (non-function) tool calls carry no arguments
+                    continue
+                tool_calls.append({"name": function.name, "arguments": _decode_arguments(function.arguments)})
+        extra = message.model_extra or {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning") or None
+        if reasoning is not None and not isinstance(reasoning, str):
+            reasoning = json.dumps(reasoning, ensure_ascii=False)
+        model = getattr(response, "model", None) or self.model
+        prompt_tokens = completion_tokens = 0
+        if response.usage is not None:
+            prompt_tokens = int(response.usage.prompt_tokens or 0)
+            completion_tokens = int(response.usage.completion_tokens or 0)
+        usage = Usage(
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            requests=1,
+            retries=retries,
+            cost_usd=self._cost(model, prompt_tokens, completion_tokens),
+        )
+        return ChatResult(
+            text=message.content or "",
+            usage=usage,
+            tool_calls=tool_calls or None,
+            reasoning=reasoning,
+            model=model,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
+
+    async def __aenter__(self) -> OpenAIBackend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

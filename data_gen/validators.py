@@ -1,0 +1,117 @@
+"""The rule-based part of the validator cascade (DiaFORGE A.2), in its fixed order:
+format -> tool call -> tool arguments. Each returns a `Verdict`; the engine stops at the first
+failure, then runs the relevancy validator and the LLM critique concurrently."""
+
+from __future__ import annotations
+
+from data_gen.format import parse_assistant, render_assistant
+from data_gen.schema import Dialogue, Verdict
+from data_gen.values import check_arguments
+
+ACT_OF_ACTION = {
+    "clarify": "seek_info",
+    "request": "seek_info",
+    "suggest": "seek_info",
+    "call": "function_calling",
+    "retriever_call": "function_calling",
+    "response": "inform",
+    "response_fail": "reject",
+    "system_bye": "other",
+}
+
+
+def _fail(name: str, reason: str) -> Verdict:
+    return Verdict(validator=name, passed=False, reason=reason)
+
+
+def format_validator(d: Dialogue) -> Verdict:
+    """Turns alternate user/assistant starting with the user and ending with the assistant; every
+    assistant turn has a reasoning trace and either a reply or tool calls; rendering it in the
+    paper's text format parses back to the same turn; dialogue-act labels agree with the turn."""
+    name = "format"
+    if not d.turns:
+        return _fail(name, "no turns")
+    for i, t in enumerate(d.turns):
+        expected = "user" if i % 2 == 0 else "assistant"
+        if t.role != expected:
+            return _fail(
+                name, f"turn {i} is {t.role}, expected {expected} (turns must alternate, user first)"
+            )
+        if t.role == "user":
+            if not t.content.strip():
+                return _fail(name, f"turn {i}: empty user message")
+            continue
+        if not (t.thought or "").strip():
+            return _fail(name, f"turn {i}: assistant turn without a reasoning trace")
+        if bool(t.tool_calls) == bool(t.content.strip()):
+            return _fail(name, f"turn {i}: an assistant turn needs exactly one of a reply or tool calls")
+        parsed = parse_assistant(render_assistant(t))
+        if parsed.kind == "malformed":
+            return _fail(name, f"turn {i}: renders to malformed text ({parsed.reason})")
+        if (parsed.kind == "tool_calls") != bool(t.tool_calls):
+            return _fail(name, f"turn {i}: reply would be read back as a tool call")
+        if t.action is not None and t.act is not None and ACT_OF_ACTION.get(t.action) != t.act:
+            return _fail(name, f"turn {i}: action {t.action!r} is inconsistent with act {t.act!r}")
+        if t.tool_calls and (
+            t.act not in (None, "function_calling") or t.action not in (None, "call", "retriever_call")
+        ):
+            return _fail(name, f"turn {i}: a turn with tool calls must be labelled function_calling/call")
+        if not t.tool_calls and t.action in ("call", "retriever_call"):
+            return _fail(name, f"turn {i}: labelled {t.action} but carries no tool call")
+    if d.turns[-1].role != "assistant":
+        return _fail(name, "the dialogue must end with an assistant turn")
+    return Verdict(validator=name, passed=True)
+
+
+def toolcall_validator(d: Dialogue) -> Verdict:
+    """Exactly one tool-bearing turn, the last one, holding one call, to the gold tool."""
+    name = "toolcall"
+    bearing = [i for i, t in enumerate(d.turns) if t.tool_calls]
+    if not bearing:
+        return _fail(name, "the dialogue never calls a tool")
+    if bearing != [len(d.turns) - 1]:
+        return _fail(name, f"tool calls at turns {bearing}; only the last turn may call")
+    calls = d.turns[-1].tool_calls or []
+    if len(calls) != 1:
+        return _fail(name, f"the final turn holds {len(calls)} calls, expected 1")
+    if calls[0].name != d.seed_tool:
+        return _fail(name, f"calls {calls[0].name}, gold tool is {d.seed_tool}")
+    return Verdict(validator=name, passed=True)
+
+
+def toolargs_validator(d: Dialogue) -> Verdict:
+    """The call's arguments equal the gold map exactly and conform to the tool's schema."""
+    name = "toolargs"
+    gold = d.gold_tool
+    args = (d.turns[-1].tool_calls or [])[0].args
+    missing = sorted(set(d.gold_args) - set(args))
+    extra = sorted(set(args) - set(d.gold_args))
+    if missing or extra:
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+            [f"extra {', '.join(extra)}"] if extra else []
+        )
+        return _fail(name, "; ".join(parts))
+    wrong = [k for k in args if args[k] != d.gold_args[k] or type(args[k]) is not type(d.gold_args[k])]
+    if wrong:
+        return _fail(
+            name, "wrong values for " + ", ".join(f"{k}={args[k]!r} (gold {d.gold_args[k]!r})" for k in wrong)
+        )
+    if gold is not None:
+        problems = check_arguments(gold, args)
+        if problems:
+            return _fail(name, "schema: " + "; ".join(problems))
+    return Verdict(validator=name, passed=True)
+
+
+RULE_VALIDATORS = (format_validator, toolcall_validator, toolargs_validator)
+
+
+def run_rule_validators(d: Dialogue) -> list[Verdict]:
+    """Runs the rule validators in order and stops at the first failure."""
+    verdicts = []
+    for v in RULE_VALIDATORS:
+        verdict = v(d)
+        verdicts.append(verdict)
+        if not verdict.passed:
+            break
+    return verdicts
