@@ -1,0 +1,271 @@
+"""eval.report: run folders, rescoring, markdown tables, the trade-off plot, comparisons, W&B offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from data_gen.errors import InputError
+from eval.metrics import METRIC_KEYS, compute_breakdowns, metrics_by_mode
+from eval.report import (
+    compare_runs,
+    flatten_metrics,
+    log_to_wandb,
+    plot_tradeoff,
+    score_transcripts,
+    summarise,
+    wandb_mode,
+    write_run,
+)
+from eval.transcripts import Transcript, read_transcripts
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _t(id: str, mode: str, turns: list[dict], **kw) -> Transcript:
+    record = {
+        "id": id,
+        "mode": mode,
+        "model": "tiny",
+        "seed_tool": "open_ticket",
+        "gold_args": {"queue": "IT"},
+        "candidate_tools": ["open_ticket", "open_case"],
+        "required_params": 1,
+        "has_near_duplicate": True,
+        "turns": turns,
+        "convrel": None,
+        "ended": "tool_call",
+    }
+    record.update(kw)
+    return Transcript.model_validate(record)
+
+
+def _call(name: str, args: dict) -> dict:
+    calls = [{"name": name, "args": args}]
+    return {
+        "role": "assistant",
+        "kind": "tool_calls",
+        "content": "",
+        "raw": json.dumps(calls),
+        "tool_calls": calls,
+    }
+
+
+def _reply(text: str) -> dict:
+    return {"role": "assistant", "kind": "reply", "content": text, "raw": text, "thought": "private"}
+
+
+USER = {"role": "user", "content": "I need a ticket"}
+
+
+def transcripts(correct: int = 2) -> list[Transcript]:
+    """Static: `correct` right calls, one wrong tool, one abstention. Dynamic: one right, one malformed."""
+    out = [
+        _t(f"s{i}", "static", [USER, _reply("Which queue?"), USER, _call("open_ticket", {"queue": "it"})])
+        for i in range(correct)
+    ]
+    out.append(_t("s-wrong", "static", [USER, _call("open_case", {"queue": "IT"})], has_near_duplicate=False))
+    out.append(_t("s-none", "static", [USER, _reply("Can you say more?")], ended="t_max", required_params=3))
+    out.append(_t("d0", "dynamic", [USER, _call("open_ticket", {"queue": "IT"})], convrel=[3]))
+    out.append(
+        _t(
+            "d-bad",
+            "dynamic",
+            [
+                USER,
+                {
+                    "role": "assistant",
+                    "kind": "malformed",
+                    "content": "",
+                    "raw": "[{",
+                    "reason": "invalid JSON",
+                },
+            ],
+            ended="error",
+            error="backend timed out",
+            convrel=[1],
+        )
+    )
+    return out
+
+
+def test_write_run_then_score_gives_identical_metrics(tmp_path):
+    ts = transcripts()
+    stored = write_run(tmp_path / "run", ts, model_label="tiny-lora", extra={"benchmark": "heldout-v1"})
+    on_disk = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert on_disk == stored
+    rescored = score_transcripts(tmp_path / "run" / "transcripts.jsonl")
+    for key in ("static", "dynamic", "breakdowns", "ended"):
+        assert rescored[key] == on_disk[key], key
+    # A run folder works too, and the recomputation matches the library functions.
+    assert score_transcripts(tmp_path / "run") == rescored
+    assert {m: rescored[m] for m in ("static", "dynamic")} == metrics_by_mode(ts)
+    assert rescored["breakdowns"]["static"] == compute_breakdowns([t for t in ts if t.mode == "static"])
+    # The transcripts round-trip unchanged.
+    assert read_transcripts(tmp_path / "run" / "transcripts.jsonl") == ts
+
+
+def test_metrics_json_keys_and_values(tmp_path):
+    stored = write_run(tmp_path / "run", transcripts(), model_label="tiny-lora", extra={"benchmark": "b"})
+    assert stored["model"] == "tiny-lora" and stored["benchmark"] == "b"
+    for mode in ("static", "dynamic"):
+        assert tuple(stored[mode]) == METRIC_KEYS
+    assert set(stored["breakdowns"]) == {"static", "dynamic"}
+    # Static: 4 dialogues, Acc 2/4, FTR 1/4, TAR 1/4. Dynamic: Acc 1/2, TAR 1/2, all of it malformed.
+    assert (stored["static"]["Acc"], stored["static"]["FTR"], stored["static"]["TAR"]) == (0.5, 0.25, 0.25)
+    assert (stored["dynamic"]["Acc"], stored["dynamic"]["TAR"], stored["dynamic"]["TAR_malformed"]) == (
+        0.5,
+        0.5,
+        0.5,
+    )
+    # ConvRel: static not computed; dynamic (g(3) + g(1)) / 2 = 0.5.
+    assert stored["static"]["ConvRel"] is None and stored["dynamic"]["ConvRel"] == 0.5
+    assert stored["ended"]["dynamic"] == {"tool_call": 1, "t_max": 0, "reference_end": 0, "error": 1}
+
+
+def test_only_modes_that_ran_are_present(tmp_path):
+    static_only = [t for t in transcripts() if t.mode == "static"]
+    stored = write_run(tmp_path / "run", static_only, model_label="m")
+    assert "static" in stored and "dynamic" not in stored
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "Dynamic evaluation: tool-calling" not in report
+    assert "| m | 0.50 | 0.25 | 0.25 | – | – | – |" in report
+
+
+def test_extra_may_not_overwrite_reserved_keys(tmp_path):
+    with pytest.raises(ValueError, match="reserved"):
+        write_run(tmp_path / "run", transcripts(), model_label="m", extra={"static": {}})
+    with pytest.raises(ValueError, match="at least one"):
+        write_run(tmp_path / "run", [], model_label="m")
+
+
+def test_report_md_has_paper_tables(tmp_path):
+    write_run(tmp_path / "run", transcripts(), model_label="tiny-lora")
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert report.startswith("# Evaluation report: tiny-lora")
+    header = (
+        "| Model | Static Acc (↑) | Static FTR (↓) | Static TAR (↓) | "
+        "Dynamic Acc (↑) | Dynamic FTR (↓) | Dynamic TAR (↓) |"
+    )
+    assert header in report
+    assert "| tiny-lora | 0.50 | 0.25 | 0.25 | 0.50 | 0.00 | 0.50 |" in report
+    assert "| Model | TCP (↑) | TCR (↑) | PKP (↑) | PKR (↑) | Acc (↑) | FTR (↓) | TAR (↓) |" in report
+    assert "| Model | ConvRel (↑) | TTR (↑) | NGD3 (↑) | NGD2 (↑) | NGD4 (↑) |" in report
+    assert "Table 3 layout" in report and "Table 6 layout" in report
+    assert "| tiny-lora | n/c |" in report  # static ConvRel not computed
+    assert "## Malformed output" in report and "of assistant turns malformed" in report
+    assert "## Breakdowns" in report and "near-duplicate among candidates" in report
+    assert "3+ required args" in report
+    # One data row in the Table 1 block.
+    table1 = report.split("## Tool-call accuracy")[1].split("##")[0]
+    rows = [
+        line
+        for line in table1.splitlines()
+        if line.startswith("| ") and "Model" not in line and "---" not in line
+    ]
+    assert rows == ["| tiny-lora | 0.50 | 0.25 | 0.25 | 0.50 | 0.00 | 0.50 |"]
+
+
+def test_tradeoff_png(tmp_path):
+    write_run(tmp_path / "run", transcripts(), model_label="m")
+    png = tmp_path / "run" / "tradeoff.png"
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    # Flat metrics and several points work as well.
+    flat = summarise(transcripts())["static"]
+    out = plot_tradeoff(
+        [("a", flat), ("b", {"static": flat}), ("c", {**summarise(transcripts())})], tmp_path / "p.png"
+    )
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    with pytest.raises(ValueError, match="neither"):
+        plot_tradeoff([("x", {"model": "x"})], tmp_path / "q.png")
+
+
+def test_compare_runs(tmp_path):
+    write_run(tmp_path / "base", transcripts(correct=1), model_label="base")
+    write_run(tmp_path / "tuned", transcripts(correct=3), model_label="tuned")
+    table = compare_runs([tmp_path / "base", tmp_path / "tuned" / "metrics.json"], out_dir=tmp_path / "cmp")
+    lines = table.splitlines()
+    assert lines[0].startswith("| Model | Static Acc (↑)")
+    # base static: Acc 1/3, FTR 1/3, TAR 1/3; tuned static: Acc 3/5, FTR 1/5, TAR 1/5.
+    assert lines[2] == "| base | 0.33 | 0.33 | 0.33 | 0.50 | 0.00 | 0.50 |"
+    assert lines[3] == "| tuned | 0.60 | 0.20 | 0.20 | 0.50 | 0.00 | 0.50 |"
+    assert len(lines) == 4
+    md = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert table in md and "Table 5 layout" in md
+    assert (tmp_path / "cmp" / "comparison.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_compare_runs_same_label_and_default_dir(tmp_path, monkeypatch):
+    write_run(tmp_path / "r1", transcripts(), model_label="same")
+    write_run(tmp_path / "r2", transcripts(), model_label="same")
+    monkeypatch.chdir(tmp_path)
+    table = compare_runs([tmp_path / "r1", tmp_path / "r2"])
+    assert "| same (r1) |" in table and "| same (r2) |" in table
+    assert (tmp_path / "outputs" / "compare" / "comparison.md").is_file()
+
+
+def test_compare_runs_names_missing_file(tmp_path):
+    with pytest.raises(InputError, match="metrics.json not found"):
+        compare_runs([tmp_path / "nowhere"], out_dir=tmp_path / "cmp")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "metrics.json").write_text("{")
+    with pytest.raises(InputError, match="invalid JSON"):
+        compare_runs([tmp_path / "broken"], out_dir=tmp_path / "cmp")
+
+
+def test_score_transcripts_names_bad_line(tmp_path):
+    path = tmp_path / "t.jsonl"
+    good = transcripts()[0].model_dump_json()
+    path.write_text(good + "\n" + '{"id": "x", "mode": "sideways"}\n')
+    with pytest.raises(InputError, match="line 2"):
+        score_transcripts(path)
+
+
+def test_flatten_metrics():
+    flat = flatten_metrics(
+        {"model": "m", "static": {"Acc": 0.5, "ConvRel": None}, "breakdowns": {"static": {"x": {"n": 1}}}}
+    )
+    assert flat == {"model": "m", "static/Acc": 0.5, "breakdowns/static/x/n": 1}
+
+
+@pytest.fixture
+def wandb_env(tmp_path, monkeypatch):
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb_dir"))
+    monkeypatch.setenv("WANDB_CONFIG_DIR", str(tmp_path / "wandb_config"))
+    monkeypatch.setenv("WANDB_CACHE_DIR", str(tmp_path / "wandb_cache"))
+    monkeypatch.setenv("WANDB_DATA_DIR", str(tmp_path / "wandb_data"))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc credentials
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    (tmp_path / "wandb_dir").mkdir()
+    return tmp_path
+
+
+def test_wandb_mode_offline_without_credentials(wandb_env, monkeypatch):
+    assert wandb_mode() is None  # WANDB_MODE is set: wandb reads it
+    monkeypatch.delenv("WANDB_MODE")
+    assert wandb_mode() == "offline"
+    monkeypatch.setenv("WANDB_API_KEY", "x" * 40)
+    assert wandb_mode() is None
+
+
+def test_wandb_offline_logging_creates_run_folder(wandb_env):
+    run_dir = wandb_env / "run"
+    ts = transcripts()
+    metrics = write_run(
+        run_dir,
+        ts,
+        model_label="tiny-lora",
+        wandb_cfg={"project": "diaforge-test", "run_name": None, "tags": None},
+    )
+    offline = sorted((run_dir / "wandb").glob("offline-run-*"))
+    assert len(offline) == 1 and offline[0].is_dir()
+    assert any(offline[0].glob("*.wandb"))
+    # Logging again directly returns the new run's folder.
+    folder = log_to_wandb(run_dir, metrics, ts, project="diaforge-test", run_name="again", tags=["eval"])
+    assert Path(folder).is_dir() and Path(folder).name.startswith("offline-run-")
+    assert len(list((run_dir / "wandb").glob("offline-run-*"))) == 2
