@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -82,12 +83,6 @@ _CATEGORY_CHARS = {
     _sre_c.CATEGORY_SPACE: " ",
 }
 _ANY_CHARS = string.ascii_letters + string.digits
-_ANCHORS = (
-    _sre_c.AT_BEGINNING,
-    _sre_c.AT_BEGINNING_STRING,
-    _sre_c.AT_END,
-    _sre_c.AT_END_STRING,
-)
 
 
 def sample_pattern(pattern: str, rng: random.Random, *, max_extra: int = 3) -> str:
@@ -106,16 +101,47 @@ def sample_pattern(pattern: str, rng: random.Random, *, max_extra: int = 3) -> s
         tree = _sre_p.parse(pattern)
     except (re.error, RecursionError, OverflowError, ValueError) as exc:
         raise UnsupportedPattern(f"invalid pattern {pattern!r}: {exc}") from None
+    # The sample is in the pattern's language by construction (class members, repeat counts
+    # within bounds, one branch of each alternation, anchors only where they hold). The
+    # `fullmatch` below is a safety net, skipped for nested repeats such as `((a|a*)*){3}`,
+    # on which Python's backtracking engine can take exponential time even for a match.
+    verify = not _has_nested_repeat(tree)
     for _ in range(20):
         out: list[str] = []
-        _emit(tree, rng, out, max_extra)
+        ends: list[int] = []
+        try:
+            _emit(tree, rng, out, max_extra, ends)
+        except _MisplacedAnchor:
+            continue
+        if any(e != len(out) for e in ends):  # something was emitted after a `$`
+            continue
         text = "".join(out)
-        if compiled.fullmatch(text):
+        if not verify or compiled.fullmatch(text):
             return text
     raise UnsupportedPattern(f"could not sample a string that fully matches {pattern!r}")
 
 
-def _emit(tree: Any, rng: random.Random, out: list[str], max_extra: int) -> None:
+class _MisplacedAnchor(Exception):
+    pass
+
+
+def _has_nested_repeat(tree: Any, inside: bool = False) -> bool:
+    for op, av in tree:
+        if op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT):
+            repeats = av[1] > 1
+            if repeats and inside:
+                return True
+            if _has_nested_repeat(av[2], inside or repeats):
+                return True
+        elif op == _sre_c.SUBPATTERN:
+            if _has_nested_repeat(av[-1], inside):
+                return True
+        elif op == _sre_c.BRANCH and any(_has_nested_repeat(b, inside) for b in av[1]):
+            return True
+    return False
+
+
+def _emit(tree: Any, rng: random.Random, out: list[str], max_extra: int, ends: list[int]) -> None:
     for op, av in tree:
         if op == _sre_c.LITERAL:
             out.append(chr(av))
@@ -130,16 +156,20 @@ def _emit(tree: Any, rng: random.Random, out: list[str], max_extra: int) -> None
             else:
                 n = rng.randint(lo, min(hi, lo + max(max_extra, 8)))
             for _ in range(n):
-                _emit(sub, rng, out, max_extra)
+                _emit(sub, rng, out, max_extra, ends)
                 if len(out) > _MAX_SAMPLE_LEN:
                     raise UnsupportedPattern("pattern generates strings that are too long")
         elif op == _sre_c.SUBPATTERN:
-            _emit(av[-1], rng, out, max_extra)
+            _emit(av[-1], rng, out, max_extra, ends)
         elif op == _sre_c.BRANCH:
-            _emit(rng.choice(av[1]), rng, out, max_extra)
+            _emit(rng.choice(av[1]), rng, out, max_extra, ends)
+        elif op == _sre_c.AT and av in (_sre_c.AT_BEGINNING, _sre_c.AT_BEGINNING_STRING):
+            if out:
+                raise _MisplacedAnchor
+        elif op == _sre_c.AT and av in (_sre_c.AT_END, _sre_c.AT_END_STRING):
+            ends.append(len(out))
         elif op == _sre_c.AT:
-            if av not in _ANCHORS:
-                raise UnsupportedPattern(f"unsupported anchor {av} (word boundaries are not supported)")
+            raise UnsupportedPattern(f"unsupported anchor {av} (word boundaries are not supported)")
         else:
             raise UnsupportedPattern(f"unsupported regex construct {str(op).lower()}")
         if len(out) > _MAX_SAMPLE_LEN:
@@ -684,7 +714,7 @@ _ACRONYMS = {
         w: w.upper()
         for w in _words(
             "id url uri sku po iso vat api ip uuid sla kpi hr pto eta gl crm erp ssn iban bic mfa vpn sso utc "
-            "dob pdf csv os"
+            "dob pdf csv os sap sepa ifrs gaap vip sms"
         )
     },
     "ids": "IDs",
@@ -1111,8 +1141,9 @@ class ValueGenerator:
         item_name = _singular(name)
         out: list[Any] = []
         for _ in range(n):
-            for _try in range(12):  # distinct items read more naturally, and satisfy uniqueItems
-                value = self.value_for(item_name, items, persona=persona)
+            for attempt in range(12):  # distinct items read more naturally, and satisfy uniqueItems
+                # A persona pins some values (its department): later tries go without it.
+                value = self.value_for(item_name, items, persona=persona if attempt < 3 else None)
                 if not any(_json_equal(value, v) for v in out):
                     break
             else:
@@ -1371,6 +1402,12 @@ def _variants_regex(variants: list[str]) -> re.Pattern[str] | None:
     if not alts:
         return None
     return re.compile(r"(?<![\w\-])(?:" + "|".join(alts) + r")(?![\w\-])", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_regexes(name: str) -> tuple[re.Pattern[str], ...]:
+    """The exact-spelling regex, then the loose one, for a parameter name."""
+    return tuple(rx for rx in map(_variants_regex, _name_variants(name)) if rx is not None)
 
 
 def _left_ok(masked: str, start: int) -> bool:
@@ -1703,13 +1740,9 @@ def extract_value(
         return False, None
     spec = spec if isinstance(spec, dict) else {}
     masked = _mask_quotes(text)
-    exact, loose = _name_variants(name)
     tentative: tuple[bool, Any] | None = None
     anchors: list[tuple[int, int]] = []  # name spans fit for the clause search
-    for variants in (exact, loose):
-        rx = _variants_regex(variants)
-        if rx is None:
-            continue
+    for rx in _name_regexes(name):
         for m in rx.finditer(masked):
             if _left_ok(masked, m.start()):
                 anchors.append((m.start(), m.end()))
