@@ -380,12 +380,18 @@ def _with_extra(prompt: str, extra_instructions: str | None) -> str:
     return prompt
 
 
+def tool_listing(tools: list[Tool]) -> str:
+    """The tools as the prompt-mode system prompt shows them: one compact JSON spec per line (the
+    prompt goes into every training sample and every evaluation turn, so whitespace is tokens)."""
+    if not tools:
+        return "(no tools are available)"
+    return "\n".join(json.dumps(tool.spec(), ensure_ascii=False) for tool in tools)
+
+
 def system_prompt(tools: list[Tool], *, extra_instructions: str | None = None) -> str:
     """The reference prompt-mode system prompt: role, output contract, then the tools (in the
-    given order) as pretty-printed JSON specs. The same tools always give the same text."""
-    specs = "\n".join(json.dumps(tool.spec(), indent=2, ensure_ascii=False) for tool in tools)
-    listing = specs if tools else "(no tools are available)"
-    return _with_extra(f"{_PROMPT_RULES}\n\nAvailable tools:\n{listing}", extra_instructions)
+    given order), one JSON spec per line. The same tools always give the same text."""
+    return _with_extra(f"{_PROMPT_RULES}\n\nAvailable tools:\n{tool_listing(tools)}", extra_instructions)
 
 
 def native_system_prompt(extra_instructions: str | None = None) -> str:
