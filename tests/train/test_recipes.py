@@ -1,0 +1,170 @@
+"""Every recipe parses against the pinned TRL (no GPU, no download), names an accelerate config
+that exists, and keeps the paper's LoRA settings; every accelerate config loads."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+from _train_support import REPO
+
+RECIPES = sorted((REPO / "recipes").rglob("*.yaml"))
+ACCELERATE_CONFIGS = sorted((REPO / "accelerate_configs").rglob("*.yaml"))
+BACKBONES = [
+    "llama-3.2-3b",
+    "gemma-3-4b",
+    "gemma-3-12b",
+    "gemma-3-27b",
+    "llama-3.3-nemotron-super-49b",
+    "llama-3.3-70b",
+    "smollm2-135m",
+    "tiny",
+]
+
+
+def rel(path):
+    return str(path.relative_to(REPO))
+
+
+def test_every_backbone_has_a_recipe():
+    folders = {p.parent.name for p in RECIPES}
+    assert set(BACKBONES) <= folders
+    assert (REPO / "recipes/tiny/sft.yaml").is_file()
+    assert (REPO / "recipes/smollm2-135m/demo.yaml").is_file()
+    assert (REPO / "recipes/smollm2-135m/full.yaml").is_file()
+
+
+@pytest.mark.parametrize("recipe", RECIPES, ids=rel)
+def test_recipe_parses_with_trl(recipe):
+    """The raw TRL parser (what `trl sft --config` does) accepts every key and value."""
+    import torch
+    from trl import ModelConfig, SFTConfig, TrlParser
+
+    from train.config import DiaforgeArguments
+
+    data = yaml.safe_load(recipe.read_text())
+    if not torch.cuda.is_available():
+        data["use_cpu"] = True  # bf16 recipes are for GPUs; TrainingArguments refuses bf16 without one
+    args, training, model = TrlParser((DiaforgeArguments, SFTConfig, ModelConfig)).parse_dict(data)
+    assert args.dataset_path and model.model_name_or_path and training.output_dir
+
+
+@pytest.mark.parametrize("recipe", RECIPES, ids=rel)
+def test_recipe_parses_as_train_sft_does(recipe):
+    from train.config import device_defaults, parse_recipe
+
+    args, training, model, explicit = parse_recipe([str(recipe)], device_defaults=device_defaults(False))
+    assert "model_name_or_path" in explicit and "dataset_path" in explicit
+    assert model.use_peft and model.lora_r == 16 and model.lora_alpha == 16
+    assert training.lr_scheduler_type.value == "cosine"
+    assert training.per_device_train_batch_size == 1
+    assert args.prompt_mode in ("prompt", "native") and args.history_reasoning == "strip"
+
+
+@pytest.mark.parametrize(
+    "recipe", [r for r in RECIPES if r.parent.name not in ("tiny", "smollm2-135m")], ids=rel
+)
+def test_gpu_recipes_follow_the_paper(recipe):
+    data = yaml.safe_load(recipe.read_text())
+    assert data["learning_rate"] == pytest.approx(1e-4)
+    assert data["num_train_epochs"] == 1
+    assert data["optim"] == "adamw_torch" and data["lr_scheduler_type"] == "cosine"
+    assert data["bf16"] is True and data["gradient_checkpointing"] is True
+    assert data["report_to"] == "wandb" and data["wandb_project"] and data["wandb_tags"]
+    if recipe.name == "sft.yaml":
+        assert data["load_in_8bit"] is True  # the paper's 8-bit base
+    assert "/" in data["model_name_or_path"]  # a hub id
+
+
+@pytest.mark.parametrize("recipe", RECIPES, ids=rel)
+def test_recipe_names_an_existing_accelerate_config_and_gpu_memory(recipe):
+    text = recipe.read_text()
+    match = re.search(r"^# Accelerate config: (\S+)", text, re.M)
+    assert match, "the header must name the accelerate config"
+    assert (REPO / match.group(1)).is_file()
+    assert re.search(r"^# (GPU memory to expect|Memory):", text, re.M)
+    assert f"train/sft.py recipes/{recipe.parent.name}/{recipe.name}" in text
+
+
+@pytest.mark.parametrize("config", ACCELERATE_CONFIGS, ids=rel)
+def test_accelerate_config_loads(config):
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    cluster = load_config_from_file(str(config))
+    assert cluster.num_processes >= 1
+
+
+def test_accelerate_config_set():
+    names = {rel(p) for p in ACCELERATE_CONFIGS}
+    for name in (
+        "cpu",
+        "single_gpu",
+        "multi_gpu",
+        "deepspeed_zero2",
+        "deepspeed_zero3",
+        "deepspeed_zero3_offload",
+        "fsdp2",
+    ):
+        assert f"accelerate_configs/{name}.yaml" in names
+    assert any(n.startswith("accelerate_configs/multi_node/") for n in names)
+    assert (REPO / "accelerate_configs/multi_node/slurm_sft.sh").is_file()
+
+
+def test_unknown_key_and_bad_values_are_one_line_errors(tmp_path):
+    from train.config import RecipeError, parse_recipe
+
+    base = (REPO / "recipes/tiny/sft.yaml").read_text()
+    bad = tmp_path / "recipe.yaml"
+    bad.write_text(base + "foo: 1\n")
+    with pytest.raises(RecipeError, match=r"recipe.yaml: unknown key 'foo'$"):
+        parse_recipe([str(bad)])
+    with pytest.raises(RecipeError, match=r"unknown option '--bogus_flag'"):
+        parse_recipe([str(REPO / "recipes/tiny/sft.yaml"), "--bogus_flag", "1"])
+    bad.write_text(base + "prompt_mode: chat\n")
+    with pytest.raises(RecipeError, match=r"prompt_mode must be one of prompt, native"):
+        parse_recipe([str(bad)])
+    bad.write_text("model_name_or_path: [unclosed\n")
+    with pytest.raises(RecipeError, match=r"recipe.yaml:\d+: "):
+        parse_recipe([str(bad)])
+    with pytest.raises(RecipeError, match=r"recipe file not found"):
+        parse_recipe([str(tmp_path / "nope.yaml")])
+    with pytest.raises(RecipeError, match=r"learning_rate"):
+        parse_recipe([str(REPO / "recipes/tiny/sft.yaml"), "--learning_rate", "fast"])
+
+
+def test_command_line_overrides_the_recipe():
+    from train.config import device_defaults, parse_recipe
+
+    args, training, model, explicit = parse_recipe(
+        [
+            str(REPO / "recipes/tiny/sft.yaml"),
+            "--learning_rate",
+            "2e-4",
+            "--history_reasoning",
+            "keep",
+            "--lora_r",
+            "8",
+            "--wandb_tags",
+            "a",
+            "b",
+        ],
+        device_defaults=device_defaults(False),
+    )
+    assert training.learning_rate == pytest.approx(2e-4)
+    assert args.history_reasoning == "keep" and model.lora_r == 8 and args.wandb_tags == ["a", "b"]
+    assert {"learning_rate", "history_reasoning", "lora_r"} <= explicit
+    assert training.bf16 is False and training.use_cpu is True  # CPU defaults under the recipe
+
+
+def test_resolved_recipe_parses_back(tmp_path):
+    from train.config import device_defaults, parse_recipe, resolved_recipe
+
+    parsed = parse_recipe([str(REPO / "recipes/tiny/sft.yaml")], device_defaults=device_defaults(False))
+    resolved = resolved_recipe(*parsed[:3])
+    path = tmp_path / "recipe_resolved.yaml"
+    path.write_text(yaml.safe_dump(resolved, sort_keys=False))
+    again = parse_recipe([str(path)], device_defaults=device_defaults(False))
+    assert again[0] == parsed[0]
+    assert again[2] == parsed[2]
+    assert again[1].learning_rate == parsed[1].learning_rate and again[1].max_length == parsed[1].max_length

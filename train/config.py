@@ -1,0 +1,355 @@
+"""The recipe: our fields (`DiaforgeArguments`) beside TRL's `SFTConfig` and `ModelConfig`.
+
+A recipe is one flat YAML mapping whose keys are fields of any of the three dataclasses, exactly
+as in TRL and alignment-handbook; every key can be overridden on the command line
+(``--learning_rate 2e-4``). `parse_recipe` wraps `trl.TrlParser` so that mistakes give one line
+(``recipe.yaml: unknown key 'foo'``) instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Recipes say `gradient_checkpointing`, which every transformers 5.x we support understands;
+# 5.20+ calls it a deprecated alias of `activation_checkpointing` each time a recipe is parsed.
+warnings.filterwarnings("ignore", message="`gradient_checkpointing", category=FutureWarning)
+warnings.filterwarnings("ignore", message="`is_gradient_checkpointing", category=FutureWarning)
+
+PROMPT_MODES = ("prompt", "native")
+HISTORY_REASONING = ("strip", "keep")
+TARGET_REASONING = ("keep", "drop")
+OVERFLOW = ("drop", "truncate_history")
+
+
+class RecipeError(Exception):
+    """A recipe or command-line mistake; `str(err)` is one line meant to be printed as is."""
+
+
+@dataclass
+class DiaforgeArguments:
+    """Data, turn slicing, run management and W&B fields of a DiaFORGE training recipe.
+
+    The LoRA, model and optimiser settings are TRL's (`ModelConfig`, `SFTConfig`); the paper's
+    values (Appendix B) are set in the recipes, not here.
+    """
+
+    dataset_path: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Dialogue JSONL file(s) written by `python -m data_gen generate` (one or a list). Required. "
+            "Every line is validated; a bad line stops the run naming file, line and field."
+        },
+    )
+    eval_dataset_path: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Optional held-out dialogue JSONL file(s), sliced like the training data and used when "
+            "`eval_strategy` is not 'no'. Default None: no evaluation during training."
+        },
+    )
+    max_dialogues: int | None = field(
+        default=None,
+        metadata={
+            "help": "Use only the first N dialogues of the training files (quick runs, demos). Default None: all."
+        },
+    )
+    prompt_mode: str = field(
+        default="prompt",
+        metadata={
+            "help": "'prompt' (default, the paper's format): the candidate tools are listed in the system prompt "
+            "and a turn is plain text, '<think>..</think>' then a reply or a JSON call list. 'native': the tools "
+            "go to the chat template's `tools=` and calls are `tool_calls`; needs a template that renders tools "
+            "(and `reasoning_content`, unless target_reasoning is 'drop').",
+            "choices": list(PROMPT_MODES),
+        },
+    )
+    history_reasoning: str = field(
+        default="strip",
+        metadata={
+            "help": "Thoughts of earlier assistant turns in the prompt: 'strip' (default) removes them, as at "
+            "inference, where the model never sees its own past private reasoning; 'keep' shows them.",
+            "choices": list(HISTORY_REASONING),
+        },
+    )
+    target_reasoning: str = field(
+        default="keep",
+        metadata={
+            "help": "'keep' (default): the trained turn includes its thought, as in the paper. 'drop': train the "
+            "reply or call alone (the paper's 'without thinking traces' ablation).",
+            "choices": list(TARGET_REASONING),
+        },
+    )
+    overflow: str = field(
+        default="truncate_history",
+        metadata={
+            "help": "Samples longer than `max_length`: 'truncate_history' (default) removes whole earlier "
+            "user/assistant exchanges, oldest first, keeping the system prompt, the last user turn and the "
+            "whole target, and drops the sample if it still does not fit; 'drop' drops it. The target is never "
+            "cut. Counts are reported.",
+            "choices": list(OVERFLOW),
+        },
+    )
+    eot_token: str | None = field(
+        default=None,
+        metadata={
+            "help": "End-of-turn token trained after each target. Default None (auto): whichever of the "
+            "tokenizer's eos token, <|im_end|>, <|eot_id|>, <|eom_id|>, <end_of_turn>, <|end|>, </s> comes "
+            "first after the target in the rendered conversation."
+        },
+    )
+    system_prompt_file: str | None = field(
+        default=None,
+        metadata={
+            "help": "Text file replacing the built-in system prompt. In prompt mode '{tools}' in it is replaced "
+            "by the candidate tools' JSON specs (appended under 'Available tools:' when absent). Default None: "
+            "the reference prompt of data_gen.format. Evaluation must use the same prompt."
+        },
+    )
+    resume: bool = field(
+        default=True,
+        metadata={
+            "help": "Default True: when `output_dir` holds checkpoint-* folders, resume from the last one (unless "
+            "`resume_from_checkpoint` names one). False: start from scratch."
+        },
+    )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={
+            "help": "Delete existing checkpoint-* folders of `output_dir` before training (implies a fresh "
+            "start). Default False: nothing is deleted."
+        },
+    )
+    wandb_project: str | None = field(
+        default=None,
+        metadata={"help": "W&B project (WANDB_PROJECT). Default None: wandb's own default ('huggingface')."},
+    )
+    wandb_entity: str | None = field(
+        default=None,
+        metadata={"help": "W&B entity (team or user). Default None: the logged-in user's default entity."},
+    )
+    wandb_tags: list[str] | None = field(
+        default=None,
+        metadata={"help": "W&B run tags, e.g. [diaforge, llama-3.2-3b]. Default None: no tags."},
+    )
+
+    def __post_init__(self) -> None:
+        # YAML scalars arrive as strings, lists as lists: accept both for the list fields.
+        if isinstance(self.dataset_path, str):
+            self.dataset_path = [self.dataset_path]
+        if isinstance(self.eval_dataset_path, str):
+            self.eval_dataset_path = [self.eval_dataset_path]
+        if isinstance(self.wandb_tags, str):
+            self.wandb_tags = [t.strip() for t in self.wandb_tags.split(",") if t.strip()]
+        # argparse does not check `choices` of values that come from the YAML file: check here.
+        for name, allowed in (
+            ("prompt_mode", PROMPT_MODES),
+            ("history_reasoning", HISTORY_REASONING),
+            ("target_reasoning", TARGET_REASONING),
+            ("overflow", OVERFLOW),
+        ):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise RecipeError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if self.max_dialogues is not None and int(self.max_dialogues) < 1:
+            raise RecipeError(f"max_dialogues must be a positive integer, got {self.max_dialogues!r}")
+
+    def slicing_config(self) -> dict[str, Any]:
+        """The fields that decide what the samples are (part of the data fingerprint)."""
+        return {
+            "prompt_mode": self.prompt_mode,
+            "history_reasoning": self.history_reasoning,
+            "target_reasoning": self.target_reasoning,
+            "overflow": self.overflow,
+            "eot_token": self.eot_token,
+            "system_prompt_file": self.system_prompt_file,
+            "max_dialogues": self.max_dialogues,
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing
+# --------------------------------------------------------------------------------------------
+
+# The paper's LoRA recipe (Appendix B) as defaults; recipes state them explicitly as well.
+PAPER_DEFAULTS: dict[str, Any] = {
+    "use_peft": True,  # LoRA, not full fine-tuning
+    "lora_r": 16,
+    "lora_alpha": 16,
+    "lora_dropout": 0.05,
+    "lora_target_modules": "all-linear",  # every linear layer except the output head
+    "learning_rate": 1e-4,  # peak
+    "lr_scheduler_type": "cosine",
+    "optim": "adamw_torch",
+    "num_train_epochs": 1.0,
+    "per_device_train_batch_size": 1,  # one completion per batch
+    "logging_steps": 10,
+}
+
+
+def device_defaults(on_gpu: bool) -> dict[str, Any]:
+    """Defaults that depend on the machine: bf16 and gradient checkpointing on a GPU; fp32, no
+    checkpointing and `use_cpu` on a CPU. A recipe or the command line may still override them."""
+    if on_gpu:
+        return {**PAPER_DEFAULTS, "bf16": True, "dtype": "bfloat16", "gradient_checkpointing": True}
+    return {
+        **PAPER_DEFAULTS,
+        "bf16": False,
+        "dtype": "float32",
+        "gradient_checkpointing": False,
+        "use_cpu": True,
+    }
+
+
+def recipe_dataclasses() -> tuple[type, type, type]:
+    from trl import ModelConfig, SFTConfig
+
+    return (DiaforgeArguments, SFTConfig, ModelConfig)
+
+
+def known_keys() -> set[str]:
+    return {f.name for cls in recipe_dataclasses() for f in dataclasses.fields(cls) if f.init}
+
+
+def read_recipe_yaml(path: str | Path) -> dict[str, Any]:
+    """The recipe file as a mapping; unknown keys, YAML syntax errors and non-mappings are
+    `RecipeError`s that name the file (and the line, for syntax errors)."""
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise RecipeError(f"{path}: recipe file not found")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise RecipeError(f"{path}{where}: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise RecipeError(f"{path}: a recipe must be a YAML mapping of keys to values")
+    keys = known_keys() | {"env"}
+    for key in data:
+        if key not in keys:
+            raise RecipeError(f"{path}: unknown key '{key}'")
+    return data
+
+
+def split_recipe_argv(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """`[RECIPE.yaml] [--key value ...]` -> (recipe path or None, overrides). `--config X` is
+    accepted too, as in TRL's scripts."""
+    args = list(argv)
+    recipe = None
+    if args and not args[0].startswith("-"):
+        recipe = args.pop(0)
+    if "--config" in args:
+        i = args.index("--config")
+        if i + 1 >= len(args):
+            raise RecipeError("--config needs a recipe file")
+        if recipe is not None:
+            raise RecipeError("give the recipe once, either as the first argument or with --config")
+        recipe = args[i + 1]
+        del args[i : i + 2]
+    return recipe, args
+
+
+def explicit_keys(recipe: dict[str, Any], overrides: Sequence[str]) -> set[str]:
+    """Keys set by the recipe or the command line (the rest keep their defaults)."""
+    keys = set(recipe)
+    for arg in overrides:
+        if arg.startswith("--"):
+            keys.add(arg[2:].split("=", 1)[0].replace("-", "_"))
+    return keys
+
+
+def _make_parser_class():
+    from trl import TrlParser
+
+    class _Parser(TrlParser):
+        """TrlParser whose argparse errors (a bad value, a missing one) raise instead of exiting."""
+
+        def error(self, message: str):  # type: ignore[override]
+            raise RecipeError(message)
+
+    return _Parser
+
+
+def parse_recipe(argv: Sequence[str] | None = None, *, device_defaults: dict[str, Any] | None = None):
+    """Parse ``RECIPE.yaml [--key value ...]`` into `(DiaforgeArguments, SFTConfig, ModelConfig,
+    explicit_keys)`.
+
+    `device_defaults` replace the dataclass defaults before the recipe is applied (e.g. bf16 off on
+    a CPU machine); the recipe, then the command line, override them. Raises `RecipeError` (one line)
+    for an unknown key in the file or on the command line and for invalid values.
+    """
+    _Parser = _make_parser_class()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    recipe_path, overrides = split_recipe_argv(argv)
+    recipe = read_recipe_yaml(recipe_path) if recipe_path else {}
+    known = known_keys()
+    for arg in overrides:
+        if arg.startswith("--"):
+            key = arg[2:].split("=", 1)[0]
+            if key.replace("-", "_") not in known and key not in known:
+                raise RecipeError(f"unknown option '--{key}' (not a recipe key)")
+
+    parser = _Parser(recipe_dataclasses())
+    if device_defaults:
+        parser.set_defaults(**{k: v for k, v in device_defaults.items() if k not in recipe})
+    args = (["--config", recipe_path] if recipe_path else []) + overrides
+    where = recipe_path or "command line"
+    try:
+        diaforge_args, training_args, model_args = parser.parse_args_and_config(args)
+    except RecipeError as exc:
+        raise RecipeError(f"{where}: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RecipeError(f"{where}: {first}") from None
+    return diaforge_args, training_args, model_args, explicit_keys(recipe, overrides)
+
+
+def resolved_recipe(diaforge_args: Any, training_args: Any, model_args: Any) -> dict[str, Any]:
+    """Every field of the three dataclasses with its final value: a flat mapping that parses back
+    as a recipe (`recipe_resolved.yaml`)."""
+    out: dict[str, Any] = {}
+    training = training_args.to_dict()
+    # to_dict() masks every *_token field ("<PAD_TOKEN>"); keep the real pad/eos tokens, which are
+    # settings, and leave the hub token, a secret, out of the file.
+    for key in list(training):
+        if key.endswith("_token"):
+            if "hub" in key:
+                del training[key]
+            else:
+                training[key] = getattr(training_args, key)
+    for obj, values in (
+        (diaforge_args, dataclasses.asdict(diaforge_args)),
+        (model_args, dataclasses.asdict(model_args)),
+        (training_args, training),
+    ):
+        init_fields = {f.name for f in dataclasses.fields(obj) if f.init}
+        for key, value in values.items():
+            if key in init_fields and key not in out:
+                out[key] = _plain(value)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """YAML-safe form of a config value (enums to their value, tuples to lists)."""
+    import enum
+
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

@@ -1,0 +1,114 @@
+"""Merge a LoRA adapter into its base model and save the result as a plain model folder.
+
+    python train/merge.py --adapter outputs/run --output outputs/run-merged [--base PATH_OR_ID] [--dtype auto]
+    python -m train.merge ...
+
+The base is the one recorded in the adapter (`adapter_config.json`, `base_model_name_or_path`)
+unless `--base` says otherwise. The tokenizer (with its chat template) is taken from the adapter
+folder when `train/sft.py` saved it there, else from the base. Problems with the paths give one
+line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# `python train/merge.py` puts train/ first on sys.path, where train/inspect.py would shadow the
+# standard library's `inspect`: replace it by the repository root before anything is imported.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
+    sys.path[0] = os.path.dirname(_HERE)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer  # noqa: E402
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def adapter_base(adapter_dir: Path) -> str:
+    config = adapter_dir / "adapter_config.json"
+    if not config.is_file():
+        raise ModelPathError(f"{adapter_dir}: no adapter_config.json (not a LoRA adapter folder)")
+    try:
+        base = json.loads(config.read_text(encoding="utf-8")).get("base_model_name_or_path")
+    except json.JSONDecodeError as exc:
+        raise ModelPathError(f"{config}: invalid JSON ({exc.msg})") from None
+    if not base:
+        raise ModelPathError(f"{config}: base_model_name_or_path is not set (pass --base)")
+    return base
+
+
+def merge(
+    adapter: str | Path,
+    output: str | Path,
+    *,
+    base: str | None = None,
+    dtype: str = "auto",
+    trust_remote_code: bool = False,
+) -> Path:
+    """Load base + adapter, merge the LoRA weights into the base and save model and tokenizer."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    adapter_dir = Path(adapter).expanduser()
+    base_path = check_model_path(base or adapter_base(adapter_dir))
+    out = Path(output).expanduser()
+    if out.resolve() == adapter_dir.resolve():
+        raise ModelPathError(f"--output {output}: must differ from the adapter folder")
+    torch_dtype = dtype if dtype == "auto" else getattr(torch, dtype)
+    kwargs = {"dtype": torch_dtype, "trust_remote_code": trust_remote_code}
+    if Path(base_path).is_dir() and (gguf := gguf_file_in(Path(base_path))):
+        kwargs["gguf_file"] = gguf
+    model = AutoModelForCausalLM.from_pretrained(base_path, **kwargs)
+    model = PeftModel.from_pretrained(model, str(adapter_dir))
+    merged = model.merge_and_unload()
+    out.mkdir(parents=True, exist_ok=True)
+    merged.save_pretrained(out)
+    has_tokenizer = (adapter_dir / "tokenizer_config.json").is_file()
+    tokenizer = load_tokenizer(
+        str(adapter_dir) if has_tokenizer else base_path, trust_remote_code=trust_remote_code
+    )
+    tokenizer.save_pretrained(out)
+    (out / "merge_info.json").write_text(
+        json.dumps({"base": base_path, "adapter": str(adapter_dir.resolve()), "dtype": dtype}, indent=2)
+        + "\n"
+    )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="train/merge.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--adapter", required=True, help="folder written by train/sft.py (adapter_config.json)"
+    )
+    parser.add_argument("--output", required=True, help="folder for the merged model")
+    parser.add_argument(
+        "--base", default=None, help="base model folder or hub id (default: the adapter's own)"
+    )
+    parser.add_argument(
+        "--dtype", default="auto", choices=DTYPES, help="dtype to load and save in (default auto)"
+    )
+    parser.add_argument("--trust-remote-code", action="store_true", help="allow the base model's own code")
+    args = parser.parse_args(argv)
+    try:
+        out = merge(
+            args.adapter,
+            args.output,
+            base=args.base,
+            dtype=args.dtype,
+            trust_remote_code=args.trust_remote_code,
+        )
+    except ModelPathError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"merged model saved to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
