@@ -38,7 +38,7 @@ def _user_proxy(spec: str, base_url: str | None, n: int, m: int):  # noqa: ANN20
 async def _run(args: argparse.Namespace) -> Path:
     from data_gen.schema import load_dialogues
     from data_gen.similarity import get_encoder
-    from eval.models import ModelConfig, ModelUnderTest, offline_env
+    from eval.models import ModelConfig, ModelUnderTest, describe_checkpoint, offline_env
     from eval.report import write_run
     from eval.runner import DynamicConfig, near_duplicate_flags, run_dynamic, run_static, sample_benchmark
     from eval.transcripts import Transcript
@@ -62,9 +62,12 @@ async def _run(args: argparse.Namespace) -> Path:
         history_reasoning=args.history_reasoning,
     )
     cfg.validate()
+    if cfg.backend != "openai":
+        describe_checkpoint(cfg.model)  # a bad path fails here, before anything is loaded
     user, user_backend = _user_proxy(args.user_proxy, args.user_base_url, args.n_samples, args.n_voters)
     started = time.monotonic()
-    print(f"loading {args.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
+    if cfg.backend != "openai" and not args.quiet:
+        print(f"loading {args.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
     model = ModelUnderTest(cfg)
     judge_backend = None
     try:
