@@ -380,18 +380,46 @@ def _with_extra(prompt: str, extra_instructions: str | None) -> str:
     return prompt
 
 
-def tool_listing(tools: list[Tool]) -> str:
-    """The tools as the prompt-mode system prompt shows them: one compact JSON spec per line (the
-    prompt goes into every training sample and every evaluation turn, so whitespace is tokens)."""
+TOOL_STYLES = ("json", "compact")
+
+
+def _compact_param(tool: Tool, key: str, spec: dict[str, Any]) -> str:
+    star = "*" if key in tool.required else ""
+    if spec.get("enum"):
+        kind = "|".join(json.dumps(v, ensure_ascii=False) for v in spec["enum"])
+    else:
+        kind = tool.param_base_type(key)
+        if kind == "array" and isinstance(spec.get("items"), dict) and spec["items"].get("type"):
+            kind = f"array of {spec['items']['type']}"
+    return f"{key}{star}: {kind}"
+
+
+def compact_tool(tool: Tool) -> str:
+    """One line per tool: `name(arg*: type, opt: type): description` (`*` marks required
+    arguments; enums list their values). About a quarter of the tokens of the JSON spec."""
+    params = ", ".join(_compact_param(tool, k, v) for k, v in tool.properties.items())
+    return f"- {tool.name}({params}): {tool.description}"
+
+
+def tool_listing(tools: list[Tool], style: str = "json") -> str:
+    """The tools as the prompt-mode system prompt shows them: `json` (default) gives one compact
+    JSON spec per line; `compact` gives one signature line per tool, for small models and CPU
+    budgets (the prompt goes into every training sample and every evaluation turn)."""
+    _check_choice("tool_style", style, TOOL_STYLES)
     if not tools:
         return "(no tools are available)"
+    if style == "compact":
+        return "(* marks a required argument)\n" + "\n".join(compact_tool(tool) for tool in tools)
     return "\n".join(json.dumps(tool.spec(), ensure_ascii=False) for tool in tools)
 
 
-def system_prompt(tools: list[Tool], *, extra_instructions: str | None = None) -> str:
+def system_prompt(
+    tools: list[Tool], *, extra_instructions: str | None = None, tool_style: str = "json"
+) -> str:
     """The reference prompt-mode system prompt: role, output contract, then the tools (in the
-    given order), one JSON spec per line. The same tools always give the same text."""
-    return _with_extra(f"{_PROMPT_RULES}\n\nAvailable tools:\n{tool_listing(tools)}", extra_instructions)
+    given order) in `tool_style`. The same tools always give the same text."""
+    listing = tool_listing(tools, tool_style)
+    return _with_extra(f"{_PROMPT_RULES}\n\nAvailable tools:\n{listing}", extra_instructions)
 
 
 def native_system_prompt(extra_instructions: str | None = None) -> str:
@@ -459,6 +487,7 @@ def to_chat_messages(
     history_reasoning: Literal["strip", "keep"] = "strip",
     system: str | None = None,
     arguments_as: Literal["dict", "json"] = "dict",
+    tool_style: str = "json",
 ) -> list[dict[str, Any]]:
     """The system message followed by ``dialogue.turns[:upto]`` (all turns when `upto` is None).
 
@@ -473,7 +502,7 @@ def to_chat_messages(
     if upto is not None and (isinstance(upto, bool) or not isinstance(upto, int) or not 0 <= upto <= n):
         raise ValueError(f"upto must be an integer between 0 and {n} (the number of turns), got {upto!r}")
     if mode == "prompt":
-        header = system or system_prompt(dialogue.candidate_tools)
+        header = system or system_prompt(dialogue.candidate_tools, tool_style=tool_style)
     else:
         header = system or native_system_prompt()
     keep = history_reasoning == "keep"

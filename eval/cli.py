@@ -60,6 +60,7 @@ async def _run(args: argparse.Namespace) -> Path:
         batch_size=args.batch_size,
         device=args.device,
         history_reasoning=args.history_reasoning,
+        tool_style=args.tool_style,
     )
     cfg.validate()
     if cfg.backend != "openai":
@@ -107,6 +108,7 @@ async def _run(args: argparse.Namespace) -> Path:
         "benchmark": args.bench,
         "backend": args.backend,
         "mode": args.mode,
+        "tool_style": args.tool_style,
         "user_proxy": user.name,
         "t_max": args.t_max,
         "checkpoint": model.info,
@@ -185,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-new-tokens", type=int, default=384)
     r.add_argument("--device", default="cpu")
     r.add_argument("--history-reasoning", default="strip", choices=("strip", "keep"))
+    r.add_argument(
+        "--tool-style", default="json", choices=("json", "compact"), help="tool listing in prompt mode"
+    )
     r.add_argument("--out", help="run folder (default outputs/eval/<model>-<mode>)")
     r.add_argument("--label", help="name of the model in reports")
     r.add_argument(

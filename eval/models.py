@@ -57,12 +57,16 @@ class ModelConfig:
     """Earlier turns' thoughts in the prompt: `strip` (as at inference, the default) or `keep`."""
     system_prompt: str | None = None
     """Override the reference system prompt (prompt mode) or the native one."""
+    tool_style: str = "json"
+    """How prompt mode lists the tools: `json` or `compact` (use what the model was trained with)."""
 
     def validate(self) -> None:
         if self.backend not in BACKENDS:
             raise InputError(f"unknown model backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
         if self.mode not in MODES:
             raise InputError(f"unknown mode {self.mode!r}; choose prompt or native")
+        if self.tool_style not in ("json", "compact"):
+            raise InputError(f"unknown tool style {self.tool_style!r}; choose json or compact")
 
 
 def describe_checkpoint(path: str | Path) -> dict[str, Any]:
@@ -171,6 +175,7 @@ class ModelUnderTest:
             history_reasoning=self.cfg.history_reasoning,
             system=self.cfg.system_prompt,
             arguments_as="dict" if self.cfg.backend == "hf" else "json",
+            tool_style=self.cfg.tool_style,
         )
 
     def tools(self, d: Dialogue) -> list[dict[str, Any]] | None:

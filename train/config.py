@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from data_gen.format import TOOL_STYLES
+
 # Recipes say `gradient_checkpointing`, which every transformers 5.x we support understands;
 # 5.20+ calls it a deprecated alias of `activation_checkpointing` each time a recipe is parsed.
 warnings.filterwarnings("ignore", message="`gradient_checkpointing", category=FutureWarning)
@@ -103,6 +105,15 @@ class DiaforgeArguments:
             "first after the target in the rendered conversation."
         },
     )
+    tool_style: str = field(
+        default="json",
+        metadata={
+            "help": "How prompt mode lists the candidate tools: 'json' (default; one JSON spec per line, as "
+            "data_gen.format.system_prompt) or 'compact' (one signature line per tool, about a quarter of the "
+            "tokens; for small models and CPU budgets). Evaluation must use the same style (--tool-style).",
+            "choices": list(TOOL_STYLES),
+        },
+    )
     system_prompt_file: str | None = field(
         default=None,
         metadata={
@@ -152,6 +163,7 @@ class DiaforgeArguments:
             ("history_reasoning", HISTORY_REASONING),
             ("target_reasoning", TARGET_REASONING),
             ("overflow", OVERFLOW),
+            ("tool_style", TOOL_STYLES),
         ):
             value = getattr(self, name)
             if value not in allowed:
@@ -168,6 +180,7 @@ class DiaforgeArguments:
             "overflow": self.overflow,
             "eot_token": self.eot_token,
             "system_prompt_file": self.system_prompt_file,
+            "tool_style": self.tool_style,
             "max_dialogues": self.max_dialogues,
         }
 

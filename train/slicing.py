@@ -59,6 +59,8 @@ class SliceConfig:
     eot_token: str | None = None
     system_prompt_template: str | None = None
     """Text replacing the built-in system prompt ('{tools}' is filled in prompt mode)."""
+    tool_style: str = "json"
+    """How prompt mode lists the candidate tools (`json` or `compact`; see data_gen.format)."""
 
     @classmethod
     def from_args(cls, args: Any, *, max_length: int | None) -> SliceConfig:
@@ -73,6 +75,7 @@ class SliceConfig:
             max_length=max_length,
             eot_token=args.eot_token,
             system_prompt_template=template,
+            tool_style=getattr(args, "tool_style", "json"),
         )
 
 
@@ -186,7 +189,9 @@ class TurnSlicer:
             return None
         if self.config.prompt_mode == "native":
             return template
-        listing = tool_listing(dialogue.candidate_tools)  # exactly as the reference prompt lists them
+        listing = tool_listing(
+            dialogue.candidate_tools, self.config.tool_style
+        )  # as the reference prompt lists them
         if "{tools}" in template:
             return template.replace("{tools}", listing)
         return f"{template}\n\nAvailable tools:\n{listing}"
@@ -201,6 +206,7 @@ class TurnSlicer:
             mode=self.config.prompt_mode,
             history_reasoning=self.config.history_reasoning,
             system=self.system_text(dialogue),
+            tool_style=self.config.tool_style,
         )
 
     def target_message(self, turn: Turn) -> dict[str, Any]:

@@ -889,3 +889,32 @@ def test_floats_round_trip_in_rendered_calls() -> None:
     assert all(
         math.copysign(1, a) == math.copysign(1, b) and a == b for a, b in zip(got, values, strict=True)
     )
+
+
+def test_compact_tool_listing() -> None:
+    from data_gen.format import compact_tool, tool_listing
+
+    tool = Tool(
+        name="set_priority",
+        description="Sets the priority of a ticket.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "ticket_id": {"type": "string", "pattern": "^T[0-9]{4}$"},
+                "level": {"type": "string", "enum": ["low", "high"]},
+                "due": {"type": "string", "format": "date"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["ticket_id", "level"],
+        },
+    )
+    line = compact_tool(tool)
+    assert line == (
+        '- set_priority(ticket_id*: string, level*: "low"|"high", due: date, tags: array of string): '
+        "Sets the priority of a ticket."
+    )
+    assert tool_listing([tool], "compact").endswith(line)
+    assert len(tool_listing([tool], "compact")) < len(tool_listing([tool], "json"))
+    assert compact_tool(tool) in system_prompt([tool], tool_style="compact")
+    with pytest.raises(ValueError, match="tool_style"):
+        tool_listing([tool], "yaml")

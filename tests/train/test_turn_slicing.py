@@ -323,3 +323,22 @@ def test_slicing_is_deterministic(tokenizer_for, dialogues):
     a, _ = slice_dialogues(dialogues, tok, SliceConfig(history_reasoning="keep"))
     b, _ = slice_dialogues(dialogues, tok, SliceConfig(history_reasoning="keep"))
     assert a == b
+
+
+@pytest.mark.parametrize("history", ["strip", "keep"])
+def test_compact_tool_style_labels_and_prompt(tokenizer_for, dialogues, history):
+    tokenizer = tokenizer_for("smollm2", "chatml")
+    compact = TurnSlicer(tokenizer, SliceConfig(history_reasoning=history, tool_style="compact"))
+    samples, _ = compact.slice_all(dialogues)
+    check_samples(samples, dialogues, tokenizer, compact, template="chatml")
+    full, _ = TurnSlicer(tokenizer, SliceConfig(history_reasoning=history)).slice_all(dialogues)
+    for s_compact, s_full, d in zip(
+        samples, full, [d for d in dialogues for _ in d.assistant_turns()], strict=True
+    ):
+        prompt = tokenizer.decode(s_compact["input_ids"][: s_compact["num_prompt_tokens"]])
+        assert tool_listing(d.candidate_tools, "compact") in prompt
+        assert s_compact["num_prompt_tokens"] < s_full["num_prompt_tokens"]
+        assert (
+            s_compact["labels"][s_compact["num_prompt_tokens"] :]
+            == s_full["labels"][s_full["num_prompt_tokens"] :]
+        )
