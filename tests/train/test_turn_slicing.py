@@ -332,9 +332,8 @@ def test_compact_tool_style_labels_and_prompt(tokenizer_for, dialogues, history)
     samples, _ = compact.slice_all(dialogues)
     check_samples(samples, dialogues, tokenizer, compact, template="chatml")
     full, _ = TurnSlicer(tokenizer, SliceConfig(history_reasoning=history)).slice_all(dialogues)
-    for s_compact, s_full, d in zip(
-        samples, full, [d for d in dialogues for _ in d.assistant_turns()], strict=True
-    ):
+    owners = [d for d in dialogues for _ in d.assistant_turns()]
+    for s_compact, s_full, d in zip(samples, full, owners, strict=True):
         prompt = tokenizer.decode(s_compact["input_ids"][: s_compact["num_prompt_tokens"]])
         assert tool_listing(d.candidate_tools, "compact") in prompt
         assert s_compact["num_prompt_tokens"] < s_full["num_prompt_tokens"]
