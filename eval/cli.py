@@ -154,7 +154,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from eval.report import compare_runs
 
-    print(compare_runs(args.runs, out_dir=args.out))
+    print(compare_runs(args.runs, out_dir=args.out, json_path=args.json))
     return 0
 
 
@@ -205,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="one table and one trade-off plot for several runs")
     c.add_argument("runs", nargs="+")
     c.add_argument("--out", default="outputs/compare")
+    c.add_argument("--json", help="also write {label: metrics} of every run to this file")
     c.set_defaults(func=_cmd_compare)
     return parser
 

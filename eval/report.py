@@ -380,7 +380,9 @@ def _load_run(run_dir: str | Path) -> tuple[Path, dict[str, Any]]:
     return path, data
 
 
-def compare_runs(run_dirs: Sequence[str | Path], out_dir: str | Path | None = None) -> str:
+def compare_runs(
+    run_dirs: Sequence[str | Path], out_dir: str | Path | None = None, *, json_path: str | Path | None = None
+) -> str:
     """Compare runs: returns the Table 1 markdown (one row per run, labelled by its ``model``) and
     writes ``comparison.md`` (Table 1, then Tables 3-6 per mode, then the run folders) and
     ``comparison.png`` (the trade-off plot, one point per run) into `out_dir`, by default
@@ -404,6 +406,8 @@ def compare_runs(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
     )
     _write_text(out / "comparison.md", "\n\n".join(parts) + "\n")
     plot_tradeoff(rows, out / "comparison.png")
+    if json_path is not None:  # {label: metrics.json of that run}, e.g. the demo's report.json
+        _write_text(Path(json_path), json.dumps({label: data for label, data in rows}, indent=2) + "\n")
     return table
 
 

@@ -138,9 +138,10 @@ def test_adapter_on_its_base_equals_the_merged_model(
 def test_compare_runs(tiny_checkpoints, small_bench: Path, tmp_path: Path) -> None:
     _run(tiny_checkpoints["base"], small_bench, tmp_path / "a", "--modes", "static", "--label", "base")
     _run(tiny_checkpoints["merged"], small_bench, tmp_path / "b", "--modes", "static", "--label", "merged")
-    assert (
-        eval_main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "cmp")]) == 0
-    )
+    args = ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "cmp")]
+    assert eval_main([*args, "--json", str(tmp_path / "cmp" / "report.json")]) == 0
+    report = json.loads((tmp_path / "cmp" / "report.json").read_text())
+    assert set(report) == {"base", "merged"} and "static" in report["base"]
     table = (tmp_path / "cmp" / "comparison.md").read_text()
     assert "base" in table and "merged" in table
     assert (tmp_path / "cmp" / "comparison.png").exists()
