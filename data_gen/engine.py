@@ -326,13 +326,31 @@ class Engine:
         self._persona_rank: dict[str, list] = {}
         backends = backends or {r: None for r in ROLES}
         self.backends = backends
-        self.user = LLMUser(backends["user"]) if backends.get("user") else ScriptedUser()
-        self.teacher = LLMTeacher(backends["assistant"]) if backends.get("assistant") else ScriptedTeacher()
+
+        def knobs(role: str, *, temperature: bool = True) -> dict[str, Any]:
+            """The role's max_tokens / temperature from the config, when set."""
+            spec, out = cfg.role(role), {}
+            if spec.max_tokens:
+                out["max_tokens"] = spec.max_tokens
+            if temperature and spec.temperature is not None:
+                out["temperature"] = spec.temperature
+            return out
+
+        self.user = LLMUser(backends["user"], **knobs("user")) if backends.get("user") else ScriptedUser()
+        self.teacher = (
+            LLMTeacher(backends["assistant"], **knobs("assistant"))
+            if backends.get("assistant")
+            else ScriptedTeacher()
+        )
         self.relevancy = (
-            LLMJudge(backends["relevancy"], "relevancy") if backends.get("relevancy") else ScriptedRelevancy()
+            LLMJudge(backends["relevancy"], "relevancy", **knobs("relevancy", temperature=False))
+            if backends.get("relevancy")
+            else ScriptedRelevancy()
         )
         self.critique = (
-            LLMJudge(backends["critique"], "critique") if backends.get("critique") else ScriptedCritique()
+            LLMJudge(backends["critique"], "critique", **knobs("critique", temperature=False))
+            if backends.get("critique")
+            else ScriptedCritique()
         )
         order = list(range(len(self.tools)))
         random.Random(cfg.seed).shuffle(order)
