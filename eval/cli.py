@@ -1,4 +1,6 @@
-"""`python -m eval run|score|compare`: evaluate a checkpoint, rescore transcripts, compare runs.
+"""`python -m eval run|score|compare|import|bfcl|next-action|turn-level`: evaluate a checkpoint,
+rescore transcripts, compare runs; import peer benchmarks; the BFCL parity check; next-action
+prediction and turn-level function calling (`eval.peers`).
 
 Every user-caused error prints one line to stderr and exits with code 2.
 """
@@ -158,6 +160,310 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------------------------
+# Peer benchmarks and evaluation modes (eval.peers)
+# --------------------------------------------------------------------------------------------
+
+IMPORTERS = ("bfcl", "confetti", "tooldial", "dicebench")
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from eval.peers import write_dialogues
+
+    results = []
+    if args.format == "bfcl":
+        from eval.peers.bfcl import CATEGORIES, category_of, load_bfcl
+
+        categories = [c.strip() for c in (args.category or ",".join(CATEGORIES)).split(",") if c.strip()]
+        src = Path(args.src) if args.src else None
+        if src is not None and src.is_file():
+            cat = category_of(src)
+            if cat is None:
+                raise InputError("not a BFCL category file (BFCL_v<N>_<category>.json)", path=src)
+            results.append(load_bfcl(cat, path=src, limit=args.limit))
+        else:
+            results.extend(load_bfcl(c, src, limit=args.limit) for c in categories)
+    elif not args.src:
+        raise InputError(f"import {args.format} needs SRC (a file or a folder)")
+    elif args.format == "confetti":
+        from eval.peers.confetti import load_confetti
+
+        results.append(load_confetti(args.src))
+    elif args.format == "tooldial":
+        from eval.peers.tooldial import load_tooldial
+
+        results.append(load_tooldial(args.src, api_docs=args.api_docs))
+    else:
+        from eval.peers.dicebench import load_dicebench
+
+        results.append(load_dicebench(args.src, tools=args.tools, graph=args.graph))
+    dialogues = [d for r in results for d in r.dialogues]
+    if args.format != "bfcl" and args.limit is not None:
+        dialogues = dialogues[: args.limit]
+    n = write_dialogues(args.out, dialogues)
+    for r in results:
+        print(r.report.summary(), file=sys.stderr)
+    if args.json:
+        print(json.dumps([r.report.as_dict() for r in results], indent=2, default=str))
+    else:
+        for r in results:
+            print(f"{r.report.source}: {json.dumps(r.report.counts, default=str)}")
+    print(f"{n} dialogues -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model", required=True, help="model/adapter/merged folder (hf, vllm) or served model name (openai)"
+    )
+    p.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
+    p.add_argument("--mode", default="prompt", choices=("prompt", "native"), help="tool presentation")
+    p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--max-new-tokens", type=int, default=384)
+    p.add_argument("--device", default="cpu")
+    p.add_argument(
+        "--tool-style", default="json", choices=("json", "compact"), help="tool listing in prompt mode"
+    )
+    p.add_argument("--label", help="name of the model in reports")
+    p.add_argument("--quiet", action="store_true")
+
+
+def _load_model(args: argparse.Namespace):  # noqa: ANN202 - ModelUnderTest
+    from eval.models import ModelConfig, ModelUnderTest, describe_checkpoint, offline_env
+
+    offline_env()
+    cfg = ModelConfig(
+        model=args.model,
+        backend=args.backend,
+        mode=args.mode,
+        base_url=args.base_url,
+        max_new_tokens=args.max_new_tokens,
+        batch_size=args.batch_size,
+        device=args.device,
+        tool_style=args.tool_style,
+    )
+    cfg.validate()
+    if cfg.backend != "openai":
+        describe_checkpoint(cfg.model)
+        if not args.quiet:
+            print(f"loading {args.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
+    model = ModelUnderTest(cfg)
+    if args.label:
+        model.label = args.label
+    return model
+
+
+def _run_folder(args: argparse.Namespace, kind: str) -> Path:
+    return Path(args.out) if args.out else Path("outputs") / kind / _slug(args.model, args.mode)
+
+
+async def _with_model(args: argparse.Namespace, fn):  # noqa: ANN001, ANN202
+    model = _load_model(args)
+    try:
+        await model.check()
+        return await fn(model)
+    finally:
+        await model.aclose()
+
+
+def _cmd_bfcl(args: argparse.Namespace) -> int:
+    from eval.peers.bfcl import CATEGORIES, compare_bfcl, format_bfcl, load_bfcl, run_bfcl, write_bfcl_run
+
+    categories = [c.strip() for c in args.categories.split(",") if c.strip()]
+    bad = [c for c in categories if c not in CATEGORIES]
+    if bad or not categories:
+        raise InputError(
+            f"unknown BFCL category {bad[0] if bad else '(none)'!r}; choose from {', '.join(CATEGORIES)}"
+        )
+    if args.limit is not None and args.limit < 1:
+        raise InputError(f"--limit must be at least 1, got {args.limit}")
+    baseline = None
+    if args.baseline:
+        base_path = Path(args.baseline)
+        base_path = base_path / "bfcl_metrics.json" if base_path.is_dir() else base_path
+        if not base_path.is_file():
+            raise InputError("baseline run has no bfcl_metrics.json", path=base_path)
+        baseline = json.loads(base_path.read_text(encoding="utf-8"))
+    entries = {c: load_bfcl(c, args.data, limit=args.limit).dialogues for c in categories}
+    started = time.monotonic()
+    metrics, records = asyncio.run(_with_model(args, lambda m: run_bfcl(m, entries, progress=not args.quiet)))
+    metrics["limit"] = args.limit
+    metrics["mode"] = args.mode
+    metrics["backend"] = args.backend
+    metrics["wall_seconds"] = round(time.monotonic() - started, 2)
+    comparison = compare_bfcl(baseline, metrics, tolerance=args.tolerance) if baseline else None
+    out = write_bfcl_run(_run_folder(args, "bfcl"), metrics, records, comparison=comparison)
+    print(format_bfcl(metrics, comparison))
+    print(f"run folder: {out}")
+    return 3 if comparison and comparison["regressions"] and args.fail_on_regression else 0
+
+
+def _bench(args: argparse.Namespace) -> list:
+    from data_gen.schema import load_dialogues
+    from eval.runner import sample_benchmark
+
+    return sample_benchmark(load_dialogues(args.bench), args.limit, args.seed)
+
+
+def _cmd_next_action(args: argparse.Namespace) -> int:
+    from eval.peers.next_action import (
+        format_next_action,
+        run_next_action,
+        score_records,
+        write_next_action_run,
+    )
+
+    if args.predictions:
+        from eval.peers import read_json_lines
+
+        records = [obj for _, obj in read_json_lines(args.predictions)]
+        for i, r in enumerate(records, start=1):
+            if not isinstance(r, dict) or not {"gold", "pred"} <= set(r):
+                raise InputError(
+                    "a prediction record needs 'gold' and 'pred'", path=args.predictions, record=i
+                )
+        metrics = score_records(records, tools_known=any(r.get("pred_tools") for r in records))
+        print(format_next_action(metrics))
+        if args.json:
+            print(json.dumps(metrics, indent=2))
+        return 0
+    if not args.model:
+        raise InputError("next-action needs --model (or --predictions FILE to rescore saved predictions)")
+    bench = _bench(args)
+    metrics, records = asyncio.run(
+        _with_model(args, lambda m: run_next_action(m, bench, method=args.method, progress=not args.quiet))
+    )
+    metrics["model"] = args.label or args.model
+    metrics["benchmark"] = args.bench
+    out = write_next_action_run(_run_folder(args, "next_action"), metrics, records)
+    print(format_next_action(metrics))
+    print(f"run folder: {out}")
+    return 0
+
+
+def _cmd_turn_level(args: argparse.Namespace) -> int:
+    from eval.peers.turn_level import (
+        format_turn_level,
+        run_turn_level,
+        turn_level_metrics,
+        write_turn_level_run,
+    )
+
+    if args.records:
+        from eval.peers import read_json_lines
+
+        records = [obj for _, obj in read_json_lines(args.records)]
+        metrics = turn_level_metrics(records)
+        print(format_turn_level(metrics))
+        if args.json:
+            print(json.dumps(metrics, indent=2))
+        return 0
+    if not args.model:
+        raise InputError("turn-level needs --model (or --records FILE to rescore saved records)")
+    bench = _bench(args)
+    metrics, records = asyncio.run(
+        _with_model(args, lambda m: run_turn_level(m, bench, progress=not args.quiet))
+    )
+    metrics["model"] = args.label or args.model
+    metrics["benchmark"] = args.bench
+    out = write_turn_level_run(_run_folder(args, "turn_level"), metrics, records)
+    print(format_turn_level(metrics))
+    print(f"run folder: {out}")
+    return 0
+
+
+def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
+    i = sub.add_parser(
+        "import", help="import a peer benchmark (BFCL, CONFETTI, ToolDial, DICE-Bench) as our dialogues"
+    )
+    i.add_argument("format", choices=IMPORTERS)
+    i.add_argument(
+        "src",
+        nargs="?",
+        help="file or folder (bfcl: a data folder or a category file; default: the installed bfcl-eval wheel)",
+    )
+    i.add_argument("--out", required=True, help="dialogues JSONL to write")
+    i.add_argument("--category", help="bfcl: comma-separated categories (default: all five)")
+    i.add_argument("--api-docs", help="tooldial: its API file (after_coor_before_emb.json)")
+    i.add_argument("--tools", help="dicebench: tool_docs.json or tool_graph.json")
+    i.add_argument("--graph", help="dicebench: tool_graph.json (node and edge counts in the report)")
+    i.add_argument("--limit", type=int, help="import at most this many records (bfcl: per category)")
+    i.add_argument("--json", action="store_true", help="print the import reports as JSON")
+    i.set_defaults(func=_cmd_import)
+
+    b = sub.add_parser("bfcl", help="BFCL parity check: per-category AST accuracy (DiaFORGE C.6)")
+    _add_model_args(b)
+    b.add_argument(
+        "--categories",
+        default="multiple,live_multiple,irrelevance,live_irrelevance,multi_turn_miss_param",
+        help="comma-separated BFCL categories (default: all five)",
+    )
+    b.add_argument("--limit", type=int, help="first N entries of each category")
+    b.add_argument("--data", help="BFCL data folder (default: the installed bfcl-eval wheel)")
+    b.add_argument("--out", help="run folder (default outputs/bfcl/<model>-<mode>)")
+    b.add_argument("--baseline", help="run folder (or bfcl_metrics.json) of the base model: report deltas")
+    b.add_argument(
+        "--tolerance", type=float, default=0.02, help="allowed accuracy drop per category (default 0.02)"
+    )
+    b.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 3 when a category drops by more than --tolerance",
+    )
+    b.set_defaults(func=_cmd_bfcl)
+
+    n = sub.add_parser("next-action", help="next-action prediction (ToolDial / DialogTool actions)")
+    n.add_argument("--model", help="model to evaluate (omit with --predictions)")
+    n.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
+    n.add_argument("--mode", default="prompt", choices=("prompt", "native"))
+    n.add_argument("--base-url")
+    n.add_argument("--batch-size", type=int, default=8)
+    n.add_argument("--max-new-tokens", type=int, default=384)
+    n.add_argument("--device", default="cpu")
+    n.add_argument("--tool-style", default="json", choices=("json", "compact"))
+    n.add_argument("--label")
+    n.add_argument("--quiet", action="store_true")
+    n.add_argument(
+        "--bench", default=DEFAULT_BENCH, help=f"dialogues JSONL with action labels (default {DEFAULT_BENCH})"
+    )
+    n.add_argument(
+        "--method",
+        default="reply",
+        choices=("reply", "label"),
+        help="read the action off a reply, or ask for a label",
+    )
+    n.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
+    n.add_argument("--seed", type=int, default=0)
+    n.add_argument("--out", help="run folder (default outputs/next_action/<model>-<mode>)")
+    n.add_argument("--predictions", help="rescore a next_action_predictions.jsonl (no model)")
+    n.add_argument("--json", action="store_true", help="with --predictions: also print the metrics as JSON")
+    n.set_defaults(func=_cmd_next_action)
+
+    t = sub.add_parser(
+        "turn-level", help="turn-level function calling with gold history, chain score, DA accuracy"
+    )
+    t.add_argument("--model", help="model to evaluate (omit with --records)")
+    t.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
+    t.add_argument("--mode", default="prompt", choices=("prompt", "native"))
+    t.add_argument("--base-url")
+    t.add_argument("--batch-size", type=int, default=8)
+    t.add_argument("--max-new-tokens", type=int, default=384)
+    t.add_argument("--device", default="cpu")
+    t.add_argument("--tool-style", default="json", choices=("json", "compact"))
+    t.add_argument("--label")
+    t.add_argument("--quiet", action="store_true")
+    t.add_argument(
+        "--bench", default=DEFAULT_BENCH, help=f"reference dialogues JSONL (default {DEFAULT_BENCH})"
+    )
+    t.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--out", help="run folder (default outputs/turn_level/<model>-<mode>)")
+    t.add_argument("--records", help="rescore a turn_level_records.jsonl (no model)")
+    t.add_argument("--json", action="store_true", help="with --records: also print the metrics as JSON")
+    t.set_defaults(func=_cmd_turn_level)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m eval", description="Evaluate tool-calling models (DiaFORGE §3.3)"
@@ -207,6 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", default="outputs/compare")
     c.add_argument("--json", help="also write {label: metrics} of every run to this file")
     c.set_defaults(func=_cmd_compare)
+    _add_peer_parsers(sub)
     return parser
 
 

@@ -93,6 +93,15 @@ anything else                 no match                                    "1" �
 A date or datetime string must start with a four-digit year, then month and day separated by
 the same "-" or "/"; a datetime continues with "T" or a space and a time.
 
+Dataset metric (DICE-Bench, Eq. 1), for a corpus rather than a model: ``dice_score(counts,
+num_items, alpha=e²)`` = min(|S≠0|, T) · sqrt(|S|·T) / Σ_i ln(1 + α·S_i), with S_i the number of
+function-related items mentioned in user utterance i and T the number of items (the function name
+plus each argument); 0.0 where undefined (T = 0, no utterance, or all S_i = 0). Items are counted
+by a deterministic value matcher (`count_items`, same normalisation as `values_match`) or an LLM
+(`LLMItemCounter`). They live in `data_gen.corpus` (which `python -m data_gen analyze-corpus`
+uses, and `data_gen` may not import `eval`) and are re-exported here; the rules are in that
+module's docstring.
+
 Every metric in the `compute_metrics` dict is rounded to 6 decimals; `n` is the number of
 dialogues. Dialogues that ended in ``error`` are scored as they stand (usually as abstentions):
 dropping them would flatter a model whose runs crash.
@@ -108,6 +117,15 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
+from data_gen.corpus import (
+    DiceItem,
+    LLMItemCounter,
+    count_items,
+    dialogue_dice,
+    dialogue_dice_counts,
+    dice_items,
+    dice_score,
+)
 from data_gen.schema import ToolCall
 from eval.transcripts import MODES, Transcript, TranscriptTurn
 
@@ -116,10 +134,17 @@ __all__ = [
     "METRIC_KEYS",
     "REQUIRED_BUCKETS",
     "ConvRelJudge",
+    "DiceItem",
     "DialogueScore",
+    "LLMItemCounter",
     "compute_breakdowns",
     "compute_metrics",
     "conv_rel",
+    "count_items",
+    "dialogue_dice",
+    "dialogue_dice_counts",
+    "dice_items",
+    "dice_score",
     "first_call",
     "metrics_by_mode",
     "ngd",

@@ -1,0 +1,365 @@
+"""CONFETTI (Alkhouli et al., Amazon; CC-BY-4.0) importer: conversational function calling and
+dialog acts, in BFCL-v2-style JSON Lines.
+
+Files (in a CONFETTI ``data/`` folder, or given one at a time):
+
+* ``BFCL_v2_conversationsclean.json``: one function-calling example per line, the conversation up
+  to a calling turn; answers in ``possible_answer/BFCL_v2_conversationsclean.json``:
+  ``{"id", "dialog_id", "ground_truth": [{fn: {param: [acceptable values]}}]}`` (one gold call per
+  line: the next call of the chain; 506 lines over 109 dialogs in the release);
+* ``BFCL_v2_dialogacts.json``: one dialog-act example per line, the conversation up to an agent
+  turn; answers in ``possible_answer/BFCL_v2_dialogacts.json``: ``{"id", "dialog_id",
+  "ground_truth": ["agent_function_calling", "agent_inform_user", ...], "ground_truth_content":
+  [...]}`` (463 lines in the release).
+
+The question records follow BFCL: ``{"id", "dialog_id"?, "question", "function": [docs]}``. The
+release does not document ``question`` further, so the importer accepts both BFCL shapes (a list of
+messages, or a list of turns each a list of messages) and these messages: ``system`` (kept in the
+provenance), ``user``, ``assistant`` (its content a reply, or a Python-style call list
+``[f(a=1), g(b='x')]`` as in CONFETTI's prompts, or OpenAI-style ``tool_calls``), and ``tool`` /
+``function`` / ``observation`` (a call's result, attached to the assistant turn before it as
+``metadata["results"]``: our schema has no tool role).
+
+Mapping. A function-calling line becomes the conversation then a gold assistant turn with the call
+(first acceptable value of each argument), labelled function_calling/call, the acceptable lists in
+``metadata["acceptable"]``; `seed_tool` is the gold function. A dialog-act line becomes the
+conversation then the gold agent turn: its ``ground_truth_content`` strings as the reply (call
+strings among them as its calls), ``metadata["acts"]`` the mapped labels (`ACT_LABELS`:
+agent_seek_information -> seek_info, agent_inform_user -> inform, agent_reject_request -> reject,
+agent_function_calling -> function_calling, agent_other -> other), `act` the first label and
+`action` the ToolDial action when the act determines it (function_calling -> call, inform ->
+response, reject -> response_fail; seek_info and other leave it unset: clarify, request and suggest
+are not told apart by CONFETTI). `seed_tool` is None for dialog-act lines without a call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from data_gen.catalogue import tool_from_record
+from data_gen.errors import InputError
+from data_gen.schema import Dialogue, Tool, ToolCall, Turn
+from eval.peers import ImportReport, ImportResult, make_dialogue, parse_call_strings, read_json_lines
+from eval.peers.bfcl import gold_args
+
+__all__ = ["ACT_LABELS", "CALLS_FILE", "ACTS_FILE", "load_confetti"]
+
+CALLS_FILE = "BFCL_v2_conversationsclean.json"
+ACTS_FILE = "BFCL_v2_dialogacts.json"
+ACT_LABELS = {
+    "agent_seek_information": "seek_info",
+    "agent_inform_user": "inform",
+    "agent_reject_request": "reject",
+    "agent_function_calling": "function_calling",
+    "agent_other": "other",
+}
+_ACTION_OF_ACT = {"function_calling": "call", "inform": "response", "reject": "response_fail"}
+_RESULT_ROLES = ("tool", "function", "observation")
+
+
+def _need(cond: bool, message: str, path: Path, lineno: int) -> None:
+    if not cond:
+        raise InputError(message, path=path, record=lineno)
+
+
+def _flatten(question: Any, path: Path, lineno: int, where: str) -> list[dict[str, Any]]:
+    _need(
+        isinstance(question, list) and bool(question),
+        f"{where}: 'question' must be a non-empty list",
+        path,
+        lineno,
+    )
+    if all(isinstance(q, list) for q in question):
+        msgs = [m for turn in question for m in turn]
+    else:
+        msgs = list(question)
+    for k, m in enumerate(msgs):
+        ok = isinstance(m, dict) and isinstance(m.get("role"), str)
+        _need(ok, f"{where}: question message {k} must be an object with a role", path, lineno)
+        content = m.get("content")
+        ok = content is None or isinstance(content, str)
+        _need(ok, f"{where}: question message {k} content must be a string", path, lineno)
+    return msgs
+
+
+def _openai_calls(entries: Any) -> list[ToolCall]:
+    calls = []
+    for e in entries:
+        fn = e.get("function", e) if isinstance(e, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise ValueError("a tool_calls entry needs a function name")
+        args = fn.get("arguments", {})
+        if isinstance(args, str):
+            args = json.loads(args) if args.strip() else {}
+        if not isinstance(args, dict):
+            raise ValueError("tool call arguments must be an object")
+        calls.append(ToolCall(name=fn["name"], args=args))
+    return calls
+
+
+def _looks_like_calls(text: str) -> bool:
+    s = text.strip()
+    return s.startswith("[") and s.endswith("]") and "(" in s
+
+
+def _turns(
+    msgs: list[dict[str, Any]], tools: dict[str, Tool], path: Path, lineno: int, where: str
+) -> tuple[list[Turn], list[str]]:
+    turns: list[Turn] = []
+    system: list[str] = []
+    for k, m in enumerate(msgs):
+        role, content = m["role"], m.get("content") or ""
+        if role == "system":
+            system.append(content)
+        elif role == "user":
+            turns.append(Turn(role="user", content=content))
+        elif role == "assistant":
+            try:
+                if m.get("tool_calls"):
+                    calls = _openai_calls(m["tool_calls"])
+                elif _looks_like_calls(content):
+                    calls = parse_call_strings(content, tools)
+                else:
+                    calls = []
+            except (ValueError, json.JSONDecodeError) as exc:
+                raise InputError(f"{where}: question message {k}: {exc}", path=path, record=lineno) from None
+            if calls:
+                turns.append(Turn(role="assistant", tool_calls=calls, act="function_calling", action="call"))
+            else:
+                turns.append(Turn(role="assistant", content=content))
+        elif role in _RESULT_ROLES:
+            _need(
+                bool(turns) and turns[-1].role == "assistant",
+                f"{where}: question message {k} is a {role} result with no assistant turn before it",
+                path,
+                lineno,
+            )
+            turns[-1].metadata.setdefault("results", []).append(content)
+        else:
+            raise InputError(
+                f"{where}: question message {k} has an unknown role {role!r}", path=path, record=lineno
+            )
+    _need(
+        any(t.role == "user" for t in turns), f"{where}: the conversation has no user message", path, lineno
+    )
+    return turns, system
+
+
+def _dialogue(
+    entry_id: str,
+    tools: list[Tool],
+    turns: list[Turn],
+    seed: str | None,
+    args: dict,
+    extra: dict,
+    path: Path,
+    lineno: int,
+) -> Dialogue:
+    return make_dialogue(
+        "confetti", extra, path=path, record=lineno, entry_id=entry_id,
+        seed_tool=seed, candidate_tools=tools, gold_args=args, turns=turns,
+    )  # fmt: skip
+
+
+def _answers(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
+    out = {}
+    for lineno, obj in read_json_lines(path):
+        _need(
+            isinstance(obj, dict) and isinstance(obj.get("id"), str),
+            "answer record needs a string 'id'",
+            path,
+            lineno,
+        )
+        _need("ground_truth" in obj, f"{obj['id']}: answer record has no 'ground_truth'", path, lineno)
+        out[obj["id"]] = (lineno, obj)
+    return out
+
+
+def _load_file(
+    path: Path, kind: str, report: ImportReport, counts: Counter, seen: dict[str, Any]
+) -> list[Dialogue]:
+    answer_path = path.parent / "possible_answer" / path.name
+    answers = _answers(answer_path)
+    out = []
+    for lineno, obj in read_json_lines(path):
+        _need(
+            isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"],
+            "record needs a string 'id'",
+            path,
+            lineno,
+        )
+        entry_id = obj["id"]
+        functions = obj.get("function", [])
+        ok = isinstance(functions, list) and all(isinstance(f, dict) for f in functions)
+        _need(ok, f"{entry_id}: 'function' must be a list of function documents", path, lineno)
+        tools = [tool_from_record(f, path=path, record=lineno) for f in functions]
+        by_name = {t.name: t for t in tools}
+        turns, system = _turns(
+            _flatten(obj.get("question"), path, lineno, entry_id), by_name, path, lineno, entry_id
+        )
+        if entry_id not in answers:
+            raise InputError(f"{entry_id}: no answer for this id in {answer_path}", path=path, record=lineno)
+        a_line, answer = answers[entry_id]
+        dialog_id = answer.get("dialog_id", obj.get("dialog_id"))
+        extra = {"id": entry_id, "dialog_id": dialog_id, "kind": kind, "system": system}
+        if kind == "function_calling":
+            d = _calling(entry_id, answer, tools, turns, extra, answer_path, a_line, path, lineno)
+            counts["calling_examples"] += 1
+            seen.setdefault("functions", set()).add(d.seed_tool)
+        else:
+            d = _acts(
+                entry_id, answer, tools, by_name, turns, extra, answer_path, a_line, path, lineno, counts
+            )
+            counts["act_examples"] += 1
+        seen.setdefault(f"{kind}_dialogs", set()).add(dialog_id)
+        out.append(d)
+    return out
+
+
+def _calling(
+    entry_id: str,
+    answer: dict,
+    tools: list[Tool],
+    turns: list[Turn],
+    extra: dict,
+    answer_path: Path,
+    a_line: int,
+    path: Path,
+    lineno: int,
+) -> Dialogue:
+    gt = answer["ground_truth"]
+    ok = (
+        isinstance(gt, list)
+        and bool(gt)
+        and all(isinstance(c, dict) and len(c) == 1 and isinstance(next(iter(c.values())), dict) for c in gt)
+        and all(isinstance(v, list) for c in gt for v in next(iter(c.values())).values())
+    )
+    _need(
+        ok,
+        f"{entry_id}: 'ground_truth' must be [{{function: {{param: [acceptable values]}}}}]",
+        answer_path,
+        a_line,
+    )
+    by_name = {t.name: t for t in tools}
+    calls = [
+        ToolCall(name=next(iter(c)), args=gold_args(next(iter(c.values())), by_name.get(next(iter(c)))))
+        for c in gt
+    ]
+    unknown = [c.name for c in calls if c.name not in by_name]
+    _need(
+        not unknown,
+        f"{entry_id}: gold function {unknown[0] if unknown else ''!r} is not among its functions",
+        path,
+        lineno,
+    )
+    gold = Turn(
+        role="assistant",
+        tool_calls=calls,
+        act="function_calling",
+        action="call",
+        metadata={"acceptable": gt, "acts": ["function_calling"]},
+    )
+    return _dialogue(entry_id, tools, [*turns, gold], calls[0].name, dict(calls[0].args), extra, path, lineno)
+
+
+def _acts(
+    entry_id: str,
+    answer: dict,
+    tools: list[Tool],
+    by_name: dict[str, Tool],
+    turns: list[Turn],
+    extra: dict,
+    answer_path: Path,
+    a_line: int,
+    path: Path,
+    lineno: int,
+    counts: Counter,
+) -> Dialogue:
+    labels = answer["ground_truth"]
+    ok = isinstance(labels, list) and bool(labels) and all(isinstance(x, str) for x in labels)
+    _need(
+        ok, f"{entry_id}: 'ground_truth' must be a non-empty list of dialog-act labels", answer_path, a_line
+    )
+    unknown = [x for x in labels if x not in ACT_LABELS]
+    _need(
+        not unknown,
+        f"{entry_id}: unknown dialog act {unknown[0] if unknown else ''!r} (expected one of {', '.join(ACT_LABELS)})",
+        answer_path,
+        a_line,
+    )
+    acts = [ACT_LABELS[x] for x in labels]
+    counts.update(f"act:{a}" for a in acts)
+    content = answer.get("ground_truth_content") or []
+    if isinstance(content, str):
+        content = [content]
+    ok = isinstance(content, list) and all(isinstance(x, (str, dict)) for x in content)
+    _need(ok, f"{entry_id}: 'ground_truth_content' must be a list of strings", answer_path, a_line)
+    texts, calls = [], []
+    for item in content:
+        try:
+            if isinstance(item, dict):
+                calls.extend(_openai_calls([item]))
+            elif _looks_like_calls(item):
+                calls.extend(parse_call_strings(item, by_name))
+            else:
+                texts.append(item)
+        except (ValueError, json.JSONDecodeError) as exc:
+            raise InputError(
+                f"{entry_id}: ground_truth_content: {exc}", path=answer_path, record=a_line
+            ) from None
+    act = "function_calling" if calls else next((a for a in acts if a != "function_calling"), acts[0])
+    gold = Turn(
+        role="assistant",
+        content="\n".join(t.strip() for t in texts if t.strip()),
+        tool_calls=calls or None,
+        act=act,
+        action=_ACTION_OF_ACT.get(act),
+        metadata={"acts": acts},
+    )
+    names = {t.name for t in tools}
+    seed = calls[0].name if calls and calls[0].name in names else None
+    return _dialogue(
+        entry_id, tools, [*turns, gold], seed, dict(calls[0].args) if seed else {}, extra, path, lineno
+    )
+
+
+def load_confetti(src: str | Path) -> ImportResult:
+    """Import CONFETTI from its data folder (both files, those present) or from one of the two
+    files. A malformed record raises `InputError` naming the file and the line."""
+    p = Path(src)
+    if p.is_dir():
+        files = [
+            (p / name, kind)
+            for name, kind in ((CALLS_FILE, "function_calling"), (ACTS_FILE, "dialog_act"))
+            if (p / name).exists()
+        ]
+        if not files:
+            raise InputError(f"neither {CALLS_FILE} nor {ACTS_FILE} is in this folder", path=p)
+    elif p.exists():
+        kind = "dialog_act" if "dialogact" in p.name.lower() else "function_calling"
+        files = [(p, kind)]
+    else:
+        raise InputError("file not found", path=p)
+    report = ImportReport(source="confetti", path=str(p))
+    counts: Counter = Counter()
+    seen: dict[str, Any] = {}
+    dialogues: list[Dialogue] = []
+    for path, kind in files:
+        dialogues.extend(_load_file(path, kind, report, counts, seen))
+    ids = Counter(d.id for d in dialogues)
+    dupes = [i for i, n in ids.items() if n > 1]
+    if dupes:
+        raise InputError(f"record id {dupes[0]!r} occurs {ids[dupes[0]]} times", path=p)
+    report.loaded = len(dialogues)
+    report.counts = {
+        "calling_examples": counts["calling_examples"],
+        "calling_dialogs": len(seen.get("function_calling_dialogs", ())),
+        "gold_functions": len(seen.get("functions", ())),
+        "act_examples": counts["act_examples"],
+        "act_dialogs": len(seen.get("dialog_act_dialogs", ())),
+        "acts": {a: counts[f"act:{a}"] for a in ACT_LABELS.values() if counts[f"act:{a}"]},
+    }
+    return ImportResult(dialogues, report)

@@ -1,0 +1,342 @@
+"""ToolDial (Shim et al., ICLR 2025) importer: its dialogue JSON (``train.json``, ``val.json``,
+``test.json``; a JSON array of dialogues) into our schema, keeping dialogue states and retriever
+status as metadata.
+
+A ToolDial dialogue::
+
+    {"source": "<api>", "target": "<api>",
+     "dialogue": [{"User": {"message": "...", "action": "inform_intent_vague"}},
+                  {"System": {"action": "retriever_call", "thought": "...", "message": "...",
+                              "dialogue_state": {"api_confirmed": "true|false",
+                                                 "api_status": {"api_name": "...",
+                                                                "required_parameters": {...},
+                                                                "optional_parameters": {...},
+                                                                "system_action": "..."}},
+                              "retriever_status": {"retriever_call": "true|false",
+                                                   "retrieved_api": {"<api>": 0.83}},
+                              "api_response": {...}}}, ...]}
+
+Mapping. A ``User`` turn becomes a user turn (its action in ``metadata["action"]``). A ``System``
+turn becomes an assistant turn labelled with its action (one of our eight ToolDial actions,
+else the record is rejected) and the CONFETTI act that action implies; its thought, and its
+``dialogue_state``, ``retriever_status`` and ``api_response`` in the metadata. A ``call`` turn
+carries one call to ``dialogue_state.api_status.api_name`` whose arguments are the non-empty
+required and optional parameters of that state; a ``retriever_call`` turn one call to the pseudo
+tool ``retriever`` (no arguments; it is not a candidate tool); other turns carry their message
+(or the ``message`` of their ``api_response``). `seed_tool` is the ``target`` API and `gold_args`
+the arguments of the last call to it (none when it is never called, as in the failure sequence).
+Consecutive system turns stay consecutive, as in ToolDial.
+
+Candidate tools: ``source``, ``target``, every called API and every retrieved API, documented from
+ToolDial's API file (``after_coor_before_emb.json``: ``full_name``, ``description``,
+``required_parameters`` / ``optional_parameters`` as ``[{name, type?, object_long|description}]``)
+when one is given, else built from what the dialogues show (parameter names, untyped; counted as
+``undocumented_apis``). API names are kept as they are (``Finance|quotient|/crypto/intraday``).
+
+Counts reported: dialogues, user turns, system turns, actions per label, call turns, dialogue
+states (system turns with one), Response turns, user actions per label and those outside
+ToolDial's eight (kept, not rejected: user actions are metadata here).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from data_gen.errors import InputError
+from data_gen.schema import Dialogue, Tool, ToolCall, Turn, normalise_type
+from data_gen.validators import ACT_OF_ACTION
+from eval.peers import ImportReport, ImportResult, make_dialogue, read_json
+
+__all__ = ["SYSTEM_ACTIONS", "USER_ACTIONS", "load_tooldial", "tool_from_tooldial_doc"]
+
+SYSTEM_ACTIONS = tuple(ACT_OF_ACTION)
+USER_ACTIONS = (
+    "inform_intent_clear",
+    "inform_intent_clear_add",
+    "inform_intent_vague",
+    "inform",
+    "fail_inform",
+    "affirm",
+    "negate",
+    "user_bye",
+)
+RETRIEVER = "retriever"
+_BOOL_STRINGS = ("true", "false")
+
+
+def _snake(action: str) -> str:
+    return "_".join(action.strip().lower().replace("-", " ").split())
+
+
+def _param_schema(p: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = {"description": str(p.get("object_long") or p.get("description") or "")}
+    raw = p.get("type")
+    if isinstance(raw, str):
+        try:
+            kind, fmt = normalise_type(raw.split()[0] if raw.strip() else raw)
+        except ValueError:
+            kind, fmt = None, None
+        if kind:
+            spec["type"] = kind
+        if fmt:
+            spec["format"] = fmt
+    return spec
+
+
+def tool_from_tooldial_doc(doc: dict[str, Any]) -> Tool:
+    """A `Tool` from one entry of ToolDial's API file (unknown parameter types are left untyped)."""
+    name = doc.get("full_name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("API entry needs a 'full_name'")
+    props: dict[str, Any] = {}
+    required = []
+    for key in ("required_parameters", "optional_parameters"):
+        params = doc.get(key) or []
+        if not isinstance(params, list):
+            raise ValueError(f"{name}: '{key}' must be a list")
+        for p in params:
+            if not isinstance(p, dict) or not isinstance(p.get("name"), str):
+                raise ValueError(f"{name}: every entry of '{key}' needs a name")
+            props[p["name"]] = _param_schema(p)
+            if key == "required_parameters":
+                required.append(p["name"])
+    return Tool(
+        name=name.strip(),
+        description=str(doc.get("description") or ""),
+        parameters={"type": "object", "properties": props, "required": list(dict.fromkeys(required))},
+        metadata={"source": "tooldial"},
+    )
+
+
+def _load_docs(path: str | Path) -> dict[str, Tool]:
+    docs = read_json(path)
+    if not isinstance(docs, list):
+        raise InputError("expected a JSON array of API entries", path=path)
+    out = {}
+    for i, doc in enumerate(docs):
+        try:
+            if not isinstance(doc, dict):
+                raise ValueError("API entry must be an object")
+            tool = tool_from_tooldial_doc(doc)
+        except ValueError as exc:
+            raise InputError(str(exc), path=path, record=f"entry {i}") from None
+        out[tool.name] = tool
+    return out
+
+
+class _Bad(Exception):
+    pass
+
+
+def _bool_string(value: Any, what: str) -> None:
+    if value is not None and value not in _BOOL_STRINGS and not isinstance(value, bool):
+        raise _Bad(f"{what} must be 'true' or 'false', got {value!r}")
+
+
+def _check_state(state: Any, k: int) -> None:
+    if state is None:
+        return
+    if not isinstance(state, dict):
+        raise _Bad(f"turn {k}: dialogue_state must be an object")
+    _bool_string(state.get("api_confirmed"), f"turn {k}: dialogue_state.api_confirmed")
+    status = state.get("api_status")
+    if status is not None and not isinstance(status, dict):
+        raise _Bad(f"turn {k}: dialogue_state.api_status must be an object")
+    for key in ("required_parameters", "optional_parameters"):
+        if status and status.get(key) is not None and not isinstance(status[key], dict):
+            raise _Bad(f"turn {k}: dialogue_state.api_status.{key} must be an object")
+
+
+def _state_args(state: dict[str, Any]) -> dict[str, Any]:
+    status = state.get("api_status") or {}
+    args = {}
+    for key in ("required_parameters", "optional_parameters"):
+        for k, v in (status.get(key) or {}).items():
+            if v not in (None, "", [], {}):
+                args[k] = v
+    return args
+
+
+def _convert(
+    raw: Any, counts: Counter, seen_params: dict[str, set[str]]
+) -> tuple[list[Turn], str, str, list[str]]:
+    if not isinstance(raw, dict):
+        raise _Bad("a dialogue must be an object")
+    source, target = raw.get("source"), raw.get("target")
+    if not isinstance(target, str) or not target:
+        raise _Bad("'target' must name an API")
+    if source is not None and not isinstance(source, str):
+        raise _Bad("'source' must name an API")
+    turns_raw = raw.get("dialogue")
+    if not isinstance(turns_raw, list) or not turns_raw:
+        raise _Bad("'dialogue' must be a non-empty list of turns")
+    turns: list[Turn] = []
+    apis: list[str] = []
+    for k, item in enumerate(turns_raw):
+        if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in ("User", "System"):
+            raise _Bad(f"turn {k} must be {{'User': ...}} or {{'System': ...}}")
+        who, body = next(iter(item.items()))
+        if not isinstance(body, dict) or not isinstance(body.get("action"), str):
+            raise _Bad(f"turn {k}: {who} turn needs an 'action'")
+        action = _snake(body["action"])
+        if who == "User":
+            if not isinstance(body.get("message"), str):
+                raise _Bad(f"turn {k}: user turn needs a 'message'")
+            counts[f"user_action:{action}"] += 1
+            if action not in USER_ACTIONS:
+                counts["unknown_user_actions"] += 1
+            turns.append(Turn(role="user", content=body["message"], metadata={"action": action}))
+            continue
+        if action not in SYSTEM_ACTIONS:
+            raise _Bad(
+                f"turn {k}: unknown system action {body['action']!r} (expected one of {', '.join(SYSTEM_ACTIONS)})"
+            )
+        state = body.get("dialogue_state")
+        _check_state(state, k)
+        retr = body.get("retriever_status")
+        if retr is not None and not isinstance(retr, dict):
+            raise _Bad(f"turn {k}: retriever_status must be an object")
+        if retr:
+            _bool_string(retr.get("retriever_call"), f"turn {k}: retriever_status.retriever_call")
+            retrieved = retr.get("retrieved_api")
+            if isinstance(retrieved, dict):
+                apis.extend(str(a) for a in retrieved)
+        response = body.get("api_response")
+        meta = {
+            k2: v
+            for k2, v in (("dialogue_state", state), ("retriever_status", retr), ("api_response", response))
+            if v is not None
+        }
+        counts[f"action:{action}"] += 1
+        counts["system_turns"] += 1
+        counts["dialogue_states"] += state is not None
+        thought = body.get("thought") if isinstance(body.get("thought"), str) else None
+        if action == "call":
+            name = ((state or {}).get("api_status") or {}).get("api_name")
+            if not isinstance(name, str) or not name:
+                raise _Bad(f"turn {k}: a call turn needs dialogue_state.api_status.api_name")
+            args = _state_args(state)
+            seen_params.setdefault(name, set()).update(args)
+            apis.append(name)
+            calls = [ToolCall(name=name, args=args)]
+        elif action == "retriever_call":
+            calls = [ToolCall(name=RETRIEVER, args={})]
+        else:
+            calls = []
+        if (
+            state
+            and isinstance(state.get("api_status"), dict)
+            and isinstance(state["api_status"].get("api_name"), str)
+        ):
+            name = state["api_status"]["api_name"]
+            if name:
+                seen_params.setdefault(name, set()).update(
+                    [
+                        *(state["api_status"].get("required_parameters") or {}),
+                        *(state["api_status"].get("optional_parameters") or {}),
+                    ]
+                )
+        message = body.get("message")
+        if not isinstance(message, str):
+            message = (
+                response.get("message")
+                if isinstance(response, dict) and isinstance(response.get("message"), str)
+                else ""
+            )
+        turns.append(
+            Turn(
+                role="assistant",
+                content="" if calls else message,
+                thought=thought,
+                tool_calls=calls or None,
+                act=ACT_OF_ACTION[action],
+                action=action,
+                metadata=meta,
+            )
+        )
+    apis = [a for a in [source, target, *apis] if a]
+    return turns, source or "", target, list(dict.fromkeys(apis))
+
+
+def _minimal_tool(name: str, params: set[str]) -> Tool:
+    return Tool(
+        name=name,
+        description="",
+        parameters={
+            "type": "object",
+            "properties": {p: {"description": ""} for p in sorted(params)},
+            "required": [],
+        },
+        metadata={"source": "tooldial", "documented": False},
+    )
+
+
+def load_tooldial(src: str | Path, *, api_docs: str | Path | None = None) -> ImportResult:
+    """Import ToolDial dialogues from a file (``test.json``) or a folder of ``train/val/test.json``;
+    `api_docs` is ToolDial's API file. A malformed record raises `InputError` naming the file and
+    the record (its index in the array)."""
+    p = Path(src)
+    if p.is_dir():
+        files = [p / f"{split}.json" for split in ("train", "val", "test") if (p / f"{split}.json").exists()]
+        if not files:
+            raise InputError("no train.json, val.json or test.json in this folder", path=p)
+    else:
+        files = [p]
+    docs = _load_docs(api_docs) if api_docs is not None else {}
+    report = ImportReport(source="tooldial", path=str(p))
+    counts: Counter = Counter()
+    dialogues: list[Dialogue] = []
+    per_file: dict[str, int] = {}
+    for path in files:
+        data = read_json(path)
+        if not isinstance(data, list):
+            raise InputError("expected a JSON array of dialogues", path=path)
+        n_before = len(dialogues)
+        for i, raw in enumerate(data):
+            seen_params: dict[str, set[str]] = {}
+            try:
+                turns, source, target, apis = _convert(raw, counts, seen_params)
+            except _Bad as exc:
+                raise InputError(str(exc), path=path, record=f"dialogue {i}") from None
+            tools = []
+            for api in apis:
+                if api in docs:
+                    tools.append(docs[api])
+                else:
+                    counts["undocumented_apis"] += 1
+                    tools.append(_minimal_tool(api, seen_params.get(api, set())))
+            target_calls = [c for t in turns for c in t.tool_calls or [] if c.name == target]
+            d: Dialogue = make_dialogue(
+                "tooldial",
+                {"file": path.name, "index": i, "source": source, "target": target},
+                path=path,
+                record=f"dialogue {i}",
+                entry_id=f"tooldial-{path.stem}-{i:05d}",
+                seed_tool=target,
+                candidate_tools=tools,
+                gold_args=dict(target_calls[-1].args) if target_calls else {},
+                turns=turns,
+            )
+            counts["user_turns"] += sum(1 for t in turns if t.role == "user")
+            counts["call_turns"] += sum(1 for t in turns if t.action == "call")
+            dialogues.append(d)
+        per_file[path.name] = len(dialogues) - n_before
+    report.loaded = len(dialogues)
+    report.counts = {
+        "dialogues": len(dialogues),
+        "per_file": per_file,
+        "user_turns": counts["user_turns"],
+        "system_turns": counts["system_turns"],
+        "actions": {a: counts[f"action:{a}"] for a in SYSTEM_ACTIONS if counts[f"action:{a}"]},
+        "call_turns": counts["call_turns"],
+        "dialogue_states": counts["dialogue_states"],
+        "response_turns": counts["action:response"],
+        "user_actions": {
+            k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("user_action:")
+        },
+        "unknown_user_actions": counts["unknown_user_actions"],
+        "undocumented_apis": counts["undocumented_apis"],
+    }
+    return ImportResult(dialogues, report)
