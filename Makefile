@@ -82,3 +82,8 @@ BASELINE ?=
 eval-bfcl: setup
 	@test -n "$(MODEL)" || { echo "usage: make eval-bfcl MODEL=path [LIMIT=N] [BASELINE=outputs/bfcl/<base run>]" >&2; exit 2; }
 	$(PY) -m eval bfcl --model "$(MODEL)" $(if $(LIMIT),--limit $(LIMIT)) $(if $(BASELINE),--baseline $(BASELINE) --fail-on-regression)
+
+# Benchmarks, measured in one run on this machine: writes bench/results.json (see bench/README.md).
+.PHONY: bench
+bench: setup
+	OMP_NUM_THREADS=1 $(PY) -m bench.run

@@ -27,6 +27,7 @@ PROMPT_MODES = ("prompt", "native")
 HISTORY_REASONING = ("strip", "keep")
 TARGET_REASONING = ("keep", "drop")
 OVERFLOW = ("drop", "truncate_history")
+SLICING = ("naive", "prefix_shared")
 
 
 class RecipeError(Exception):
@@ -114,6 +115,21 @@ class DiaforgeArguments:
             "choices": list(TOOL_STYLES),
         },
     )
+    slicing: str = field(
+        default="naive",
+        metadata={
+            "help": "How the turn-sliced samples reach the model. 'naive' (default): one row per sample, each "
+            "re-encoding its whole history (tokens grow with the square of the turns). 'prefix_shared': all the "
+            "samples of a dialogue in one row that holds their common prefixes once, with an attention mask and "
+            "position ids that give every sample exactly its own view (train/prefix_shared.py): same per-sample "
+            "loss, fewer tokens. A dialogue that would pass max_length is split into groups of whole samples; "
+            "with `packing: true` the rows of several dialogues are packed into max_length rows (our packing, "
+            "not TRL's) with no attention across them. per_device_train_batch_size then counts rows, not samples, "
+            "and the loss is the mean over the batch's trained tokens, as with naive rows. Needs sdpa or eager "
+            "attention (set automatically; flash attention cannot take the mask).",
+            "choices": list(SLICING),
+        },
+    )
     system_prompt_file: str | None = field(
         default=None,
         metadata={
@@ -164,6 +180,7 @@ class DiaforgeArguments:
             ("target_reasoning", TARGET_REASONING),
             ("overflow", OVERFLOW),
             ("tool_style", TOOL_STYLES),
+            ("slicing", SLICING),
         ):
             value = getattr(self, name)
             if value not in allowed:

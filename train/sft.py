@@ -241,6 +241,17 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         raise RecipeError("dataset_path is not set (the dialogue JSONL file(s) to train on)")
     if training_args.assistant_only_loss:
         raise RecipeError("assistant_only_loss: turn slicing masks the loss itself; remove the key")
+    prefix_shared = args.slicing == "prefix_shared"
+    if prefix_shared:
+        # Its rows carry a 4D attention mask: SDPA (or eager; flex gets a BlockMask) takes it,
+        # flash attention cannot.
+        if not model_args.attn_implementation:
+            model_args.attn_implementation = "sdpa"
+        if model_args.attn_implementation not in ("sdpa", "eager", "flex_attention"):
+            raise RecipeError(
+                "slicing: prefix_shared needs attn_implementation sdpa, eager or flex_attention, got "
+                f"{model_args.attn_implementation!r}"
+            )
     main_process = training_args.process_index == 0
     logging.basicConfig(
         format="[diaforge] %(message)s", level=logging.INFO if main_process else logging.WARNING, force=True
@@ -278,19 +289,40 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         chat_template_path=training_args.chat_template_path,
     )
 
-    # 5. Turn slicing: pre-tokenized input_ids and labels (-100 outside the target turn).
+    # 5. Turn slicing: pre-tokenized input_ids and labels (-100 outside the target turn); with
+    # `slicing: prefix_shared`, each dialogue's samples laid out in one row (train/prefix_shared.py).
     slice_config = SliceConfig.from_args(args, max_length=training_args.max_length)
     slicer = TurnSlicer(tokenizer, slice_config)
     samples, stats = slicer.slice_all(dialogues)
     logger.info("training data: %s", stats.summary())
-    train_dataset = to_dataset(samples)
-    eval_dataset = None
+    eval_samples = []
     if eval_dialogues:
         eval_samples, eval_stats = slicer.slice_all(eval_dialogues)
         logger.info("evaluation data: %s", eval_stats.summary())
-        eval_dataset = to_dataset(eval_samples)
+    if prefix_shared:
+        # The same samples, each dialogue's in one row that holds their common prefixes once.
+        from train.prefix_shared import build_prefix_shared
+
+        rows, shared_stats = build_prefix_shared(
+            samples, max_length=training_args.max_length, packing=training_args.packing
+        )
+        logger.info("training rows: %s", shared_stats.summary())
+        train_dataset = to_dataset(rows)
+        eval_dataset = None
+        if eval_samples:
+            eval_rows, _ = build_prefix_shared(
+                eval_samples, max_length=training_args.max_length, packing=training_args.packing
+            )
+            eval_dataset = to_dataset(eval_rows)
+    else:
+        train_dataset = to_dataset(samples)
+        eval_dataset = to_dataset(eval_samples) if eval_samples else None
     fingerprint = data_fingerprint(args, slice_config, tokenizer, samples)
     fingerprint["stats"] = stats.as_dict()
+    if prefix_shared:
+        fingerprint["prefix_shared"] = (
+            shared_stats.as_dict()
+        )  # how the samples are laid out, not what they are
     if main_process:
         write_run_files(
             output_dir, fingerprint, resolved_recipe(args, training_args, model_args), model_path, resume_from
@@ -301,10 +333,29 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     peft_config = get_peft_config(model_args)
 
     # 7. Trainer: the dataset is used as it is (no re-tokenization, no truncation); with packing,
-    # TRL packs the pre-tokenized rows and keeps their labels.
+    # TRL packs the pre-tokenized rows and keeps their labels. Prefix-shared rows are packed already
+    # (or not) and batched by their own collator, which builds the 4D attention mask: TRL neither
+    # packs them nor drops their extra columns.
+    trainer_class, extra = SFTTrainer, {}
+    if prefix_shared:
+        from train.prefix_shared import PrefixSharedCollator, prefix_shared_trainer_class
+
+        if training_args.bf16 or training_args.fp16:
+            mask_dtype = torch.bfloat16 if training_args.bf16 else torch.float16
+        else:
+            mask_dtype = model.dtype
+        extra["data_collator"] = PrefixSharedCollator(
+            pad_token_id=tokenizer.pad_token_id,
+            dtype=mask_dtype,
+            pad_to_multiple_of=training_args.pad_to_multiple_of,
+        )
+        trainer_class = prefix_shared_trainer_class()
+        training_args.packing = False
+        training_args.padding_free = False
+        training_args.remove_unused_columns = False
     if not training_args.packing:
         training_args.dataset_kwargs = {**(training_args.dataset_kwargs or {}), "skip_prepare_dataset": True}
-    trainer = SFTTrainer(
+    trainer = trainer_class(
         model=model,
         args=training_args,
         train_dataset=train_dataset,
@@ -312,6 +363,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         processing_class=tokenizer,
         peft_config=peft_config,
         callbacks=[_stats_callback(stats.as_dict(), fingerprint)],
+        **extra,
     )
 
     # 8. Train.
@@ -327,7 +379,14 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     if main_process:
         tokenizer.save_pretrained(str(output_dir))
         logger.info("saved to %s (global step %d)", output_dir, trainer.state.global_step)
-    return {"output_dir": str(output_dir), "global_step": trainer.state.global_step, "stats": stats.as_dict()}
+    summary = {
+        "output_dir": str(output_dir),
+        "global_step": trainer.state.global_step,
+        "stats": stats.as_dict(),
+    }
+    if prefix_shared:
+        summary["prefix_shared"] = shared_stats.as_dict()
+    return summary
 
 
 def main(argv: list[str] | None = None) -> int:

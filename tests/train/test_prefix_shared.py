@@ -10,6 +10,7 @@ row, with batch padding. Then training through train/sft.py with `--slicing pref
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 import statistics
 
@@ -168,6 +169,28 @@ def test_max_length_splits_groups_and_never_cuts_a_target(tiny, corpus):
     check_layout(rows, samples)
     assert stats.split_dialogues > 0 and stats.groups > stats.dialogues
     assert max(len(r["input_ids"]) for r in rows) <= 1400
+    # The split has no more tokens than cutting a dialogue whenever its next sample does not fit.
+    assert stats.shared_tokens <= greedy_tokens(samples, 1400)
+
+
+def built_length(items):
+    group = GroupBuilder()
+    for index, sample in items:
+        group.add(sample, index)
+    return len(group)
+
+
+def greedy_tokens(samples, max_length):
+    total = 0
+    for _, items in itertools.groupby(enumerate(samples), key=lambda item: item[1]["dialogue_id"]):
+        run = []
+        for item in items:
+            if run and built_length([*run, item]) > max_length:
+                total += built_length(run)
+                run = []
+            run.append(item)
+        total += built_length(run)
+    return total
 
 
 def test_packing_fills_rows_without_attention_across_dialogues(tiny, corpus):

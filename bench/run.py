@@ -1,0 +1,629 @@
+"""Benchmarks on this machine (CPU), measured in one run, printed as a table and written to
+bench/results.json. What each number means: bench/README.md.
+
+    python -m bench.run [--out bench/results.json] [--only token_ratio,loss_parity,...]
+
+Parts (all by default):
+
+- token_ratio:  training tokens per epoch, prefix-shared over naive turn slicing, on a bundled
+                corpus of scripted dialogues, with SmolLM2's tokenizer and the demo recipe's slicing;
+- loss_parity:  largest per-sample loss difference between the two on a tiny random Llama with LoRA
+                in fp32 (and the largest relative difference of the LoRA gradients);
+- step_speedup: LoRA training throughput (samples per second) of SmolLM2-135M on CPU, prefix-shared
+                over naive, on the same dialogues;
+- datagen:      requests per second through the OpenAI backend against a local OpenAI-compatible
+                server with a fixed latency, over the ideal (concurrency / latency), at 8, 32, 64
+                requests in flight; also through the engine's own scheduling (seeds of sequential
+                requests, twice the concurrency in flight, one shared request limit);
+- dynamic_eval: wall time of dynamic evaluation one dialogue at a time over batched (batch 8),
+                on a tiny random model.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Modest CPU use on a shared machine: one thread unless told otherwise (before torch is imported).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path:  # `python bench/run.py` from anywhere
+    sys.path.insert(0, _ROOT)
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+ROOT = Path(_ROOT)
+PARTS = ("token_ratio", "loss_parity", "step_speedup", "datagen", "dynamic_eval")
+CATALOGUE = ROOT / "data_gen" / "assets" / "catalogue_train.json"
+FIXTURE = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
+BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
+DEMO_RECIPE = ROOT / "recipes" / "smollm2-135m" / "demo.yaml"
+SMOLLM2 = ROOT / "outputs" / "models" / "SmolLM2-135M-Instruct"
+IGNORE_INDEX = -100
+
+
+def log(msg: str) -> None:
+    print(f"[bench] {msg}", flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Shared inputs: the corpus, the SmolLM2 tokenizer, the demo recipe's slicing settings
+# --------------------------------------------------------------------------------------------
+
+
+def generate_corpus(out: Path, num_dialogues: int, seed: int = 0) -> list:
+    """Scripted dialogues from the training catalogue (the bundled generator, offline)."""
+    from data_gen.engine import GenerationConfig, generate
+    from data_gen.schema import load_dialogues
+
+    cfg = GenerationConfig(
+        catalogue=str(CATALOGUE),
+        out=str(out),
+        num_dialogues=num_dialogues,
+        seed=seed,
+        progress=False,
+        plots=False,
+        export=False,
+    )
+    summary = asyncio.run(generate(cfg))
+    log(f"corpus: {summary.accepted} dialogues accepted of {summary.seeds} seeds in {summary.seconds:.1f} s")
+    return load_dialogues(out / "dialogues.jsonl")
+
+
+def smollm2_path() -> Path:
+    from data_gen.llm.smollm2 import is_materialised, materialise_smollm2
+
+    if not is_materialised(SMOLLM2):
+        log(f"materialising SmolLM2-135M-Instruct into {SMOLLM2}")
+        materialise_smollm2(SMOLLM2)
+    return SMOLLM2
+
+
+def demo_slicing() -> dict[str, Any]:
+    """The slicing settings of recipes/smollm2-135m/demo.yaml (the recipe trained on this machine)."""
+    import yaml
+
+    recipe = yaml.safe_load(DEMO_RECIPE.read_text(encoding="utf-8"))
+    keys = ("prompt_mode", "history_reasoning", "target_reasoning", "overflow", "tool_style", "max_length")
+    defaults = {
+        "prompt_mode": "prompt",
+        "history_reasoning": "strip",
+        "target_reasoning": "keep",
+        "overflow": "truncate_history",
+        "tool_style": "json",
+        "max_length": 1024,
+    }
+    return {k: recipe.get(k, defaults[k]) for k in keys}
+
+
+def slice_samples(tokenizer, dialogues, **settings):
+    from train.slicing import SliceConfig, TurnSlicer
+
+    return TurnSlicer(tokenizer, SliceConfig(**settings)).slice_all(dialogues)
+
+
+# --------------------------------------------------------------------------------------------
+# 1. Token ratio
+# --------------------------------------------------------------------------------------------
+
+
+def bench_token_ratio(dialogues, tokenizer) -> dict[str, Any]:
+    from train.prefix_shared import build_prefix_shared
+
+    settings = demo_slicing()
+    samples, _ = slice_samples(tokenizer, dialogues, **settings)
+    _, stats = build_prefix_shared(samples, max_length=settings["max_length"])
+    headline = stats.as_dict()
+    variants = {}
+    for history in ("strip", "keep"):
+        for style, max_length in (("compact", settings["max_length"]), ("json", 4096)):
+            s, _ = slice_samples(
+                tokenizer,
+                dialogues,
+                **{**settings, "history_reasoning": history, "tool_style": style, "max_length": max_length},
+            )
+            _, st = build_prefix_shared(s, max_length=max_length)
+            variants[f"{history}/{style}/max_length={max_length}"] = {
+                "naive_tokens": st.naive_tokens,
+                "shared_tokens": st.shared_tokens,
+                "token_ratio": round(st.token_ratio, 4),
+                "split_dialogues": st.split_dialogues,
+            }
+    return {
+        "value": round(stats.token_ratio, 4),
+        "settings": settings,
+        "dialogues": len(dialogues),
+        "stats": headline,
+        "variants": variants,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# 2. Loss parity (the computation of tests/train/test_prefix_shared.py)
+# --------------------------------------------------------------------------------------------
+
+
+def _token_losses(logits, labels):
+    import torch
+
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    target = labels[:, 1:]
+    valid = target != IGNORE_INDEX
+    nll = -logp.gather(-1, target.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    return nll * valid, valid
+
+
+def _lora_grads(model):
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+
+def bench_loss_parity(dialogues, work: Path) -> dict[str, Any]:
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from train.modeling import build_tiny_model
+    from train.prefix_shared import PrefixSharedCollator, build_prefix_shared
+    from train.slicing import dialogue_texts
+
+    path = build_tiny_model(work / "tiny-parity", texts=dialogue_texts(dialogues), seed=0)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    base = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="sdpa")
+    torch.manual_seed(0)
+    config = LoraConfig(
+        r=4, lora_alpha=8, lora_dropout=0.0, target_modules="all-linear", init_lora_weights=False
+    )
+    model = get_peft_model(base, config).eval()
+    cases = {}
+    worst_loss, worst_grad = 0.0, 0.0
+    for history in ("strip", "keep"):
+        samples, _ = slice_samples(tokenizer, dialogues, history_reasoning=history)
+        model.zero_grad()
+        want = []
+        for s in samples:
+            nll, valid = _token_losses(
+                model(input_ids=torch.tensor([s["input_ids"]])).logits, torch.tensor([s["labels"]])
+            )
+            loss = nll.sum() / valid.sum()
+            loss.backward()
+            want.append(loss.item())
+        want_grads = _lora_grads(model)
+        for packing, batch_size in ((False, 3), (True, 2)):
+            rows, stats = build_prefix_shared(samples, max_length=4096 if packing else None, packing=packing)
+            collate = PrefixSharedCollator(tokenizer.pad_token_id, return_sample_index=True)
+            model.zero_grad()
+            n = len(samples)
+            sums, counts = torch.zeros(n), torch.zeros(n)
+            for start in range(0, len(rows), batch_size):
+                batch = collate(rows[start : start + batch_size])
+                index = batch.pop("sample_index")[:, 1:]
+                nll, valid = _token_losses(model(**batch).logits, batch["labels"])
+                per = torch.zeros(n).index_add_(0, index[valid], torch.ones(int(valid.sum())))
+                weights = torch.zeros_like(nll)
+                weights[valid] = 1.0 / per[index[valid]]
+                counts += per
+                sums += torch.zeros(n).index_add_(0, index[valid], nll[valid].detach())
+                (nll * weights).sum().backward()
+            got = (sums / counts).tolist()
+            got_grads = _lora_grads(model)
+            loss_diff = max(abs(a - b) for a, b in zip(got, want, strict=True))
+            grad_rel = max(((got_grads[k] - g).norm() / g.norm()).item() for k, g in want_grads.items())
+            worst_loss, worst_grad = max(worst_loss, loss_diff), max(worst_grad, grad_rel)
+            cases[f"{history}/{'packed' if packing else 'per-dialogue'}/batch={batch_size}"] = {
+                "samples": n,
+                "rows": stats.rows,
+                "max_abs_loss_diff": loss_diff,
+                "max_rel_lora_grad_diff": grad_rel,
+                "token_ratio": round(stats.token_ratio, 4),
+            }
+    return {
+        "value": worst_loss,
+        "max_rel_lora_grad_diff": worst_grad,
+        "model": "tiny random LlamaForCausalLM (hidden 64, 2 layers), LoRA r=4 on all linear layers, fp32, sdpa",
+        "dialogues": len(dialogues),
+        "cases": cases,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# 3. Step speedup on SmolLM2
+# --------------------------------------------------------------------------------------------
+
+
+def bench_step_speedup(dialogues, model_path: Path, tokenizer, num_dialogues: int) -> dict[str, Any]:
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from train.prefix_shared import PrefixSharedCollator, build_prefix_shared
+
+    settings = demo_slicing()
+    chosen = dialogues[: num_dialogues + 1]  # the first one only warms up
+    per_dialogue = []
+    for d in chosen:
+        samples, _ = slice_samples(tokenizer, [d], **settings)
+        rows, _ = build_prefix_shared(samples, max_length=settings["max_length"])
+        per_dialogue.append((samples, rows))
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32, attn_implementation="sdpa")
+    lora = LoraConfig(r=16, lora_alpha=16, lora_dropout=0.0, target_modules="all-linear")
+    model = get_peft_model(model, lora)
+    model.train()
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    collate = PrefixSharedCollator(tokenizer.pad_token_id)
+
+    def step(batch) -> None:
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    def naive(samples) -> float:
+        start = time.perf_counter()
+        for s in samples:
+            step({"input_ids": torch.tensor([s["input_ids"]]), "labels": torch.tensor([s["labels"]])})
+        return time.perf_counter() - start
+
+    def shared(rows) -> float:
+        start = time.perf_counter()
+        for row in rows:
+            step(collate([row]))
+        return time.perf_counter() - start
+
+    warm_samples, warm_rows = per_dialogue[0]
+    naive(warm_samples[:1])
+    shared(warm_rows[:1])
+    t_naive = t_shared = 0.0
+    n_samples = naive_tokens = shared_tokens = naive_steps = shared_steps = 0
+    for i, (samples, rows) in enumerate(per_dialogue[1:]):
+        # Alternate which goes first, so that a load change on a shared machine hits both alike.
+        if i % 2 == 0:
+            t_naive += naive(samples)
+            t_shared += shared(rows)
+        else:
+            t_shared += shared(rows)
+            t_naive += naive(samples)
+        n_samples += len(samples)
+        naive_steps += len(samples)
+        shared_steps += len(rows)
+        naive_tokens += sum(len(s["input_ids"]) for s in samples)
+        shared_tokens += sum(len(r["input_ids"]) for r in rows)
+    return {
+        "value": round(t_naive / t_shared, 3),
+        "dialogues": len(per_dialogue) - 1,
+        "samples": n_samples,
+        "naive": {
+            "steps": naive_steps,
+            "tokens": naive_tokens,
+            "seconds": round(t_naive, 2),
+            "samples_per_s": round(n_samples / t_naive, 4),
+            "tokens_per_s": round(naive_tokens / t_naive, 1),
+        },
+        "prefix_shared": {
+            "steps": shared_steps,
+            "tokens": shared_tokens,
+            "seconds": round(t_shared, 2),
+            "samples_per_s": round(n_samples / t_shared, 4),
+            "tokens_per_s": round(shared_tokens / t_shared, 1),
+        },
+        "setup": (
+            "SmolLM2-135M-Instruct fp32, LoRA r=16 alpha=16 all-linear, AdamW, sdpa; naive: one sample per "
+            "optimizer step; prefix-shared: one row per dialogue (or per group when max_length splits it); "
+            f"slicing as {DEMO_RECIPE.relative_to(ROOT)}; torch threads {torch.get_num_threads()}"
+        ),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# 4. Data generation concurrency against a local OpenAI-compatible server
+# --------------------------------------------------------------------------------------------
+
+
+def _serve(latency: float, port_queue, stop_event) -> None:
+    """Child process: the test server with a fixed latency and a trivial reply, until told to stop."""
+    from data_gen.llm.testing_server import FaultyOpenAIServer
+
+    with FaultyOpenAIServer(lambda request: "ok", latency=latency) as server:
+        port_queue.put(server.port)
+        stop_event.wait()
+        port_queue.put(server.stats.max_in_flight)
+
+
+async def _backend_requests(base_url: str, concurrency: int, total: int) -> float:
+    """`total` independent requests, at most `concurrency` in flight; returns the wall time."""
+    from data_gen.llm.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)
+    gate = asyncio.Semaphore(concurrency)
+    messages = [{"role": "user", "content": "hello"}]
+
+    async def one() -> None:
+        async with gate:
+            await backend.chat(messages, max_tokens=8)
+
+    try:
+        await asyncio.gather(*(one() for _ in range(concurrency)))  # open the connections
+        start = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(total)))
+        return time.perf_counter() - start
+    finally:
+        await backend.aclose()
+
+
+async def _engine_requests(base_url: str, concurrency: int, seeds: int, per_seed: int) -> float:
+    """The engine's scheduling: `seeds` seeds of `per_seed` sequential requests, twice the
+    concurrency of seeds in flight (data_gen.engine._run), every request through
+    `engine.LimitedBackend` sharing one limit of `concurrency` (engine.generate)."""
+    from data_gen.engine import LimitedBackend
+    from data_gen.llm.openai_backend import OpenAIBackend
+
+    inner = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)
+    backend = LimitedBackend(inner, asyncio.Semaphore(concurrency))
+    in_flight = asyncio.Semaphore(max(2, 2 * concurrency))
+    messages = [{"role": "user", "content": "hello"}]
+
+    async def seed() -> None:
+        async with in_flight:
+            for _ in range(per_seed):
+                await backend.chat(messages, max_tokens=8)
+
+    try:
+        await asyncio.gather(*(backend.chat(messages, max_tokens=8) for _ in range(concurrency)))
+        start = time.perf_counter()
+        await asyncio.gather(*(seed() for _ in range(seeds)))
+        return time.perf_counter() - start
+    finally:
+        await backend.aclose()
+
+
+def bench_datagen(latency: float, levels=(8, 32, 64), waves: int = 8, per_seed: int = 4) -> dict[str, Any]:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    port_queue, stop = ctx.Queue(), ctx.Event()
+    server = ctx.Process(target=_serve, args=(latency, port_queue, stop), daemon=True)
+    server.start()
+    try:
+        port = port_queue.get(timeout=60)
+        base_url = f"http://127.0.0.1:{port}/v1"
+        backend, engine = {}, {}
+        for c in levels:
+            total = waves * c
+            wall = asyncio.run(_backend_requests(base_url, c, total))
+            ideal = c / latency
+            backend[str(c)] = {
+                "requests": total,
+                "seconds": round(wall, 3),
+                "requests_per_s": round(total / wall, 2),
+                "ideal_requests_per_s": round(ideal, 2),
+                "efficiency": round(total / wall / ideal, 4),
+            }
+            seeds = waves * c // per_seed
+            wall = asyncio.run(_engine_requests(base_url, c, seeds, per_seed))
+            requests = seeds * per_seed
+            engine[str(c)] = {
+                "seeds": seeds,
+                "requests_per_seed": per_seed,
+                "seconds": round(wall, 3),
+                "requests_per_s": round(requests / wall, 2),
+                "seeds_per_s": round(seeds / wall, 3),
+                "efficiency": round(requests / wall / ideal, 4),
+            }
+        stop.set()
+        max_in_flight = port_queue.get(timeout=30)
+    finally:
+        stop.set()
+        server.join(timeout=30)
+        if server.is_alive():
+            server.terminate()
+    return {
+        "value": {c: backend[c]["efficiency"] for c in backend},
+        "latency_s": latency,
+        "server": "data_gen.llm.testing_server.FaultyOpenAIServer in its own process, fixed latency, reply 'ok'",
+        "server_max_in_flight": max_in_flight,
+        "backend": backend,
+        "engine_scheduling": engine,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# 5. Dynamic evaluation: batched over one at a time
+# --------------------------------------------------------------------------------------------
+
+
+def bench_dynamic_eval(work: Path, num_dialogues: int = 8, t_max: int = 4, max_new_tokens: int = 24) -> dict:
+    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from data_gen.schema import load_dialogues
+    from eval.models import ModelConfig, ModelUnderTest
+    from eval.runner import DynamicConfig, run_dynamic
+    from train.modeling import build_tiny_model
+
+    bench = load_dialogues(BENCH)[:num_dialogues]
+    texts = [t.content for d in bench for t in d.turns if t.content]
+    path = build_tiny_model(work / "tiny-eval", texts=texts, seed=0)
+    # Compact tool listings, as `make demo` evaluates (DEMO_EVAL_ARGS in the Makefile).
+    model = ModelUnderTest(
+        ModelConfig(model=str(path), max_new_tokens=max_new_tokens, batch_size=8, tool_style="compact")
+    )
+    user = VotingUser(ScriptedUser(), ScriptedVoter(), n=3, m=3)
+    cfg = DynamicConfig(t_max=t_max)
+    near_dup = {d.id: False for d in bench}
+
+    def timed(batch_size: int) -> tuple[float, list]:
+        model.cfg.batch_size = batch_size
+        start = time.perf_counter()
+        records = asyncio.run(run_dynamic(model, bench, near_dup, user, cfg, progress=False))
+        return time.perf_counter() - start, records
+
+    timed(8)  # warm-up
+    t_batched, batched = timed(8)
+    t_sequential, sequential = timed(1)
+    turns = sum(1 for r in batched for t in r["turns"] if t["role"] == "assistant")
+    same = [[t.get("raw") for t in r["turns"]] for r in batched] == [
+        [t.get("raw") for t in r["turns"]] for r in sequential
+    ]
+    return {
+        "value": round(t_sequential / t_batched, 3),
+        "batched_seconds": round(t_batched, 3),
+        "sequential_seconds": round(t_sequential, 3),
+        "dialogues": len(bench),
+        "assistant_turns": turns,
+        "transcripts_identical": same,
+        "setup": (
+            f"eval.runner.run_dynamic, tiny random Llama (build_tiny_model), hf backend on CPU, greedy, "
+            f"tool_style compact, max_new_tokens={max_new_tokens}, t_max={t_max}, scripted voting user n=3 m=3; "
+            "batch_size 8 vs 1 (eval.models.ModelConfig)"
+        ),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------------------------
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_fmt(v)}" for k, v in value.items())
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1e-3 else f"{value:.4f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def print_table(results: dict[str, Any]) -> None:
+    rows = [
+        ("token_ratio_shared_vs_naive", "<= 0.5", "training tokens per epoch, prefix-shared / naive"),
+        (
+            "loss_parity_max_abs_diff",
+            "<= 1e-5",
+            "largest per-sample loss difference (fp32, tiny Llama + LoRA)",
+        ),
+        ("step_speedup_shared_vs_naive", "", "LoRA training samples/s on CPU, SmolLM2, shared / naive"),
+        ("datagen_concurrency_efficiency", ">= 0.9 at 64", "achieved requests/s / (in flight / latency)"),
+        ("dynamic_eval_batched_speedup", "", "dynamic eval wall time, batch 1 / batch 8"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print()
+    print(f"{'metric'.ljust(width)}  {'value':<34}  {'target':<13}  meaning")
+    print(f"{'-' * width}  {'-' * 34}  {'-' * 13}  {'-' * 40}")
+    for key, target, meaning in rows:
+        if key in results:
+            print(f"{key.ljust(width)}  {_fmt(results[key]):<34}  {target:<13}  {meaning}")
+    print()
+
+
+def run(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results.json"), help="results file")
+    parser.add_argument(
+        "--only", default=",".join(PARTS), help=f"comma-separated parts of: {', '.join(PARTS)}"
+    )
+    parser.add_argument(
+        "--dialogues", type=int, default=200, help="scripted dialogues to generate (token ratio)"
+    )
+    parser.add_argument(
+        "--step-dialogues", type=int, default=4, help="dialogues of the SmolLM2 step benchmark"
+    )
+    parser.add_argument("--latency", type=float, default=0.25, help="injected server latency in seconds")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads (default 1: the machine is shared)"
+    )
+    args = parser.parse_args(argv)
+    parts = [p.strip() for p in args.only.split(",") if p.strip()]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        parser.error(f"unknown part(s): {', '.join(unknown)}")
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+    results: dict[str, Any] = {}
+    details: dict[str, Any] = {}
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="diaforge-bench-") as tmp:
+        work = Path(tmp)
+        corpus = tokenizer = model_path = None
+        if {"token_ratio", "loss_parity", "step_speedup"} & set(parts):
+            t = time.perf_counter()
+            corpus = generate_corpus(work / "corpus", args.dialogues)
+            timings["corpus"] = time.perf_counter() - t
+        if {"token_ratio", "step_speedup"} & set(parts):
+            from transformers import AutoTokenizer
+
+            model_path = smollm2_path()
+            tokenizer = AutoTokenizer.from_pretrained(model_path)
+
+        def part(name: str, key: str, fn, *fargs) -> None:
+            if name not in parts:
+                return
+            log(f"{name} ...")
+            t = time.perf_counter()
+            out = fn(*fargs)
+            timings[name] = time.perf_counter() - t
+            results[key] = out.pop("value")
+            details[name] = out
+            log(f"{name}: {_fmt(results[key])} ({timings[name]:.1f} s)")
+
+        from data_gen.schema import load_dialogues
+
+        part("token_ratio", "token_ratio_shared_vs_naive", bench_token_ratio, corpus, tokenizer)
+        parity_dialogues = [*load_dialogues(FIXTURE), *(corpus or [])[:6]]
+        part("loss_parity", "loss_parity_max_abs_diff", bench_loss_parity, parity_dialogues, work)
+        part(
+            "step_speedup",
+            "step_speedup_shared_vs_naive",
+            bench_step_speedup,
+            corpus,
+            model_path,
+            tokenizer,
+            args.step_dialogues,
+        )
+        part("datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
+        part("dynamic_eval", "dynamic_eval_batched_speedup", bench_dynamic_eval, work)
+
+    import transformers
+    import trl
+
+    output = {
+        **results,
+        "details": details,
+        "run": {
+            "command": "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "parts": parts,
+            "seconds": round(time.perf_counter() - started, 1),
+            "part_seconds": {k: round(v, 1) for k, v in timings.items()},
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
+            "torch_threads": torch.get_num_threads(),
+            "versions": {
+                "python": platform.python_version(),
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+                "trl": trl.__version__,
+            },
+        },
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(output, indent=2) + "\n", encoding="utf-8")
+    print_table(results)
+    log(f"written to {out} in {output['run']['seconds']} s")
+    return output
+
+
+def main(argv: list[str] | None = None) -> int:
+    run(argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
