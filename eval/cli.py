@@ -40,7 +40,7 @@ def _user_proxy(spec: str, base_url: str | None, n: int, m: int):  # noqa: ANN20
 async def _run(args: argparse.Namespace) -> Path:
     from data_gen.schema import load_dialogues
     from data_gen.similarity import get_encoder
-    from eval.models import ModelConfig, ModelUnderTest, describe_checkpoint, offline_env
+    from eval.models import ModelUnderTest, offline_env
     from eval.report import write_run
     from eval.runner import DynamicConfig, near_duplicate_flags, run_dynamic, run_static, sample_benchmark
     from eval.transcripts import Transcript
@@ -53,20 +53,7 @@ async def _run(args: argparse.Namespace) -> Path:
             f"unknown mode {bad[0] if bad else '(none)'!r} in --modes; use static, dynamic or both"
         )
     bench = sample_benchmark(load_dialogues(args.bench), args.limit, args.seed)
-    cfg = ModelConfig(
-        model=args.model,
-        backend=args.backend,
-        mode=args.mode,
-        base_url=args.base_url,
-        max_new_tokens=args.max_new_tokens,
-        batch_size=args.batch_size,
-        device=args.device,
-        history_reasoning=args.history_reasoning,
-        tool_style=args.tool_style,
-    )
-    cfg.validate()
-    if cfg.backend != "openai":
-        describe_checkpoint(cfg.model)  # a bad path fails here, before anything is loaded
+    cfg = model_config(args)
     user, user_backend = _user_proxy(args.user_proxy, args.user_base_url, args.n_samples, args.n_voters)
     started = time.monotonic()
     if cfg.backend != "openai" and not args.quiet:
@@ -229,10 +216,11 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true")
 
 
-def _load_model(args: argparse.Namespace):  # noqa: ANN202 - ModelUnderTest
-    from eval.models import ModelConfig, ModelUnderTest, describe_checkpoint, offline_env
+def model_config(args: argparse.Namespace):  # noqa: ANN201 - eval.models.ModelConfig
+    """The model under test as the command line describes it, validated; a local checkpoint path
+    is checked here, before anything is loaded."""
+    from eval.models import ModelConfig, describe_checkpoint
 
-    offline_env()
     cfg = ModelConfig(
         model=args.model,
         backend=args.backend,
@@ -241,13 +229,22 @@ def _load_model(args: argparse.Namespace):  # noqa: ANN202 - ModelUnderTest
         max_new_tokens=args.max_new_tokens,
         batch_size=args.batch_size,
         device=args.device,
+        history_reasoning=getattr(args, "history_reasoning", "strip"),
         tool_style=args.tool_style,
     )
     cfg.validate()
     if cfg.backend != "openai":
         describe_checkpoint(cfg.model)
-        if not args.quiet:
-            print(f"loading {args.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
+    return cfg
+
+
+def _load_model(args: argparse.Namespace):  # noqa: ANN202 - ModelUnderTest
+    from eval.models import ModelUnderTest, offline_env
+
+    offline_env()
+    cfg = model_config(args)
+    if cfg.backend != "openai" and not args.quiet:
+        print(f"loading {args.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
     model = ModelUnderTest(cfg)
     if args.label:
         model.label = args.label
