@@ -31,6 +31,7 @@ from data_gen.errors import InputError
 from data_gen.schema import Dialogue, Persona, Provenance, Tool, ToolCall, write_jsonl
 
 __all__ = [
+    "need",
     "ImportReport",
     "ImportResult",
     "InputError",
@@ -101,6 +102,12 @@ def make_dialogue(
         loc = ".".join(str(x) for x in err.get("loc", ())) or None
         msg = str(err.get("msg", "invalid record")).removeprefix("Value error, ")
         raise InputError(f"{entry_id}: {msg}", path=path, record=record, field=loc) from None
+
+
+def need(cond: bool, message: str, path: str | Path, lineno: int) -> None:
+    """Raise the importers' one-line `InputError` (file and record) unless `cond` holds."""
+    if not cond:
+        raise InputError(message, path=path, record=lineno)
 
 
 def read_json(path: str | Path) -> Any:

@@ -95,7 +95,7 @@ from typing import Any
 from data_gen.catalogue import tool_from_record
 from data_gen.errors import InputError
 from data_gen.schema import Dialogue, Tool, ToolCall, Turn
-from eval.peers import ImportReport, ImportResult, make_dialogue, parse_call_string, read_json_lines
+from eval.peers import ImportReport, ImportResult, make_dialogue, need, parse_call_string, read_json_lines
 
 __all__ = [
     "CATEGORIES",
@@ -201,13 +201,8 @@ def category_of(path: str | Path) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _need(cond: bool, message: str, path: Path, lineno: int) -> None:
-    if not cond:
-        raise InputError(message, path=path, record=lineno)
-
-
 def _messages(question: Any, path: Path, lineno: int, where: str) -> list[list[dict[str, str]]]:
-    _need(
+    need(
         isinstance(question, list) and bool(question),
         f"{where}: 'question' must be a non-empty list of turns",
         path,
@@ -215,10 +210,10 @@ def _messages(question: Any, path: Path, lineno: int, where: str) -> list[list[d
     )
     turns = []
     for k, turn in enumerate(question):
-        _need(isinstance(turn, list), f"{where}: question turn {k} must be a list of messages", path, lineno)
+        need(isinstance(turn, list), f"{where}: question turn {k} must be a list of messages", path, lineno)
         for j, msg in enumerate(turn):
             ok = isinstance(msg, dict) and msg.get("role") in _ROLES and isinstance(msg.get("content"), str)
-            _need(
+            need(
                 ok,
                 f"{where}: question turn {k} message {j} needs a role (system/user/assistant) and a string content",
                 path,
@@ -230,17 +225,17 @@ def _messages(question: Any, path: Path, lineno: int, where: str) -> list[list[d
 
 def _acceptable(ground_truth: Any, path: Path, lineno: int, where: str) -> list[dict[str, dict[str, list]]]:
     ok = isinstance(ground_truth, list) and bool(ground_truth)
-    _need(ok, f"{where}: 'ground_truth' must be a non-empty list of calls", path, lineno)
+    need(ok, f"{where}: 'ground_truth' must be a non-empty list of calls", path, lineno)
     for k, call in enumerate(ground_truth):
         ok = isinstance(call, dict) and len(call) == 1 and isinstance(next(iter(call.values())), dict)
-        _need(
+        need(
             ok,
             f"{where}: ground_truth[{k}] must be {{function: {{param: [acceptable values]}}}}",
             path,
             lineno,
         )
         for param, values in next(iter(call.values())).items():
-            _need(
+            need(
                 isinstance(values, list),
                 f"{where}: ground_truth[{k}] parameter {param!r} must list its acceptable values",
                 path,
@@ -254,6 +249,17 @@ def _collapse(option: Any) -> Any:
     if not isinstance(option, dict) or not all(isinstance(v, list) for v in option.values()):
         return option
     return {k: next(x for x in v if x != "") for k, v in option.items() if any(x != "" for x in v)}
+
+
+def gold_calls(ground_truth: list[dict[str, Any]], tools: list[Tool]) -> tuple[list[ToolCall], list[str]]:
+    """The gold calls of a BFCL-style answer (`[{function: {param: [acceptable values]}}]`), each
+    with its first acceptable values, and the names among them that are not in `tools`."""
+    by_name = {t.name: t for t in tools}
+    calls = [
+        ToolCall(name=next(iter(c)), args=gold_args(next(iter(c.values())), by_name.get(next(iter(c)))))
+        for c in ground_truth
+    ]
+    return calls, [c.name for c in calls if c.name not in by_name]
 
 
 def gold_args(answer: Mapping[str, list], tool: Tool | None = None) -> dict[str, Any]:
@@ -288,7 +294,7 @@ def _tools(functions: Any, path: Path, lineno: int, where: str, *, allow_empty: 
         and all(isinstance(f, dict) for f in functions)
     )
     what = "a list" if allow_empty else "a non-empty list"
-    _need(ok, f"{where}: 'function' must be {what} of function documents", path, lineno)
+    need(ok, f"{where}: 'function' must be {what} of function documents", path, lineno)
     return [tool_from_record(f, path=path, record=lineno) for f in functions]
 
 
@@ -324,13 +330,13 @@ def _dialogue(
 def _load_answers(path: Path) -> dict[str, tuple[int, Any]]:
     out = {}
     for lineno, obj in read_json_lines(path):
-        _need(
+        need(
             isinstance(obj, dict) and isinstance(obj.get("id"), str),
             "answer record needs a string 'id'",
             path,
             lineno,
         )
-        _need("ground_truth" in obj, f"{obj['id']}: answer record has no 'ground_truth'", path, lineno)
+        need("ground_truth" in obj, f"{obj['id']}: answer record has no 'ground_truth'", path, lineno)
         out[obj["id"]] = (lineno, obj["ground_truth"])
     return out
 
@@ -371,7 +377,7 @@ def load_bfcl(
     for lineno, obj in read_json_lines(file):
         if limit is not None and len(dialogues) >= limit:
             break
-        _need(
+        need(
             isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"],
             "record needs a string 'id'",
             file,
@@ -411,7 +417,7 @@ def _single_turn(
     # Four live_irrelevance entries offer no function at all.
     tools = _tools(obj.get("function"), file, lineno, entry_id, allow_empty=category in IRRELEVANCE)
     turns, system = _turns_of(question)
-    _need(any(t.role == "user" for t in turns), f"{entry_id}: the question has no user message", file, lineno)
+    need(any(t.role == "user" for t in turns), f"{entry_id}: the question has no user message", file, lineno)
     counts["functions"] += len(tools)
     counts["system_messages"] += len(system)
     extra: dict[str, Any] = {"id": entry_id, "system": system}
@@ -422,13 +428,8 @@ def _single_turn(
         )  # fmt: skip
     answer_line, ground_truth = _answer_of(answers, entry_id, answer_path, file, lineno)
     ground_truth = _acceptable(ground_truth, answer_path, answer_line, entry_id)
-    by_name = {t.name: t for t in tools}
-    calls = [
-        ToolCall(name=next(iter(c)), args=gold_args(next(iter(c.values())), by_name.get(next(iter(c)))))
-        for c in ground_truth
-    ]
-    missing = [c.name for c in calls if c.name not in by_name]
-    _need(
+    calls, missing = gold_calls(ground_truth, tools)
+    need(
         not missing,
         f"{entry_id}: gold function {missing[0] if missing else ''!r} is not among its functions",
         file,
@@ -462,16 +463,16 @@ def _multi_turn(
     entry_id = obj["id"]
     classes = obj.get("involved_classes")
     ok = isinstance(classes, list) and bool(classes) and all(isinstance(c, str) for c in classes)
-    _need(ok, f"{entry_id}: 'involved_classes' must be a non-empty list of class names", file, lineno)
+    need(ok, f"{entry_id}: 'involved_classes' must be a non-empty list of class names", file, lineno)
     unknown = [c for c in classes if c not in MULTI_TURN_DOC_FILES]
-    _need(
+    need(
         not unknown,
         f"{entry_id}: unknown class {unknown[0] if unknown else ''!r} in involved_classes",
         file,
         lineno,
     )
     excluded = obj.get("excluded_function") or []
-    _need(isinstance(excluded, list), f"{entry_id}: 'excluded_function' must be a list", file, lineno)
+    need(isinstance(excluded, list), f"{entry_id}: 'excluded_function' must be a list", file, lineno)
     tools: dict[str, Tool] = {}
     for cls in classes:
         for tool in _class_docs(folder, cls, cache, file, lineno):
@@ -481,13 +482,13 @@ def _multi_turn(
     ok = isinstance(ground_truth, list) and all(
         isinstance(t, list) and all(isinstance(c, str) for c in t) for t in ground_truth
     )
-    _need(
+    need(
         ok,
         f"{entry_id}: 'ground_truth' must be a list of turns, each a list of call strings",
         answer_path,
         answer_line,
     )
-    _need(
+    need(
         len(ground_truth) == len(question),
         f"{entry_id}: {len(ground_truth)} ground-truth turns for {len(question)} question turns",
         answer_path,
@@ -518,7 +519,7 @@ def _multi_turn(
                 raise InputError(
                     f"{entry_id}: turn {k}: {text!r}: {exc}", path=answer_path, record=answer_line
                 ) from None
-            _need(
+            need(
                 call.name in tools,
                 f"{entry_id}: turn {k}: {call.name!r} is not among its functions",
                 answer_path,

@@ -42,8 +42,8 @@ from typing import Any
 from data_gen.catalogue import tool_from_record
 from data_gen.errors import InputError
 from data_gen.schema import Dialogue, Tool, ToolCall, Turn
-from eval.peers import ImportReport, ImportResult, make_dialogue, parse_call_strings, read_json_lines
-from eval.peers.bfcl import gold_args
+from eval.peers import ImportReport, ImportResult, make_dialogue, need, parse_call_strings, read_json_lines
+from eval.peers.bfcl import gold_calls
 
 __all__ = ["ACT_LABELS", "CALLS_FILE", "ACTS_FILE", "load_confetti"]
 
@@ -60,13 +60,8 @@ _ACTION_OF_ACT = {"function_calling": "call", "inform": "response", "reject": "r
 _RESULT_ROLES = ("tool", "function", "observation")
 
 
-def _need(cond: bool, message: str, path: Path, lineno: int) -> None:
-    if not cond:
-        raise InputError(message, path=path, record=lineno)
-
-
 def _flatten(question: Any, path: Path, lineno: int, where: str) -> list[dict[str, Any]]:
-    _need(
+    need(
         isinstance(question, list) and bool(question),
         f"{where}: 'question' must be a non-empty list",
         path,
@@ -78,10 +73,10 @@ def _flatten(question: Any, path: Path, lineno: int, where: str) -> list[dict[st
         msgs = list(question)
     for k, m in enumerate(msgs):
         ok = isinstance(m, dict) and isinstance(m.get("role"), str)
-        _need(ok, f"{where}: question message {k} must be an object with a role", path, lineno)
+        need(ok, f"{where}: question message {k} must be an object with a role", path, lineno)
         content = m.get("content")
         ok = content is None or isinstance(content, str)
-        _need(ok, f"{where}: question message {k} content must be a string", path, lineno)
+        need(ok, f"{where}: question message {k} content must be a string", path, lineno)
     return msgs
 
 
@@ -131,7 +126,7 @@ def _turns(
             else:
                 turns.append(Turn(role="assistant", content=content))
         elif role in _RESULT_ROLES:
-            _need(
+            need(
                 bool(turns) and turns[-1].role == "assistant",
                 f"{where}: question message {k} is a {role} result with no assistant turn before it",
                 path,
@@ -142,9 +137,7 @@ def _turns(
             raise InputError(
                 f"{where}: question message {k} has an unknown role {role!r}", path=path, record=lineno
             )
-    _need(
-        any(t.role == "user" for t in turns), f"{where}: the conversation has no user message", path, lineno
-    )
+    need(any(t.role == "user" for t in turns), f"{where}: the conversation has no user message", path, lineno)
     return turns, system
 
 
@@ -167,13 +160,13 @@ def _dialogue(
 def _answers(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
     out = {}
     for lineno, obj in read_json_lines(path):
-        _need(
+        need(
             isinstance(obj, dict) and isinstance(obj.get("id"), str),
             "answer record needs a string 'id'",
             path,
             lineno,
         )
-        _need("ground_truth" in obj, f"{obj['id']}: answer record has no 'ground_truth'", path, lineno)
+        need("ground_truth" in obj, f"{obj['id']}: answer record has no 'ground_truth'", path, lineno)
         out[obj["id"]] = (lineno, obj)
     return out
 
@@ -185,7 +178,7 @@ def _load_file(
     answers = _answers(answer_path)
     out = []
     for lineno, obj in read_json_lines(path):
-        _need(
+        need(
             isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"],
             "record needs a string 'id'",
             path,
@@ -194,7 +187,7 @@ def _load_file(
         entry_id = obj["id"]
         functions = obj.get("function", [])
         ok = isinstance(functions, list) and all(isinstance(f, dict) for f in functions)
-        _need(ok, f"{entry_id}: 'function' must be a list of function documents", path, lineno)
+        need(ok, f"{entry_id}: 'function' must be a list of function documents", path, lineno)
         tools = [tool_from_record(f, path=path, record=lineno) for f in functions]
         by_name = {t.name: t for t in tools}
         turns, system = _turns(
@@ -237,19 +230,14 @@ def _calling(
         and all(isinstance(c, dict) and len(c) == 1 and isinstance(next(iter(c.values())), dict) for c in gt)
         and all(isinstance(v, list) for c in gt for v in next(iter(c.values())).values())
     )
-    _need(
+    need(
         ok,
         f"{entry_id}: 'ground_truth' must be [{{function: {{param: [acceptable values]}}}}]",
         answer_path,
         a_line,
     )
-    by_name = {t.name: t for t in tools}
-    calls = [
-        ToolCall(name=next(iter(c)), args=gold_args(next(iter(c.values())), by_name.get(next(iter(c)))))
-        for c in gt
-    ]
-    unknown = [c.name for c in calls if c.name not in by_name]
-    _need(
+    calls, unknown = gold_calls(gt, tools)
+    need(
         not unknown,
         f"{entry_id}: gold function {unknown[0] if unknown else ''!r} is not among its functions",
         path,
@@ -280,11 +268,9 @@ def _acts(
 ) -> Dialogue:
     labels = answer["ground_truth"]
     ok = isinstance(labels, list) and bool(labels) and all(isinstance(x, str) for x in labels)
-    _need(
-        ok, f"{entry_id}: 'ground_truth' must be a non-empty list of dialog-act labels", answer_path, a_line
-    )
+    need(ok, f"{entry_id}: 'ground_truth' must be a non-empty list of dialog-act labels", answer_path, a_line)
     unknown = [x for x in labels if x not in ACT_LABELS]
-    _need(
+    need(
         not unknown,
         f"{entry_id}: unknown dialog act {unknown[0] if unknown else ''!r} (expected one of {', '.join(ACT_LABELS)})",
         answer_path,
@@ -296,7 +282,7 @@ def _acts(
     if isinstance(content, str):
         content = [content]
     ok = isinstance(content, list) and all(isinstance(x, (str, dict)) for x in content)
-    _need(ok, f"{entry_id}: 'ground_truth_content' must be a list of strings", answer_path, a_line)
+    need(ok, f"{entry_id}: 'ground_truth_content' must be a list of strings", answer_path, a_line)
     texts, calls = [], []
     for item in content:
         try:
