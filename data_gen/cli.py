@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.llm.base import BackendConfigError
 
@@ -31,9 +32,9 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         catalogue.tools, threshold=args.threshold, k=args.k, encoder=get_encoder(args.encoder)
     )
     if args.json:
-        print(json.dumps(stats, indent=2))
+        emit(json.dumps(stats, indent=2))
     else:
-        print(format_analysis(stats, top=args.top))
+        emit(format_analysis(stats, top=args.top))
     return 0
 
 
@@ -95,9 +96,9 @@ def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
         dice_counts, counter_name = asyncio.run(llm_counts()), f"llm:{model}"
     stats = analyze_corpus(dialogues, dice_counts=dice_counts, counter_name=counter_name)
     if args.json:
-        print(json.dumps(stats, indent=2))
+        emit(json.dumps(stats, indent=2))
     else:
-        print(format_corpus_report(stats))
+        emit(format_corpus_report(stats))
     return 0
 
 
@@ -132,7 +133,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         raise InputError("no catalogue given: pass --catalogue FILE or set `catalogue:` in the config")
     summary = asyncio.run(generate(cfg))
     s = summary.stats
-    print(
+    emit(
         f"{summary.accepted}/{summary.seeds} seeds accepted ({s['acceptance_rate']:.1%}) in {summary.seconds:.1f}s"
         f"{f' ({summary.skipped} already done)' if summary.skipped else ''}; "
         f"asked a disambiguating question: {s['share_asking_disambiguation']:.1%}; "
@@ -159,7 +160,7 @@ def _cmd_build_benchmark(args: argparse.Namespace) -> int:
                 progress=not args.quiet,
             )
         )
-    print(
+    emit(
         f"{info['records']} reference dialogues over {info['tools']} held-out tools "
         f"({', '.join(info['lines_of_business'])}) -> {args.out}"
     )
@@ -237,7 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with results_only_on_stdout():
+            return args.func(args)
     except (InputError, BackendConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

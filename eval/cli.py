@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.llm.base import BackendConfigError, BackendError
 
@@ -124,11 +125,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for mode in ("static", "dynamic"):
         if mode in metrics:
             m = metrics[mode]
-            print(
+            emit(
                 f"{mode:8s} Acc {m['Acc']:.3f}  FTR {m['FTR']:.3f}  TAR {m['TAR']:.3f}  "
                 f"malformed {m['malformed']:.3f}  n={m['n']}"
             )
-    print(f"run folder: {out}")
+    emit(f"run folder: {out}")
     return 0
 
 
@@ -136,14 +137,14 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from eval.report import score_transcripts
 
     result = score_transcripts(args.transcripts)
-    print(json.dumps(result, indent=2))
+    emit(json.dumps(result, indent=2))
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from eval.report import compare_runs
 
-    print(compare_runs(args.runs, out_dir=args.out, json_path=args.json))
+    emit(compare_runs(args.runs, out_dir=args.out, json_path=args.json))
     return 0
 
 
@@ -191,10 +192,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
     for r in results:
         print(r.report.summary(), file=sys.stderr)
     if args.json:
-        print(json.dumps([r.report.as_dict() for r in results], indent=2, default=str))
+        emit(json.dumps([r.report.as_dict() for r in results], indent=2, default=str))
     else:
         for r in results:
-            print(f"{r.report.source}: {json.dumps(r.report.counts, default=str)}")
+            emit(f"{r.report.source}: {json.dumps(r.report.counts, default=str)}")
     print(f"{n} dialogues -> {args.out}", file=sys.stderr)
     return 0
 
@@ -291,8 +292,8 @@ def _cmd_bfcl(args: argparse.Namespace) -> int:
     metrics["wall_seconds"] = round(time.monotonic() - started, 2)
     comparison = compare_bfcl(baseline, metrics, tolerance=args.tolerance) if baseline else None
     out = write_bfcl_run(_run_folder(args, "bfcl"), metrics, records, comparison=comparison)
-    print(format_bfcl(metrics, comparison))
-    print(f"run folder: {out}")
+    emit(format_bfcl(metrics, comparison))
+    emit(f"run folder: {out}")
     return 3 if comparison and comparison["regressions"] and args.fail_on_regression else 0
 
 
@@ -321,9 +322,9 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
                     "a prediction record needs 'gold' and 'pred'", path=args.predictions, record=i
                 )
         metrics = score_records(records, tools_known=any(r.get("pred_tools") for r in records))
-        print(format_next_action(metrics))
+        emit(format_next_action(metrics))
         if args.json:
-            print(json.dumps(metrics, indent=2))
+            emit(json.dumps(metrics, indent=2))
         return 0
     if not args.model:
         raise InputError("next-action needs --model (or --predictions FILE to rescore saved predictions)")
@@ -334,8 +335,8 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
     metrics["model"] = args.label or args.model
     metrics["benchmark"] = args.bench
     out = write_next_action_run(_run_folder(args, "next_action"), metrics, records)
-    print(format_next_action(metrics))
-    print(f"run folder: {out}")
+    emit(format_next_action(metrics))
+    emit(f"run folder: {out}")
     return 0
 
 
@@ -352,9 +353,9 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
 
         records = [obj for _, obj in read_json_lines(args.records)]
         metrics = turn_level_metrics(records)
-        print(format_turn_level(metrics))
+        emit(format_turn_level(metrics))
         if args.json:
-            print(json.dumps(metrics, indent=2))
+            emit(json.dumps(metrics, indent=2))
         return 0
     if not args.model:
         raise InputError("turn-level needs --model (or --records FILE to rescore saved records)")
@@ -365,8 +366,8 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
     metrics["model"] = args.label or args.model
     metrics["benchmark"] = args.bench
     out = write_turn_level_run(_run_folder(args, "turn_level"), metrics, records)
-    print(format_turn_level(metrics))
-    print(f"run folder: {out}")
+    emit(format_turn_level(metrics))
+    emit(f"run folder: {out}")
     return 0
 
 
@@ -517,7 +518,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with results_only_on_stdout():
+            return args.func(args)
     except (InputError, BackendConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
+# WANDB_MODE=offline as in CI: transformers then prints a line to stdout when imported, which must
+# not reach the JSON a command prints.
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
 SMOLLM2 = ROOT / "outputs" / "models" / "SmolLM2-135M-Instruct"
 
 
