@@ -212,7 +212,7 @@ class ToolCall(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, pattern=r"\S", description="The tool called; not blank.")
     args: dict[str, Any] = Field(default_factory=dict, validation_alias=AliasChoices("args", "arguments"))
 
 

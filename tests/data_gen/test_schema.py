@@ -180,6 +180,12 @@ def test_tool_call_accepts_arguments_alias() -> None:
         ToolCall.model_validate({"name": "a", "args": {}, "extra": 1})
 
 
+@pytest.mark.parametrize("name", ["", " ", "\t\n"])
+def test_tool_call_name_must_not_be_blank(name: str) -> None:
+    with pytest.raises(ValidationError):
+        ToolCall(name=name)
+
+
 def test_user_turn_with_thought_or_calls_is_rejected() -> None:
     with pytest.raises(ValidationError, match="user turn cannot carry a thought"):
         Turn(role="user", content="hi", thought="secret")

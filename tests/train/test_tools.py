@@ -142,7 +142,7 @@ def test_merge_errors_are_one_line(tmp_path, capsys):
 def test_resume_picks_the_last_complete_checkpoint(tmp_path, caplog):
     from types import SimpleNamespace
 
-    from train.sft import resume_checkpoint
+    from train.tracking import resume_checkpoint
 
     out = tmp_path / "run"
     for step, complete in ((5, True), (10, True), (15, False)):
