@@ -26,7 +26,7 @@ $(SETUP_STAMP): pyproject.toml requirements/constraints.txt
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check data_gen train eval tests
+	$(VENV)/bin/ruff format --check data_gen train eval bench scripts tests
 
 test: lint
 	$(PY) -m pytest -q -x --durations=15
@@ -87,3 +87,10 @@ eval-bfcl: setup
 .PHONY: bench
 bench: setup
 	OMP_NUM_THREADS=1 $(PY) -m bench.run
+
+# LoRA SFT throughput of a Llama-3.2-3B-shaped model, baseline vs prefix-shared (for a GPU machine;
+# see bench/README.md). Extra options: make bench-gpu GPU_BENCH_ARGS="--attn sdpa".
+GPU_BENCH_ARGS ?=
+.PHONY: bench-gpu
+bench-gpu: setup
+	$(PY) -m bench.gpu_sft $(GPU_BENCH_ARGS)
