@@ -28,27 +28,20 @@ steps of each mode are not timed.
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import platform
+import random
 import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _ROOT not in sys.path:  # `python bench/gpu_sft.py` from anywhere
-    sys.path.insert(0, _ROOT)
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import random  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Iterator, Sequence  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-ROOT = Path(_ROOT)
+ROOT = Path(__file__).resolve().parents[1]
 IGNORE_INDEX = -100
 
 # Llama-3.2-3B's architecture (its config.json); rope scaling is left out: it changes no FLOPs.
@@ -292,6 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str] | None = None) -> dict[str, Any]:
     args = build_parser().parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")

@@ -50,6 +50,7 @@ from data_gen.agents import (
 from data_gen.errors import InputError
 from data_gen.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, Usage
 from data_gen.personas import PersonaSampler, load_personas
+from data_gen.runs import sha256_file
 from data_gen.schema import (
     Dialogue,
     JsonlAppender,
@@ -514,14 +515,6 @@ def seed_index_of(d: Dialogue) -> int | None:
     return (d.provenance.model_extra or {}).get("seed_index")
 
 
-def _file_digest(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _read_rejects(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
@@ -560,7 +553,7 @@ async def generate(cfg: GenerationConfig, *, tools: Sequence[Tool] | None = None
     if tools is None:
         catalogue = load_catalogue(cfg.catalogue)
         tools = catalogue.tools
-        digest = _file_digest(cfg.catalogue)
+        digest = sha256_file(cfg.catalogue)
     else:
         digest = hashlib.sha256("".join(dump_record(t) for t in tools).encode()).hexdigest()
     out.mkdir(parents=True, exist_ok=True)

@@ -29,13 +29,13 @@ the paper; ``metrics.json`` keeps 6.
 from __future__ import annotations
 
 import json
-import netrc
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from data_gen.errors import InputError
+from data_gen.runs import has_wandb_credentials
 from eval.metrics import (
     compute_breakdowns,
     compute_metrics,
@@ -416,23 +416,13 @@ def compare_runs(
 # --------------------------------------------------------------------------------------------
 
 
-def _has_wandb_credentials() -> bool:
-    if os.environ.get("WANDB_API_KEY", "").strip():
-        return True
-    try:
-        host = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai").split("://")[-1].split("/")[0]
-        return netrc.netrc().authenticators(host) is not None
-    except (FileNotFoundError, netrc.NetrcParseError, OSError):
-        return False
-
-
 def wandb_mode() -> str | None:
     """The ``mode`` passed to `wandb.init`: None (wandb decides) when ``WANDB_MODE`` is set or
     there are credentials (``WANDB_API_KEY`` or a netrc entry), else ``"offline"``, so a run with
     no key lands in the run folder and ``wandb sync`` can upload it later."""
     if os.environ.get("WANDB_MODE", "").strip():
         return None
-    return None if _has_wandb_credentials() else "offline"
+    return None if has_wandb_credentials() else "offline"
 
 
 def flatten_metrics(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import netrc
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+from data_gen.runs import has_wandb_credentials, sha256_file
 from train.slicing import SliceConfig
 
 logger = logging.getLogger("diaforge.sft")
@@ -57,16 +57,6 @@ def resume_checkpoint(args: Any, training_args: Any, output_dir: Path, *, main_p
         return None
     last = last_complete_checkpoint(output_dir)
     return str(last) if last else None
-
-
-def has_wandb_credentials() -> bool:
-    if os.environ.get("WANDB_API_KEY", "").strip():
-        return True
-    try:
-        host = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai").split("://")[-1].split("/")[0]
-        return netrc.netrc().authenticators(host) is not None
-    except (FileNotFoundError, netrc.NetrcParseError, OSError):
-        return False
 
 
 def configure_wandb(args: Any, output_dir: Path) -> str:
@@ -119,14 +109,6 @@ def stats_callback(stats: dict[str, Any], fingerprint: dict[str, Any]):
 # --------------------------------------------------------------------------------------------
 # Data fingerprint
 # --------------------------------------------------------------------------------------------
-
-
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def samples_sha256(samples: list[dict[str, Any]]) -> str:
