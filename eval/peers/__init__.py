@@ -143,6 +143,22 @@ def read_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
                 ) from None
 
 
+def read_answers(path: str | Path) -> dict[str, tuple[int, dict[str, Any]]]:
+    """BFCL-style answer file (JSON Lines of ``{"id", "ground_truth", ...}``): id -> (line number,
+    record). `InputError` naming the file and line when a record has no string id or no answer."""
+    out = {}
+    for lineno, obj in read_json_lines(path):
+        need(
+            isinstance(obj, dict) and isinstance(obj.get("id"), str),
+            "answer record needs a string 'id'",
+            path,
+            lineno,
+        )
+        need("ground_truth" in obj, f"{obj['id']}: answer record has no 'ground_truth'", path, lineno)
+        out[obj["id"]] = (lineno, obj)
+    return out
+
+
 def write_dialogues(path: str | Path, dialogues: list[Dialogue]) -> int:
     """Write imported dialogues as our JSONL (atomically); returns the count."""
     return write_jsonl(path, dialogues)

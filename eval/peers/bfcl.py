@@ -95,7 +95,15 @@ from typing import Any
 from data_gen.catalogue import tool_from_record
 from data_gen.errors import InputError
 from data_gen.schema import Dialogue, Tool, ToolCall, Turn
-from eval.peers import ImportReport, ImportResult, make_dialogue, need, parse_call_string, read_json_lines
+from eval.peers import (
+    ImportReport,
+    ImportResult,
+    make_dialogue,
+    need,
+    parse_call_string,
+    read_answers,
+    read_json_lines,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -327,20 +335,6 @@ def _dialogue(
     )  # fmt: skip
 
 
-def _load_answers(path: Path) -> dict[str, tuple[int, Any]]:
-    out = {}
-    for lineno, obj in read_json_lines(path):
-        need(
-            isinstance(obj, dict) and isinstance(obj.get("id"), str),
-            "answer record needs a string 'id'",
-            path,
-            lineno,
-        )
-        need("ground_truth" in obj, f"{obj['id']}: answer record has no 'ground_truth'", path, lineno)
-        out[obj["id"]] = (lineno, obj["ground_truth"])
-    return out
-
-
 def _class_docs(folder: Path, cls: str, cache: dict[str, list[Tool]], path: Path, lineno: int) -> list[Tool]:
     if cls not in cache:
         doc = folder / "multi_turn_func_doc" / MULTI_TURN_DOC_FILES[cls]
@@ -370,7 +364,7 @@ def load_bfcl(
     answers: dict[str, tuple[int, Any]] = {}
     answer_path = folder / "possible_answer" / file.name
     if category not in IRRELEVANCE:
-        answers = _load_answers(answer_path)
+        answers = read_answers(answer_path)
     docs_cache: dict[str, list[Tool]] = {}
     dialogues: list[Dialogue] = []
     counts: Counter = Counter()
@@ -400,7 +394,8 @@ def _answer_of(
 ) -> Any:
     if entry_id not in answers:
         raise InputError(f"{entry_id}: no answer for this id in {answer_path}", path=file, record=lineno)
-    return answers[entry_id]
+    answer_line, record = answers[entry_id]
+    return answer_line, record["ground_truth"]
 
 
 def _single_turn(

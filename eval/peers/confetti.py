@@ -42,7 +42,15 @@ from typing import Any
 from data_gen.catalogue import tool_from_record
 from data_gen.errors import InputError
 from data_gen.schema import Dialogue, Tool, ToolCall, Turn
-from eval.peers import ImportReport, ImportResult, make_dialogue, need, parse_call_strings, read_json_lines
+from eval.peers import (
+    ImportReport,
+    ImportResult,
+    make_dialogue,
+    need,
+    parse_call_strings,
+    read_answers,
+    read_json_lines,
+)
 from eval.peers.bfcl import gold_calls
 
 __all__ = ["ACT_LABELS", "CALLS_FILE", "ACTS_FILE", "load_confetti"]
@@ -157,25 +165,11 @@ def _dialogue(
     )  # fmt: skip
 
 
-def _answers(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
-    out = {}
-    for lineno, obj in read_json_lines(path):
-        need(
-            isinstance(obj, dict) and isinstance(obj.get("id"), str),
-            "answer record needs a string 'id'",
-            path,
-            lineno,
-        )
-        need("ground_truth" in obj, f"{obj['id']}: answer record has no 'ground_truth'", path, lineno)
-        out[obj["id"]] = (lineno, obj)
-    return out
-
-
 def _load_file(
     path: Path, kind: str, report: ImportReport, counts: Counter, seen: dict[str, Any]
 ) -> list[Dialogue]:
     answer_path = path.parent / "possible_answer" / path.name
-    answers = _answers(answer_path)
+    answers = read_answers(answer_path)
     out = []
     for lineno, obj in read_json_lines(path):
         need(
