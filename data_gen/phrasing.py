@@ -142,11 +142,12 @@ DETERMINERS = frozenset(
     ]
 )
 # Words after which an object phrase stops: what follows qualifies the action, it is not the thing acted on.
-_BOUNDARY = frozenset(
+_BOUNDARY_WORDS = (
     "for through from to in on at with by via so when where while before after under against into "
     "within without that which who whose and or as using across between during until unless if once "
-    "than because including except whether over".split()
+    "than because including except whether over"
 )
+_BOUNDARY = frozenset(_BOUNDARY_WORDS.split())
 _PARTICLES = frozenset({"up", "out", "off", "back", "down"})
 _LOOKUP_LEADS = {
     "whether": "check whether",
