@@ -149,6 +149,7 @@ _BOUNDARY_WORDS = (
 )
 _BOUNDARY = frozenset(_BOUNDARY_WORDS.split())
 _PARTICLES = frozenset({"up", "out", "off", "back", "down"})
+_SUBJECTS = frozenset({"you", "i", "we", "they", "he", "she", "it", "that", "which", "whose", "who"})
 _LOOKUP_LEADS = {
     "whether": "check whether",
     "who": "find out who",
@@ -291,14 +292,18 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
         low = first.lower()
         nxt = tokens[1].lower() if len(tokens) > 1 else ""
         verb = verb_lemma(first, nxt)
+        if (
+            verb and nxt == "," and "," in tokens[2:8] and "NOUN" not in _lemmas(first)
+        ):  # "Approves, in one go, every ..."
+            tokens = [first, *tokens[tokens.index(",", 2) + 1 :]]
+            nxt = tokens[1].lower() if len(tokens) > 1 else ""
         if verb and nxt in ("or", "and") and len(tokens) > 2 and verb_lemma(tokens[2]):
-            verb, nxt, tokens = (
-                f"{verb} {nxt} {verb_lemma(tokens[2])}",
-                tokens[3].lower() if len(tokens) > 3 else "",
-                [first, *tokens[3:]],
-            )
+            verb = f"{verb} {nxt} {verb_lemma(tokens[2])}"
+            tokens = [first, *tokens[3:]]
+            nxt = tokens[1].lower() if len(tokens) > 1 else ""
         adverb = nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"}
-        if verb and nxt and not (nxt in _BOUNDARY or nxt.endswith("ed") or adverb):
+        not_object = nxt in _BOUNDARY or nxt.endswith("ed") or nxt in _SUBJECTS or not nxt[:1].isalnum()
+        if verb and nxt and not (not_object or adverb):
             start = 1
             if nxt in _PARTICLES:
                 verb, start = f"{verb} {nxt}", 2
@@ -309,19 +314,28 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
                 obj = _lower_obj(obj)
                 head, nouns = _noun_info(obj)
                 return Intent(verb, " ".join(obj), " ".join(_lower_obj(tail)), head, "description", nouns)
+        else:
+            verb = None
         if low in _LOOKUP_LEADS:
             rest = " ".join(_lower_obj(tokens[1:14]))
             rest = re.sub(r"\s+([,;:])", r"\1", rest).split(";")[0].rstrip(",:")
             head, nouns = _noun_info(rest.split())
             return Intent(_LOOKUP_LEADS[low], rest, "", head, "lookup", nouns)
-        if not verb or adverb:
-            obj, tail = _object_words(tokens, 0, coordinate=True)
+        if not verb:
+            if len(tokens) > 1 and tokens[1] == "," and "of" in [t.lower() for t in tokens[:14]]:
+                upto = [t.lower() for t in tokens].index("of")  # "Parties, term and owner of a contract"
+                listed, rest = tokens[:upto], tokens[upto:]
+                more, tail = _object_words(rest, 0, coordinate=True)
+                obj = [*listed, *more]
+            else:
+                obj, tail = _object_words(tokens, 0, coordinate=True)
             if obj:
                 obj = _lower_obj(obj)
                 if obj[0].lower() not in DETERMINERS:
                     obj = ["the", *obj]
                 head, nouns = _noun_info(obj)
-                return Intent("look up", " ".join(obj), " ".join(_lower_obj(tail)), head, "lookup", nouns)
+                text = " ".join(obj).replace(" ,", ",")
+                return Intent("look up", text, " ".join(_lower_obj(tail)), head, "lookup", nouns)
     ws = _name_words(tool, prefixes)
     if len(ws) > 1 and is_base_verb(ws[0]):
         obj = with_article(" ".join(ws[1:]))
@@ -421,7 +435,9 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
         while len(core) > 1 and core[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
             core.pop()
         phrase = " ".join(core)
-        if len(verbs) > 1:
+        if intents[o.name].source == "name":
+            phrase = ""  # a phrase read off the identifier would read the name out
+        elif len(verbs) > 1:
             phrase = f"{intents[o.name].verb} {phrase or intents[o.name].obj}"
         out[o.name] = phrase
     counts = Counter(out.values())

@@ -112,7 +112,7 @@ HELDOUT = Wording(
         "chatty": (
             "Hey, {role} from {department} here, and my job this week is to {act}.",
             "So, busy day over here, but first up I want to {act}.",
-            "Hey hey! Somebody said you're the one to ask, since I want to {act}.",
+            "Oh hi! Somebody said you're the one to ask, since I want to {act}.",
         ),
         "precise": (
             "Task: {act}.",
@@ -135,8 +135,8 @@ HELDOUT = Wording(
     none_fits=("Hmm, neither of these. {need}", "Those miss the mark. {need}"),
     restate=("Put differently: {need}", "Maybe this helps: {need}"),
     ask_values=(
-        "Okay. In order to {act}, please send {items}.",
-        "Alright, let me have {items}.",
+        "Okay. In order to {act}, could you send {items}?",
+        "Alright, can you let me have {items}?",
         "Right, may I have {items}?",
     ),
     ask_more=("Appreciated. May I also have {items}?", "Great, and {items}?"),
