@@ -281,7 +281,10 @@ def gold_choice(gold: Tool, options: Sequence[Tool], rng: random.Random) -> str:
             else "about "
         )
         return in_user_voice(f"the one {lead}{clause}")
-    return in_user_voice(descriptor or intent_of(gold, prefixes).phrase)
+    choice = descriptor or intent_of(gold, prefixes).phrase
+    if is_base_verb(choice.split()[0]):
+        choice = f"the option to {choice}"
+    return in_user_voice(choice)
 
 
 def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) -> str:

@@ -63,7 +63,7 @@ from data_gen.schema import (
     write_jsonl,
 )
 from data_gen.similarity import DistractorRetriever, get_encoder
-from data_gen.validators import run_rule_validators
+from data_gen.validators import naturalness_shares, run_rule_validators
 from data_gen.values import ValueGenerator
 from data_gen.wording import PHRASING_CHOICES
 
@@ -751,6 +751,7 @@ def corpus_stats(dialogues: Sequence[Dialogue], rejects: Sequence[dict], *, num_
         "selection_turns": hist("selection_turns"),
         "completion_turns": hist("completion_turns"),
         "distinct_seed_tools": len({d.seed_tool for d in dialogues}),
+        "naturalness": naturalness_shares(dialogues),
     }
 
 

@@ -302,7 +302,8 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
             tokens = [first, *tokens[3:]]
             nxt = tokens[1].lower() if len(tokens) > 1 else ""
         adverb = nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"}
-        not_object = nxt in _BOUNDARY or nxt.endswith("ed") or nxt in _SUBJECTS or not nxt[:1].isalnum()
+        pronoun = nxt in _SUBJECTS and "NOUN" in _lemmas(first)  # "Contracts you own", not "Assigns you a"
+        not_object = nxt in _BOUNDARY or nxt.endswith("ed") or pronoun or not nxt[:1].isalnum()
         if verb and nxt and not (not_object or adverb):
             start = 1
             if nxt in _PARTICLES:
@@ -545,11 +546,14 @@ def names_read_out(text: str, tools: Sequence[Tool]) -> list[str]:
 
 _ARTEFACTS = [
     (re.compile(r"\{[A-Za-z_]*\}"), "unfilled template slot"),
-    (re.compile(r"\b(a|an|the)\s+(a|an|the|of|to|for|with|and|or|in|on|by)\b", re.I), "article before '{2}'"),
+    (
+        re.compile(r"\b(a|an|the)\s+(a|an|the|of|to|for|with|and|or|in|on|by)\b(?![\w-])", re.I),
+        "article before '{2}'",
+    ),
     (re.compile(r"\b(to|of|for|with)\s+(to|of|for)\b", re.I), "'{1} {2}'"),
-    (re.compile(r"\b(the)\s+(today|tomorrow|yesterday)\b", re.I), "'the {2}'"),
+    (re.compile(r"\b(the)\s+(today|tomorrow|yesterday)\b(?!['’]s)", re.I), "'the {2}'"),
     (re.compile(r"\b(\w+)\s+\1\b", re.I), "repeated word '{1}'"),
-    (re.compile(r"\b(None|null|undefined|nan)\b"), "placeholder value '{1}'"),
+    (re.compile(r"\b(None|null|undefined|NaN)\b(?! of)"), "placeholder value '{1}'"),
     (re.compile(r"\s[,.;:?!]|[,;:]{2,}|(?<!\.)\.\.(?!\.)"), "stray punctuation"),
 ]
 _ALLOWED_REPEATS = frozenset({"that", "had", "very", "bye", "ha", "no"})

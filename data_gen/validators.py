@@ -180,3 +180,29 @@ def run_rule_validators(d: Dialogue) -> list[Verdict]:
         if not verdict.passed:
             break
     return verdicts
+
+
+def naturalness_shares(dialogues: Sequence[Dialogue]) -> dict[str, float]:
+    """Shares of dialogues with an assistant question that reads out a tool name, with a user turn
+    naming the gold tool before the assistant did, and with template debris in the opening: the
+    measures the scripted generator is held to (`stats.json` -> `naturalness`)."""
+    n = len(dialogues) or 1
+    names_in_questions = user_names_gold = opening_debris = 0
+    for d in dialogues:
+        said: set[str] = set()
+        asked_names = named_gold = False
+        for t in d.turns:
+            if t.role == "assistant":
+                found = names_read_out(t.content or "", d.candidate_tools)
+                asked_names |= bool(found)
+                said |= set(found)
+            elif d.seed_tool in names_read_out(t.content, d.candidate_tools) and d.seed_tool not in said:
+                named_gold = True
+        names_in_questions += asked_names
+        user_names_gold += named_gold
+        opening_debris += bool(d.turns and artefacts(d.turns[0].content))
+    return {
+        "share_questions_naming_tools": names_in_questions / n,
+        "share_user_naming_gold_unprompted": user_names_gold / n,
+        "share_openings_with_artefacts": opening_debris / n,
+    }

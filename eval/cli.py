@@ -28,7 +28,11 @@ def _user_proxy(spec: str, base_url: str | None, n: int, m: int):  # noqa: ANN20
     from data_gen.agents import LLMUser, LLMVoter, ScriptedUser, ScriptedVoter, VotingUser
 
     if spec == "scripted":
-        return VotingUser(ScriptedUser(), ScriptedVoter(), n=n, m=m), None
+        from data_gen.similarity import get_encoder
+
+        # The benchmark's own wording bank, and questions read by meaning (sentence encoder).
+        user = ScriptedUser(phrasing="heldout", encoder=get_encoder())
+        return VotingUser(user, ScriptedVoter(), n=n, m=m), None
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
         raise InputError(f"unknown user proxy {spec!r}; use 'scripted' or 'openai:MODEL'")

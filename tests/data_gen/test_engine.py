@@ -69,6 +69,7 @@ def test_scripted_corpus_meets_the_targets(corpus) -> None:
             "format",
             "toolcall",
             "toolargs",
+            "naturalness",
             "relevancy",
             "critique",
         }
