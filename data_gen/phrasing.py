@@ -272,10 +272,11 @@ def _noun_info(obj: Sequence[str]) -> tuple[str, tuple[str, ...]]:
 
 
 def catalogue_prefixes(tools: Sequence[Tool], share: float = 0.2) -> frozenset[str]:
-    """Name words that open many names (`fleet`, `fn`) or are numbers: a domain prefix, not a verb."""
+    """Name words that open many names (`fleet`, `trial`, `fn`): a domain prefix, not a verb. A word
+    that is also a verb (`get`) counts only when it opens half again as many names."""
     firsts = Counter(name_tokens(t)[0] for t in tools if name_tokens(t))
     n = max(len(tools), 1)
-    common = {w for w, c in firsts.items() if c / n >= share and c > 1 and not is_base_verb(w)}
+    common = {w for w, c in firsts.items() if c > 1 and c / n >= (share * 1.5 if is_base_verb(w) else share)}
     return frozenset(common | {"fn", "api", "op", "v1", "v2"})
 
 
@@ -338,7 +339,12 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
                 text = " ".join(obj).replace(" ,", ",")
                 return Intent("look up", text, " ".join(_lower_obj(tail)), head, "lookup", nouns)
     ws = _name_words(tool, prefixes)
-    if len(ws) > 1 and is_base_verb(ws[0]):
+    if (
+        len(ws) > 1
+        and is_base_verb(ws[0])
+        and "NOUN" not in _lemmas(ws[0])
+        and ws[1] not in _BOUNDARY | {"of"}
+    ):
         obj = with_article(" ".join(ws[1:]))
         head, nouns = _noun_info(obj.split())
         return Intent(ws[0], obj, "", head, "name", nouns)
