@@ -901,7 +901,7 @@ class ValueGenerator:
     """
 
     MAX_TRIES = 30
-    DESCRIBED_TRIES = 8
+    DESCRIBED_TRIES = 16
 
     def __init__(self, rng: random.Random, *, today: date = DEFAULT_TODAY) -> None:
         self.rng = rng
@@ -1039,8 +1039,10 @@ class ValueGenerator:
         """A string for `name`: the shape the description shows when it passes the whole schema
         as drawn, else the pattern, the format, the name heuristics and a word token in turn
         (each fitted to the length bounds), the first that conforms."""
-        for _ in range(self.DESCRIBED_TRIES):  # a pattern may admit only some draws of the shape
-            described = self._described(name, spec, persona)
+        for attempt in range(self.DESCRIBED_TRIES):
+            # A pattern may admit only some draws of the shape ("2025-H1" against
+            # ^20[0-9]{2}-(H1|H2|FY)$): later tries keep some parts of the example as written.
+            described = self._described(name, spec, persona, keep=0.5 if attempt else 0.0)
             if described is None:
                 break
             if check_value(described, spec) is None:
@@ -1068,14 +1070,16 @@ class ValueGenerator:
 
     # -- what the description shows ----------------------------------------------------------
 
-    def _described(self, name: str, spec: dict[str, Any], persona: Persona | None) -> str | None:
+    def _described(
+        self, name: str, spec: dict[str, Any], persona: Persona | None, *, keep: float = 0.0
+    ) -> str | None:
         """A value of the shape the parameter's description shows, or None when it shows none.
 
         A code-like example ("e.g. 'VH-20931'", "(e.g. FRA)", "such as PO-2024-0042") comes
         first: `_shaped` draws a fresh value of its shape. Otherwise a spelled-out format
         ("YYYY-MM", "HH:MM", "ISO 4217 currency code", "E.164", "UUID", ...) is drawn by kind.
         The caller keeps the value only when it passes the schema (enum, pattern, format and
-        bounds are stronger than prose).
+        bounds are stronger than prose); `keep` is passed on to `_shaped`.
         """
         description = str(spec.get("description") or "")
         if not description:
@@ -1084,13 +1088,13 @@ class ValueGenerator:
         identifier = bool(tokens) and (tokens[-1] in _ID_WORDS or "sku" in tokens)
         example = _description_example(description, identifier=identifier)
         if example is not None:
-            value = self._shaped(example, name, description)
+            value = self._shaped(example, name, description, keep=keep)
             if value is not None:
                 return value
         kind = _spelled_format(description)
         return self._spelled(kind, name, persona) if kind is not None else None
 
-    def _shaped(self, example: str, name: str, description: str) -> str | None:
+    def _shaped(self, example: str, name: str, description: str, *, keep: float = 0.0) -> str | None:
         """A fresh value with the shape of `example`, never `example` itself (None when the
         example has nothing to vary, e.g. it is all literal prefix).
 
@@ -1102,15 +1106,16 @@ class ValueGenerator:
         draws the rest: a year for ``19xx``/``20xx``, a date for a ``YYYYMMDD`` run, fresh digits
         (first significant one non-zero), capitals (a currency, country or airport code where
         the name or description says so) and small letters (a word of the same length where
-        there is one) of the same length.
+        there is one) of the same length. With `keep`, each of those parts is kept as written
+        with that probability (the value as a whole still differs from the example).
         """
         for _ in range(10):
-            value = self._shape_once(example, name, description)
+            value = self._shape_once(example, name, description, keep)
             if value is None or value != example:
                 return value
         return None
 
-    def _shape_once(self, example: str, name: str, description: str) -> str | None:
+    def _shape_once(self, example: str, name: str, description: str, keep: float) -> str | None:
         rng = self.rng
         if _valid_date(example):
             return self._date(name).isoformat()
@@ -1140,6 +1145,8 @@ class ValueGenerator:
         for i, run in enumerate(runs):
             if not run.isalnum() or _is_literal_run(runs, i):
                 out.append(run)  # separators, symbols, literal prefixes and markers
+            elif keep and rng.random() < keep:
+                out.append(run)
             elif run.isdigit():
                 out.append(self._digits_like(run, name))
             elif run.isupper():
