@@ -386,12 +386,12 @@ class Engine:
         return {r: (f"{b.name}:{b.model}" if b is not None else "scripted") for r, b in self.backends.items()}
 
     def _persona(self, tool: Tool, rng: random.Random):  # noqa: ANN202
-        ranked = self._persona_rank.get(tool.name)
-        if ranked is None:
-            ranked = self._persona_rank[tool.name] = [
-                p for p, _ in self.personas.ranked(tool)[: self.cfg.persona_top_k]
-            ]
-        return rng.choice(ranked)
+        """A persona for `tool`: uniform over the sampler's pool (the tool's line of business
+        when the bank has it, else the whole bank), computed once per tool."""
+        pool = self._persona_rank.get(tool.name)
+        if pool is None:
+            pool = self._persona_rank[tool.name] = self.personas.pool(tool)
+        return rng.choice(pool)
 
     def candidates(self, gold: Tool, rng: random.Random) -> list[Tool]:
         if self.cfg.distractors == "random":
