@@ -122,7 +122,13 @@ def test_metrics_json_keys_and_values(tmp_path):
     )
     # ConvRel: static not computed; dynamic (g(3) + g(1)) / 2 = 0.5.
     assert stored["static"]["ConvRel"] is None and stored["dynamic"]["ConvRel"] == 0.5
-    assert stored["ended"]["dynamic"] == {"tool_call": 1, "t_max": 0, "reference_end": 0, "error": 1}
+    assert stored["ended"]["dynamic"] == {
+        "tool_call": 1,
+        "t_max": 0,
+        "reference_end": 0,
+        "truncated": 0,
+        "error": 1,
+    }
 
 
 def test_only_modes_that_ran_are_present(tmp_path):
