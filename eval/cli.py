@@ -66,7 +66,6 @@ async def _run(args: argparse.Namespace) -> Path:
     if not cfg.is_policy:  # a reference policy writes its turns whole: no budget applies
         budget = run_budget(args.max_new_tokens, cfg, full_bench)
         cfg.max_new_tokens = budget.max_new_tokens
-        print(budget.describe(), file=sys.stderr)
     user, user_backend = _user_proxy(args.user_proxy, args.user_base_url, args.n_samples, args.n_voters)
     started = time.monotonic()
     if cfg.backend not in ("openai", *POLICIES) and not args.quiet:
@@ -77,6 +76,8 @@ async def _run(args: argparse.Namespace) -> Path:
         await model.check()
         if user_backend is not None:
             await user_backend.check()
+        if budget is not None:  # once everything is reachable: an error stays the only line
+            print(budget.describe(), file=sys.stderr)
         near_dup = near_duplicate_flags(bench, get_encoder())
         records: list[dict] = []
         timings: dict[str, float] = {}

@@ -161,7 +161,8 @@ def test_report_md_has_paper_tables(tmp_path):
     assert "| Model | ConvRel (↑) | TTR (↑) | NGD3 (↑) | NGD2 (↑) | NGD4 (↑) |" in report
     assert "Table 3 layout" in report and "Table 6 layout" in report
     assert "| tiny-lora | n/c |" in report  # static ConvRel not computed
-    assert "## Malformed output" in report and "of assistant turns malformed" in report
+    assert "## Malformed and truncated output" in report and "of assistant turns malformed" in report
+    assert "of dialogues ended on a reply cut off by the token budget" in report
     assert "## Breakdowns" in report and "near-duplicate among candidates" in report
     assert "3+ required args" in report
     # One data row in the Table 1 block.
