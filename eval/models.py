@@ -213,7 +213,8 @@ class Budget:
         unit = "tokens" if self.counted_with == "tokenizer" else "characters, no local tokenizer"
         return (
             f"max_new_tokens {self.max_new_tokens} (auto: longest reference assistant turn "
-            f"{self.longest_reference_turn} {unit}, plus {AUTO_MARGIN:.0%} and at least {AUTO_MIN_MARGIN})"
+            f"{self.longest_reference_turn} {unit} with its end-of-turn token, plus {AUTO_MARGIN:.0%}, "
+            f"at least {AUTO_MIN_MARGIN})"
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -239,10 +240,17 @@ def auto_max_new_tokens(bench: Iterable[Dialogue], count: Callable[[str], int], 
 
 def token_counter(model: str, backend: str) -> tuple[Callable[[str], int], str]:
     """How `auto_max_new_tokens` measures text for this model: its tokenizer when it is a local
-    folder (always for `hf` and `vllm`; for `openai` when `model` happens to be one), else
-    characters. The end-of-turn token the model must also write is counted."""
-    if backend != "openai" or Path(model).is_dir():
+    folder (always for `hf` and `vllm`; for `openai` when `model` names a local model folder),
+    else characters. The end-of-turn token the model must also write is counted."""
+    tokenizer = None
+    if backend != "openai":
         tokenizer = load_tokenizer(model)
+    elif Path(model).is_dir():
+        try:
+            tokenizer = load_tokenizer(model)
+        except (InputError, OSError, ValueError):  # a folder that is not a model: count characters
+            tokenizer = None
+    if tokenizer is not None:
         return (lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]) + 1), "tokenizer"
     return (lambda text: len(text) + 1), "characters"
 

@@ -10,21 +10,21 @@
        "static":  {"Acc": ..., "FTR": ..., ..., "n": ...},      # present when static mode ran
        "dynamic": {...},                                        # present when dynamic mode ran
        "breakdowns": {"static": {"by_near_duplicate": {...}, "by_required_args": {...}}, "dynamic": ...},
-       "ended": {"static": {"tool_call": 80, "t_max": 30, "reference_end": 9, "error": 0}, ...},
+       "ended": {"static": {"tool_call": 80, "t_max": 30, "reference_end": 9, "truncated": 0, "error": 0}, ...},
        ...extra}                                                # whatever the caller adds
 
   with the metric keys of `eval.metrics.METRIC_KEYS`;
 * ``report.md``: the paper's tables for this run (Table 1: Acc/FTR/TAR static | dynamic; Tables
   3 and 5: TCP TCR PKP PKR Acc FTR TAR per mode; Tables 4 and 6: ConvRel TTR NGD3 plus NGD2 and
-  NGD4), the malformed-output shares, how dialogues ended, and the breakdowns;
+  NGD4), the malformed-output and truncated shares, how dialogues ended, and the breakdowns;
 * ``tradeoff.png``: the Figure 3 trade-off plot (x = 1 − TAR, y = Acc, marker size and colour
   ∝ FTR), one point for the run;
 * optionally a W&B run (`log_to_wandb`), offline into the run folder when there is no API key.
 
 `compare_runs` puts several runs side by side (Table 1 layout, one row per run, and the
 trade-off plot with one point per run), with the reference-policy runs (`eval.policies`: the
-`reference` ceiling and the `name-overlap` and `random` floors) marked and set beside the models. Numbers in the markdown are rounded to 2 decimals as in
-the paper; ``metrics.json`` keeps 6.
+`reference` ceiling and the `name-overlap` and `random` floors) marked and set beside the models.
+Numbers in the markdown are rounded to 2 decimals as in the paper; ``metrics.json`` keeps 6.
 """
 
 from __future__ import annotations
