@@ -11,8 +11,13 @@ and never touches torch's global random state.
 
 `generate` blocks, so `chat` runs it in a worker thread (`asyncio.to_thread`) behind a lock: one
 generation at a time per backend, while the event loop stays free for other agents. For
-throughput (evaluation), `generate_batch` left-pads several conversations and generates them
-together.
+throughput (evaluation), `generate_batch` generates several conversations together.
+
+With `prefix_cache=True` (the default) and a model whose cache allows it (plain full-attention
+layers: Llama, Qwen, SmolLM2 ...), generation goes through `PrefixCachedGenerator`: the keys and
+values of earlier prompts and replies are kept, so a dialogue's next turn only computes what was
+added since (and dialogues share their common system-prompt opening), and a finished row leaves
+its batch at once. Other models, or `prefix_cache=False`, use `model.generate` with left padding.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 import torch
 
 from data_gen.llm.base import BackendConfigError, ChatResult, Usage
+from data_gen.llm.prefix_cache import DEFAULT_MAX_CACHED_TOKENS, PrefixCachedGenerator, supports_prefix_cache
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +126,9 @@ class HFBackend:
         default_temperature: used when `chat` gets `temperature=None`, default 0.7; None or 0
             makes the default greedy.
         top_p: nucleus sampling mass when sampling, default 1.0 (off).
+        prefix_cache: reuse the keys and values of earlier prompts (module docstring), default
+            True; ignored for models whose cache cannot be reused that way.
+        max_cached_tokens: how many tokens of keys and values the prefix cache keeps.
     """
 
     name = "hf"
@@ -133,6 +142,8 @@ class HFBackend:
         max_new_tokens: int = 256,
         default_temperature: float | None = 0.7,
         top_p: float = 1.0,
+        prefix_cache: bool = True,
+        max_cached_tokens: int = DEFAULT_MAX_CACHED_TOKENS,
     ) -> None:
         path = Path(model_path).expanduser()
         if not path.is_dir():
@@ -154,6 +165,7 @@ class HFBackend:
         except (RuntimeError, AssertionError) as exc:
             raise BackendConfigError(f"cannot move the model to device {device!r}: {exc}") from None
         self._setup(model, tokenizer, str(path), max_new_tokens, default_temperature, top_p)
+        self._use_prefix_cache(prefix_cache, max_cached_tokens)
 
     @classmethod
     def from_model(
@@ -165,11 +177,21 @@ class HFBackend:
         max_new_tokens: int = 256,
         default_temperature: float | None = 0.7,
         top_p: float = 1.0,
+        prefix_cache: bool = True,
+        max_cached_tokens: int = DEFAULT_MAX_CACHED_TOKENS,
     ) -> HFBackend:
         """Wrap an already loaded model (e.g. a base model with a PEFT adapter) and tokenizer."""
         self = cls.__new__(cls)
         self._setup(model, tokenizer, model_name, max_new_tokens, default_temperature, top_p)
+        self._use_prefix_cache(prefix_cache, max_cached_tokens)
         return self
+
+    def _use_prefix_cache(self, wanted: bool, max_cached_tokens: int) -> None:
+        self.prefix_cache: PrefixCachedGenerator | None = None
+        if wanted and supports_prefix_cache(self.hf_model):
+            self.prefix_cache = PrefixCachedGenerator(
+                self.hf_model, self.eos_token_ids, max_cached_tokens=max_cached_tokens
+            )
 
     def _setup(
         self,
@@ -250,6 +272,10 @@ class HFBackend:
     ) -> list[list[int]]:
         """Left-pad, generate, and return each row's new tokens up to and including its first
         end-of-turn token (which `completion_tokens` counts, as servers do)."""
+        if self.prefix_cache is not None:
+            return self._generate_cached(
+                prompts, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, stop=stop
+            )
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         width = max(len(p) for p in prompts)
@@ -296,6 +322,39 @@ class HFBackend:
                     kept.pop()
             rows.append(kept)
         return rows
+
+    def _generate_cached(
+        self,
+        prompts: list[list[int]],
+        *,
+        temperature: float | None,
+        max_new_tokens: int,
+        seed: int | None,
+        stop: list[str] | None,
+    ) -> list[list[int]]:
+        """`_generate_ids` through the prefix cache (same contract)."""
+        sampler = _SeededSampler(temperature, self.top_p, seed) if temperature else None
+
+        def choose(logits: torch.Tensor) -> torch.Tensor:
+            if sampler is not None:
+                logits = sampler(None, logits)
+            return logits.argmax(dim=-1)
+
+        stop_strings = [s for s in stop or [] if s]
+        window = max((len(s) for s in stop_strings), default=0) + 4
+
+        def stopped_by_text(new_ids: list[int]) -> bool:
+            tail = self.tokenizer.decode(new_ids[-window:], skip_special_tokens=True)
+            return any(s in tail for s in stop_strings)
+
+        with self._thread_lock:
+            generated = self.prefix_cache.generate(
+                prompts,
+                max_new_tokens=max_new_tokens,
+                choose=choose,
+                stopped_by_text=stopped_by_text if stop_strings else None,
+            )
+        return [g.ids for g in generated]
 
     def _to_result(
         self, prompt_len: int, new_ids: list[int], stop: list[str] | None, max_new_tokens: int

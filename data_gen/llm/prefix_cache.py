@@ -1,0 +1,261 @@
+"""Generation that reuses the key/value cache of earlier prompts (for multi-turn evaluation).
+
+A dialogue's prompt at turn t+1 starts with its prompt at turn t (system prompt, tool listing,
+history), and many dialogues share the same system-prompt opening. `PrefixCachedGenerator` keeps
+the keys and values computed for earlier prompts (and the replies generated after them), finds for
+each new prompt the stored entry with the longest common token prefix, and only runs the model on
+the rest. Decoding then advances all rows of a batch together: each row's cache is left-padded to
+the longest, with the padding masked out and every row given its own position ids, and a row that
+writes an end-of-turn token (or a stop string) leaves the batch at once, so the batch shrinks
+instead of generating padding to the longest reply.
+
+Only models whose cache is a plain `DynamicCache` of full-attention layers qualify (Llama, Qwen,
+Mistral without sliding windows, SmolLM2 ...): `supports_prefix_cache` says whether a model does,
+and `HFBackend` falls back to `model.generate` otherwise. Greedy output equals `model.generate`'s
+up to floating-point summation order (the prefix's keys were computed in another chunking).
+
+Memory: each stored token costs ``2 * layers * kv_heads * head_dim * bytes`` (46 KiB for
+SmolLM2-135M in fp32); entries are evicted least recently used beyond `max_cached_tokens`, and an
+entry that another entry extends is dropped as redundant.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+DEFAULT_MAX_CACHED_TOKENS = 65_536
+"""Tokens of keys and values kept between calls (about 3 GiB for SmolLM2-135M in fp32)."""
+
+
+def supports_prefix_cache(model: Any) -> bool:
+    """Whether `model`'s cache is made of full-attention `DynamicLayer`s only (no sliding window,
+    no linear attention, no encoder-decoder), which `PrefixCachedGenerator` can pad and slice."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    config = getattr(model, "config", None)
+    if config is None or getattr(config, "is_encoder_decoder", False):
+        return False
+    try:
+        cache = DynamicCache(config=config)
+    except Exception:  # an architecture this cache cannot describe: use generate()
+        return False
+    return bool(cache.layers) and all(type(layer) is DynamicLayer for layer in cache.layers)
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two token lists."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+@dataclass
+class _Entry:
+    ids: list[int]
+    """The tokens whose keys and values are stored (a prompt and the reply tokens fed after it)."""
+    kv: list[tuple[torch.Tensor, torch.Tensor]]
+    """Per layer, keys and values of shape ``[1, kv_heads, len(ids), head_dim]``."""
+
+
+@dataclass
+class CacheStats:
+    """What the cache saved: prompt tokens served from it against those computed."""
+
+    prompt_tokens: int = 0
+    reused_tokens: int = 0
+    evicted_entries: int = 0
+
+    @property
+    def reuse_share(self) -> float:
+        return self.reused_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+@dataclass
+class Generated:
+    """One row's output: the new token ids (up to and including an end-of-turn token) and why it stopped."""
+
+    ids: list[int]
+    stopped: bool
+    """An end-of-turn token or a stop string ended it (False: the token budget did)."""
+
+
+class PrefixCachedGenerator:
+    """Batched greedy or sampled decoding over a store of prompt caches.
+
+    Args:
+        model: a causal LM (or a PEFT model around one) for which `supports_prefix_cache` holds.
+        eos_token_ids: tokens that end a turn.
+        max_cached_tokens: how many tokens of keys and values to keep between calls.
+    """
+
+    def __init__(
+        self, model: Any, eos_token_ids: Sequence[int], *, max_cached_tokens: int = DEFAULT_MAX_CACHED_TOKENS
+    ):
+        self.model = model
+        self.eos = set(int(t) for t in eos_token_ids)
+        self.max_cached_tokens = int(max_cached_tokens)
+        self._entries: OrderedDict[int, _Entry] = OrderedDict()
+        self._next_key = 0
+        self.stats = CacheStats()
+
+    # -- the store ---------------------------------------------------------------------------
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    @property
+    def cached_tokens(self) -> int:
+        return sum(len(e.ids) for e in self._entries.values())
+
+    def _lookup(self, prompt: list[int]) -> tuple[_Entry | None, int]:
+        """The entry sharing the longest prefix with `prompt`, and how many tokens to reuse (always
+        leaving at least the prompt's last token to compute, whose logits start the reply)."""
+        best, best_len = None, 0
+        for key, entry in self._entries.items():
+            n = common_prefix(entry.ids, prompt)
+            if n > best_len:
+                best, best_len, best_key = entry, n, key
+        if best is None:
+            return None, 0
+        self._entries.move_to_end(best_key)
+        return best, min(best_len, len(prompt) - 1)
+
+    def _store(self, ids: list[int], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        if not ids or len(ids) > self.max_cached_tokens:
+            return
+        for key in [k for k, e in self._entries.items() if common_prefix(e.ids, ids) == len(e.ids)]:
+            del self._entries[key]  # wholly contained in the new entry
+        self._entries[self._next_key] = _Entry(ids, kv)
+        self._next_key += 1
+        while self.cached_tokens > self.max_cached_tokens:
+            self._entries.popitem(last=False)
+            self.stats.evicted_entries += 1
+
+    # -- generation --------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def _prefill(self, prompt: list[int]) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+        """Last-position logits of `prompt` and its keys and values, reusing a stored prefix."""
+        from transformers import DynamicCache
+
+        entry, reuse = self._lookup(prompt)
+        self.stats.prompt_tokens += len(prompt)
+        self.stats.reused_tokens += reuse
+        device = self.model.device
+        cache = DynamicCache()
+        if entry is not None and reuse > 0:
+            cache = DynamicCache(ddp_cache_data=[(k[:, :, :reuse], v[:, :, :reuse]) for k, v in entry.kv])
+        suffix = torch.tensor([prompt[reuse:]], dtype=torch.long, device=device)
+        positions = torch.arange(reuse, len(prompt), device=device).unsqueeze(0)
+        out = self.model(
+            input_ids=suffix,
+            position_ids=positions,
+            attention_mask=torch.ones(1, len(prompt), dtype=torch.long, device=device),
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+        return out.logits[:, -1, :], kv
+
+    @torch.inference_mode()
+    def generate(
+        self,
+        prompts: list[list[int]],
+        *,
+        max_new_tokens: int,
+        choose: Callable[[torch.Tensor], torch.Tensor],
+        stopped_by_text: Callable[[list[int]], bool] | None = None,
+    ) -> list[Generated]:
+        """New tokens for each prompt, decoded together.
+
+        `choose` maps a ``[rows, vocab]`` logits tensor to the chosen token ids (greedy: argmax);
+        `stopped_by_text(new_ids)` says whether a row's text so far holds a stop string.
+        """
+        from transformers import DynamicCache
+
+        if not prompts:
+            return []
+        firsts, caches = [], []
+        for prompt in prompts:
+            logits, kv = self._prefill(prompt)
+            firsts.append(logits)
+            caches.append(kv)
+        device = self.model.device
+        rows = len(prompts)
+        lengths = [len(p) for p in prompts]
+        width = max(lengths)
+        # Left-pad every row's keys and values to the longest prompt.
+        layers = []
+        for layer in range(len(caches[0])):
+            keys = torch.cat([_left_pad(c[layer][0], width) for c in caches])
+            values = torch.cat([_left_pad(c[layer][1], width) for c in caches])
+            layers.append((keys, values))
+        cache = DynamicCache(ddp_cache_data=layers)
+        mask = torch.zeros(rows, width, dtype=torch.long, device=device)
+        for i, n in enumerate(lengths):
+            mask[i, width - n :] = 1
+        active = list(range(rows))  # prompt index of each batch row
+        outputs: list[list[int]] = [[] for _ in prompts]
+        done: list[Generated | None] = [None] * rows
+        positions = torch.tensor(lengths, dtype=torch.long, device=device)
+        token = choose(torch.cat(firsts))
+        while True:
+            keep = []
+            for b, i in enumerate(active):
+                t = int(token[b])
+                outputs[i].append(t)
+                ended = t in self.eos or (stopped_by_text is not None and stopped_by_text(outputs[i]))
+                if ended or len(outputs[i]) >= max_new_tokens:
+                    done[i] = Generated(outputs[i], stopped=ended)
+                    self._keep(prompts[i], outputs[i], cache, b)
+                else:
+                    keep.append(b)
+            if not keep:
+                break
+            if len(keep) < len(active):
+                index = torch.tensor(keep, dtype=torch.long, device=device)
+                cache.batch_select_indices(index)
+                mask, positions, token = mask[index], positions[index], token[index]
+                active = [active[b] for b in keep]
+            mask = torch.cat([mask, torch.ones(len(active), 1, dtype=torch.long, device=device)], dim=1)
+            out = self.model(
+                input_ids=token.view(-1, 1),
+                position_ids=positions.view(-1, 1),
+                attention_mask=mask,
+                past_key_values=cache,
+                use_cache=True,
+            )
+            cache = out.past_key_values
+            positions = positions + 1
+            token = choose(out.logits[:, -1, :])
+        return [g for g in done if g is not None]
+
+    def _keep(self, prompt: list[int], new: list[int], cache: Any, row: int) -> None:
+        """Store row `row`'s keys and values: its prompt and the reply tokens fed back so far (all
+        but the last, which was chosen but never run through the model)."""
+        fed = len(new) - 1
+        ids = prompt + new[:fed]
+        start = cache.layers[0].keys.shape[-2] - len(ids)  # the row's tokens are its unpadded tail
+        kv = [
+            (layer.keys[row : row + 1, :, start:].clone(), layer.values[row : row + 1, :, start:].clone())
+            for layer in cache.layers
+        ]
+        self._store(ids, kv)
+
+
+def _left_pad(t: torch.Tensor, width: int) -> torch.Tensor:
+    """``[1, heads, n, dim]`` left-padded with zeros to ``[1, heads, width, dim]``."""
+    missing = width - t.shape[-2]
+    if missing <= 0:
+        return t
+    pad = torch.zeros(*t.shape[:-2], missing, t.shape[-1], dtype=t.dtype, device=t.device)
+    return torch.cat([pad, t], dim=-2)

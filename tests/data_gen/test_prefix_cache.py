@@ -1,0 +1,141 @@
+"""Prefix-cached generation: same tokens as `model.generate`, with the prompt's known prefix reused."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from data_gen.llm.prefix_cache import PrefixCachedGenerator, common_prefix, supports_prefix_cache
+
+VOCAB = 96
+
+
+def _tiny_llama(seed: int = 0):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=48,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        tie_word_embeddings=False,
+        pad_token_id=0,
+    )
+    torch.manual_seed(seed)
+    # float64: greedy ties between two logits cannot flip with the summation order.
+    return LlamaForCausalLM(config).double().eval()
+
+
+@pytest.fixture(scope="module")
+def model():
+    return _tiny_llama()
+
+
+def _greedy(logits: torch.Tensor) -> torch.Tensor:
+    return logits.argmax(dim=-1)
+
+
+def _reference(model, prompt: list[int], max_new_tokens: int, eos: list[int]) -> list[int]:
+    """`model.generate` on the prompt alone (no padding, no cache reuse), cut after the first eos."""
+    from transformers import GenerationConfig
+
+    config = GenerationConfig(
+        max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=eos, pad_token_id=0
+    )
+    out = model.generate(input_ids=torch.tensor([prompt]), generation_config=config)[
+        0, len(prompt) :
+    ].tolist()
+    for i, t in enumerate(out):
+        if t in eos:
+            return out[: i + 1]
+    return out
+
+
+def _prompts(seed: int, lengths: list[int]) -> list[list[int]]:
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randint(1, VOCAB, (n,), generator=g).tolist() for n in lengths]
+
+
+def test_batched_cached_decoding_equals_generate_one_by_one(model):
+    prompts = _prompts(1, [5, 17, 9, 30])
+    free = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])  # an id never produced
+    plain = free.generate(prompts, max_new_tokens=12, choose=_greedy)
+    expected = [_reference(model, p, 12, [VOCAB + 1]) for p in prompts]
+    assert [g.ids for g in plain] == expected
+    assert not any(g.stopped for g in plain)
+    # An end-of-turn id that some rows write early: those rows leave the batch, the others go on.
+    eos = expected[1][3]
+    gen = PrefixCachedGenerator(model, eos_token_ids=[eos])
+    out = gen.generate(prompts, max_new_tokens=12, choose=_greedy)
+    assert [g.ids for g in out] == [_reference(model, p, 12, [eos]) for p in prompts]
+    assert out[1].stopped and out[1].ids[-1] == eos and len(out[1].ids) <= 4
+    assert any(not g.stopped and len(g.ids) == 12 for g in out)
+
+
+def test_next_turn_reuses_the_prompt_and_reply_and_gives_the_same_tokens(model):
+    gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])
+    first = _prompts(2, [40])[0]
+    reply = gen.generate([first], max_new_tokens=6, choose=_greedy)[0].ids
+    assert gen.stats.reused_tokens == 0 and gen.stats.prompt_tokens == 40
+    # The next turn: the whole first prompt, the reply, then new user tokens.
+    second = first + reply + _prompts(3, [8])[0]
+    out = gen.generate([second], max_new_tokens=6, choose=_greedy)[0].ids
+    assert out == _reference(model, second, 6, [VOCAB + 1])
+    # Everything but the reply's last token (chosen, never fed to the model) came from the cache.
+    assert gen.stats.reused_tokens == 40 + len(reply) - 1
+    # The first entry is contained in the second one's tokens, so only the longer one is kept.
+    assert len(gen._entries) == 1
+    assert gen.cached_tokens == len(second) + 5
+
+
+def test_dialogues_share_their_common_opening(model):
+    gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])
+    system = _prompts(4, [25])[0]
+    a, b = (system + tail for tail in _prompts(5, [6, 11]))
+    gen.generate([a], max_new_tokens=3, choose=_greedy)
+    out = gen.generate([b], max_new_tokens=5, choose=_greedy)[0].ids
+    assert out == _reference(model, b, 5, [VOCAB + 1])
+    assert gen.stats.reused_tokens == common_prefix(a, b) >= 25
+
+
+def test_whole_prompt_cached_still_computes_its_last_token(model):
+    gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])
+    prompt = _prompts(6, [12])[0]
+    first = gen.generate([prompt + [7, 8, 9]], max_new_tokens=4, choose=_greedy)[0].ids
+    again = gen.generate([prompt], max_new_tokens=4, choose=_greedy)[0].ids
+    assert again == _reference(model, prompt, 4, [VOCAB + 1])
+    assert gen.stats.reused_tokens == len(prompt) - 1
+    assert first == _reference(model, prompt + [7, 8, 9], 4, [VOCAB + 1])
+
+
+def test_the_store_stays_within_its_token_bound(model):
+    gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1], max_cached_tokens=60)
+    for prompt in _prompts(7, [20, 22, 24, 26]):
+        gen.generate([prompt], max_new_tokens=3, choose=_greedy)
+        assert gen.cached_tokens <= 60
+    assert gen.stats.evicted_entries >= 2
+    # A prompt longer than the bound is generated but not stored.
+    gen.clear()
+    gen.generate(_prompts(8, [70]), max_new_tokens=2, choose=_greedy)
+    assert gen.cached_tokens == 0
+
+
+def test_only_plain_full_attention_caches_qualify(model):
+    from transformers import MistralConfig, MistralForCausalLM
+
+    assert supports_prefix_cache(model)
+    sliding = MistralForCausalLM(
+        MistralConfig(
+            vocab_size=VOCAB,
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            sliding_window=8,
+        )
+    )
+    assert not supports_prefix_cache(sliding)
