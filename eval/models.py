@@ -31,6 +31,7 @@ from data_gen.format import (
     parse_openai_message,
     render_assistant,
     to_chat_messages,
+    tool_listing,
 )
 from data_gen.llm.base import BackendConfigError
 from data_gen.schema import Dialogue, Turn
@@ -97,7 +98,9 @@ class ModelConfig:
     history_reasoning: str = "strip"
     """Earlier turns' thoughts in the prompt: `strip` (as at inference, the default) or `keep`."""
     system_prompt: str | None = None
-    """Override the reference system prompt (prompt mode) or the native one."""
+    """Override the reference system prompt (prompt mode) or the native one. In prompt mode a
+    ``{tools}`` in it is replaced by each dialogue's candidate tools in `tool_style`, as training
+    fills a recipe's `system_prompt_file`."""
     tool_style: str = "json"
     """How prompt mode lists the tools: `json` or `compact` (use what the model was trained with)."""
     seed: int = 0
@@ -306,11 +309,14 @@ class ModelUnderTest:
             await self._backend.aclose()
 
     def messages(self, d: Dialogue) -> list[dict[str, Any]]:
+        system = self.cfg.system_prompt
+        if system and self.cfg.mode == "prompt" and "{tools}" in system:
+            system = system.replace("{tools}", tool_listing(d.candidate_tools, self.cfg.tool_style))
         return to_chat_messages(
             d,
             mode=self.cfg.mode,
             history_reasoning=self.cfg.history_reasoning,
-            system=self.cfg.system_prompt,
+            system=system,
             arguments_as="dict" if self.cfg.backend == "hf" else "json",
             tool_style=self.cfg.tool_style,
         )
