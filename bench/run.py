@@ -93,23 +93,22 @@ def demo_slicing() -> dict[str, Any]:
     """The slicing settings of recipes/smollm2-135m/demo.yaml (the recipe trained on this machine)."""
     import yaml
 
+    from data_gen.format import PromptFormat
+    from train.slicing import SliceConfig
+
     recipe = yaml.safe_load(DEMO_RECIPE.read_text(encoding="utf-8"))
-    keys = ("prompt_mode", "history_reasoning", "target_reasoning", "overflow", "tool_style", "max_length")
     defaults = {
-        "prompt_mode": "prompt",
-        "history_reasoning": "strip",
-        "target_reasoning": "keep",
-        "overflow": "truncate_history",
-        "tool_style": "json",
+        **{k: getattr(PromptFormat, k) for k in PromptFormat.CHOICES},
+        "overflow": SliceConfig.overflow,
         "max_length": 1024,
     }
-    return {k: recipe.get(k, defaults[k]) for k in keys}
+    return {k: recipe.get(k, v) for k, v in defaults.items()}
 
 
 def slice_samples(tokenizer, dialogues, **settings):
     from train.slicing import SliceConfig, TurnSlicer
 
-    return TurnSlicer(tokenizer, SliceConfig(**settings)).slice_all(dialogues)
+    return TurnSlicer(tokenizer, SliceConfig.of(**settings)).slice_all(dialogues)
 
 
 # --------------------------------------------------------------------------------------------

@@ -179,6 +179,34 @@ def _cmd_phrasing_overlap(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from data_gen.export import export_dialogues, summary_line
+    from data_gen.format import export_format, read_system_prompt_file
+    from data_gen.schema import load_dialogues
+
+    options = {"tool_style": args.tool_style, "target_reasoning": args.target_reasoning}
+    if args.system_prompt_file:
+        options["system_prompt"] = read_system_prompt_file(args.system_prompt_file)
+    fmt = export_format(args.format, **options)
+    tokenizer = None
+    if args.tokenizer:
+        from transformers import AutoTokenizer
+
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(args.tokenizer, local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise InputError(
+                f"cannot load a tokenizer ({str(exc).splitlines()[0]})", path=args.tokenizer
+            ) from None
+    summary, warnings = export_dialogues(
+        load_dialogues(args.dialogues), args.out, fmt, tokenizer=tokenizer, force=args.force
+    )
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    emit(summary_line(summary))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m data_gen", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -248,6 +276,34 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
     b.add_argument("--quiet", action="store_true")
     b.set_defaults(func=_cmd_build_benchmark)
+
+    from data_gen.format import EXPORT_FORMATS, TARGET_REASONING, TOOL_STYLES
+
+    e = sub.add_parser(
+        "export", help="dialogues in the Hugging Face conversational format (JSONL and a datasets folder)"
+    )
+    e.add_argument("dialogues", help="dialogues JSONL (e.g. the dialogues.jsonl of a generation run)")
+    e.add_argument(
+        "--format",
+        required=True,
+        choices=EXPORT_FORMATS,
+        help="hf: native tools= and tool_calls; hf-prompt: the paper's text format, rendered by any template",
+    )
+    e.add_argument(
+        "--out", required=True, help="folder for hf_conversational.jsonl, hf_dataset/, prompt_format.json"
+    )
+    e.add_argument(
+        "--tokenizer", help="model or tokenizer folder whose chat template must render every record (checked)"
+    )
+    e.add_argument("--tool-style", default="json", choices=TOOL_STYLES, help="tool listing of hf-prompt")
+    e.add_argument(
+        "--target-reasoning", default="keep", choices=TARGET_REASONING, help="keep or drop the thoughts"
+    )
+    e.add_argument("--system-prompt-file", help="custom system prompt ('{tools}' is filled in hf-prompt)")
+    e.add_argument(
+        "--force", action="store_true", help="export even when the chat template drops part of the records"
+    )
+    e.set_defaults(func=_cmd_export)
 
     o = sub.add_parser(
         "phrasing-overlap",

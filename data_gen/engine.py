@@ -796,27 +796,14 @@ def plot_corpus(dialogues: Sequence[Dialogue], folder: Path) -> list[Path]:
 
 
 def export_corpus(dialogues: Sequence[Dialogue], out: Path) -> None:
-    """HF conversational JSONL (`messages` + `tools`) and a `datasets` folder (save_to_disk)."""
-    from data_gen.format import export_hf_jsonl, to_hf_conversational
+    """HF conversational JSONL (`messages` + `tools`), a `datasets` folder (save_to_disk) and the
+    `prompt_format.json` they were rendered in: the paper's text format (`hf-prompt`), which every
+    chat template renders; `python -m data_gen export` writes other formats and checks them against
+    a tokenizer's template."""
+    from data_gen.export import write_hf_export
+    from data_gen.format import export_format
 
-    export_hf_jsonl(dialogues, out / "hf_conversational.jsonl")
-    import datasets
-
-    rows = []
-    for d in dialogues:
-        conv = to_hf_conversational(d)
-        rows.append(
-            {
-                "id": d.id,
-                "seed_tool": d.seed_tool,
-                "gold_args": json.dumps(d.gold_args, ensure_ascii=False),
-                "messages": json.dumps(conv["messages"], ensure_ascii=False),
-                "tools": json.dumps(conv["tools"], ensure_ascii=False),
-                "record": dump_record(d),
-            }
-        )
-    ds = datasets.Dataset.from_list(rows) if rows else datasets.Dataset.from_dict({"id": [], "record": []})
-    ds.save_to_disk(str(out / "hf_dataset"))
+    write_hf_export(dialogues, out, export_format("hf-prompt"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,16 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.format import TOOL_STYLES
+from data_gen.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES, PromptFormat
 
 # Recipes say `gradient_checkpointing`, which every transformers 5.x we support understands;
 # 5.20+ calls it a deprecated alias of `activation_checkpointing` each time a recipe is parsed.
 warnings.filterwarnings("ignore", message="`gradient_checkpointing", category=FutureWarning)
 warnings.filterwarnings("ignore", message="`is_gradient_checkpointing", category=FutureWarning)
 
-PROMPT_MODES = ("prompt", "native")
-HISTORY_REASONING = ("strip", "keep")
-TARGET_REASONING = ("keep", "drop")
+# The prompt-format options take their allowed values from data_gen.format (PromptFormat); these
+# two decide only how the training samples are built.
 OVERFLOW = ("drop", "truncate_history")
 SLICING = ("naive", "prefix_shared")
 
@@ -63,7 +62,7 @@ class DiaforgeArguments:
         },
     )
     prompt_mode: str = field(
-        default="prompt",
+        default=PromptFormat.prompt_mode,
         metadata={
             "help": "'prompt' (default, the paper's format): the candidate tools are listed in the system prompt "
             "and a turn is plain text, '<think>..</think>' then a reply or a JSON call list. 'native': the tools "
@@ -73,7 +72,7 @@ class DiaforgeArguments:
         },
     )
     history_reasoning: str = field(
-        default="strip",
+        default=PromptFormat.history_reasoning,
         metadata={
             "help": "Thoughts of earlier assistant turns in the prompt: 'strip' (default) removes them, as at "
             "inference, where the model never sees its own past private reasoning; 'keep' shows them.",
@@ -81,7 +80,7 @@ class DiaforgeArguments:
         },
     )
     target_reasoning: str = field(
-        default="keep",
+        default=PromptFormat.target_reasoning,
         metadata={
             "help": "'keep' (default): the trained turn includes its thought, as in the paper. 'drop': train the "
             "reply or call alone (the paper's 'without thinking traces' ablation).",
@@ -107,11 +106,11 @@ class DiaforgeArguments:
         },
     )
     tool_style: str = field(
-        default="json",
+        default=PromptFormat.tool_style,
         metadata={
             "help": "How prompt mode lists the candidate tools: 'json' (default; one JSON spec per line, as "
             "data_gen.format.system_prompt) or 'compact' (one signature line per tool, about a quarter of the "
-            "tokens; for small models and CPU budgets). Evaluation must use the same style (--tool-style).",
+            "tokens; for small models and CPU budgets). Recorded in prompt_format.json, which evaluation reads.",
             "choices": list(TOOL_STYLES),
         },
     )
@@ -134,8 +133,9 @@ class DiaforgeArguments:
         default=None,
         metadata={
             "help": "Text file replacing the built-in system prompt. In prompt mode '{tools}' in it is replaced "
-            "by the candidate tools' JSON specs (appended under 'Available tools:' when absent). Default None: "
-            "the reference prompt of data_gen.format. Evaluation must use the same prompt."
+            "by the candidate tools in `tool_style` (appended under 'Available tools:' when absent). Default None: "
+            "the reference prompt of data_gen.format. Its text is recorded in prompt_format.json, so evaluation "
+            "uses the same prompt."
         },
     )
     resume: bool = field(
@@ -187,6 +187,21 @@ class DiaforgeArguments:
                 raise RecipeError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
         if self.max_dialogues is not None and int(self.max_dialogues) < 1:
             raise RecipeError(f"max_dialogues must be a positive integer, got {self.max_dialogues!r}")
+
+    def prompt_format(self) -> PromptFormat:
+        """The recipe's `PromptFormat` (with the text of `system_prompt_file`); `InputError` naming
+        the file when it is missing or empty."""
+        from data_gen.format import read_system_prompt_file
+
+        system = read_system_prompt_file(self.system_prompt_file) if self.system_prompt_file else None
+        return PromptFormat(
+            prompt_mode=self.prompt_mode,
+            tool_style=self.tool_style,
+            history_reasoning=self.history_reasoning,
+            target_reasoning=self.target_reasoning,
+            system_prompt=system,
+            eot_token=self.eot_token,
+        )
 
     def slicing_config(self) -> dict[str, Any]:
         """The fields that decide what the samples are (part of the data fingerprint)."""

@@ -39,7 +39,8 @@ from train.tracking import (  # noqa: E402
     configure_wandb,
     data_fingerprint,
     resume_checkpoint,
-    stats_callback,
+    run_callback,
+    wandb_run_config,
     write_run_files,
 )
 
@@ -149,9 +150,14 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         fingerprint["prefix_shared"] = (
             shared_stats.as_dict()
         )  # how the samples are laid out, not what they are
-    if main_process:
+    if main_process:  # prompt_format.json too: evaluation prompts the model exactly as it was trained
         write_run_files(
-            output_dir, fingerprint, resolved_recipe(args, training_args, model_args), model_path, resume_from
+            output_dir,
+            fingerprint,
+            resolved_recipe(args, training_args, model_args),
+            model_path,
+            resume_from,
+            slice_config.prompt_format,
         )
 
     # 6. Model: the base in bf16 on GPU (fp32 on CPU), or 8-bit / 4-bit through bitsandbytes.
@@ -188,7 +194,13 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         eval_dataset=eval_dataset,
         processing_class=tokenizer,
         peft_config=peft_config,
-        callbacks=[stats_callback(stats.as_dict(), fingerprint)],
+        callbacks=[
+            run_callback(
+                output_dir,
+                slice_config.prompt_format,
+                wandb_run_config(args, slice_config.prompt_format, fingerprint, stats.as_dict()),
+            )
+        ],
         **extra,
     )
 

@@ -19,22 +19,15 @@ turn. Samples longer than ``max_length`` lose whole earlier exchanges (``overflo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from data_gen.format import (
-    assistant_message,
-    openai_tools,
-    render_assistant,
-    system_prompt,
-    to_chat_messages,
-    tool_listing,
-)
+from data_gen.format import PromptFormat, openai_tools, render_assistant, system_prompt
 from data_gen.schema import Dialogue, Turn
 
 # Looked for after the target when `eot_token` is not set (auto); the earliest one wins.
@@ -49,44 +42,25 @@ class SlicingError(Exception):
 
 @dataclass(frozen=True)
 class SliceConfig:
-    """What a sample is made of. See `train.config.DiaforgeArguments` for the meaning of each."""
+    """What a sample is made of: the prompt format (what the model sees and writes, recorded in
+    ``prompt_format.json``) and the training-only length handling. See
+    `train.config.DiaforgeArguments` for the meaning of each."""
 
-    prompt_mode: str = "prompt"
-    history_reasoning: str = "strip"
-    target_reasoning: str = "keep"
+    prompt_format: PromptFormat = PromptFormat()
     overflow: str = "truncate_history"
     max_length: int | None = None
-    eot_token: str | None = None
-    system_prompt_template: str | None = None
-    """Text replacing the built-in system prompt ('{tools}' is filled in prompt mode)."""
-    tool_style: str = "json"
-    """How prompt mode lists the candidate tools (`json` or `compact`; see data_gen.format)."""
+
+    @classmethod
+    def of(cls, **options: Any) -> SliceConfig:
+        """`SliceConfig.of(history_reasoning="keep", max_length=2048)`: `PromptFormat` fields and
+        the others in one call."""
+        names = {f.name for f in dataclasses.fields(PromptFormat)}
+        fmt = PromptFormat(**{k: v for k, v in options.items() if k in names})
+        return cls(prompt_format=fmt, **{k: v for k, v in options.items() if k not in names})
 
     @classmethod
     def from_args(cls, args: Any, *, max_length: int | None) -> SliceConfig:
-        template = None
-        if getattr(args, "system_prompt_file", None):
-            template = read_system_prompt_file(args.system_prompt_file)
-        return cls(
-            prompt_mode=args.prompt_mode,
-            history_reasoning=args.history_reasoning,
-            target_reasoning=args.target_reasoning,
-            overflow=args.overflow,
-            max_length=max_length,
-            eot_token=args.eot_token,
-            system_prompt_template=template,
-            tool_style=getattr(args, "tool_style", "json"),
-        )
-
-
-def read_system_prompt_file(path: str | Path) -> str:
-    p = Path(path)
-    if not p.is_file():
-        raise SlicingError(f"system_prompt_file '{path}': no such file")
-    text = p.read_text(encoding="utf-8").strip()
-    if not text:
-        raise SlicingError(f"system_prompt_file '{path}': the file is empty")
-    return text
+        return cls(prompt_format=args.prompt_format(), overflow=args.overflow, max_length=max_length)
 
 
 @dataclass
@@ -165,8 +139,8 @@ class TurnSlicer:
     def __init__(self, tokenizer: Any, config: SliceConfig | None = None) -> None:
         self.tokenizer = tokenizer
         self.config = config or SliceConfig()
-        if self.config.eot_token is not None:
-            self.eot_candidates: tuple[str, ...] = (self.config.eot_token,)
+        if self.format.eot_token is not None:
+            self.eot_candidates: tuple[str, ...] = (self.format.eot_token,)
         else:
             vocab = tokenizer.get_vocab()
             names = [tokenizer.eos_token, *EOT_CANDIDATES]
@@ -182,37 +156,18 @@ class TurnSlicer:
     # rendering
     # ---------------------------------------------------------------------------------------
 
-    def system_text(self, dialogue: Dialogue) -> str | None:
-        """The system prompt override for this dialogue, or None for format.py's default."""
-        template = self.config.system_prompt_template
-        if template is None:
-            return None
-        if self.config.prompt_mode == "native":
-            return template
-        listing = tool_listing(
-            dialogue.candidate_tools, self.config.tool_style
-        )  # as the reference prompt lists them
-        if "{tools}" in template:
-            return template.replace("{tools}", listing)
-        return f"{template}\n\nAvailable tools:\n{listing}"
+    @property
+    def format(self) -> PromptFormat:
+        return self.config.prompt_format
 
     def tools(self, dialogue: Dialogue) -> list[dict[str, Any]] | None:
-        return openai_tools(dialogue.candidate_tools) if self.config.prompt_mode == "native" else None
+        return self.format.tools(dialogue)
 
     def prompt_messages(self, dialogue: Dialogue, turn_index: int) -> list[dict[str, Any]]:
-        return to_chat_messages(
-            dialogue,
-            upto=turn_index,
-            mode=self.config.prompt_mode,
-            history_reasoning=self.config.history_reasoning,
-            system=self.system_text(dialogue),
-            tool_style=self.config.tool_style,
-        )
+        return self.format.messages(dialogue, upto=turn_index)
 
     def target_message(self, turn: Turn) -> dict[str, Any]:
-        return assistant_message(
-            turn, mode=self.config.prompt_mode, include_thought=self.config.target_reasoning == "keep"
-        )
+        return self.format.target_message(turn)
 
     def render(self, dialogue: Dialogue, turn_index: int, *, where: str | None = None) -> tuple[str, str]:
         """(prompt text, full text) of one turn: the template applied to the prefix with the
@@ -255,8 +210,8 @@ class TurnSlicer:
 
     def _check_target(self, dialogue: Dialogue, turn_index: int, trained: str, where: str) -> None:
         turn = dialogue.turns[turn_index]
-        native = self.config.prompt_mode == "native"
-        if self.config.target_reasoning == "keep" and turn.thought and turn.thought.strip() not in trained:
+        native = self.format.prompt_mode == "native"
+        if self.format.target_reasoning == "keep" and turn.thought and turn.thought.strip() not in trained:
             hint = (
                 "the chat template does not render reasoning_content; set target_reasoning: drop or "
                 "prompt_mode: prompt"
@@ -278,14 +233,14 @@ class TurnSlicer:
                 )
 
     def _check_prompt(self, dialogue: Dialogue, turn_index: int, start: int, prompt: str, where: str) -> None:
-        if self.config.prompt_mode == "native":
+        if self.format.prompt_mode == "native":
             for tool in dialogue.candidate_tools:
                 if tool.name not in prompt:
                     raise SlicingError(
                         f"{where}: the chat template ignores tools= (tool {tool.name!r} is not in the prompt); "
                         "use prompt_mode: prompt or a template that renders tools"
                     )
-        if self.config.history_reasoning == "keep":
+        if self.format.history_reasoning == "keep":
             for turn in dialogue.turns[start:turn_index]:
                 if turn.role == "assistant" and turn.thought and turn.thought.strip() not in prompt:
                     raise SlicingError(

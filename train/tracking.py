@@ -1,5 +1,6 @@
 """A training run's folder: checkpoints and resuming, W&B setup, and the files that say what a run
-was trained on (`data_fingerprint.json`, `recipe_resolved.yaml`). Used by train/sft.py."""
+was trained on (`data_fingerprint.json`, `recipe_resolved.yaml`, `prompt_format.json`, the last
+also in every checkpoint). Used by train/sft.py."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from data_gen.format import PROMPT_FORMAT_FILE, PromptFormat
 from data_gen.runs import has_wandb_credentials, sha256_file
 from train.slicing import SliceConfig
 
@@ -81,12 +83,41 @@ def configure_wandb(args: Any, output_dir: Path) -> str:
     return os.environ.get("WANDB_MODE", "online")
 
 
-def stats_callback(stats: dict[str, Any], fingerprint: dict[str, Any]):
+RUN_FILES = ("recipe_resolved.yaml", PROMPT_FORMAT_FILE, "data_fingerprint.json")
+"""The files of a training run's W&B artifact (`run_callback`)."""
+
+
+def wandb_run_config(
+    args: Any, fmt: PromptFormat, fingerprint: dict[str, Any], stats: dict[str, Any]
+) -> dict[str, Any]:
+    """What the W&B run config holds besides TRL's arguments: the prompt format and slicing
+    options at the top level (so runs group by the paper's ablations), the dataset files, the data
+    fingerprint and the slicing statistics."""
+    return {
+        "prompt_mode": fmt.prompt_mode,
+        "tool_style": fmt.tool_style,
+        "history_reasoning": fmt.history_reasoning,
+        "target_reasoning": fmt.target_reasoning,
+        "system_prompt_file": args.system_prompt_file,
+        "system_prompt_sha256": fmt.system_prompt_sha256,
+        "eot_token": fmt.eot_token,
+        "slicing": args.slicing,
+        "overflow": args.overflow,
+        "max_dialogues": args.max_dialogues,
+        "dataset_path": [str(p) for p in args.dataset_path],
+        "eval_dataset_path": [str(p) for p in args.eval_dataset_path or []],
+        "data_fingerprint": fingerprint["fingerprint"],
+        "diaforge/data": stats,
+    }
+
+
+def run_callback(output_dir: Path, prompt_format: PromptFormat, wandb_config: dict[str, Any]):
+    """A `TrainerCallback` that puts `wandb_config` into the W&B run's config and the run files
+    (`RUN_FILES`) into a ``run-files`` artifact when training starts, and writes
+    ``prompt_format.json`` into every checkpoint it saves."""
     from transformers import TrainerCallback
 
-    class DatasetStatsCallback(TrainerCallback):
-        """Puts the slicing statistics and the data fingerprint into the W&B run's config."""
-
+    class DiaforgeRunCallback(TrainerCallback):
         def on_train_begin(self, args, state, control, **kwargs):
             if not state.is_world_process_zero:
                 return
@@ -94,16 +125,30 @@ def stats_callback(stats: dict[str, Any], fingerprint: dict[str, Any]):
                 import wandb
             except ImportError:
                 return
-            if wandb.run is not None:
-                wandb.run.config.update(
-                    {"diaforge/data": stats, "diaforge/data_fingerprint": fingerprint["fingerprint"]},
-                    allow_val_change=True,
-                )
-                wandb.run.summary.update(
-                    {f"data/{k}": v for k, v in stats.items() if not isinstance(v, dict)}
-                )
+            run = wandb.run
+            if run is None:
+                return
+            run.config.update(wandb_config, allow_val_change=True)
+            stats = wandb_config["diaforge/data"]
+            run.summary.update({f"data/{k}": v for k, v in stats.items() if not isinstance(v, dict)})
+            artifact = wandb.Artifact(
+                f"run-files-{run.id}",
+                type="run-files",
+                description="recipe_resolved.yaml, prompt_format.json and data_fingerprint.json of the run",
+                metadata={"data_fingerprint": wandb_config["data_fingerprint"]},
+            )
+            for name in RUN_FILES:
+                if (output_dir / name).is_file():
+                    artifact.add_file(str(output_dir / name), name=name)
+            run.log_artifact(artifact)
 
-    return DatasetStatsCallback()
+        def on_save(self, args, state, control, **kwargs):
+            if state.is_world_process_zero:
+                folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+                if folder.is_dir():
+                    prompt_format.save(folder)
+
+    return DiaforgeRunCallback()
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,16 +172,15 @@ def data_fingerprint(
     args: Any, slice_config: SliceConfig, tokenizer: Any, samples: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """What the training data was: file hashes, slicing settings, sample count and token hash,
-    tokenizer and chat template. `fingerprint` hashes all of it."""
+    tokenizer and chat template. `fingerprint` hashes all of it; `prompt_format` (the options and
+    system prompt text, also in `prompt_format.json`) rides along without entering the hash."""
     body = {
         "dataset_files": [{"path": str(p), "sha256": sha256_file(p)} for p in args.dataset_path],
         "eval_dataset_files": [
             {"path": str(p), "sha256": sha256_file(p)} for p in args.eval_dataset_path or []
         ],
         "slicing": {**args.slicing_config(), "max_length": slice_config.max_length},
-        "system_prompt_sha256": hashlib.sha256(slice_config.system_prompt_template.encode()).hexdigest()
-        if slice_config.system_prompt_template
-        else None,
+        "system_prompt_sha256": slice_config.prompt_format.system_prompt_sha256,
         "samples": len(samples),
         "samples_sha256": samples_sha256(samples),
         "tokenizer": str(getattr(tokenizer, "name_or_path", "")),
@@ -146,7 +190,11 @@ def data_fingerprint(
         {**body, "dataset_files": [f["sha256"] for f in body["dataset_files"]], "tokenizer": None},
         sort_keys=True,
     )
-    return {"fingerprint": hashlib.sha256(canonical.encode()).hexdigest(), **body}
+    return {
+        "fingerprint": hashlib.sha256(canonical.encode()).hexdigest(),
+        **body,
+        "prompt_format": slice_config.prompt_format.as_dict(),
+    }
 
 
 def write_run_files(
@@ -155,9 +203,11 @@ def write_run_files(
     recipe: dict[str, Any],
     model_path: str,
     resume_from: str | None,
+    prompt_format: PromptFormat | None = None,
 ) -> None:
-    """`data_fingerprint.json` and `recipe_resolved.yaml`, written before training starts so that a
-    crashed run still says what it was; a resumed run warns when its data changed."""
+    """`data_fingerprint.json`, `recipe_resolved.yaml` and `prompt_format.json`, written before
+    training starts so that a crashed run still says what it was; a resumed run warns when its data
+    changed. The adapter is saved into the same folder, so the prompt format travels with it."""
     import yaml
 
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -167,6 +217,8 @@ def write_run_files(
         if old != fingerprint["fingerprint"]:
             logger.warning("the training data or slicing settings changed since %s was written", path)
     path.write_text(json.dumps(fingerprint, indent=2) + "\n")
+    if prompt_format is not None:
+        prompt_format.save(output_dir)
     recipe = {**recipe, "model_name_or_path": model_path}
     (output_dir / "recipe_resolved.yaml").write_text(
         "# Every recipe key with the value this run used; parses back as a recipe.\n"

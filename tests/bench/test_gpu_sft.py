@@ -49,7 +49,7 @@ def test_a_whole_epoch_covers_every_sample_once_in_both_modes(tokenizer_dir: Pat
     from transformers import AutoTokenizer
 
     samples, _ = TurnSlicer(
-        AutoTokenizer.from_pretrained(tokenizer_dir), SliceConfig(max_length=2048)
+        AutoTokenizer.from_pretrained(tokenizer_dir), SliceConfig.of(max_length=2048)
     ).slice_all(load_dialogues(FIXTURE))
     naive_tokens = sum(len(s["input_ids"]) for s in samples)
     base, ours = result["modes"]["baseline"], result["modes"]["prefix_shared"]

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from data_gen.format import (
     HISTORY_REASONING,
-    MODES,
+    PROMPT_MODES,
     ParsedMessage,
     assistant_message,
+    export_format,
     export_hf_jsonl,
     native_system_prompt,
     openai_tools,
@@ -573,7 +574,7 @@ def test_openai_tools_shape_and_independence() -> None:
 
 
 def test_constants() -> None:
-    assert MODES == ("prompt", "native")
+    assert PROMPT_MODES == ("prompt", "native")
     assert HISTORY_REASONING == ("strip", "keep")
 
 
@@ -599,7 +600,7 @@ def test_to_chat_messages_prompt_mode_keep_and_upto() -> None:
 
 def test_to_chat_messages_native_mode() -> None:
     dialogue = _dialogue()
-    stripped = to_chat_messages(dialogue, mode="native")
+    stripped = to_chat_messages(dialogue, prompt_mode="native")
     assert stripped[0]["content"] == native_system_prompt()
     assert stripped[2] == {"role": "assistant", "content": dialogue.turns[1].content}
     assert stripped[4] == {
@@ -615,7 +616,7 @@ def test_to_chat_messages_native_mode() -> None:
             }
         ],
     }
-    kept = to_chat_messages(dialogue, mode="native", history_reasoning="keep", arguments_as="json")
+    kept = to_chat_messages(dialogue, prompt_mode="native", history_reasoning="keep", arguments_as="json")
     assert kept[2]["reasoning_content"] == dialogue.turns[1].thought
     assert kept[4]["reasoning_content"] == dialogue.turns[3].thought
     arguments = kept[4]["tool_calls"][0]["function"]["arguments"]
@@ -625,7 +626,7 @@ def test_to_chat_messages_native_mode() -> None:
 def test_to_chat_messages_rejects_bad_options() -> None:
     dialogue = _dialogue()
     with pytest.raises(ValueError, match="mode"):
-        to_chat_messages(dialogue, mode="chatml")  # type: ignore[arg-type]
+        to_chat_messages(dialogue, prompt_mode="chatml")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="history_reasoning"):
         to_chat_messages(dialogue, history_reasoning="drop")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="arguments_as"):
@@ -635,12 +636,12 @@ def test_to_chat_messages_rejects_bad_options() -> None:
     with pytest.raises(ValueError, match="upto"):
         to_chat_messages(dialogue, upto=-1)
     with pytest.raises(ValueError, match="mode"):
-        assistant_message(dialogue.turns[1], mode="xml")  # type: ignore[arg-type]
+        assistant_message(dialogue.turns[1], prompt_mode="xml")  # type: ignore[arg-type]
 
 
 def test_assistant_message_native_does_not_alias_args() -> None:
     turn = _dialogue().turns[3]
-    message = assistant_message(turn, mode="native")
+    message = assistant_message(turn, prompt_mode="native")
     message["tool_calls"][0]["function"]["arguments"]["nodeId"] = 0
     assert turn.tool_calls[0].args["nodeId"] == 437292
 
@@ -648,7 +649,7 @@ def test_assistant_message_native_does_not_alias_args() -> None:
 def test_assistant_message_native_round_trips_through_parse_openai_message() -> None:
     turn = _dialogue().turns[3]
     for arguments_as in ("dict", "json"):
-        message = assistant_message(turn, mode="native", arguments_as=arguments_as)
+        message = assistant_message(turn, prompt_mode="native", arguments_as=arguments_as)
         parsed = parse_openai_message(message)
         assert parsed.kind == "tool_calls"
         assert parsed.tool_calls == turn.tool_calls
@@ -786,20 +787,24 @@ def test_to_hf_conversational_native() -> None:
 
 def test_to_hf_conversational_prompt_mode() -> None:
     dialogue = _dialogue()
-    record = to_hf_conversational(dialogue, mode="prompt", history_reasoning="strip")
+    record = to_hf_conversational(dialogue, export_format("hf-prompt", target_reasoning="drop"))
     assert record["tools"] == []  # the tools are in the system prompt already
     assert record["messages"][0]["content"] == system_prompt(dialogue.candidate_tools)
     assert record["messages"][4]["content"] == FIGURE_4
+    # Every assistant message of a whole-dialogue record is trained: thoughts follow target_reasoning.
+    kept = to_hf_conversational(dialogue, export_format("hf-prompt", tool_style="compact"))
+    assert kept["messages"][4]["content"] == render_assistant(dialogue.turns[3])
+    assert kept["messages"][0]["content"] == system_prompt(dialogue.candidate_tools, tool_style="compact")
 
 
 def test_export_hf_jsonl(tmp_path) -> None:
     path = tmp_path / "out" / "hf.jsonl"
-    n = export_hf_jsonl([_dialogue(), _dialogue()], path, mode="prompt")
+    n = export_hf_jsonl([_dialogue(), _dialogue()], path, export_format("hf-prompt"))
     assert n == 2
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2
     record = json.loads(lines[0])
-    assert record == json.loads(json.dumps(to_hf_conversational(_dialogue(), mode="prompt")))
+    assert record == json.loads(json.dumps(to_hf_conversational(_dialogue(), export_format("hf-prompt"))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -860,7 +865,9 @@ def llama_like_tokenizer():
 @pytest.mark.parametrize("arguments_as", ["dict", "json"])
 def test_chat_template_renders_native_messages(llama_like_tokenizer, arguments_as: str) -> None:
     dialogue = _dialogue()
-    messages = to_chat_messages(dialogue, mode="native", history_reasoning="keep", arguments_as=arguments_as)
+    messages = to_chat_messages(
+        dialogue, prompt_mode="native", history_reasoning="keep", arguments_as=arguments_as
+    )
     text = llama_like_tokenizer.apply_chat_template(
         messages, tools=openai_tools(dialogue.candidate_tools), tokenize=False
     )

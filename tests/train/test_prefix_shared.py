@@ -79,7 +79,7 @@ def tiny(tmp_path_factory, corpus):
 
 
 def slice_corpus(tokenizer, dialogues, history, **kw):
-    samples, _ = TurnSlicer(tokenizer, SliceConfig(history_reasoning=history, **kw)).slice_all(dialogues)
+    samples, _ = TurnSlicer(tokenizer, SliceConfig.of(history_reasoning=history, **kw)).slice_all(dialogues)
     return samples
 
 

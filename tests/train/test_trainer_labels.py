@@ -61,7 +61,7 @@ def test_labels_reaching_the_model_are_the_slicers(tmp_path, monkeypatch, one_th
     from data_gen.schema import load_dialogues
 
     tokenizer = load_tokenizer(str(out / "tiny-base"))
-    samples, _ = TurnSlicer(tokenizer, SliceConfig(history_reasoning="keep", max_length=2048)).slice_all(
+    samples, _ = TurnSlicer(tokenizer, SliceConfig.of(history_reasoning="keep", max_length=2048)).slice_all(
         load_dialogues(DIALOGUES)
     )
     by_ids = {tuple(s["input_ids"]): s for s in samples}

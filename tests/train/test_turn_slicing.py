@@ -8,6 +8,7 @@ import json
 import pytest
 from _train_support import TEMPLATE_SPECS
 
+from data_gen.errors import InputError
 from data_gen.format import render_assistant, system_prompt, tool_listing
 from train.slicing import (
     IGNORE_INDEX,
@@ -64,8 +65,8 @@ def check_samples(samples, dialogues, tokenizer, slicer: TurnSlicer, *, template
         want = expected_target(
             d.turns[i],
             template=template,
-            mode=config.prompt_mode,
-            include_thought=config.target_reasoning == "keep",
+            mode=config.prompt_format.prompt_mode,
+            include_thought=config.prompt_format.target_reasoning == "keep",
         )
         assert trained == want, where
         assert ids[-1] == eot_id, where  # cut right after the end-of-turn token
@@ -80,8 +81,8 @@ def check_samples(samples, dialogues, tokenizer, slicer: TurnSlicer, *, template
         # Earlier thoughts: absent from the prompt when stripped, present when kept.
         for turn in d.turns[:i]:
             if turn.role == "assistant" and turn.thought:
-                assert (turn.thought in prompt_text) == (config.history_reasoning == "keep"), where
-        if config.target_reasoning == "drop":
+                assert (turn.thought in prompt_text) == (config.prompt_format.history_reasoning == "keep"), where
+        if config.prompt_format.target_reasoning == "drop":
             assert "<think>" not in trained and d.turns[i].thought not in trained, where
 
 
@@ -105,7 +106,7 @@ PROMPT_CASES = [
 @pytest.mark.parametrize(("tok", "template", "history", "target"), PROMPT_CASES)
 def test_prompt_mode_labels_are_exactly_the_target(tokenizer_for, dialogues, tok, template, history, target):
     tokenizer = tokenizer_for(tok, template)
-    slicer = TurnSlicer(tokenizer, SliceConfig(history_reasoning=history, target_reasoning=target))
+    slicer = TurnSlicer(tokenizer, SliceConfig.of(history_reasoning=history, target_reasoning=target))
     samples, stats = slicer.slice_all(dialogues)
     assert stats.samples == len(samples) == sum(len(d.assistant_turns()) for d in dialogues) == 19
     assert stats.eot_tokens == {TEMPLATE_SPECS[template]["eot"]: 19}
@@ -124,7 +125,7 @@ NATIVE_CASES = [
 @pytest.mark.parametrize(("tok", "template", "history", "target"), NATIVE_CASES)
 def test_native_mode_labels_are_exactly_the_target(tokenizer_for, dialogues, tok, template, history, target):
     tokenizer = tokenizer_for(tok, template)
-    config = SliceConfig(prompt_mode="native", history_reasoning=history, target_reasoning=target)
+    config = SliceConfig.of(prompt_mode="native", history_reasoning=history, target_reasoning=target)
     slicer = TurnSlicer(tokenizer, config)
     samples, _ = slicer.slice_all(dialogues)
     check_samples(samples, dialogues, tokenizer, slicer, template=template)
@@ -135,16 +136,16 @@ def test_native_mode_labels_are_exactly_the_target(tokenizer_for, dialogues, tok
 
 
 def test_native_mode_with_a_template_without_tools_fails(tokenizer_for, dialogues):
-    slicer = TurnSlicer(tokenizer_for("tiny", "gemma"), SliceConfig(prompt_mode="native"))
+    slicer = TurnSlicer(tokenizer_for("tiny", "gemma"), SliceConfig.of(prompt_mode="native"))
     with pytest.raises(SlicingError, match=r"dialogue 'fx-001', turn 1: the chat template ignores tools="):
         slicer.slice_all(dialogues)
 
 
 def test_native_mode_with_a_template_that_drops_reasoning_fails(tokenizer_for, dialogues):
-    slicer = TurnSlicer(tokenizer_for("tiny", "llama3"), SliceConfig(prompt_mode="native"))
+    slicer = TurnSlicer(tokenizer_for("tiny", "llama3"), SliceConfig.of(prompt_mode="native"))
     with pytest.raises(SlicingError, match=r"turn 1: the target's thought .*target_reasoning: drop"):
         slicer.slice_all(dialogues)
-    keep = SliceConfig(prompt_mode="native", history_reasoning="keep", target_reasoning="drop")
+    keep = SliceConfig.of(prompt_mode="native", history_reasoning="keep", target_reasoning="drop")
     with pytest.raises(SlicingError, match=r"turn 3: history_reasoning is 'keep'"):
         TurnSlicer(tokenizer_for("tiny", "llama3"), keep).slice_all(dialogues)
 
@@ -184,7 +185,7 @@ def test_tokens_merging_across_the_prompt_boundary_fail(tiny_tokenizer, dialogue
     with pytest.raises(
         SlicingError, match=r"dialogue 'fx-\d+', turn \d+: the tokens of the prompt are not a prefix"
     ):
-        slice_dialogues(dialogues, tok, SliceConfig(target_reasoning="drop"))
+        slice_dialogues(dialogues, tok, SliceConfig.of(target_reasoning="drop"))
 
 
 def test_real_tokenizer_merging_the_generation_prompt_with_the_target_fails(tokenizer_for, dialogues):
@@ -200,10 +201,10 @@ def test_real_tokenizer_merging_the_generation_prompt_with_the_target_fails(toke
 
 def test_explicit_and_missing_end_of_turn_token(tokenizer_for, dialogues):
     tok = tokenizer_for("tiny", "chatml")
-    samples, stats = slice_dialogues(dialogues[:1], tok, SliceConfig(eot_token="<|im_end|>"))
+    samples, stats = slice_dialogues(dialogues[:1], tok, SliceConfig.of(eot_token="<|im_end|>"))
     assert stats.eot_tokens == {"<|im_end|>": 3}
     with pytest.raises(SlicingError, match=r"no end-of-turn token after the target .*<end_of_turn>"):
-        slice_dialogues(dialogues[:1], tok, SliceConfig(eot_token="<end_of_turn>"))
+        slice_dialogues(dialogues[:1], tok, SliceConfig.of(eot_token="<end_of_turn>"))
 
 
 def test_trailing_newline_after_the_end_of_turn_token_is_not_kept(tokenizer_for, dialogues):
@@ -234,7 +235,7 @@ def test_truncate_history_keeps_system_last_user_turn_and_whole_target(tokenizer
     shortest = slicer.encode(d, i, starts[-1])
     limit = (len(full["input_ids"]) + len(shortest["input_ids"])) // 2
 
-    samples, stats = slice_dialogues([d], tok, SliceConfig(max_length=limit))
+    samples, stats = slice_dialogues([d], tok, SliceConfig.of(max_length=limit))
     last = samples[-1]
     assert last["turn_index"] == i and last["history_start"] > 0
     assert len(last["input_ids"]) <= limit
@@ -248,20 +249,22 @@ def test_truncate_history_keeps_system_last_user_turn_and_whole_target(tokenizer
     assert system_prompt(d.candidate_tools).strip().splitlines()[0] in prompt
 
     # 'drop' drops what does not fit; samples + dropped = assistant turns.
-    kept, dropped = slice_dialogues([d], tok, SliceConfig(max_length=limit, overflow="drop"))
+    kept, dropped = slice_dialogues([d], tok, SliceConfig.of(max_length=limit, overflow="drop"))
     assert dropped.dropped_overlong >= 1 and dropped.truncated_history == 0
     assert dropped.samples + dropped.dropped_overlong == dropped.assistant_turns == 5
     assert all(len(s["input_ids"]) <= limit for s in kept)
 
     # Too long even with the shortest history: dropped under both policies, never cut.
     tiny_limit = len(shortest["input_ids"]) - 1
-    _, stats = slice_dialogues([d], tok, SliceConfig(max_length=tiny_limit))
+    _, stats = slice_dialogues([d], tok, SliceConfig.of(max_length=tiny_limit))
     assert stats.samples + stats.dropped_overlong == 5
     assert all(length <= tiny_limit for length in stats.lengths)
 
 
 def test_no_samples_is_an_error(tokenizer_for, dialogues):
-    samples, stats = slice_dialogues(dialogues, tokenizer_for("tiny", "chatml"), SliceConfig(max_length=10))
+    samples, stats = slice_dialogues(
+        dialogues, tokenizer_for("tiny", "chatml"), SliceConfig.of(max_length=10)
+    )
     assert samples == [] and stats.dropped_overlong == 19
     with pytest.raises(SlicingError, match="no samples"):
         to_dataset(samples)
@@ -292,7 +295,7 @@ def test_system_prompt_file_fills_in_the_tools(tmp_path, tokenizer_for, dialogue
         assert system.endswith(tool_listing(d.candidate_tools)) or system.endswith("Be brief.")
         assert "{tools}" not in system
     args = DiaforgeArguments(dataset_path=["x"], system_prompt_file=str(tmp_path / "missing.txt"))
-    with pytest.raises(SlicingError, match="missing.txt': no such file"):
+    with pytest.raises(InputError, match="missing.txt: system prompt file not found"):
         SliceConfig.from_args(args, max_length=None)
 
 
@@ -320,18 +323,18 @@ def test_stats_and_dataset(tokenizer_for, dialogues):
 
 def test_slicing_is_deterministic(tokenizer_for, dialogues):
     tok = tokenizer_for("tiny", "llama3")
-    a, _ = slice_dialogues(dialogues, tok, SliceConfig(history_reasoning="keep"))
-    b, _ = slice_dialogues(dialogues, tok, SliceConfig(history_reasoning="keep"))
+    a, _ = slice_dialogues(dialogues, tok, SliceConfig.of(history_reasoning="keep"))
+    b, _ = slice_dialogues(dialogues, tok, SliceConfig.of(history_reasoning="keep"))
     assert a == b
 
 
 @pytest.mark.parametrize("history", ["strip", "keep"])
 def test_compact_tool_style_labels_and_prompt(tokenizer_for, dialogues, history):
     tokenizer = tokenizer_for("smollm2", "chatml")
-    compact = TurnSlicer(tokenizer, SliceConfig(history_reasoning=history, tool_style="compact"))
+    compact = TurnSlicer(tokenizer, SliceConfig.of(history_reasoning=history, tool_style="compact"))
     samples, _ = compact.slice_all(dialogues)
     check_samples(samples, dialogues, tokenizer, compact, template="chatml")
-    full, _ = TurnSlicer(tokenizer, SliceConfig(history_reasoning=history)).slice_all(dialogues)
+    full, _ = TurnSlicer(tokenizer, SliceConfig.of(history_reasoning=history)).slice_all(dialogues)
     owners = [d for d in dialogues for _ in d.assistant_turns()]
     for s_compact, s_full, d in zip(samples, full, owners, strict=True):
         prompt = tokenizer.decode(s_compact["input_ids"][: s_compact["num_prompt_tokens"]])
