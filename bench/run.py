@@ -440,8 +440,9 @@ def bench_datagen(latency: float, levels=(8, 32, 64), waves: int = 8, per_seed: 
 
 def bench_dynamic_eval(work: Path, num_dialogues: int = 8, t_max: int = 4, max_new_tokens: int = 24) -> dict:
     from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from data_gen.format import PromptFormat
     from data_gen.schema import load_dialogues
-    from eval.models import ModelConfig, ModelUnderTest
+    from eval.models import ModelSpec, ModelUnderTest
     from eval.runner import DynamicConfig, run_dynamic
     from train.modeling import build_tiny_model
 
@@ -450,7 +451,12 @@ def bench_dynamic_eval(work: Path, num_dialogues: int = 8, t_max: int = 4, max_n
     path = build_tiny_model(work / "tiny-eval", texts=texts, seed=0)
     # Compact tool listings, as `make demo` evaluates (DEMO_EVAL_ARGS in the Makefile).
     model = ModelUnderTest(
-        ModelConfig(model=str(path), max_new_tokens=max_new_tokens, batch_size=8, tool_style="compact")
+        ModelSpec(
+            model=str(path),
+            max_new_tokens=max_new_tokens,
+            batch_size=8,
+            prompt_format=PromptFormat(tool_style="compact"),
+        )
     )
     user = VotingUser(ScriptedUser(), ScriptedVoter(), n=3, m=3)
     cfg = DynamicConfig(t_max=t_max)
@@ -479,7 +485,7 @@ def bench_dynamic_eval(work: Path, num_dialogues: int = 8, t_max: int = 4, max_n
         "setup": (
             f"eval.runner.run_dynamic, tiny random Llama (build_tiny_model), hf backend on CPU, greedy, "
             f"tool_style compact, max_new_tokens={max_new_tokens}, t_max={t_max}, scripted voting user n=3 m=3; "
-            "batch_size 8 vs 1 (eval.models.ModelConfig)"
+            "batch_size 8 vs 1 (eval.models.ModelSpec)"
         ),
     }
 

@@ -2,6 +2,13 @@
 rescore transcripts, compare runs; import peer benchmarks; the BFCL parity check; next-action
 prediction and turn-level function calling (`eval.peers`).
 
+The commands that load a model prompt it in the format it was trained with: the
+``prompt_format.json`` of its folder (`eval.models.choose_prompt_format`). ``--prompt-mode``,
+``--tool-style``, ``--history-reasoning``, ``--target-reasoning`` and ``--system-prompt-file``
+override it, each with a one-line warning when it contradicts the file. Every command that writes
+a run folder takes ``--wandb-project`` (and ``--wandb-entity``, ``--wandb-run-name``,
+``--wandb-tags``); W&B runs offline into the run folder when there is no API key.
+
 Every user-caused error prints one line to stderr and exits with code 2.
 """
 
@@ -18,12 +25,13 @@ from typing import TYPE_CHECKING
 
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
+from data_gen.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
 from data_gen.llm.base import BackendConfigError, BackendError
 from eval.policies import POLICIES
 
 if TYPE_CHECKING:
     from data_gen.schema import Dialogue
-    from eval.models import Budget, ModelConfig
+    from eval.models import Budget, FormatChoice, ModelSpec
 
 DEFAULT_BENCH = "eval/benchmarks/diabench_heldout_v1.jsonl"
 EXIT_USAGE = 2
@@ -64,7 +72,7 @@ async def _run(args: argparse.Namespace) -> Path:
         )
     full_bench = load_dialogues(args.bench)
     bench = sample_benchmark(full_bench, args.limit, args.seed)
-    cfg = model_config(args)
+    cfg, choice = model_spec(args)
     budget = None
     if not cfg.is_policy:  # a reference policy writes its turns whole: no budget applies
         budget = run_budget(args.max_new_tokens, cfg, full_bench)
@@ -72,7 +80,7 @@ async def _run(args: argparse.Namespace) -> Path:
     user, user_backend = _user_proxy(args.user_proxy, args.user_base_url, args.n_samples, args.n_voters)
     started = time.monotonic()
     if cfg.backend not in ("openai", *POLICIES) and not args.quiet:
-        print(f"loading {cfg.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
+        print(f"loading {cfg.model} ({args.backend}; {_format_line(choice)}) ...", file=sys.stderr)
     model = ModelUnderTest(cfg)
     judge_backend = None
     try:
@@ -112,26 +120,29 @@ async def _run(args: argparse.Namespace) -> Path:
         for b in (user_backend, judge_backend):
             if b is not None:
                 await b.aclose()
-    out = Path(args.out) if args.out else Path("outputs/eval") / _slug(cfg.model, args.mode)
+    out = (
+        Path(args.out) if args.out else Path("outputs/eval") / _slug(cfg.model, cfg.prompt_format.prompt_mode)
+    )
     extra = {
         "benchmark": args.bench,
         "backend": args.backend,
         "max_new_tokens": budget.max_new_tokens if budget else None,
         "budget": budget.as_dict() if budget else None,
-        "mode": args.mode,
-        "tool_style": args.tool_style,
+        "prompt_format": choice.as_dict(),
+        "modes": modes,
         "user_proxy": user.name,
         "t_max": args.t_max,
+        "n_samples": args.n_samples,
+        "n_voters": args.n_voters,
+        "limit": args.limit,
+        "seed": args.seed,
         "checkpoint": model.info,
         "seconds": timings,
         "wall_seconds": round(time.monotonic() - started, 2),
     }
-    wandb_cfg = (
-        {"project": args.wandb_project, "run_name": args.wandb_run_name, "tags": args.wandb_tags}
-        if args.wandb_project
-        else None
+    write_run(
+        out, transcripts, model_label=args.label or cfg.model, extra=extra, wandb_cfg=wandb_config(args)
     )
-    write_run(out, transcripts, model_label=args.label or cfg.model, extra=extra, wandb_cfg=wandb_cfg)
     return out
 
 
@@ -148,23 +159,24 @@ def max_new_tokens_arg(value: str) -> int | str:
     return number
 
 
-def run_budget(requested: int | str, cfg: ModelConfig, bench: Sequence[Dialogue]) -> Budget:
+def run_budget(requested: int | str, cfg: ModelSpec, bench: Sequence[Dialogue]) -> Budget:
     """The token budget of `eval run`: an explicit number as given, else (``auto``) the longest
-    reference assistant turn of the whole benchmark file (not only the sampled dialogues) in the
-    model's tokenizer plus a margin (`eval.models.auto_max_new_tokens`)."""
+    reference assistant turn of the whole benchmark file (not only the sampled dialogues), written
+    as the model's prompt format has it write turns (without thoughts for `target_reasoning:
+    drop`), in the model's tokenizer, plus a margin (`eval.models.auto_max_new_tokens`)."""
     from eval.models import Budget, auto_max_new_tokens, token_counter
 
     if requested != "auto":
         return Budget(int(requested), "explicit")
     count, counted_with = token_counter(cfg.model, cfg.backend)
-    return auto_max_new_tokens(bench, count, counted_with)
+    return auto_max_new_tokens(bench, count, counted_with, cfg.prompt_format)
 
 
-def _slug(model: str, mode: str) -> str:
+def _slug(model: str, prompt_mode: str) -> str:
     if model in POLICIES:
         return model
     name = Path(model.rstrip("/")).name or "model"
-    return f"{name}-{mode}"
+    return f"{name}-{prompt_mode}"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -192,7 +204,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from eval.report import compare_runs
 
-    emit(compare_runs(args.runs, out_dir=args.out, json_path=args.json))
+    emit(compare_runs(args.runs, out_dir=args.out, json_path=args.json, wandb_cfg=wandb_config(args)))
     return 0
 
 
@@ -248,28 +260,100 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_model_args(p: argparse.ArgumentParser) -> None:
+def _add_model_args(p: argparse.ArgumentParser, *, required: bool = True, what: str = "") -> None:
+    """--model, --backend and how to query it, shared by bfcl, next-action and turn-level."""
     p.add_argument(
-        "--model", required=True, help="model/adapter/merged folder (hf, vllm) or served model name (openai)"
+        "--model",
+        required=required,
+        help="model/adapter/merged folder (hf, vllm) or served model name (openai)" + what,
     )
     p.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
-    p.add_argument("--mode", default="prompt", choices=("prompt", "native"), help="tool presentation")
     p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--max-new-tokens", type=int, default=384)
     p.add_argument("--device", default="cpu")
-    p.add_argument(
-        "--tool-style", default="json", choices=("json", "compact"), help="tool listing in prompt mode"
-    )
     p.add_argument("--label", help="name of the model in reports")
     p.add_argument("--quiet", action="store_true")
+    _add_format_args(p)
 
 
-def model_config(args: argparse.Namespace):  # noqa: ANN201 - eval.models.ModelConfig
-    """The model under test as the command line describes it, validated; a local checkpoint path
-    is checked here, before anything is loaded. A reference policy needs no `--model` (its name
-    is the label); every other backend does."""
-    from eval.models import ModelConfig, describe_checkpoint
+def _add_format_args(p: argparse.ArgumentParser) -> None:
+    """The prompt-format options: unset by default, so the model's prompt_format.json decides."""
+    g = p.add_argument_group(
+        "prompt format",
+        "default: the model folder's prompt_format.json (written by training), else the defaults",
+    )
+    g.add_argument(
+        "--prompt-mode", choices=PROMPT_MODES, help="prompt (tools in the system prompt) or native"
+    )
+    g.add_argument("--tool-style", choices=TOOL_STYLES, help="tool listing in prompt mode (default json)")
+    g.add_argument("--history-reasoning", choices=HISTORY_REASONING, help="earlier thoughts (default strip)")
+    g.add_argument(
+        "--target-reasoning",
+        choices=TARGET_REASONING,
+        help="whether the model writes thoughts (default keep); sizes the auto token budget",
+    )
+    g.add_argument(
+        "--system-prompt-file", help="custom system prompt; '{tools}' is filled with the candidates"
+    )
+    g.add_argument("--mode", dest="legacy_mode", choices=PROMPT_MODES, help=argparse.SUPPRESS)
+
+
+def _add_wandb_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Weights & Biases", "offline into the run folder when there is no API key")
+    g.add_argument("--wandb-project", help="log the run's settings, metrics and files to this W&B project")
+    g.add_argument("--wandb-entity", help="W&B team or user (default: the key's default entity)")
+    g.add_argument("--wandb-run-name", help="W&B run name (default: the model label)")
+    g.add_argument("--wandb-tags", nargs="*", default=[])
+
+
+def wandb_config(args: argparse.Namespace) -> dict | None:
+    """`write_run`'s `wandb_cfg` from the command line: None without --wandb-project."""
+    if not getattr(args, "wandb_project", None):
+        return None
+    return {
+        "project": args.wandb_project,
+        "entity": args.wandb_entity,
+        "run_name": args.wandb_run_name,
+        "tags": args.wandb_tags,
+    }
+
+
+def format_options(args: argparse.Namespace) -> dict:
+    """The prompt-format options given on the command line (None: not given)."""
+    from data_gen.format import read_system_prompt_file
+
+    prompt_mode = args.prompt_mode
+    if getattr(args, "legacy_mode", None):
+        print("note: --mode is now --prompt-mode (--modes chooses static/dynamic)", file=sys.stderr)
+        prompt_mode = prompt_mode or args.legacy_mode
+    return {
+        "prompt_mode": prompt_mode,
+        "tool_style": args.tool_style,
+        "history_reasoning": args.history_reasoning,
+        "target_reasoning": args.target_reasoning,
+        "system_prompt": read_system_prompt_file(args.system_prompt_file)
+        if args.system_prompt_file
+        else None,
+    }
+
+
+def _format_line(choice: FormatChoice) -> str:
+    where = {
+        "prompt_format.json": f"from {choice.file}",
+        "defaults": "defaults",
+        "options": "from the options",
+    }
+    return f"{choice.prompt_format.describe()} ({where[choice.source]})"
+
+
+def model_spec(args: argparse.Namespace) -> tuple[ModelSpec, FormatChoice]:
+    """The model under test as the command line describes it, validated, and its prompt format
+    (the model folder's prompt_format.json, the options over it; a warning on stderr for each
+    option that contradicts the file). A local checkpoint path is checked here, before anything
+    is loaded. A reference policy needs no `--model` (its name is the label); every other backend
+    does."""
+    from eval.models import ModelSpec, choose_prompt_format, describe_checkpoint
 
     model = args.model
     if not model:
@@ -278,47 +362,71 @@ def model_config(args: argparse.Namespace):  # noqa: ANN201 - eval.models.ModelC
                 f"--backend {args.backend} needs --model (a model folder or a served model name)"
             )
         model = args.backend
+    if args.backend in ("hf", "vllm"):
+        describe_checkpoint(model)
+    choice = choose_prompt_format(model if args.backend not in POLICIES else None, format_options(args))
+    for warning in choice.warnings():
+        print(warning, file=sys.stderr)
     budget = args.max_new_tokens
-    cfg = ModelConfig(
+    cfg = ModelSpec(
         model=model,
         backend=args.backend,
-        mode=args.mode,
+        prompt_format=choice.prompt_format,
         base_url=args.base_url,
-        max_new_tokens=budget if isinstance(budget, int) else ModelConfig.max_new_tokens,
+        max_new_tokens=budget if isinstance(budget, int) else ModelSpec.max_new_tokens,
         batch_size=args.batch_size,
         device=args.device,
-        history_reasoning=getattr(args, "history_reasoning", "strip"),
-        tool_style=args.tool_style,
         seed=getattr(args, "seed", 0),
     )
     cfg.validate()
-    if cfg.backend in ("hf", "vllm"):
-        describe_checkpoint(cfg.model)
-    return cfg
+    return cfg, choice
 
 
-def _load_model(args: argparse.Namespace):  # noqa: ANN202 - ModelUnderTest
+def _load_model(args: argparse.Namespace):  # noqa: ANN202 - (ModelUnderTest, FormatChoice)
     from eval.models import ModelUnderTest, offline_env
 
     offline_env()
-    cfg = model_config(args)
+    cfg, choice = model_spec(args)
     if cfg.backend != "openai" and not args.quiet:
-        print(f"loading {args.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
+        print(f"loading {args.model} ({args.backend}; {_format_line(choice)}) ...", file=sys.stderr)
     model = ModelUnderTest(cfg)
     if args.label:
         model.label = args.label
-    return model
+    return model, choice
 
 
-def _run_folder(args: argparse.Namespace, kind: str) -> Path:
-    return Path(args.out) if args.out else Path("outputs") / kind / _slug(args.model, args.mode)
+def _run_folder(args: argparse.Namespace, kind: str, prompt_mode: str) -> Path:
+    return Path(args.out) if args.out else Path("outputs") / kind / _slug(args.model, prompt_mode)
+
+
+def _log_peer_run(args: argparse.Namespace, out: Path, metrics: dict, kind: str) -> None:
+    """The run folder of a peer command to W&B (with --wandb-project): settings, metrics, files."""
+    cfg = wandb_config(args)
+    if cfg is None:
+        return
+    from eval.report import log_folder_to_wandb
+
+    settings = {
+        k: v
+        for k, v in vars(args).items()
+        if k not in ("func", "legacy_mode", "quiet") and not k.startswith("wandb_")
+    }
+    log_folder_to_wandb(
+        out,
+        metrics,
+        job_type=kind,
+        settings=settings,
+        **{k: v for k, v in cfg.items() if v is not None},
+        run_name=cfg["run_name"] or f"{kind}: {args.label or args.model}",
+    )
 
 
 async def _with_model(args: argparse.Namespace, fn):  # noqa: ANN001, ANN202
-    model = _load_model(args)
+    """(result of `fn(model)`, the model's FormatChoice)."""
+    model, choice = _load_model(args)
     try:
         await model.check()
-        return await fn(model)
+        return await fn(model), choice
     finally:
         await model.aclose()
 
@@ -343,13 +451,17 @@ def _cmd_bfcl(args: argparse.Namespace) -> int:
         baseline = json.loads(base_path.read_text(encoding="utf-8"))
     entries = {c: load_bfcl(c, args.data, limit=args.limit).dialogues for c in categories}
     started = time.monotonic()
-    metrics, records = asyncio.run(_with_model(args, lambda m: run_bfcl(m, entries, progress=not args.quiet)))
+    (metrics, records), choice = asyncio.run(
+        _with_model(args, lambda m: run_bfcl(m, entries, progress=not args.quiet))
+    )
     metrics["limit"] = args.limit
-    metrics["mode"] = args.mode
+    metrics["prompt_format"] = choice.as_dict()
     metrics["backend"] = args.backend
     metrics["wall_seconds"] = round(time.monotonic() - started, 2)
     comparison = compare_bfcl(baseline, metrics, tolerance=args.tolerance) if baseline else None
-    out = write_bfcl_run(_run_folder(args, "bfcl"), metrics, records, comparison=comparison)
+    folder = _run_folder(args, "bfcl", choice.prompt_format.prompt_mode)
+    out = write_bfcl_run(folder, metrics, records, comparison=comparison)
+    _log_peer_run(args, out, metrics, "bfcl")
     emit(format_bfcl(metrics, comparison))
     emit(f"run folder: {out}")
     return 3 if comparison and comparison["regressions"] and args.fail_on_regression else 0
@@ -387,12 +499,16 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
     if not args.model:
         raise InputError("next-action needs --model (or --predictions FILE to rescore saved predictions)")
     bench = _bench(args)
-    metrics, records = asyncio.run(
+    (metrics, records), choice = asyncio.run(
         _with_model(args, lambda m: run_next_action(m, bench, method=args.method, progress=not args.quiet))
     )
     metrics["model"] = args.label or args.model
     metrics["benchmark"] = args.bench
-    out = write_next_action_run(_run_folder(args, "next_action"), metrics, records)
+    metrics["prompt_format"] = choice.as_dict()
+    out = write_next_action_run(
+        _run_folder(args, "next_action", choice.prompt_format.prompt_mode), metrics, records
+    )
+    _log_peer_run(args, out, metrics, "next-action")
     emit(format_next_action(metrics))
     emit(f"run folder: {out}")
     return 0
@@ -418,12 +534,16 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
     if not args.model:
         raise InputError("turn-level needs --model (or --records FILE to rescore saved records)")
     bench = _bench(args)
-    metrics, records = asyncio.run(
+    (metrics, records), choice = asyncio.run(
         _with_model(args, lambda m: run_turn_level(m, bench, progress=not args.quiet))
     )
     metrics["model"] = args.label or args.model
     metrics["benchmark"] = args.bench
-    out = write_turn_level_run(_run_folder(args, "turn_level"), metrics, records)
+    metrics["prompt_format"] = choice.as_dict()
+    out = write_turn_level_run(
+        _run_folder(args, "turn_level", choice.prompt_format.prompt_mode), metrics, records
+    )
+    _log_peer_run(args, out, metrics, "turn-level")
     emit(format_turn_level(metrics))
     emit(f"run folder: {out}")
     return 0
@@ -457,7 +577,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     )
     b.add_argument("--limit", type=int, help="first N entries of each category")
     b.add_argument("--data", help="BFCL data folder (default: the installed bfcl-eval wheel)")
-    b.add_argument("--out", help="run folder (default outputs/bfcl/<model>-<mode>)")
+    b.add_argument("--out", help="run folder (default outputs/bfcl/<model>-<prompt mode>)")
     b.add_argument("--baseline", help="run folder (or bfcl_metrics.json) of the base model: report deltas")
     b.add_argument(
         "--tolerance", type=float, default=0.02, help="allowed accuracy drop per category (default 0.02)"
@@ -467,19 +587,11 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="exit 3 when a category drops by more than --tolerance",
     )
+    _add_wandb_args(b)
     b.set_defaults(func=_cmd_bfcl)
 
     n = sub.add_parser("next-action", help="next-action prediction (ToolDial / DialogTool actions)")
-    n.add_argument("--model", help="model to evaluate (omit with --predictions)")
-    n.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
-    n.add_argument("--mode", default="prompt", choices=("prompt", "native"))
-    n.add_argument("--base-url")
-    n.add_argument("--batch-size", type=int, default=8)
-    n.add_argument("--max-new-tokens", type=int, default=384)
-    n.add_argument("--device", default="cpu")
-    n.add_argument("--tool-style", default="json", choices=("json", "compact"))
-    n.add_argument("--label")
-    n.add_argument("--quiet", action="store_true")
+    _add_model_args(n, required=False, what="; omit with --predictions")
     n.add_argument(
         "--bench", default=DEFAULT_BENCH, help=f"dialogues JSONL with action labels (default {DEFAULT_BENCH})"
     )
@@ -491,32 +603,25 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     )
     n.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
     n.add_argument("--seed", type=int, default=0)
-    n.add_argument("--out", help="run folder (default outputs/next_action/<model>-<mode>)")
+    n.add_argument("--out", help="run folder (default outputs/next_action/<model>-<prompt mode>)")
     n.add_argument("--predictions", help="rescore a next_action_predictions.jsonl (no model)")
     n.add_argument("--json", action="store_true", help="with --predictions: also print the metrics as JSON")
+    _add_wandb_args(n)
     n.set_defaults(func=_cmd_next_action)
 
     t = sub.add_parser(
         "turn-level", help="turn-level function calling with gold history, chain score, DA accuracy"
     )
-    t.add_argument("--model", help="model to evaluate (omit with --records)")
-    t.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
-    t.add_argument("--mode", default="prompt", choices=("prompt", "native"))
-    t.add_argument("--base-url")
-    t.add_argument("--batch-size", type=int, default=8)
-    t.add_argument("--max-new-tokens", type=int, default=384)
-    t.add_argument("--device", default="cpu")
-    t.add_argument("--tool-style", default="json", choices=("json", "compact"))
-    t.add_argument("--label")
-    t.add_argument("--quiet", action="store_true")
+    _add_model_args(t, required=False, what="; omit with --records")
     t.add_argument(
         "--bench", default=DEFAULT_BENCH, help=f"reference dialogues JSONL (default {DEFAULT_BENCH})"
     )
     t.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--out", help="run folder (default outputs/turn_level/<model>-<mode>)")
+    t.add_argument("--out", help="run folder (default outputs/turn_level/<model>-<prompt mode>)")
     t.add_argument("--records", help="rescore a turn_level_records.jsonl (no model)")
     t.add_argument("--json", action="store_true", help="with --records: also print the metrics as JSON")
+    _add_wandb_args(t)
     t.set_defaults(func=_cmd_turn_level)
 
 
@@ -540,7 +645,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="a model backend, or a reference policy with no model: reference (the judge's ceiling), "
         "name-overlap or random (floors)",
     )
-    r.add_argument("--mode", default="prompt", choices=("prompt", "native"), help="tool presentation")
     r.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
     r.add_argument("--user-proxy", default="scripted", help="'scripted' (offline default) or 'openai:MODEL'")
     r.add_argument("--user-base-url", help="server for an openai user proxy")
@@ -562,18 +666,11 @@ def build_parser() -> argparse.ArgumentParser:
         "assistant turn in the model's tokenizer, plus 25%% (at least 32)",
     )
     r.add_argument("--device", default="cpu")
-    r.add_argument("--history-reasoning", default="strip", choices=("strip", "keep"))
-    r.add_argument(
-        "--tool-style", default="json", choices=("json", "compact"), help="tool listing in prompt mode"
-    )
-    r.add_argument("--out", help="run folder (default outputs/eval/<model>-<mode>)")
+    r.add_argument("--out", help="run folder (default outputs/eval/<model>-<prompt mode>)")
     r.add_argument("--label", help="name of the model in reports")
-    r.add_argument(
-        "--wandb-project", help="log the summary and transcripts to W&B (offline without an API key)"
-    )
-    r.add_argument("--wandb-run-name")
-    r.add_argument("--wandb-tags", nargs="*", default=[])
     r.add_argument("--quiet", action="store_true")
+    _add_format_args(r)
+    _add_wandb_args(r)
     r.set_defaults(func=_cmd_run)
     s = sub.add_parser("score", help="recompute every metric from saved transcripts (no model)")
     s.add_argument("transcripts")
@@ -582,6 +679,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("runs", nargs="+")
     c.add_argument("--out", default="outputs/compare")
     c.add_argument("--json", help="also write {label: metrics} of every run to this file")
+    _add_wandb_args(c)
     c.set_defaults(func=_cmd_compare)
     _add_peer_parsers(sub)
     return parser

@@ -8,30 +8,35 @@ native tool calls. Either way every reply comes back as a `ParsedMessage` (reply
 malformed with a reason) plus the raw text, and whether the token budget cut it off
 (`Reply.truncated`; its `kind` is then ``truncated``, counted apart from malformed output).
 
+What the model sees is its `PromptFormat` (`data_gen.format`): `choose_prompt_format` reads the
+``prompt_format.json`` that training saved beside the adapter, checkpoint or merged model, lets an
+explicit option override it (with a warning naming both values), and falls back to the documented
+defaults for a model without the file.
+
 The token budget defaults to ``auto`` (`auto_max_new_tokens`): the longest reference assistant
-turn of the benchmark, rendered with its thought as the model must write it and counted in the
-model's tokenizer, plus a margin.
+turn of the benchmark, rendered as the model must write it (with its thought, unless the format's
+`target_reasoning` is 'drop') and counted in the model's tokenizer, plus a margin.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from data_gen.errors import InputError
 from data_gen.format import (
+    PROMPT_FORMAT_FILE,
     ParsedMessage,
-    openai_tools,
+    PromptFormat,
     parse_assistant,
     parse_openai_message,
-    render_assistant,
-    to_chat_messages,
-    tool_listing,
+    shown_value,
 )
 from data_gen.llm.base import BackendConfigError
 from data_gen.schema import Dialogue, Turn
@@ -39,7 +44,6 @@ from eval.policies import POLICIES, make_policy
 
 MODEL_BACKENDS = ("hf", "openai", "vllm")
 BACKENDS = (*MODEL_BACKENDS, *POLICIES)
-MODES = ("prompt", "native")
 
 AUTO_MARGIN = 0.25
 """`auto` budget: the longest reference assistant turn plus this share of it..."""
@@ -75,16 +79,18 @@ class Reply:
 
 
 @dataclass
-class ModelConfig:
-    """How to load and query the model under test."""
+class ModelSpec:
+    """The model under test: where it is, how to query it, and the prompt format it is shown."""
 
     model: str
     """A local folder (base, LoRA adapter, or merged model) for `hf`/`vllm`, a served model name for
     `openai`, or the policy's name for a reference policy (`reference`, `name-overlap`, `random`)."""
     backend: str = "hf"
     """`hf`, `openai`, `vllm`, or a reference policy of `eval.policies` (no model is loaded)."""
-    mode: str = "prompt"
-    """`prompt` (tools in the system prompt, the paper's text format) or `native` (tools= / tools API)."""
+    prompt_format: PromptFormat = field(default_factory=PromptFormat)
+    """What the model sees: prompt mode, tool listing, system prompt, history reasoning (see
+    `data_gen.format.PromptFormat`). `eval run` takes it from the model's ``prompt_format.json``
+    (`choose_prompt_format`); default: the documented defaults."""
     base_url: str | None = None
     """OpenAI-compatible server for `backend: openai`; the key comes from `api_key_env`."""
     api_key_env: str = "OPENAI_API_KEY"
@@ -95,14 +101,6 @@ class ModelConfig:
     """0 = greedy (the default: evaluation should be deterministic)."""
     batch_size: int = 8
     device: str = "cpu"
-    history_reasoning: str = "strip"
-    """Earlier turns' thoughts in the prompt: `strip` (as at inference, the default) or `keep`."""
-    system_prompt: str | None = None
-    """Override the reference system prompt (prompt mode) or the native one. In prompt mode a
-    ``{tools}`` in it is replaced by each dialogue's candidate tools in `tool_style`, as training
-    fills a recipe's `system_prompt_file`."""
-    tool_style: str = "json"
-    """How prompt mode lists the tools: `json` or `compact` (use what the model was trained with)."""
     seed: int = 0
     """Seed of the reference policies (`random` draws its tool from it and the dialogue id)."""
 
@@ -111,13 +109,83 @@ class ModelConfig:
         """Whether the backend is a reference policy (a floor) rather than a model."""
         return self.backend in POLICIES
 
+    @property
+    def native(self) -> bool:
+        return self.prompt_format.prompt_mode == "native"
+
     def validate(self) -> None:
         if self.backend not in BACKENDS:
             raise InputError(f"unknown model backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
-        if self.mode not in MODES:
-            raise InputError(f"unknown mode {self.mode!r}; choose prompt or native")
-        if self.tool_style not in ("json", "compact"):
-            raise InputError(f"unknown tool style {self.tool_style!r}; choose json or compact")
+        if not isinstance(self.prompt_format, PromptFormat):
+            raise InputError(
+                f"prompt_format must be a data_gen.format.PromptFormat, got {self.prompt_format!r}"
+            )
+
+
+@dataclass(frozen=True)
+class FormatChoice:
+    """The prompt format of a run and where it came from (``metrics.json``'s ``prompt_format``)."""
+
+    prompt_format: PromptFormat
+    source: str
+    """``prompt_format.json`` (recorded with the model), ``defaults`` (no file, no option given) or
+    ``options`` (no file; the command line's options over the defaults)."""
+    file: str | None = None
+    """The ``prompt_format.json`` that was read, if any."""
+    overridden: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+    """``{option: (recorded value, given value)}`` for every option that contradicted the file."""
+
+    def warnings(self) -> list[str]:
+        """One line per option that overrode the recorded format, naming both values."""
+        return [
+            f"warning: {flag_name(name)} {shown_value(name, given)} overrides {name} {shown_value(name, recorded)} "
+            f"recorded in {self.file}; the model is prompted differently from how it was trained"
+            for name, (recorded, given) in self.overridden.items()
+        ]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **self.prompt_format.as_dict(),
+            "source": self.source,
+            "file": self.file,
+            "overridden": {k: {"recorded": r, "given": g} for k, (r, g) in self.overridden.items()},
+        }
+
+
+FORMAT_FLAGS = {
+    "prompt_mode": "--prompt-mode",
+    "tool_style": "--tool-style",
+    "history_reasoning": "--history-reasoning",
+    "target_reasoning": "--target-reasoning",
+    "system_prompt": "--system-prompt-file",
+}
+"""The `PromptFormat` options `eval` takes on the command line, and their flags."""
+
+
+def flag_name(option: str) -> str:
+    return FORMAT_FLAGS.get(option, option)
+
+
+def choose_prompt_format(model: str | Path | None, given: Mapping[str, Any] | None = None) -> FormatChoice:
+    """The prompt format to evaluate `model` in: its ``prompt_format.json`` when the folder has one
+    (written by training beside the adapter, each checkpoint and the merged model), else the
+    defaults; every option in `given` that is not None wins over either. An option that
+    contradicts the file is listed in `FormatChoice.overridden` (see `FormatChoice.warnings`)."""
+    given = {k: v for k, v in (given or {}).items() if v is not None}
+    unknown = sorted(set(given) - {f.name for f in dataclasses.fields(PromptFormat)})
+    if unknown:
+        raise ValueError(f"not a prompt format option: {unknown[0]!r}")
+    folder = Path(model) if model else None
+    recorded = PromptFormat.load(folder) if folder is not None and folder.is_dir() else None
+    base = recorded or PromptFormat()
+    try:
+        fmt = dataclasses.replace(base, **given)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if recorded is None:
+        return FormatChoice(fmt, "options" if given else "defaults")
+    overridden = {k: (getattr(recorded, k), v) for k, v in given.items() if getattr(recorded, k) != v}
+    return FormatChoice(fmt, PROMPT_FORMAT_FILE, str(folder / PROMPT_FORMAT_FILE), overridden)
 
 
 def describe_checkpoint(path: str | Path) -> dict[str, Any]:
@@ -185,10 +253,11 @@ def load_tokenizer(path: str | Path) -> Any:
     return AutoTokenizer.from_pretrained(_tokenizer_dir(describe_checkpoint(path)), local_files_only=True)
 
 
-def reference_turn_texts(bench: Iterable[Dialogue]) -> list[str]:
-    """Every reference assistant turn of a benchmark as prompt-mode text, with its thought: what a
-    model trained on the paper's format must write to produce it."""
-    return [render_assistant(t) for d in bench for t in d.turns if t.role == "assistant"]
+def reference_turn_texts(bench: Iterable[Dialogue], fmt: PromptFormat | None = None) -> list[str]:
+    """Every reference assistant turn of a benchmark as prompt-mode text, as a model trained in
+    `fmt` must write it: with its thought, unless ``fmt.target_reasoning`` is 'drop'."""
+    fmt = fmt or PromptFormat()
+    return [fmt.target_text(t) for d in bench for t in d.turns if t.role == "assistant"]
 
 
 @dataclass(frozen=True)
@@ -205,6 +274,9 @@ class Budget:
     """``auto``: ``tokenizer`` (the model's), ``characters`` (no local tokenizer: one token per
     character, an upper bound for byte-level BPE on ASCII text) or ``fallback`` (no reference
     assistant turns: `FALLBACK_MAX_NEW_TOKENS`)."""
+    with_thoughts: bool | None = None
+    """``auto``: whether the reference turns were counted with their thoughts (the format's
+    `target_reasoning` is 'keep')."""
 
     def describe(self) -> str:
         if self.source != "auto":
@@ -214,9 +286,12 @@ class Budget:
                 f"max_new_tokens {self.max_new_tokens} (auto: the benchmark has no reference assistant turns)"
             )
         unit = "tokens" if self.counted_with == "tokenizer" else "characters, no local tokenizer"
+        thoughts = (
+            "" if self.with_thoughts is None else (" and thought" if self.with_thoughts else ", no thought")
+        )
         return (
             f"max_new_tokens {self.max_new_tokens} (auto: longest reference assistant turn "
-            f"{self.longest_reference_turn} {unit} with its end-of-turn token, plus {AUTO_MARGIN:.0%}, "
+            f"{self.longest_reference_turn} {unit} with its end-of-turn token{thoughts}, plus {AUTO_MARGIN:.0%}, "
             f"at least {AUTO_MIN_MARGIN})"
         )
 
@@ -226,19 +301,27 @@ class Budget:
             "source": self.source,
             "longest_reference_turn": self.longest_reference_turn,
             "counted_with": self.counted_with,
+            "with_thoughts": self.with_thoughts,
         }
 
 
-def auto_max_new_tokens(bench: Iterable[Dialogue], count: Callable[[str], int], counted_with: str) -> Budget:
-    """The ``auto`` budget: the longest reference assistant turn of `bench` (see
-    `reference_turn_texts`), measured with `count`, plus ``max(AUTO_MIN_MARGIN, ceil(AUTO_MARGIN *
-    longest))``; `FALLBACK_MAX_NEW_TOKENS` when the benchmark has no assistant turn."""
-    lengths = [count(text) for text in reference_turn_texts(bench)]
+def auto_max_new_tokens(
+    bench: Iterable[Dialogue],
+    count: Callable[[str], int],
+    counted_with: str,
+    fmt: PromptFormat | None = None,
+) -> Budget:
+    """The ``auto`` budget: the longest reference assistant turn of `bench` as a model trained in
+    `fmt` writes it (see `reference_turn_texts`), measured with `count`, plus
+    ``max(AUTO_MIN_MARGIN, ceil(AUTO_MARGIN * longest))``; `FALLBACK_MAX_NEW_TOKENS` when the
+    benchmark has no assistant turn."""
+    fmt = fmt or PromptFormat()
+    lengths = [count(text) for text in reference_turn_texts(bench, fmt)]
     if not lengths:
         return Budget(FALLBACK_MAX_NEW_TOKENS, "auto", None, "fallback")
     longest = max(lengths)
     margin = max(AUTO_MIN_MARGIN, math.ceil(AUTO_MARGIN * longest))
-    return Budget(longest + margin, "auto", longest, counted_with)
+    return Budget(longest + margin, "auto", longest, counted_with, fmt.target_reasoning == "keep")
 
 
 def token_counter(model: str, backend: str) -> tuple[Callable[[str], int], str]:
@@ -262,7 +345,7 @@ class ModelUnderTest:
     """The assistant being evaluated. `respond` takes dialogues in progress (their turns so far end
     with a user turn) and returns the model's next assistant turn for each."""
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelSpec) -> None:
         cfg.validate()
         self.cfg = cfg
         self.label = cfg.model
@@ -309,20 +392,12 @@ class ModelUnderTest:
             await self._backend.aclose()
 
     def messages(self, d: Dialogue) -> list[dict[str, Any]]:
-        system = self.cfg.system_prompt
-        if system and self.cfg.mode == "prompt" and "{tools}" in system:
-            system = system.replace("{tools}", tool_listing(d.candidate_tools, self.cfg.tool_style))
-        return to_chat_messages(
-            d,
-            mode=self.cfg.mode,
-            history_reasoning=self.cfg.history_reasoning,
-            system=system,
-            arguments_as="dict" if self.cfg.backend == "hf" else "json",
-            tool_style=self.cfg.tool_style,
-        )
+        """The conversation so far as the model sees it, in its prompt format (the same messages
+        training rendered for the turn at this point)."""
+        return self.cfg.prompt_format.messages(d, arguments_as="dict" if self.cfg.backend == "hf" else "json")
 
     def tools(self, d: Dialogue) -> list[dict[str, Any]] | None:
-        return openai_tools(d.candidate_tools) if self.cfg.mode == "native" else None
+        return self.cfg.prompt_format.tools(d)
 
     async def respond(self, dialogues: list[Dialogue]) -> list[Reply]:
         if self._policy is not None:
@@ -338,7 +413,7 @@ class ModelUnderTest:
                 temperature=self.cfg.temperature,
                 max_tokens=self.cfg.max_new_tokens,
                 seed=0,
-                tools=tools if self.cfg.mode == "native" else None,
+                tools=tools if self.cfg.native else None,
                 batch_size=self.cfg.batch_size,
             )
             return [self._text_reply(r.text, r.finish_reason) for r in results]
@@ -391,7 +466,7 @@ class _VLLMRunner:
     """Offline vLLM generation with an optional LoRA adapter (the `vllm` extra, in its own
     environment: its pins clash with ours)."""
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelSpec) -> None:
         try:
             from vllm import LLM, SamplingParams
         except ImportError:
@@ -413,7 +488,7 @@ class _VLLMRunner:
 
     def generate(self, convs: list[list[dict]], tools: list[list[dict] | None]) -> list[Reply]:
         kwargs: dict[str, Any] = {"lora_request": self.lora} if self.lora else {}
-        if self.cfg.mode == "native" and tools and tools[0]:
+        if self.cfg.native and tools and tools[0]:
             kwargs["tools"] = tools[0]
         outs = self.llm.chat(convs, self.params, **kwargs)
         return [

@@ -503,7 +503,11 @@ def output_table(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
 
 
 def compare_runs(
-    run_dirs: Sequence[str | Path], out_dir: str | Path | None = None, *, json_path: str | Path | None = None
+    run_dirs: Sequence[str | Path],
+    out_dir: str | Path | None = None,
+    *,
+    json_path: str | Path | None = None,
+    wandb_cfg: Mapping[str, Any] | None = None,
 ) -> str:
     """Compare runs: returns the Table 1 markdown (one row per run, labelled by its ``model``) and
     writes ``comparison.md`` (Table 1, then Tables 3-6 per mode, malformed and truncated output,
@@ -514,7 +518,9 @@ def compare_runs(
     are the floors: they are listed after the models, marked "(ceiling)" for `reference` and
     "(floor)" for the others in the markdown and the plot (where they are squares), and in the JSON
     report each run's metrics carry ``"floor": true|false`` and ``"policy"``. Two runs with the same
-    label are told apart by their folder names. Printing is left to the caller."""
+    label are told apart by their folder names. `wandb_cfg` (as in `write_run`) logs the comparison
+    to W&B: the runs and their prompt formats as config, every run's metrics as the summary, the
+    written files as an artifact. Printing is left to the caller."""
     if not run_dirs:
         raise ValueError("compare_runs needs at least one run folder")
     loaded = [_load_run(rd) for rd in run_dirs]
@@ -551,6 +557,16 @@ def compare_runs(
             for label, data in rows
         }
         _write_text(Path(json_path), json.dumps(report, indent=2) + "\n")
+    if wandb_cfg is not None:
+        given = {k: v for k, v in dict(wandb_cfg).items() if v is not None}
+        cfg = {"project": DEFAULT_WANDB_PROJECT, "run_name": f"compare: {', '.join(labels)}", **given}
+        settings = {
+            "runs": {label: str(path.parent) for label, path, _ in entries},
+            "prompt_formats": {label: data.get("prompt_format") for label, _, data in entries},
+        }
+        log_folder_to_wandb(
+            out, {label: data for label, data in rows}, job_type="compare", settings=settings, **cfg
+        )
     return table
 
 
@@ -587,6 +603,68 @@ def _call_json(t: Transcript) -> str:
     return json.dumps([{"name": c.name, "args": c.args} for c in calls], ensure_ascii=False, default=str)
 
 
+def _wandb_run(
+    run_dir: Path,
+    *,
+    project: str,
+    run_name: str,
+    tags: Iterable[str] | None,
+    entity: str | None,
+    job_type: str,
+    config: Mapping[str, Any],
+):
+    import wandb
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return wandb.init(
+        project=project,
+        entity=entity,
+        name=run_name,
+        tags=list(tags or ()),
+        dir=str(run_dir),
+        mode=wandb_mode(),
+        job_type=job_type,
+        config=dict(config),
+        reinit="create_new",
+    )
+
+
+def _log_files(run: Any, kind: str, files: Iterable[Path], metadata: Mapping[str, Any] | None = None) -> None:
+    """The files that exist among `files` as one artifact of type `kind`, named after the run."""
+    import wandb
+
+    artifact = wandb.Artifact(f"{kind}-{run.id}", type=kind, metadata=dict(metadata or {}))
+    for path in files:
+        if path.is_file():
+            artifact.add_file(str(path), name=path.name)
+    run.log_artifact(artifact)
+
+
+_RUN_STATS = ("seconds", "wall_seconds")
+
+
+def eval_settings(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The W&B config of an evaluation run: every setting ``metrics.json`` records (benchmark,
+    backend, budget, user proxy, checkpoint, ...), with the prompt-format options also at the top
+    level so runs group by them."""
+    config: dict[str, Any] = {"model": metrics.get("model"), "modes": [m for m in MODES if m in metrics]}
+    for key, value in metrics.items():
+        if key not in RESERVED_KEYS and key not in _RUN_STATS:
+            config[key] = value
+    fmt = metrics.get("prompt_format")
+    if isinstance(fmt, Mapping):
+        for key in (
+            "prompt_mode",
+            "tool_style",
+            "history_reasoning",
+            "target_reasoning",
+            "system_prompt_sha256",
+        ):
+            config[key] = fmt.get(key)
+        config["prompt_format_source"] = fmt.get("source")
+    return config
+
+
 def log_to_wandb(
     run_dir: str | Path,
     metrics: Mapping[str, Any],
@@ -597,25 +675,24 @@ def log_to_wandb(
     tags: Iterable[str] | None = (),
     entity: str | None = None,
 ) -> Path:
-    """Log one evaluation run to W&B: the flattened metrics (``static/Acc``, ...,
-    ``breakdowns/dynamic/by_required_args/3+/Acc``) as the run summary and a ``transcripts`` table
-    (id, mode, seed_tool, ended, acc, first call as JSON, dialogue as text). Runs offline into
-    `run_dir` when there are no credentials (see `wandb_mode`); the run is always finished.
-    Returns the run's folder (``run_dir/wandb/offline-run-...`` when offline)."""
+    """Log one evaluation run to W&B: its settings as the run config (`eval_settings`), the
+    flattened metrics (``static/Acc``, ..., ``breakdowns/dynamic/by_required_args/3+/Acc``) as the
+    run summary, a ``transcripts`` table (id, mode, seed_tool, ended, acc, first call as JSON,
+    dialogue as text), and ``metrics.json``, ``report.md``, ``tradeoff.png`` and
+    ``transcripts.jsonl`` as an ``eval-run`` artifact. Runs offline into `run_dir` when there are
+    no credentials (see `wandb_mode`); the run is always finished. Returns the run's folder
+    (``run_dir/wandb/offline-run-...`` when offline)."""
     import wandb
 
     out = Path(run_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    run = wandb.init(
+    run = _wandb_run(
+        out,
         project=project,
+        run_name=run_name,
+        tags=tags,
         entity=entity,
-        name=run_name,
-        tags=list(tags or ()),
-        dir=str(out),
-        mode=wandb_mode(),
         job_type="eval",
-        config={"model": metrics.get("model"), "modes": [m for m in MODES if m in metrics]},
-        reinit="create_new",
+        config=eval_settings(metrics),
     )
     try:
         run.summary.update(flatten_metrics(metrics))
@@ -625,6 +702,41 @@ def log_to_wandb(
                 t.id, t.mode, t.seed_tool or "", t.ended, score_dialogue(t).acc, _call_json(t), t.render()
             )
         run.log({"transcripts": table})
+        files = [out / n for n in ("metrics.json", "report.md", "tradeoff.png", "transcripts.jsonl")]
+        _log_files(run, "eval-run", files, {"model": metrics.get("model")})
+        run_folder = Path(run.dir).parent
+    finally:
+        run.finish()
+    return run_folder
+
+
+def log_folder_to_wandb(
+    run_dir: str | Path,
+    metrics: Mapping[str, Any],
+    *,
+    job_type: str,
+    settings: Mapping[str, Any],
+    project: str,
+    run_name: str,
+    tags: Iterable[str] | None = (),
+    entity: str | None = None,
+) -> Path:
+    """Log the run folder of another eval command (compare, bfcl, next-action, turn-level):
+    `settings` as the config, the flattened `metrics` as the summary, and every file of the folder
+    as an artifact of type `job_type`. Offline without credentials, like `log_to_wandb`."""
+    out = Path(run_dir)
+    run = _wandb_run(
+        out,
+        project=project,
+        run_name=run_name,
+        tags=tags,
+        entity=entity,
+        job_type=job_type,
+        config=settings,
+    )
+    try:
+        run.summary.update(flatten_metrics(metrics))
+        _log_files(run, job_type, sorted(p for p in out.iterdir() if p.is_file()))
         run_folder = Path(run.dir).parent
     finally:
         run.finish()

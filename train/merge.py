@@ -5,8 +5,9 @@
 
 The base is the one recorded in the adapter (`adapter_config.json`, `base_model_name_or_path`)
 unless `--base` says otherwise. The tokenizer (with its chat template) is taken from the adapter
-folder when `train/sft.py` saved it there, else from the base. Problems with the paths give one
-line and exit code 2.
+folder when `train/sft.py` saved it there, else from the base, and the adapter's
+`prompt_format.json` is copied, so evaluating the merged model prompts it as it was trained.
+Problems with the paths give one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from data_gen.format import PROMPT_FORMAT_FILE  # noqa: E402
 from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer  # noqa: E402
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -74,6 +77,8 @@ def merge(
         str(adapter_dir) if has_tokenizer else base_path, trust_remote_code=trust_remote_code
     )
     tokenizer.save_pretrained(out)
+    if (adapter_dir / PROMPT_FORMAT_FILE).is_file():
+        shutil.copyfile(adapter_dir / PROMPT_FORMAT_FILE, out / PROMPT_FORMAT_FILE)
     (out / "merge_info.json").write_text(
         json.dumps({"base": base_path, "adapter": str(adapter_dir.resolve()), "dtype": dtype}, indent=2)
         + "\n"

@@ -18,6 +18,7 @@ import pytest
 from data_gen.catalogue import load_catalogue
 from data_gen.engine import GenerationConfig, RoleSpec, generate, load_config
 from data_gen.errors import InputError
+from data_gen.format import render_calls
 from data_gen.schema import Dialogue, load_dialogues
 from data_gen.similarity import DistractorRetriever, get_encoder
 from data_gen.validators import run_rule_validators
@@ -84,10 +85,14 @@ def test_scripted_corpus_meets_the_targets(corpus) -> None:
     for png in ("turns_per_dialogue.png", "params_per_seed_tool.png", "selection_vs_completion.png"):
         assert (out / "plots" / png).stat().st_size > 1000
     hf = [json.loads(line) for line in (out / "hf_conversational.jsonl").read_text().splitlines()]
-    assert len(hf) == len(dialogues) and hf[0]["messages"] and hf[0]["tools"]
+    # The paper's text format (hf-prompt): the tools are in the system prompt, the call in the text.
+    assert len(hf) == len(dialogues) and hf[0]["messages"] and hf[0]["tools"] == []
+    assert hf[0]["messages"][-1]["content"].endswith(render_calls(dialogues[0].turns[-1].tool_calls))
+    assert json.loads((out / "prompt_format.json").read_text())["prompt_mode"] == "prompt"
     import datasets
 
-    assert len(datasets.load_from_disk(str(out / "hf_dataset"))) == len(dialogues)
+    ds = datasets.load_from_disk(str(out / "hf_dataset"))
+    assert len(ds) == len(dialogues) and ds[0]["messages"] == hf[0]["messages"]
 
 
 def test_user_never_names_a_tool_and_values_come_from_the_gold_map(corpus) -> None:

@@ -14,7 +14,7 @@ import pytest
 from data_gen.format import parse_assistant
 from data_gen.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
 from eval.cli import main as eval_main
-from eval.models import ModelConfig, ModelUnderTest
+from eval.models import ModelSpec, ModelUnderTest
 from eval.policies import POLICIES, NameOverlapPolicy, RandomPolicy, ReferencePolicy, make_policy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,7 +171,7 @@ def test_make_policy_rejects_unknown_names() -> None:
 
 
 def test_model_under_test_serves_a_policy_with_no_model() -> None:
-    model = ModelUnderTest(ModelConfig(model="reference", backend="reference"))
+    model = ModelUnderTest(ModelSpec(model="reference", backend="reference"))
     assert model.info["kind"] == "policy"
     d = _dialogue(
         ["I need to raise something with support.", "The queue is Networking and the priority is low."],

@@ -81,7 +81,9 @@ def check_samples(samples, dialogues, tokenizer, slicer: TurnSlicer, *, template
         # Earlier thoughts: absent from the prompt when stripped, present when kept.
         for turn in d.turns[:i]:
             if turn.role == "assistant" and turn.thought:
-                assert (turn.thought in prompt_text) == (config.prompt_format.history_reasoning == "keep"), where
+                assert (turn.thought in prompt_text) == (config.prompt_format.history_reasoning == "keep"), (
+                    where
+                )
         if config.prompt_format.target_reasoning == "drop":
             assert "<think>" not in trained and d.turns[i].thought not in trained, where
 
