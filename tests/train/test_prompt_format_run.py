@@ -1,0 +1,258 @@
+"""One prompt format from training to evaluation, on one tiny training run:
+
+    python train/sft.py recipes/tiny/sft.yaml --tool_style compact --target_reasoning drop \
+        --system_prompt_file FILE --slicing prefix_shared --report_to wandb ...
+
+* `prompt_format.json` lies beside the adapter, in every checkpoint and in the merged model;
+* `eval run` on the adapter, on a checkpoint and on the merged model, with no format option,
+  feeds the model exactly the token ids training put before the first target;
+* an option that contradicts the file wins with a one-line warning naming both values;
+* the offline W&B run holds the options in its config and the run files as an artifact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _train_support import DIALOGUES, REPO
+
+SYSTEM = "You are the ACME assistant. Think, then ask or call.\nTools:\n{tools}\n"
+OPTIONS = ("prompt_mode", "target_reasoning", "history_reasoning", "tool_style", "slicing", "dataset_path")
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env.update(
+        HOME=str(home),  # no ~/.netrc and no API key: W&B runs offline into the output folder
+        HF_HUB_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        OMP_NUM_THREADS="1",
+    )
+    return env
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """(adapter folder, merged folder) of a two-step run with a compact tool listing, no thoughts
+    in the targets, a custom system prompt and prefix-shared rows."""
+    work = tmp_path_factory.mktemp("format-run")
+    (work / "home").mkdir()
+    (work / "system.txt").write_text(SYSTEM, encoding="utf-8")
+    out = work / "run"
+    command = [
+        sys.executable,
+        "train/sft.py",
+        "recipes/tiny/sft.yaml",
+        "--output_dir",
+        str(out),
+        "--tool_style",
+        "compact",
+        "--target_reasoning",
+        "drop",
+        "--system_prompt_file",
+        str(work / "system.txt"),
+        "--slicing",
+        "prefix_shared",
+        "--max_steps",
+        "2",
+        "--save_strategy",
+        "steps",
+        "--save_steps",
+        "1",
+        "--logging_steps",
+        "1",
+        "--report_to",
+        "wandb",
+    ]
+    env = _env(work / "home")
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    merged = work / "merged"
+    proc = subprocess.run(
+        [sys.executable, "train/merge.py", "--adapter", str(out), "--output", str(merged)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, merged
+
+
+def test_the_format_travels_with_every_saved_model(trained):
+    from data_gen.format import PromptFormat
+
+    out, merged = trained
+    recorded = PromptFormat.load(out)
+    assert recorded == PromptFormat(
+        tool_style="compact", target_reasoning="drop", system_prompt=SYSTEM.strip()
+    )
+    checkpoints = sorted(out.glob("checkpoint-*"))
+    assert [p.name for p in checkpoints] == ["checkpoint-1", "checkpoint-2"]
+    for folder in (*checkpoints, merged):
+        assert PromptFormat.load(folder) == recorded, folder
+    data = json.loads((out / "prompt_format.json").read_text())
+    assert data["system_prompt"] == SYSTEM.strip() and len(data["system_prompt_sha256"]) == 64
+
+
+def _training_prompt_ids(out: Path, dialogue, turn_index: int) -> list[int]:
+    """The token ids training put before the target of `turn_index`, rebuilt from the run's
+    resolved recipe exactly as train/sft.py slices."""
+    from transformers import AutoTokenizer
+
+    from train.config import device_defaults, parse_recipe
+    from train.slicing import SliceConfig, TurnSlicer
+
+    args, training_args, _, _ = parse_recipe(
+        [str(out / "recipe_resolved.yaml")], device_defaults=device_defaults(False)
+    )
+    tokenizer = AutoTokenizer.from_pretrained(out / "tiny-base")
+    slicer = TurnSlicer(tokenizer, SliceConfig.from_args(args, max_length=training_args.max_length))
+    sample = slicer.encode(dialogue, turn_index)
+    return sample["input_ids"][: sample["num_prompt_tokens"]]
+
+
+def _eval_prompt_ids(model: Path, out_dir: Path, bench: Path, monkeypatch, *extra: str) -> list[list[int]]:
+    """`python -m eval run --model MODEL` (what `make eval MODEL=...` runs) on one dialogue, static
+    only, recording the token ids the hf backend gives the model."""
+    from data_gen.llm.hf_backend import HFBackend
+    from eval.cli import main
+
+    seen: list[list[int]] = []
+    encode = HFBackend._encode
+
+    def recording(self, messages, tools):
+        ids = encode(self, messages, tools)
+        seen.append(ids)
+        return ids
+
+    monkeypatch.setattr(HFBackend, "_encode", recording)
+    argv = ["run", "--model", str(model), "--bench", str(bench), "--modes", "static"]
+    argv += ["--max-new-tokens", "4", "--out", str(out_dir), "--quiet", *extra]
+    assert main(argv) == 0
+    return seen
+
+
+@pytest.fixture
+def bench(tmp_path):
+    from data_gen.schema import load_dialogues, write_jsonl
+
+    path = tmp_path / "bench.jsonl"
+    write_jsonl(path, load_dialogues(DIALOGUES)[:1])
+    return path
+
+
+def test_eval_prompts_adapter_checkpoint_and_merged_model_with_the_training_tokens(
+    trained, bench, tmp_path, monkeypatch, capsys
+):
+    from data_gen.schema import load_dialogues
+
+    out, merged = trained
+    dialogue = load_dialogues(bench)[0]
+    first = dialogue.assistant_turns()[0]
+    expected = _training_prompt_ids(out, dialogue, first)
+    for model in (out, out / "checkpoint-2", merged):
+        capsys.readouterr()
+        seen = _eval_prompt_ids(model, tmp_path / model.name, bench, monkeypatch)
+        assert seen[0] == expected, model
+        assert "warning" not in capsys.readouterr().err
+        fmt = json.loads((tmp_path / model.name / "metrics.json").read_text())["prompt_format"]
+        assert fmt["source"] == "prompt_format.json" and fmt["file"] == str(model / "prompt_format.json")
+        assert fmt["tool_style"] == "compact" and fmt["target_reasoning"] == "drop"
+        assert fmt["overridden"] == {}
+
+
+def test_an_option_that_contradicts_the_file_wins_with_a_warning(
+    trained, bench, tmp_path, monkeypatch, capsys
+):
+    from data_gen.schema import load_dialogues
+
+    out, _ = trained
+    dialogue = load_dialogues(bench)[0]
+    expected = _training_prompt_ids(out, dialogue, dialogue.assistant_turns()[0])
+    capsys.readouterr()
+    seen = _eval_prompt_ids(
+        out, tmp_path / "json", bench, monkeypatch, "--tool-style", "json", "--prompt-mode", "prompt"
+    )
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    # Only the option that differs warns (--prompt-mode prompt agrees with the file), on one line
+    # naming both values and the file.
+    assert warnings == [
+        f"warning: --tool-style 'json' overrides tool_style 'compact' recorded in {out / 'prompt_format.json'}; "
+        "the model is prompted differently from how it was trained"
+    ]
+    assert len(seen[0]) > len(expected)  # the JSON listing is longer than the compact one it trained on
+    fmt = json.loads((tmp_path / "json" / "metrics.json").read_text())["prompt_format"]
+    assert fmt["tool_style"] == "json" and fmt["overridden"] == {
+        "tool_style": {"recorded": "compact", "given": "json"}
+    }
+
+
+def wandb_records(run_file: Path) -> list:
+    """The records of an offline run's ``run-*.wandb`` file: a LevelDB-style log (7-byte file
+    header, 32 KiB blocks, 7-byte record headers: CRC, length, type full/first/middle/last) of
+    `wandb_internal_pb2.Record` protobufs."""
+    from wandb.proto import wandb_internal_pb2
+
+    raw = run_file.read_bytes()
+    assert raw[:4] == b":W&B"
+    block, pos, parts, out = 32768, 7, b"", []
+    while pos + 7 <= len(raw):
+        left = block - pos % block
+        if left < 7:
+            pos += left
+            continue
+        _, length, kind = struct.unpack("<IHB", raw[pos : pos + 7])
+        if length == 0 and kind == 0:  # zero padding to the end of the block
+            pos += left
+            continue
+        data = raw[pos + 7 : pos + 7 + length]
+        pos += 7 + length
+        parts = data if kind in (1, 2) else parts + data
+        if kind in (1, 4):
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(parts)
+            out.append(record)
+            parts = b""
+    return out
+
+
+def test_offline_wandb_run_has_the_options_and_the_run_files(trained):
+    out, _ = trained
+    (run_file,) = out.glob("wandb/offline-run-*/run-*.wandb")
+    config: dict[str, object] = {}
+    artifacts = []
+    for record in wandb_records(run_file):
+        kind = record.WhichOneof("record_type")
+        items = (
+            record.config.update if kind == "config" else record.run.config.update if kind == "run" else []
+        )
+        config.update({item.key: json.loads(item.value_json) for item in items})
+        if kind == "artifact":
+            artifacts.append(record.artifact)
+    assert {k: config[k] for k in OPTIONS} == {
+        "prompt_mode": "prompt",
+        "target_reasoning": "drop",
+        "history_reasoning": "strip",
+        "tool_style": "compact",
+        "slicing": "prefix_shared",
+        "dataset_path": ["tests/fixtures/dialogues_small.jsonl"],
+    }
+    fingerprint = json.loads((out / "data_fingerprint.json").read_text())
+    assert config["data_fingerprint"] == fingerprint["fingerprint"]
+    run_files = [a for a in artifacts if a.type == "run-files"]
+    assert len(run_files) == 1
+    assert sorted(e.path for e in run_files[0].manifest.contents) == [
+        "data_fingerprint.json",
+        "prompt_format.json",
+        "recipe_resolved.yaml",
+    ]
+    assert json.loads(run_files[0].metadata)["data_fingerprint"] == fingerprint["fingerprint"]
