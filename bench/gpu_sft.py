@@ -265,13 +265,15 @@ def peak_flops(name: str, override_tflops: float | None) -> float | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from data_gen.format import HISTORY_REASONING
+
     p = argparse.ArgumentParser(prog="python -m bench.gpu_sft", description=__doc__.split("\n\n")[0])
     p.add_argument("--shape", choices=sorted(SHAPES), default="llama-3.2-3b", help="model architecture")
     p.add_argument("--corpus", help="dialogues JSONL (default: generate --dialogues scripted ones)")
     p.add_argument("--dialogues", type=int, default=200, help="scripted dialogues to generate")
     p.add_argument("--tokenizer", help="tokenizer folder (default: SmolLM2's, materialised when missing)")
     p.add_argument("--max-length", type=int, default=4096, help="slicing max_length and packed row length")
-    p.add_argument("--history-reasoning", choices=["strip", "keep"], default="strip")
+    p.add_argument("--history-reasoning", choices=HISTORY_REASONING, default="strip")
     p.add_argument("--batch-size", type=int, default=8, help="baseline: samples per step")
     p.add_argument("--rows", type=int, default=1, help="prefix-shared: packed rows per step")
     p.add_argument("--steps", type=int, default=30, help="timed steps per mode")

@@ -42,6 +42,8 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from data_gen.format import HISTORY_REASONING  # noqa: E402
+
 ROOT = Path(_ROOT)
 PARTS = ("token_ratio", "loss_parity", "step_speedup", "datagen", "dynamic_eval")
 CATALOGUE = ROOT / "data_gen" / "assets" / "catalogue_train.json"
@@ -124,7 +126,7 @@ def bench_token_ratio(dialogues, tokenizer) -> dict[str, Any]:
     _, stats = build_prefix_shared(samples, max_length=settings["max_length"])
     headline = stats.as_dict()
     variants = {}
-    for history in ("strip", "keep"):
+    for history in HISTORY_REASONING:
         for style, max_length in (("compact", settings["max_length"]), ("json", 4096)):
             s, _ = slice_samples(
                 tokenizer,
@@ -185,7 +187,7 @@ def bench_loss_parity(dialogues, work: Path) -> dict[str, Any]:
     model = get_peft_model(base, config).eval()
     cases = {}
     worst_loss, worst_grad = 0.0, 0.0
-    for history in ("strip", "keep"):
+    for history in HISTORY_REASONING:
         samples, _ = slice_samples(tokenizer, dialogues, history_reasoning=history)
         model.zero_grad()
         want = []

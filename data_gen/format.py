@@ -448,9 +448,9 @@ def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
 def assistant_message(
     turn: Turn,
     *,
-    prompt_mode: Literal["prompt", "native"] = "prompt",
+    prompt_mode: str = "prompt",
     include_thought: bool = True,
-    arguments_as: Literal["dict", "json"] = "dict",
+    arguments_as: str = "dict",
 ) -> dict[str, Any]:
     """One assistant turn as a chat message.
 
@@ -486,10 +486,10 @@ def to_chat_messages(
     dialogue: Dialogue,
     *,
     upto: int | None = None,
-    prompt_mode: Literal["prompt", "native"] = "prompt",
-    history_reasoning: Literal["strip", "keep"] = "strip",
+    prompt_mode: str = "prompt",
+    history_reasoning: str = "strip",
     system: str | None = None,
-    arguments_as: Literal["dict", "json"] = "dict",
+    arguments_as: str = "dict",
     tool_style: str = "json",
 ) -> list[dict[str, Any]]:
     """The system message followed by ``dialogue.turns[:upto]`` (all turns when `upto` is None).
@@ -632,10 +632,10 @@ class PromptFormat:
         return to_chat_messages(
             dialogue,
             upto=upto,
-            prompt_mode=self.prompt_mode,  # type: ignore[arg-type]
-            history_reasoning=self.history_reasoning,  # type: ignore[arg-type]
+            prompt_mode=self.prompt_mode,
+            history_reasoning=self.history_reasoning,
             system=self.system_text(dialogue),
-            arguments_as=arguments_as,  # type: ignore[arg-type]
+            arguments_as=arguments_as,
             tool_style=self.tool_style,
         )
 
@@ -643,7 +643,7 @@ class PromptFormat:
         """An assistant turn as the model is trained to write it."""
         return assistant_message(
             turn,
-            prompt_mode=self.prompt_mode,  # type: ignore[arg-type]
+            prompt_mode=self.prompt_mode,
             include_thought=self.target_reasoning == "keep",
         )
 
@@ -888,7 +888,7 @@ def to_hf_conversational(dialogue: Dialogue, fmt: PromptFormat | None = None) ->
     fmt = fmt or export_format("hf")
     messages = to_chat_messages(
         dialogue,
-        prompt_mode=fmt.prompt_mode,  # type: ignore[arg-type]
+        prompt_mode=fmt.prompt_mode,
         history_reasoning="keep" if fmt.target_reasoning == "keep" else "strip",
         system=fmt.system_text(dialogue),
         tool_style=fmt.tool_style,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -196,48 +195,14 @@ def test_an_option_that_contradicts_the_file_wins_with_a_warning(
     }
 
 
-def wandb_records(run_file: Path) -> list:
-    """The records of an offline run's ``run-*.wandb`` file: a LevelDB-style log (7-byte file
-    header, 32 KiB blocks, 7-byte record headers: CRC, length, type full/first/middle/last) of
-    `wandb_internal_pb2.Record` protobufs."""
-    from wandb.proto import wandb_internal_pb2
-
-    raw = run_file.read_bytes()
-    assert raw[:4] == b":W&B"
-    block, pos, parts, out = 32768, 7, b"", []
-    while pos + 7 <= len(raw):
-        left = block - pos % block
-        if left < 7:
-            pos += left
-            continue
-        _, length, kind = struct.unpack("<IHB", raw[pos : pos + 7])
-        if length == 0 and kind == 0:  # zero padding to the end of the block
-            pos += left
-            continue
-        data = raw[pos + 7 : pos + 7 + length]
-        pos += 7 + length
-        parts = data if kind in (1, 2) else parts + data
-        if kind in (1, 4):
-            record = wandb_internal_pb2.Record()
-            record.ParseFromString(parts)
-            out.append(record)
-            parts = b""
-    return out
-
-
 def test_offline_wandb_run_has_the_options_and_the_run_files(trained):
     out, _ = trained
-    (run_file,) = out.glob("wandb/offline-run-*/run-*.wandb")
-    config: dict[str, object] = {}
-    artifacts = []
-    for record in wandb_records(run_file):
-        kind = record.WhichOneof("record_type")
-        items = (
-            record.config.update if kind == "config" else record.run.config.update if kind == "run" else []
-        )
-        config.update({item.key: json.loads(item.value_json) for item in items})
-        if kind == "artifact":
-            artifacts.append(record.artifact)
+    from data_gen.wandb_offline import wait_for_offline_run
+
+    (run_dir,) = out.glob("wandb/offline-run-*")
+    run = wait_for_offline_run(run_dir)
+    assert run["finished"]
+    config = run["config"]
     assert {k: config[k] for k in OPTIONS} == {
         "prompt_mode": "prompt",
         "target_reasoning": "drop",
@@ -248,11 +213,7 @@ def test_offline_wandb_run_has_the_options_and_the_run_files(trained):
     }
     fingerprint = json.loads((out / "data_fingerprint.json").read_text())
     assert config["data_fingerprint"] == fingerprint["fingerprint"]
-    run_files = [a for a in artifacts if a.type == "run-files"]
+    run_files = [a for a in run["artifacts"] if a["type"] == "run-files"]
     assert len(run_files) == 1
-    assert sorted(e.path for e in run_files[0].manifest.contents) == [
-        "data_fingerprint.json",
-        "prompt_format.json",
-        "recipe_resolved.yaml",
-    ]
-    assert json.loads(run_files[0].metadata)["data_fingerprint"] == fingerprint["fingerprint"]
+    assert run_files[0]["files"] == ["data_fingerprint.json", "prompt_format.json", "recipe_resolved.yaml"]
+    assert run_files[0]["metadata"]["data_fingerprint"] == fingerprint["fingerprint"]
