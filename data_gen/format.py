@@ -697,12 +697,14 @@ class PromptFormat:
 
     @classmethod
     def load(cls, folder: str | Path) -> PromptFormat | None:
-        """The ``prompt_format.json`` of a model folder, or None when it has none (a base model,
-        or a checkpoint trained before the file existed). A damaged file is an `InputError` that
-        names it and the field."""
+        """The ``prompt_format.json`` of a model folder (or that file itself), or None when there
+        is none (a base model, or a checkpoint trained before the file existed). A damaged file is
+        an `InputError` that names it and the field."""
         from data_gen.errors import InputError
 
-        path = Path(folder) / PROMPT_FORMAT_FILE
+        path = Path(folder)
+        if not path.is_file():
+            path = path / PROMPT_FORMAT_FILE
         if not path.is_file():
             return None
         try:

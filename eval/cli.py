@@ -5,7 +5,8 @@ prediction and turn-level function calling (`eval.peers`).
 The commands that load a model prompt it in the format it was trained with: the
 ``prompt_format.json`` of its folder (`eval.models.choose_prompt_format`). ``--prompt-mode``,
 ``--tool-style``, ``--history-reasoning``, ``--target-reasoning`` and ``--system-prompt-file``
-override it, each with a one-line warning when it contradicts the file. Every command that writes
+override it, each with a one-line warning when it contradicts the file; ``--prompt-format FILE``
+uses another model's file (a base model in its tuned model's format). Every command that writes
 a run folder takes ``--wandb-project`` (and ``--wandb-entity``, ``--wandb-run-name``,
 ``--wandb-tags``); W&B runs offline into the run folder when there is no API key.
 
@@ -296,6 +297,11 @@ def _add_format_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--system-prompt-file", help="custom system prompt; '{tools}' is filled with the candidates"
     )
+    g.add_argument(
+        "--prompt-format",
+        help="a prompt_format.json (or a model folder holding one) to use instead of the model's own, "
+        "e.g. to prompt a base model in its tuned model's format",
+    )
     g.add_argument("--mode", dest="legacy_mode", choices=PROMPT_MODES, help=argparse.SUPPRESS)
 
 
@@ -341,6 +347,7 @@ def format_options(args: argparse.Namespace) -> dict:
 def _format_line(choice: FormatChoice) -> str:
     where = {
         "prompt_format.json": f"from {choice.file}",
+        "--prompt-format": f"from {choice.file}",
         "defaults": "defaults",
         "options": "from the options",
     }
@@ -364,7 +371,9 @@ def model_spec(args: argparse.Namespace) -> tuple[ModelSpec, FormatChoice]:
         model = args.backend
     if args.backend in ("hf", "vllm"):
         describe_checkpoint(model)
-    choice = choose_prompt_format(model if args.backend not in POLICIES else None, format_options(args))
+    choice = choose_prompt_format(
+        model if args.backend not in POLICIES else None, format_options(args), args.prompt_format
+    )
     for warning in choice.warnings():
         print(warning, file=sys.stderr)
     budget = args.max_new_tokens

@@ -128,16 +128,30 @@ class FormatChoice:
 
     prompt_format: PromptFormat
     source: str
-    """``prompt_format.json`` (recorded with the model), ``defaults`` (no file, no option given) or
-    ``options`` (no file; the command line's options over the defaults)."""
+    """``prompt_format.json`` (recorded with the model), ``--prompt-format`` (a file named on the
+    command line), ``defaults`` (no file, no option given) or ``options`` (no file; the command
+    line's options over the defaults)."""
     file: str | None = None
     """The ``prompt_format.json`` that was read, if any."""
     overridden: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
     """``{option: (recorded value, given value)}`` for every option that contradicted the file."""
+    replaced: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+    """With ``--prompt-format``: ``{option: (the model's own value, the file's)}`` where the model
+    folder's own ``prompt_format.json`` differs from the file given."""
 
     def warnings(self) -> list[str]:
-        """One line per option that overrode the recorded format, naming both values."""
-        return [
+        """One line per option that overrode the recorded format, naming both values, and one for a
+        ``--prompt-format`` file that differs from the model's own."""
+        lines = []
+        if self.replaced:
+            changes = ", ".join(
+                f"{name} {shown_value(name, own)} -> {shown_value(name, theirs)}"
+                for name, (own, theirs) in self.replaced.items()
+            )
+            lines.append(
+                f"warning: --prompt-format {self.file} replaces the model's own prompt format ({changes})"
+            )
+        return lines + [
             f"warning: {flag_name(name)} {shown_value(name, given)} overrides {name} {shown_value(name, recorded)} "
             f"recorded in {self.file}; the model is prompted differently from how it was trained"
             for name, (recorded, given) in self.overridden.items()
@@ -149,6 +163,7 @@ class FormatChoice:
             "source": self.source,
             "file": self.file,
             "overridden": {k: {"recorded": r, "given": g} for k, (r, g) in self.overridden.items()},
+            "replaced": {k: {"own": o, "file": f} for k, (o, f) in self.replaced.items()},
         }
 
 
@@ -166,17 +181,33 @@ def flag_name(option: str) -> str:
     return FORMAT_FLAGS.get(option, option)
 
 
-def choose_prompt_format(model: str | Path | None, given: Mapping[str, Any] | None = None) -> FormatChoice:
+def choose_prompt_format(
+    model: str | Path | None,
+    given: Mapping[str, Any] | None = None,
+    format_file: str | Path | None = None,
+) -> FormatChoice:
     """The prompt format to evaluate `model` in: its ``prompt_format.json`` when the folder has one
-    (written by training beside the adapter, each checkpoint and the merged model), else the
-    defaults; every option in `given` that is not None wins over either. An option that
-    contradicts the file is listed in `FormatChoice.overridden` (see `FormatChoice.warnings`)."""
+    (written by training beside the adapter, each checkpoint and the merged model), or the one
+    `format_file` names (``--prompt-format``: e.g. a base model prompted in its tuned model's
+    format), else the defaults; every option in `given` that is not None wins over either. An
+    option that contradicts the file is listed in `FormatChoice.overridden` (see
+    `FormatChoice.warnings`)."""
     given = {k: v for k, v in (given or {}).items() if v is not None}
     unknown = sorted(set(given) - {f.name for f in dataclasses.fields(PromptFormat)})
     if unknown:
         raise ValueError(f"not a prompt format option: {unknown[0]!r}")
     folder = Path(model) if model else None
-    recorded = PromptFormat.load(folder) if folder is not None and folder.is_dir() else None
+    own = PromptFormat.load(folder) if folder is not None and folder.is_dir() else None
+    file, replaced = (str(folder / PROMPT_FORMAT_FILE) if own else None), {}
+    recorded = own
+    if format_file is not None:
+        path = Path(format_file)
+        path = path if path.is_file() else path / PROMPT_FORMAT_FILE
+        recorded = PromptFormat.load(path)
+        if recorded is None:
+            raise InputError("no prompt_format.json there (--prompt-format)", path=path)
+        replaced = own.differences(recorded) if own is not None else {}
+        file = str(path)
     base = recorded or PromptFormat()
     try:
         fmt = dataclasses.replace(base, **given)
@@ -185,7 +216,8 @@ def choose_prompt_format(model: str | Path | None, given: Mapping[str, Any] | No
     if recorded is None:
         return FormatChoice(fmt, "options" if given else "defaults")
     overridden = {k: (getattr(recorded, k), v) for k, v in given.items() if getattr(recorded, k) != v}
-    return FormatChoice(fmt, PROMPT_FORMAT_FILE, str(folder / PROMPT_FORMAT_FILE), overridden)
+    source = PROMPT_FORMAT_FILE if format_file is None else "--prompt-format"
+    return FormatChoice(fmt, source, file, overridden, replaced)
 
 
 def describe_checkpoint(path: str | Path) -> dict[str, Any]:

@@ -151,3 +151,26 @@ def test_auto_budget_counts_turns_as_the_format_has_them_written() -> None:
     )
     assert (keep.with_thoughts, drop.with_thoughts) == (True, False)
     assert "no thought" in drop.describe()
+
+
+def test_prompt_format_file_prompts_a_base_model_in_its_tuned_format(tmp_path) -> None:
+    from eval.models import choose_prompt_format
+
+    tuned, base = tmp_path / "tuned", tmp_path / "base"
+    base.mkdir()
+    fmt = PromptFormat(tool_style="compact", system_prompt="Short {tools}")
+    fmt.save(tuned)
+    chosen = choose_prompt_format(base, {}, tuned / PROMPT_FORMAT_FILE)
+    assert chosen.prompt_format == fmt and chosen.source == "--prompt-format" and not chosen.warnings()
+    assert choose_prompt_format(base, {}, tuned).prompt_format == fmt  # the folder works too
+    # A model with its own, different file: the named file wins, with a warning saying what changed;
+    # an option over the named file warns as over any recorded format.
+    PromptFormat(tool_style="json").save(base)
+    chosen = choose_prompt_format(base, {"history_reasoning": "keep"}, tuned)
+    assert chosen.prompt_format == dataclasses.replace(fmt, history_reasoning="keep")
+    line, option = chosen.warnings()
+    assert option.startswith("warning: --history-reasoning 'keep' overrides history_reasoning 'strip'")
+    assert line.startswith(f"warning: --prompt-format {tuned / PROMPT_FORMAT_FILE} replaces the model's own")
+    assert "tool_style 'json' -> 'compact'" in line
+    with pytest.raises(InputError, match="no prompt_format.json there"):
+        choose_prompt_format(base, {}, tmp_path / "nowhere")
