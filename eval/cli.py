@@ -304,6 +304,40 @@ def _bench(args: argparse.Namespace) -> list:
     return sample_benchmark(load_dialogues(args.bench), args.limit, args.seed)
 
 
+def _cmd_next_action_score(args: argparse.Namespace) -> int:
+    """``next-action score``: gold and predicted label files in a peer's published form."""
+    from eval.peers.next_action import (
+        format_label_scores,
+        label_of,
+        read_label_file,
+        read_states,
+        score_dst,
+        score_label_files,
+    )
+
+    if not args.gold or not args.pred:
+        raise InputError("next-action score needs --gold FILE and --pred FILE")
+    if args.task == "dst":
+        gold, pred = read_states(args.gold, gold=True), read_states(args.pred, gold=False)
+    else:
+        gold = [label_of(x, args.gold, i) for i, x in enumerate(read_label_file(args.gold), start=1)]
+        pred = [label_of(x, args.pred, i) for i, x in enumerate(read_label_file(args.pred), start=1)]
+    if len(gold) != len(pred):
+        raise InputError(f"{len(gold)} gold labels but {len(pred)} predictions", path=args.pred)
+    if args.task == "dst":
+        metrics = score_dst(gold, pred)
+        emit(
+            f"DST: accuracy {metrics['accuracy']:.3f} ({metrics['n'] - metrics['errors']}/{metrics['n']}), "
+            f"generation errors {metrics['generation_errors']}"
+        )
+    else:
+        metrics = score_label_files(gold, pred, labels=args.labels)
+        emit(format_label_scores(metrics))
+    if args.json:
+        emit(json.dumps(metrics, indent=2))
+    return 0
+
+
 def _cmd_next_action(args: argparse.Namespace) -> int:
     from eval.peers.next_action import (
         format_next_action,
@@ -312,6 +346,8 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
         write_next_action_run,
     )
 
+    if args.verb == "score":
+        return _cmd_next_action_score(args)
     if args.predictions:
         from eval.peers import read_json_lines
 
@@ -330,7 +366,12 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
         raise InputError("next-action needs --model (or --predictions FILE to rescore saved predictions)")
     bench = _bench(args)
     metrics, records = asyncio.run(
-        _with_model(args, lambda m: run_next_action(m, bench, method=args.method, progress=not args.quiet))
+        _with_model(
+            args,
+            lambda m: run_next_action(
+                m, bench, method=args.method, labels=args.labels, progress=not args.quiet
+            ),
+        )
     )
     metrics["model"] = args.label or args.model
     metrics["benchmark"] = args.bench
@@ -411,7 +452,31 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     )
     b.set_defaults(func=_cmd_bfcl)
 
-    n = sub.add_parser("next-action", help="next-action prediction (ToolDial / DialogTool actions)")
+    n = sub.add_parser(
+        "next-action",
+        help="next-action prediction (ToolDial / DialogTool actions); 'next-action score' rescores label files",
+    )
+    n.add_argument(
+        "verb",
+        nargs="?",
+        choices=("run", "score"),
+        default="run",
+        help="run (default): predict with --model; score: compare --gold and --pred label files",
+    )
+    n.add_argument(
+        "--labels",
+        default="tooldial",
+        choices=("tooldial", "dialogtool"),
+        help="action label set: ToolDial's 8 system actions or DialogTool's 9 SGD actions",
+    )
+    n.add_argument("--gold", help="score: gold labels (JSON array of labels or of {'label': ...})")
+    n.add_argument("--pred", help="score: predicted labels (JSON array)")
+    n.add_argument(
+        "--task",
+        default="action",
+        choices=("action", "dst"),
+        help="score: action labels, or dialogue states (ToolDial DST exact match)",
+    )
     n.add_argument("--model", help="model to evaluate (omit with --predictions)")
     n.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
     n.add_argument("--mode", default="prompt", choices=("prompt", "native"))
