@@ -6,16 +6,18 @@ The scripted policies are the embedded default: offline and deterministic for a 
 generator. They are a real policy, not a stand-in:
 
 * the **teacher** sees the candidate tools, never the gold tool, while it selects. It keeps the
-  candidates that the user's words support, and when several remain it asks a question built
-  from what actually tells them apart (the words of their names and descriptions that the others
-  lack). Once the selection is confirmed it knows the gold tool's schema (not its values), reads
-  the values the user has given out of the user's words, asks for the missing required ones and
-  calls the tool when none is missing;
+  candidates that the user's words support, and when several remain it asks a question that
+  describes what separates them (what is left of their descriptions once the shared words go,
+  `data_gen.phrasing.option_descriptors`), never a tool name. Once the selection is confirmed it
+  knows the gold tool's schema (not its values), reads the values the user has given out of the
+  user's words, asks for the missing required ones and calls the tool when none is missing;
 * the **user-proxy** knows its goal, the gold tool, the candidates and the gold values. It opens
-  vaguely with the words the gold tool shares with its near-duplicates, answers a disambiguating
-  question with the gold tool's distinguishing features, and gives gold values only when asked,
-  sometimes only part of what was asked while many remain. Phrasing varies with templates and the
-  persona's tone and jargon. It never names a tool.
+  with a request that fits the gold tool and its neighbours (`vague_request`), reads a question by
+  meaning (`offered_options`), answers from the gold tool's description in its own voice, says
+  "none of those" or restates its need when the question does not offer or separate its goal, and
+  gives gold values only when asked, sometimes only part of what was asked while many remain.
+  Wording comes from a bank (`data_gen.wording`), varied by the persona's tone and jargon. It
+  names a tool only after the assistant did.
 """
 
 from __future__ import annotations
@@ -29,21 +31,24 @@ from typing import Any
 
 from data_gen.format import parse_assistant, render_assistant, system_prompt
 from data_gen.llm.base import BackendError, ChatBackend, Usage
-from data_gen.schema import Persona, Tool, ToolCall, Turn, Verdict
-from data_gen.text import (
-    content_stems,
-    distinguishing_description_words,
-    distinguishing_name_words,
-    humanise_name,
-    join_options,
-    name_tokens,
-    overlap,
-    shared_name_words,
-    stem,
-    tool_stems,
-    words,
+from data_gen.phrasing import (
+    cap,
+    catalogue_prefixes,
+    distinguishing_clause,
+    first_sentence,
+    in_user_voice,
+    intent_of,
+    is_base_verb,
+    names_read_out,
+    option_descriptors,
+    shared_verb,
+    vague_request,
+    with_article,
 )
+from data_gen.schema import Persona, Tool, ToolCall, Turn, Verdict
+from data_gen.text import content_stems, join_options, name_tokens, overlap, stem, tool_stems, words
 from data_gen.values import extract_value, humanise_param, phrase_values, render_value
+from data_gen.wording import DEFAULT_TONE, Wording, wording
 
 SELECTION, COMPLETION = "tool_selection", "argument_completion"
 
@@ -82,55 +87,127 @@ class TeacherMove:
 # Shared helpers of the scripted policies
 # --------------------------------------------------------------------------------------------
 
-VERBS_LOOKUP = {"get", "list", "search", "find", "fetch", "query", "check", "view", "show", "lookup", "read"}
+
+# Words of a question that say nothing about which option is meant.
+_QUESTION_WORDS = frozenset(
+    [
+        "want",
+        "need",
+        "mean",
+        "should",
+        "like",
+        "help",
+        "which",
+        "option",
+        "one",
+        "kind",
+        "type",
+        "please",
+        "could",
+        "would",
+        "shall",
+        "do",
+        "you",
+        "me",
+        "i",
+        "it",
+        "is",
+        "are",
+        "let",
+        "know",
+        "tell",
+        "sure",
+        "go",
+        "ahead",
+        "before",
+        "pick",
+        "right",
+        "action",
+        "way",
+        "ways",
+        "few",
+        "possibilities",
+        "possibility",
+        "applies",
+        "matches",
+        "match",
+        "happy",
+        "thing",
+        "got",
+        "couple",
+        "here",
+        "there",
+    ]
+)
+_OPTION_SPLIT = re.compile(r",|;|:|\?|\bor\b|\beither\b|\bversus\b|\bvs\b\.?|/", re.IGNORECASE)
 
 
-def siblings(tool: Tool, candidates: Sequence[Tool]) -> list[Tool]:
-    """Candidates whose names share at least half of `tool`'s name words (its near family)."""
-    own = {stem(w) for w in name_tokens(tool)}
-    out = []
-    for c in candidates:
-        if c.name == tool.name:
+def _tool_stems(tool: Tool) -> set[str]:
+    stems = tool_stems(tool)
+    for key, spec in tool.properties.items():
+        stems |= {stem(w) for w in words(key)} | content_stems(str(spec.get("description", "")))
+    return stems
+
+
+def _weights(tools: Sequence[Tool]) -> tuple[dict[str, set[str]], dict[str, float]]:
+    """Each tool's stems, and a weight per stem: 1 / how many of the tools use it."""
+    stems = {t.name: _tool_stems(t) for t in tools}
+    df: dict[str, int] = {}
+    for ss in stems.values():
+        for s in ss:
+            df[s] = df.get(s, 0) + 1
+    return stems, {s: 1.0 / n for s, n in df.items()}
+
+
+def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = None) -> list[Tool]:
+    """The candidates a question offers, understood by meaning rather than by name: the question
+    is cut into option segments, and each segment goes to the candidate whose name, description
+    and parameters it matches best (rarer words count more; with a sentence encoder, cosine
+    similarity to the description is added). A segment that matches two candidates about equally
+    offers neither."""
+    stems, weight = _weights(candidates)
+    segments = [s.strip() for s in _OPTION_SPLIT.split(question) if s and s.strip()]
+    vecs = None
+    if encoder is not None and segments:
+        import numpy as np
+
+        vecs = encoder.encode([*segments, *[c.description or c.name for c in candidates]])
+        vecs = np.asarray(vecs, dtype=float)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-9
+    scores: list[list[float]] = []
+    for i, seg in enumerate(segments):
+        seg_stems = {stem(w) for w in words(seg) if w not in _QUESTION_WORDS} & (
+            content_stems(seg) | {stem(w) for w in words(seg) if len(w) > 2}
+        )
+        row = []
+        for j, c in enumerate(candidates):
+            lexical = sum(weight[s] for s in seg_stems & stems[c.name])
+            semantic = float(vecs[i] @ vecs[len(segments) + j]) if vecs is not None else 0.0
+            row.append(lexical + (semantic if lexical > 0 else 0.0))
+        scores.append(row)
+    # Each segment offers at most one candidate and each candidate is offered once: the best
+    # remaining pairs first, a pair only when its candidate beats every other remaining one.
+    out: list[Tool] = []
+    used_seg: set[int] = set()
+    pairs = sorted(((v, i, j) for i, row in enumerate(scores) for j, v in enumerate(row)), reverse=True)
+    for v, i, j in pairs:
+        if v <= 0 or i in used_seg or candidates[j] in out:
             continue
-        other = {stem(w) for w in name_tokens(c)}
-        if len(own & other) * 2 >= len(own):
+        rivals = [scores[i][k] for k in range(len(candidates)) if k != j and candidates[k] not in out]
+        if v > max(rivals, default=0.0) + 1e-9:
+            out.append(candidates[j])
+            used_seg.add(i)
+    q_stems = {stem(w) for w in words(question) if w not in _QUESTION_WORDS} & content_stems(question)
+    for c in candidates:  # a word only this candidate has also offers it ("... or one you gave away")
+        if c not in out and any(weight[s] == 1.0 for s in q_stems & stems[c.name]):
             out.append(c)
     return out
 
 
-def action_phrase(name_words: Sequence[str]) -> str:
-    """Turns name words into a verb phrase a person would say: `get invoice status` ->
-    `look up the invoice status`, `approve training request` -> `approve a training request`."""
-    ws = list(name_words)
-    if not ws:
-        return "sort something out"
-    verb, rest = ws[0], ws[1:]
-    if not rest:
-        return verb
-    obj = " ".join(rest)
-    if verb in VERBS_LOOKUP:
-        return f"look up the {obj}"
-    article = "" if rest[-1].endswith("s") or rest[0] in ("all", "my", "our") else "a "
-    return f"{verb} {article}{obj}"
-
-
-def option_phrase(tool: Tool, group: Sequence[Tool]) -> str:
-    """How the teacher names one option in a disambiguating question: the humanised name, with
-    its distinguishing description words when the name alone does not set it apart."""
-    human = humanise_name(tool)
-    if distinguishing_name_words(tool, group):
-        return human
-    extra = distinguishing_description_words(tool, group, limit=2)
-    return f"{human} ({' '.join(extra)})" if extra else human
-
-
-def mentioned_options(question: str, candidates: Sequence[Tool]) -> list[Tool]:
-    """The candidates a disambiguating question offers, recognised by their humanised names."""
-    q = question.lower()
-    return [c for c in candidates if humanise_name(c) in q]
-
-
-_NEGATION = re.compile(r"\b(?:not|no|rather than|instead of|never)\b([^.;!?]*)", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not (?:the|a|an)|rather than|instead of)\b([^.;!?]*)", re.IGNORECASE)
+_NONE_FITS = re.compile(
+    r"\b(?:none of (?:those|these|them)|neither of|not quite|miss the mark|something else)\b", re.I
+)
 
 
 def negated_stems(text: str) -> set[str]:
@@ -141,23 +218,25 @@ def negated_stems(text: str) -> set[str]:
 
 
 def narrow(options: Sequence[Tool], answer: str) -> list[Tool]:
-    """The options an answer points at: those whose distinguishing words it uses most, minus
-    those it negates."""
+    """The options an answer points at: those whose distinguishing words (name, description and
+    parameters, weighted by rarity within the options) it uses most, minus those it negates."""
+    if _NONE_FITS.search(answer):
+        return []
+    stems, weight = _weights(options)
     ans = content_stems(answer) | {stem(w) for w in words(answer)}
     neg = negated_stems(answer)
     scored = []
     for o in options:
-        marks = {stem(w) for w in distinguishing_name_words(o, options)}
-        marks |= {stem(w) for w in distinguishing_description_words(o, options)}
-        if marks & neg:
+        own = stems[o.name] - set.intersection(*stems.values()) if len(options) > 1 else stems[o.name]
+        if own & neg and not (own & (ans - neg)):
             continue
-        scored.append((len(marks & (ans - neg)), o))
+        scored.append((sum(weight[s] for s in own & (ans - neg)), o))
     if not scored:
         return []
     best = max(s for s, _ in scored)
     if best == 0:
         return [o for _, o in scored] if len(scored) < len(options) else []
-    return [o for s, o in scored if s == best]
+    return [o for s, o in scored if s >= best - 1e-9]
 
 
 def plausible(candidates: Sequence[Tool], text: str) -> list[Tool]:
@@ -170,6 +249,45 @@ def plausible(candidates: Sequence[Tool], text: str) -> list[Tool]:
     return [c for s, _, c in sorted(scored, key=lambda x: (-x[0], x[1])) if s >= 0.75 * best]
 
 
+def prefixes_of(candidates: Sequence[Tool]) -> frozenset[str]:
+    return catalogue_prefixes(candidates, share=0.5)
+
+
+def gold_choice(gold: Tool, options: Sequence[Tool], rng: random.Random) -> str:
+    """How the user names what it wants among `options`, in its own words: what sets the gold
+    tool's description apart (its object phrase, or a stretch only its description has)."""
+    prefixes = prefixes_of(options)
+    descriptor = option_descriptors(options, prefixes).get(gold.name, "")
+    clause = distinguishing_clause(gold, options)
+    if clause and (not descriptor or descriptor.startswith("the one") or rng.random() < 0.35):
+        first = clause.split()[0]
+        if is_base_verb(first):
+            return in_user_voice(f"the option to {clause}")
+        lead = (
+            ""
+            if first in ("with", "for", "where", "that", "in", "at", "as", "on", "by", "from", "to")
+            else "about "
+        )
+        return in_user_voice(f"the one {lead}{clause}")
+    choice = descriptor or intent_of(gold, prefixes).phrase
+    if is_base_verb(choice.split()[0]):
+        choice = f"the option to {choice}"
+    return in_user_voice(choice)
+
+
+def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) -> str:
+    """The user's need said again, more precisely, without naming a tool."""
+    prefixes = prefixes_of(candidates)
+    intent = intent_of(gold, prefixes)
+    clause = distinguishing_clause(gold, candidates)
+    if intent.source != "name":
+        text = f"I need to {intent.phrase}"
+        if clause and stem(clause.split()[-1]) not in {stem(w) for w in words(text)} and rng.random() < 0.5:
+            text += f", {clause}"
+        return in_user_voice(text) + "."
+    return in_user_voice(f"What I need is about {clause}.") if clause else f"I need to {intent.phrase}."
+
+
 # --------------------------------------------------------------------------------------------
 # Scripted goal writer
 # --------------------------------------------------------------------------------------------
@@ -178,10 +296,9 @@ def plausible(candidates: Sequence[Tool], text: str) -> list[Tool]:
 def scripted_goal(gold: Tool, persona: Persona, gold_args: dict[str, Any]) -> str:
     """A concrete goal the user-proxy pursues, consistent with the persona and the gold values."""
     who = persona.role or "an employee"
-    what = action_phrase(name_tokens(gold))
-    first = gold.description.split(". ")[0].rstrip(".")
+    what = intent_of(gold).phrase
     details = ", ".join(f"{humanise_param(k)} {render_value(v)}" for k, v in gold_args.items())
-    goal = f"As {who}, {what}: {first[:1].lower() + first[1:]}."
+    goal = f"As {with_article(who) if persona.role else who}, I need to {what}."
     return f"{goal} Details: {details}." if details else goal
 
 
@@ -189,47 +306,6 @@ def scripted_goal(gold: Tool, persona: Persona, gold_args: dict[str, Any]) -> st
 # Scripted user-proxy
 # --------------------------------------------------------------------------------------------
 
-_OPENINGS = {
-    "terse": ["Need to {act}.", "{Act}, please.", "I have to {act}. Can you do that?"],
-    "formal": [
-        "Good morning. I would like to {act}.",
-        "Hello, I need assistance: I have to {act}.",
-        "I am writing because I need to {act}.",
-    ],
-    "friendly": [
-        "Hi there! Could you help me {act}?",
-        "Hey, hope you're well. I'd like to {act}.",
-        "Hi! Quick one: I need to {act}.",
-    ],
-    "impatient": [
-        "I need to {act} today, can you sort it out?",
-        "Can we {act} right away? This is urgent.",
-        "I've been trying to {act} all morning. Help?",
-    ],
-    "chatty": [
-        "Hi, so I'm {role_a} in {department} and I need to {act} for something coming up.",
-        "Morning! Long week already. Anyway, I need to {act}.",
-        "Hello! I was told you could help me {act}, so here I am.",
-    ],
-    "precise": [
-        "Request: {act}.",
-        "I need to {act}. Tell me what you need from me.",
-        "Please help me {act}.",
-    ],
-}
-_DEFAULT_TONE = "friendly"
-_PICK = [
-    "The {mark} one.",
-    "I mean the {mark} one.",
-    "It's the {mark} one{because}.",
-    "{Mark}{because}.",
-    "Definitely {mark}{because}.",
-]
-_PICK_DEFAULT = [
-    "Just the plain {core}, not {others}.",
-    "The standard {core}, not {others}.",
-]
-_NONE_FITS = ["None of those, really. I need to {act}.", "Not quite. What I need is to {act}."]
 _THANKS = {
     "friendly": " Thanks!",
     "chatty": " Thanks a lot!",
@@ -239,104 +315,91 @@ _THANKS = {
 }
 
 
-def _tone(persona: Persona) -> str:
-    return persona.tone if persona.tone in _OPENINGS else _DEFAULT_TONE
+def _tone(persona: Persona, bank: Wording) -> str:
+    return persona.tone if persona.tone in bank.openings else DEFAULT_TONE
 
 
-def _cap(s: str) -> str:
-    return s[:1].upper() + s[1:]
+def _asked_values(state: DialogueState, question: str) -> list[str]:
+    q = question.lower()
+    return [k for k in state.gold.required if humanise_param(k).lower() in q or k.lower() in q]
 
 
 class ScriptedUser:
-    """Rule-based user-proxy (see the module docstring)."""
+    """Rule-based user-proxy (see the module docstring).
+
+    `phrasing` picks the wording bank (`train` for corpora, `heldout` for the benchmark and
+    evaluation). `encoder` (optional, a `data_gen.similarity` encoder) lets it read questions by
+    meaning as well as by words."""
 
     name = "scripted"
     volunteer_probability = 0.25
+
+    def __init__(self, *, phrasing: str = "train", encoder: Any = None) -> None:
+        self.bank = wording(phrasing)
+        self.phrasing = phrasing
+        self.encoder = encoder
 
     async def reply(self, state: DialogueState, rng: random.Random) -> tuple[str, Usage]:
         return self.say(state, rng), Usage()
 
     def say(self, state: DialogueState, rng: random.Random) -> str:
-        """The next user message. What it answers follows from the assistant's last message: a
-        question offering candidate actions gets a selection answer, one asking for the gold
-        tool's arguments gets values; otherwise the phase decides."""
+        """The next user message. A question that asks for the gold tool's arguments gets values;
+        one that offers options gets a choice; anything else in the selection phase gets the
+        need restated."""
         if not state.turns:
             return self.opening(state, rng)
         question = state.last_assistant.content if state.last_assistant else ""
-        q = question.lower()
-        asks_values = any(humanise_param(k).lower() in q for k in state.gold.required)
-        if mentioned_options(question, state.candidates) and not asks_values:
-            return self.answer_selection(state, question, rng)
-        if asks_values or state.phase != SELECTION:
+        if state.phase != SELECTION:
             return self.answer_values(state, question, rng)
-        return self.answer_selection(state, question, rng)
+        options = offered_options(question, state.candidates, self.encoder)
+        if len(options) < 2 and _asked_values(state, question):
+            return self.answer_values(state, question, rng)
+        return self.answer_selection(state, question, rng, options)
 
     def opening(self, state: DialogueState, rng: random.Random) -> str:
         gold, persona = state.gold, state.persona
-        family = siblings(gold, state.candidates)
-        core = shared_name_words([gold, *family]) if family else name_tokens(gold)[1:] or name_tokens(gold)
-        if family and len(core) < 2:
-            marks = {stem(w) for w in distinguishing_name_words(gold, family)}
-            core = [w for w in name_tokens(gold) if stem(w) not in marks]
-        if family:
-            act = action_phrase(core)
-        else:
-            act = f"sort something out with the {self.topic(gold, state.candidates)}"
-        template = rng.choice(_OPENINGS[_tone(persona)])
-        role_a = f"the {persona.role.lower()}" if persona.role else "on the team"
-        text = template.format(
-            act=act, Act=_cap(act), role_a=role_a, department=persona.department or "my team"
-        )
+        act = vague_request(gold, state.candidates, prefixes_of(state.candidates))
+        template = rng.choice(self.bank.openings[_tone(persona, self.bank)])
+        role = f"the {persona.role.lower()}" if persona.role else "someone"
+        text = template.format(act=act, Act=cap(act), role=role, department=persona.department or "my team")
         if persona.jargon and rng.random() < 0.3:
-            text += f" It's part of our {rng.choice(persona.jargon)} work."
+            text += " " + rng.choice(self.bank.jargon).format(term=rng.choice(persona.jargon))
         if state.gold_args and rng.random() < self.volunteer_probability:
             key = rng.choice(sorted(state.gold_args))
             text += " " + phrase_values([(humanise_param(key), render_value(state.gold_args[key]))], rng)
         return text
 
-    @staticmethod
-    def topic(gold: Tool, candidates: Sequence[Tool]) -> str:
-        """The gold tool's name word that most other candidates also talk about: a topic that
-        does not give away which action is wanted."""
-        others = [c for c in candidates if c.name != gold.name]
-        nouns = name_tokens(gold)[1:] or name_tokens(gold)
-        stems = [tool_stems(o) for o in others]
-        return max(nouns, key=lambda w: (sum(stem(w) in s for s in stems), nouns.index(w)))
-
-    def answer_selection(self, state: DialogueState, question: str, rng: random.Random) -> str:
+    def answer_selection(
+        self, state: DialogueState, question: str, rng: random.Random, options: list[Tool] | None = None
+    ) -> str:
         gold = state.gold
-        options = mentioned_options(question, state.candidates)
-        if gold.name not in {o.name for o in options}:
-            return rng.choice(_NONE_FITS).format(act=action_phrase(name_tokens(gold)))
-        marks = distinguishing_name_words(gold, options)
-        desc = distinguishing_description_words(gold, options, limit=2)
-        because = f", {' '.join(desc)}" if desc and rng.random() < 0.5 else ""
-        if marks:
-            mark = " ".join(marks)
-            return rng.choice(_PICK).format(mark=mark, Mark=_cap(mark), because=because)
-        others = [o for o in options if o.name != gold.name]
-        other_marks = sorted({w for o in others for w in distinguishing_name_words(o, options)})
-        if desc:
-            return f"The one for {' '.join(desc)}, not {' or '.join(other_marks) or 'the others'}."
-        core = " ".join(shared_name_words(options)) or humanise_name(gold)
-        return rng.choice(_PICK_DEFAULT).format(core=core, others=" or ".join(other_marks) or "the others")
+        if options is None:
+            options = offered_options(question, state.candidates, self.encoder)
+        if len(options) >= 2 and gold.name in {o.name for o in options}:
+            choice = gold_choice(gold, options, rng)
+            return rng.choice(self.bank.pick).format(choice=choice, Choice=cap(choice))
+        need = restated_need(gold, state.candidates, rng)
+        if len(options) >= 2 or (len(options) == 1 and options[0].name != gold.name):
+            return rng.choice(self.bank.none_fits).format(need=need)
+        if len(options) == 1:  # a yes/no question about the right option
+            return f"Yes: {gold_choice(gold, state.candidates, rng)}."
+        return rng.choice(self.bank.restate).format(need=need)
 
     def answer_values(self, state: DialogueState, question: str, rng: random.Random) -> str:
         gold = state.gold
-        q = question.lower()
         said = " ".join(state.user_texts)
         remaining = [k for k in gold.required if not extract_value(said, k, gold.properties[k])[0]]
-        asked = [k for k in remaining if humanise_param(k).lower() in q or k.lower() in q]
+        asked = [k for k in _asked_values(state, question) if k in remaining]
         if not asked:
             if remaining:  # answer what is still needed rather than stall
                 asked = remaining[:1]
             else:
-                return "That's everything I have. Please go ahead."
+                return rng.choice(self.bank.nothing_more)
         give = asked
         if len(remaining) > 2 and len(asked) > 1:
             give = asked[: rng.randint(1, len(asked) - 1)]
         pairs = [(humanise_param(k), render_value(state.gold_args[k])) for k in give]
-        return phrase_values(pairs, rng) + _THANKS.get(_tone(state.persona), "")
+        return phrase_values(pairs, rng) + _THANKS.get(_tone(state.persona, self.bank), "")
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,7 +426,9 @@ class ScriptedVoter:
     def score(state: DialogueState, text: str) -> int:
         low = text.lower()
         score = 0
-        if not any(c.name.lower() in low for c in state.candidates):
+        said = " ".join(t.content for t in state.turns if t.role == "assistant")
+        prompted = set(names_read_out(said, state.candidates))
+        if not set(names_read_out(text, state.candidates)) - prompted:
             score += 4
         gold_text = json.dumps(state.gold_args, ensure_ascii=False)
         ids = re.findall(r"\b[A-Z]{2,}-?[0-9]{3,}\b", text)
@@ -445,20 +510,6 @@ class VotingUser:
 # Scripted teacher
 # --------------------------------------------------------------------------------------------
 
-_ASK_OPTIONS = [
-    "Several actions could fit. Do you want to {options}?",
-    "Just to pick the right one: should I {options}?",
-    "I can help with that. Which do you mean: {options}?",
-    "To make sure I do the right thing, do you need to {options}?",
-]
-_ASK_VALUES = [
-    "Got it. To {act}, I need {items}. Could you share {them}?",
-    "Understood. Could you give me {items}?",
-    "Sure. What {is_are} {items}?",
-    "I can do that. I still need {items}; could you provide {them}?",
-]
-_ASK_MORE = ["Thanks. What {is_are} {items}?", "Thank you. Could you also give me {items}?"]
-
 
 def value_hint(spec: dict[str, Any]) -> str:
     """A short hint of the expected shape of a value, for the teacher's questions."""
@@ -478,10 +529,14 @@ def _param_item(tool: Tool, key: str) -> str:
 
 
 class ScriptedTeacher:
-    """Rule-based assistant teacher (see the module docstring)."""
+    """Rule-based assistant teacher (see the module docstring). `phrasing` picks the wording bank."""
 
     name = "scripted"
     max_options = 4
+
+    def __init__(self, *, phrasing: str = "train") -> None:
+        self.bank = wording(phrasing)
+        self.phrasing = phrasing
 
     async def act(self, state: DialogueState, rng: random.Random) -> TeacherMove:
         if state.phase == SELECTION:
@@ -490,13 +545,14 @@ class ScriptedTeacher:
 
     def _remaining(self, state: DialogueState) -> list[Tool]:
         """Replays the selection phase: plausible candidates after the opening, narrowed by each
-        answer to a question of ours."""
+        answer to a question of ours (the options a question offered are the first
+        `max_options` of the pool at that point)."""
         users = [t for t in state.turns if t.role == "user"]
         pool = plausible(state.candidates, users[0].content)
         pending: list[Tool] | None = None
         for t in state.turns[1:]:
             if t.role == "assistant" and t.phase == SELECTION and not t.tool_calls:
-                pending = mentioned_options(t.content, state.candidates) or pool
+                pending = pool[: self.max_options] if len(pool) > 1 else list(state.candidates)
             elif t.role == "user" and pending is not None:
                 picked = narrow(pending, t.content)
                 if not picked:  # "none of those": look again at the rest
@@ -511,21 +567,31 @@ class ScriptedTeacher:
         if len(pool) == 1:
             chosen = pool[0]
             thought = (
-                f"The request points to {chosen.name}: {chosen.description.split('. ')[0].rstrip('.')}. "
+                f"The request points to {chosen.name}: {first_sentence(chosen.description)}. "
                 "No other candidate fits what the user said, so I select it."
             )
             return Turn(
                 role="assistant", thought=thought, tool_calls=[ToolCall(name=chosen.name)], phase=SELECTION
             )
         options = pool[: self.max_options]
-        marks = {o.name: distinguishing_name_words(o, options) for o in options}
-        differences = "; ".join(f"{o.name}: {' '.join(marks[o.name]) or 'the general case'}" for o in options)
-        phrases = [option_phrase(o, options) for o in options]
+        prefixes = prefixes_of(state.candidates)
+        descriptors = option_descriptors(options, prefixes)
+        phrases = [descriptors[o.name] for o in options]
         rng.shuffle(phrases)
-        question = rng.choice(_ASK_OPTIONS).format(options=join_options(phrases))
+        verb = shared_verb(options, prefixes)
+        if verb and not any(p.startswith("the one ") for p in phrases):
+            question = rng.choice(self.bank.ask_shared_verb).format(verb=verb, options=join_options(phrases))
+        else:
+            phrases = [
+                p if not p.startswith("the one ") else f"{intent_of(o, prefixes).phrase} {p[8:]}"
+                for o, p in zip(options, [descriptors[o.name] for o in options], strict=True)
+            ]
+            rng.shuffle(phrases)
+            question = rng.choice(self.bank.ask_actions).format(options=join_options(phrases))
+        differences = "; ".join(f"{o.name}: {descriptors[o.name]}" for o in options)
         thought = (
-            f"Candidates that match the request: {names}. They differ in {differences}. "
-            "I cannot tell which one the user means, so I ask a question that separates them."
+            f"Candidates that match the request: {names}. They differ in what they do ({differences}). "
+            "I cannot tell which one the user means, so I ask about the difference without naming tools."
         )
         return Turn(
             role="assistant",
@@ -564,9 +630,9 @@ class ScriptedTeacher:
         ask = missing[:3]
         items = join_options([_param_item(gold, k) for k in ask], conj="and")
         first_ask = not any(t.role == "assistant" and t.phase == COMPLETION for t in state.turns)
-        templates = _ASK_VALUES if first_ask else _ASK_MORE
+        templates = self.bank.ask_values if first_ask else self.bank.ask_more
         text = rng.choice(templates).format(
-            act=action_phrase(name_tokens(gold)),
+            act=intent_of(gold, prefixes_of(state.candidates)).phrase,
             items=items,
             them="them" if len(ask) > 1 else "it",
             is_are="are" if len(ask) > 1 else "is",
@@ -621,8 +687,7 @@ class ScriptedCritique:
         seen_completion = False
         for i, t in enumerate(dialogue_turns):
             if t.role == "user":
-                low = t.content.lower()
-                named = [c.name for c in candidates if c.name.lower() in low]
+                named = names_read_out(t.content, candidates)
                 if named:
                     return self._fail(f"turn {i}: the user names tool {named[0]}")
                 continue

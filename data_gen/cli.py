@@ -121,6 +121,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         t_max=args.t_max,
         max_attempts=args.max_attempts,
         distractors=args.distractors,
+        phrasing=args.phrasing,
         validators=False if args.no_validators else None,
         num_shards=args.num_shards,
         shard_index=args.shard_index,
@@ -164,6 +165,17 @@ def _cmd_build_benchmark(args: argparse.Namespace) -> int:
         f"{info['records']} reference dialogues over {info['tools']} held-out tools "
         f"({', '.join(info['lines_of_business'])}) -> {args.out}"
     )
+    return 0
+
+
+def _cmd_phrasing_overlap(args: argparse.Namespace) -> int:
+    import json
+
+    from data_gen.overlap import phrasing_overlap
+    from data_gen.schema import load_dialogues
+
+    stats = phrasing_overlap(load_dialogues(args.train), load_dialogues(args.bench))
+    emit(json.dumps(stats, indent=2))
     return 0
 
 
@@ -214,6 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--distractors", choices=("nearest", "random"), help="distractor sampling (ablation: random)"
     )
     g.add_argument("--no-validators", action="store_true", help="keep every finished dialogue (ablation)")
+    g.add_argument(
+        "--phrasing",
+        choices=("train", "heldout"),
+        help="wording bank of the scripted agents (default train; the benchmark uses heldout)",
+    )
     g.add_argument("--num-shards", type=int, help="split the seeds across machines")
     g.add_argument("--shard-index", type=int, help="which shard this process runs (0-based)")
     g.add_argument("--personas", help="persona JSONL (ours or PersonaHub-style); bundled bank by default")
@@ -231,6 +248,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
     b.add_argument("--quiet", action="store_true")
     b.set_defaults(func=_cmd_build_benchmark)
+
+    o = sub.add_parser(
+        "phrasing-overlap",
+        help="word 4-gram overlap of a benchmark's openings and questions with a training corpus",
+    )
+    o.add_argument("train", help="training dialogues (JSONL)")
+    o.add_argument("bench", help="benchmark dialogues (JSONL)")
+    o.set_defaults(func=_cmd_phrasing_overlap)
     return parser
 
 

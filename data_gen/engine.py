@@ -63,8 +63,9 @@ from data_gen.schema import (
     write_jsonl,
 )
 from data_gen.similarity import DistractorRetriever, get_encoder
-from data_gen.validators import run_rule_validators
+from data_gen.validators import naturalness_shares, run_rule_validators
 from data_gen.values import ValueGenerator
+from data_gen.wording import PHRASING_CHOICES
 
 DIALOGUES_FILE, REJECTS_FILE, STATS_FILE, RUN_FILE = (
     "dialogues.jsonl",
@@ -118,6 +119,9 @@ class GenerationConfig:
     """`nearest` (retrieval) or `random` (the Table 2 ablation)."""
     validators: bool = True
     """Run the validator cascade (False is the Table 2 ablation: every finished dialogue is kept)."""
+    phrasing: str = "train"
+    """Wording bank of the scripted user-proxy and teacher: `train` for training corpora, `heldout`
+    for the evaluation benchmark (`data_gen.wording`; the two share no template)."""
     concurrency: int = 8
     """Model requests in flight at once (seeds in flight: twice that)."""
     num_shards: int = 1
@@ -140,7 +144,16 @@ class GenerationConfig:
         return self.roles.get(name, RoleSpec())
 
     def fingerprint(self, catalogue_digest: str) -> dict[str, Any]:
-        keep = ("num_dialogues", "seed", "k", "t_max", "max_attempts", "distractors", "validators")
+        keep = (
+            "num_dialogues",
+            "seed",
+            "k",
+            "t_max",
+            "max_attempts",
+            "distractors",
+            "validators",
+            "phrasing",
+        )
         fp = {k: getattr(self, k) for k in keep}
         fp["num_shards"], fp["shard_index"] = self.num_shards, self.shard_index
         fp["catalogue_sha256"] = catalogue_digest
@@ -211,6 +224,8 @@ def _check_config(cfg: GenerationConfig, path: str | Path | None) -> None:
             )
     if cfg.distractors not in ("nearest", "random"):
         raise bad("distractors must be 'nearest' or 'random'", "distractors")
+    if cfg.phrasing not in PHRASING_CHOICES:
+        raise bad(f"phrasing must be one of {', '.join(PHRASING_CHOICES)}", "phrasing")
     for name in ("num_dialogues", "k", "t_max", "max_attempts", "concurrency", "num_shards", "persona_top_k"):
         if int(getattr(cfg, name)) < 1:
             raise bad(f"{name} must be at least 1", name)
@@ -337,11 +352,15 @@ class Engine:
                 out["temperature"] = spec.temperature
             return out
 
-        self.user = LLMUser(backends["user"], **knobs("user")) if backends.get("user") else ScriptedUser()
+        self.user = (
+            LLMUser(backends["user"], **knobs("user"))
+            if backends.get("user")
+            else ScriptedUser(phrasing=cfg.phrasing, encoder=encoder)
+        )
         self.teacher = (
             LLMTeacher(backends["assistant"], **knobs("assistant"))
             if backends.get("assistant")
-            else ScriptedTeacher()
+            else ScriptedTeacher(phrasing=cfg.phrasing)
         )
         self.relevancy = (
             LLMJudge(backends["relevancy"], "relevancy", **knobs("relevancy", temperature=False))
@@ -367,12 +386,12 @@ class Engine:
         return {r: (f"{b.name}:{b.model}" if b is not None else "scripted") for r, b in self.backends.items()}
 
     def _persona(self, tool: Tool, rng: random.Random):  # noqa: ANN202
-        ranked = self._persona_rank.get(tool.name)
-        if ranked is None:
-            ranked = self._persona_rank[tool.name] = [
-                p for p, _ in self.personas.ranked(tool)[: self.cfg.persona_top_k]
-            ]
-        return rng.choice(ranked)
+        """A persona for `tool`: uniform over the sampler's pool (the tool's line of business
+        when the bank has it, else the whole bank), computed once per tool."""
+        pool = self._persona_rank.get(tool.name)
+        if pool is None:
+            pool = self._persona_rank[tool.name] = self.personas.pool(tool)
+        return rng.choice(pool)
 
     def candidates(self, gold: Tool, rng: random.Random) -> list[Tool]:
         if self.cfg.distractors == "random":
@@ -696,6 +715,14 @@ def dialogue_shape(d: Dialogue) -> dict[str, Any]:
     }
 
 
+def reject_reason(record: dict[str, Any]) -> str:
+    """`stage` or `stage:kind` for a reject record (the naturalness validator names its kind
+    before a colon: `naturalness:tool_name_in_reply`)."""
+    stage, reason = str(record.get("stage", "")), str(record.get("reason", ""))
+    kind = reason.split(":", 1)[0] if ":" in reason else ""
+    return f"{stage}:{kind}" if stage == "naturalness" and kind else stage
+
+
 def corpus_stats(dialogues: Sequence[Dialogue], rejects: Sequence[dict], *, num_seeds: int) -> dict[str, Any]:
     shapes = [dialogue_shape(d) for d in dialogues]
     n = len(shapes)
@@ -713,6 +740,7 @@ def corpus_stats(dialogues: Sequence[Dialogue], rejects: Sequence[dict], *, num_
         "rejected_attempts": len(rejects),
         "reject_stages": dict(Counter(r["stage"] for r in rejects).most_common()),
         "final_reject_stages": dict(Counter(r["stage"] for r in final_rejects).most_common()),
+        "reject_reasons": dict(Counter(reject_reason(r) for r in rejects).most_common()),
         "share_asking_disambiguation": sum(s["asks_disambiguation"] for s in shapes) / n if n else 0.0,
         "share_asking_arguments_when_required": (
             sum(s["asks_arguments"] for s in with_req) / len(with_req) if with_req else 0.0
@@ -723,6 +751,7 @@ def corpus_stats(dialogues: Sequence[Dialogue], rejects: Sequence[dict], *, num_
         "selection_turns": hist("selection_turns"),
         "completion_turns": hist("completion_turns"),
         "distinct_seed_tools": len({d.seed_tool for d in dialogues}),
+        "naturalness": naturalness_shares(dialogues),
     }
 
 
@@ -819,6 +848,7 @@ async def build_benchmark(
         out=str(work_dir),
         num_dialogues=len(tools) * seeds_per_tool,
         seed=seed,
+        phrasing="heldout",
         plots=False,
         export=False,
         progress=progress,

@@ -3,6 +3,12 @@
 For a seed tool, the sampler ranks personas by the cosine similarity of their text to the tool's
 text and draws one uniformly from the k best (the paper's pi_rand^(k)(. | tau*, P)): the persona
 fits the tool's line of business, and different seeds of the same tool still see different people.
+
+When the tool declares ``metadata.line_of_business`` and the bank holds personas of that line of
+business (compared case- and punctuation-insensitively), the draw is restricted to them: a
+payroll tool is never requested by a marketing manager, even when the line holds fewer than k
+personas. A tool without that metadata, or one whose line the bank does not cover, is ranked
+against the whole bank as before.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -23,6 +30,20 @@ from data_gen.similarity import Encoder, get_encoder, tool_text
 
 DEFAULT_TOP_K = 10
 LOB_BONUS = 2.0  # larger than any cosine gap, so the line of business decides first
+
+
+def same_line_of_business(a: object, b: object) -> bool:
+    """Whether two line-of-business labels name the same line: ``"Travel & Expense"`` and
+    ``"travel and expense"`` do; a missing or empty label matches nothing."""
+    ka, kb = _lob_key(a), _lob_key(b)
+    return bool(ka) and ka == kb
+
+
+def _lob_key(label: object) -> str:
+    if not isinstance(label, str):
+        return ""
+    text = label.lower().replace("&", " and ")
+    return " ".join(re.findall(r"[a-z0-9]+", text))
 
 
 def bundled_personas_path() -> Path:
@@ -103,10 +124,21 @@ class PersonaSampler:
             sims = self._vecs @ self.encoder.encode([tool_text(tool)])[0]
         lob = tool.metadata.get("line_of_business")
         if lob:
-            sims = sims + np.array([LOB_BONUS if p.line_of_business == lob else 0.0 for p in self.personas])
+            sims = sims + np.array(
+                [LOB_BONUS if same_line_of_business(p.line_of_business, lob) else 0.0 for p in self.personas]
+            )
         order = np.lexsort((np.arange(len(sims)), -sims))
         return [(self.personas[i], float(sims[i])) for i in order]
 
+    def pool(self, tool: Tool) -> list[Persona]:
+        """The personas a draw for `tool` chooses among: the `top_k` most similar of the tool's
+        line of business when the bank has any of that line (fewer when it has fewer), else the
+        `top_k` most similar of the whole bank."""
+        lob = tool.metadata.get("line_of_business")
+        ranked = [p for p, _ in self.ranked(tool)]
+        own = [p for p in ranked if same_line_of_business(p.line_of_business, lob)]
+        return (own or ranked)[: self.top_k]
+
     def sample(self, tool: Tool, rng: random.Random) -> Persona:
-        pool = self.ranked(tool)[: self.top_k]
-        return rng.choice(pool)[0]
+        """One persona for `tool`, uniform over `pool(tool)`."""
+        return rng.choice(self.pool(tool))

@@ -1,11 +1,19 @@
 """The rule-based part of the validator cascade (DiaFORGE A.2), in its fixed order:
-format -> tool call -> tool arguments. Each returns a `Verdict`; the engine stops at the first
-failure, then runs the relevancy validator and the LLM critique concurrently."""
+format -> tool call -> tool arguments -> naturalness. Each returns a `Verdict`; the engine stops at
+the first failure, then runs the relevancy validator and the LLM critique concurrently.
+
+The naturalness step is ours: it rejects what makes a corpus teach the wrong behaviour or a
+benchmark leak its answer. Its reasons start with a kind (`tool_name_in_reply`,
+`tool_name_from_user`, `template_artefact`, `unsettled_choice`), which `stats.json` counts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from data_gen.format import parse_assistant, render_assistant
-from data_gen.schema import Dialogue, Verdict
+from data_gen.phrasing import artefacts, names_read_out
+from data_gen.schema import Dialogue, Tool, Verdict
+from data_gen.text import content_stems, name_tokens, stem, tool_stems
 from data_gen.values import check_arguments
 
 ACT_OF_ACTION = {
@@ -103,7 +111,60 @@ def toolargs_validator(d: Dialogue) -> Verdict:
     return Verdict(validator=name, passed=True)
 
 
-RULE_VALIDATORS = (format_validator, toolcall_validator, toolargs_validator)
+def near_duplicates(gold: Tool, candidates: Sequence[Tool]) -> list[Tool]:
+    """Candidates a user could mean instead of `gold`: the same name family (half of the name
+    words shared) or half of the description's content words shared."""
+    own_name = {stem(w) for w in name_tokens(gold)}
+    own_desc = content_stems(gold.description)
+    out = []
+    for c in candidates:
+        if c.name == gold.name:
+            continue
+        name = {stem(w) for w in name_tokens(c)}
+        desc = content_stems(c.description)
+        union = own_desc | desc
+        if len(own_name & name) * 2 >= len(own_name) or (union and len(own_desc & desc) * 2 >= len(union)):
+            out.append(c)
+    return out
+
+
+def naturalness_validator(d: Dialogue) -> Verdict:
+    """No assistant reply reads out a tool name; no user turn names a tool the assistant did not
+    name first; no message carries template debris; and the call comes only after the user said
+    something that tells the gold tool apart from each of its near-duplicates among the
+    candidates."""
+    name = "naturalness"
+    said_by_assistant: set[str] = set()
+    for i, t in enumerate(d.turns):
+        text = t.content or ""
+        if t.role == "assistant":
+            named = names_read_out(text, d.candidate_tools)
+            if named:
+                return _fail(name, f"tool_name_in_reply: turn {i} reads out {named[0]}")
+            said_by_assistant |= set(named)
+        else:
+            unprompted = [n for n in names_read_out(text, d.candidate_tools) if n not in said_by_assistant]
+            if unprompted:
+                return _fail(name, f"tool_name_from_user: turn {i} names {unprompted[0]} unprompted")
+        debris = artefacts(text)
+        if debris:
+            return _fail(name, f"template_artefact: turn {i}: {debris[0]}")
+    gold = d.gold_tool
+    if gold is not None:
+        user_stems: set[str] = set()
+        for t in d.turns:
+            if t.role == "user":
+                user_stems |= content_stems(t.content)
+        for other in near_duplicates(gold, d.candidate_tools):
+            if not (tool_stems(gold) - tool_stems(other)) & user_stems:
+                return _fail(
+                    name,
+                    f"unsettled_choice: the user never said what separates {gold.name} from {other.name}",
+                )
+    return Verdict(validator=name, passed=True)
+
+
+RULE_VALIDATORS = (format_validator, toolcall_validator, toolargs_validator, naturalness_validator)
 
 
 def run_rule_validators(d: Dialogue) -> list[Verdict]:
@@ -115,3 +176,29 @@ def run_rule_validators(d: Dialogue) -> list[Verdict]:
         if not verdict.passed:
             break
     return verdicts
+
+
+def naturalness_shares(dialogues: Sequence[Dialogue]) -> dict[str, float]:
+    """Shares of dialogues with an assistant question that reads out a tool name, with a user turn
+    naming the gold tool before the assistant did, and with template debris in the opening: the
+    measures the scripted generator is held to (`stats.json` -> `naturalness`)."""
+    n = len(dialogues) or 1
+    names_in_questions = user_names_gold = opening_debris = 0
+    for d in dialogues:
+        said: set[str] = set()
+        asked_names = named_gold = False
+        for t in d.turns:
+            if t.role == "assistant":
+                found = names_read_out(t.content or "", d.candidate_tools)
+                asked_names |= bool(found)
+                said |= set(found)
+            elif d.seed_tool in names_read_out(t.content, d.candidate_tools) and d.seed_tool not in said:
+                named_gold = True
+        names_in_questions += asked_names
+        user_names_gold += named_gold
+        opening_debris += bool(d.turns and artefacts(d.turns[0].content))
+    return {
+        "share_questions_naming_tools": names_in_questions / n,
+        "share_user_naming_gold_unprompted": user_names_gold / n,
+        "share_openings_with_artefacts": opening_debris / n,
+    }

@@ -14,10 +14,16 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.llm.base import BackendConfigError, BackendError
+from eval.policies import POLICIES
+
+if TYPE_CHECKING:
+    from data_gen.schema import Dialogue
+    from eval.models import Budget, ModelConfig
 
 DEFAULT_BENCH = "eval/benchmarks/diabench_heldout_v1.jsonl"
 EXIT_USAGE = 2
@@ -28,7 +34,10 @@ def _user_proxy(spec: str, base_url: str | None, n: int, m: int):  # noqa: ANN20
     from data_gen.agents import LLMUser, LLMVoter, ScriptedUser, ScriptedVoter, VotingUser
 
     if spec == "scripted":
-        return VotingUser(ScriptedUser(), ScriptedVoter(), n=n, m=m), None
+        # The benchmark's own wording bank; `_run` gives it the sentence encoder once the model
+        # and servers have answered, so that a bad server stays a one-line error.
+        user = ScriptedUser(phrasing="heldout")
+        return VotingUser(user, ScriptedVoter(), n=n, m=m), None
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
         raise InputError(f"unknown user proxy {spec!r}; use 'scripted' or 'openai:MODEL'")
@@ -53,19 +62,29 @@ async def _run(args: argparse.Namespace) -> Path:
         raise InputError(
             f"unknown mode {bad[0] if bad else '(none)'!r} in --modes; use static, dynamic or both"
         )
-    bench = sample_benchmark(load_dialogues(args.bench), args.limit, args.seed)
+    full_bench = load_dialogues(args.bench)
+    bench = sample_benchmark(full_bench, args.limit, args.seed)
     cfg = model_config(args)
+    budget = None
+    if not cfg.is_policy:  # a reference policy writes its turns whole: no budget applies
+        budget = run_budget(args.max_new_tokens, cfg, full_bench)
+        cfg.max_new_tokens = budget.max_new_tokens
     user, user_backend = _user_proxy(args.user_proxy, args.user_base_url, args.n_samples, args.n_voters)
     started = time.monotonic()
-    if cfg.backend != "openai" and not args.quiet:
-        print(f"loading {args.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
+    if cfg.backend not in ("openai", *POLICIES) and not args.quiet:
+        print(f"loading {cfg.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
     model = ModelUnderTest(cfg)
     judge_backend = None
     try:
         await model.check()
         if user_backend is not None:
             await user_backend.check()
-        near_dup = near_duplicate_flags(bench, get_encoder())
+        if budget is not None:  # once everything is reachable: an error stays the only line
+            print(budget.describe(), file=sys.stderr)
+        encoder = get_encoder()
+        near_dup = near_duplicate_flags(bench, encoder)
+        if hasattr(user.user, "encoder"):  # the scripted proxy reads questions by meaning too
+            user.user.encoder = encoder
         records: list[dict] = []
         timings: dict[str, float] = {}
         for mode in modes:
@@ -93,10 +112,12 @@ async def _run(args: argparse.Namespace) -> Path:
         for b in (user_backend, judge_backend):
             if b is not None:
                 await b.aclose()
-    out = Path(args.out) if args.out else Path("outputs/eval") / _slug(args.model, args.mode)
+    out = Path(args.out) if args.out else Path("outputs/eval") / _slug(cfg.model, args.mode)
     extra = {
         "benchmark": args.bench,
         "backend": args.backend,
+        "max_new_tokens": budget.max_new_tokens if budget else None,
+        "budget": budget.as_dict() if budget else None,
         "mode": args.mode,
         "tool_style": args.tool_style,
         "user_proxy": user.name,
@@ -110,11 +131,38 @@ async def _run(args: argparse.Namespace) -> Path:
         if args.wandb_project
         else None
     )
-    write_run(out, transcripts, model_label=args.label or args.model, extra=extra, wandb_cfg=wandb_cfg)
+    write_run(out, transcripts, model_label=args.label or cfg.model, extra=extra, wandb_cfg=wandb_cfg)
     return out
 
 
+def max_new_tokens_arg(value: str) -> int | str:
+    """``--max-new-tokens``: ``auto`` or a positive whole number."""
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a positive integer, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
+def run_budget(requested: int | str, cfg: ModelConfig, bench: Sequence[Dialogue]) -> Budget:
+    """The token budget of `eval run`: an explicit number as given, else (``auto``) the longest
+    reference assistant turn of the whole benchmark file (not only the sampled dialogues) in the
+    model's tokenizer plus a margin (`eval.models.auto_max_new_tokens`)."""
+    from eval.models import Budget, auto_max_new_tokens, token_counter
+
+    if requested != "auto":
+        return Budget(int(requested), "explicit")
+    count, counted_with = token_counter(cfg.model, cfg.backend)
+    return auto_max_new_tokens(bench, count, counted_with)
+
+
 def _slug(model: str, mode: str) -> str:
+    if model in POLICIES:
+        return model
     name = Path(model.rstrip("/")).name or "model"
     return f"{name}-{mode}"
 
@@ -127,7 +175,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             m = metrics[mode]
             emit(
                 f"{mode:8s} Acc {m['Acc']:.3f}  FTR {m['FTR']:.3f}  TAR {m['TAR']:.3f}  "
-                f"malformed {m['malformed']:.3f}  n={m['n']}"
+                f"malformed {m['malformed']:.3f}  truncated {m['truncated']:.3f}  n={m['n']}"
             )
     emit(f"run folder: {out}")
     return 0
@@ -219,22 +267,32 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 
 def model_config(args: argparse.Namespace):  # noqa: ANN201 - eval.models.ModelConfig
     """The model under test as the command line describes it, validated; a local checkpoint path
-    is checked here, before anything is loaded."""
+    is checked here, before anything is loaded. A reference policy needs no `--model` (its name
+    is the label); every other backend does."""
     from eval.models import ModelConfig, describe_checkpoint
 
+    model = args.model
+    if not model:
+        if args.backend not in POLICIES:
+            raise InputError(
+                f"--backend {args.backend} needs --model (a model folder or a served model name)"
+            )
+        model = args.backend
+    budget = args.max_new_tokens
     cfg = ModelConfig(
-        model=args.model,
+        model=model,
         backend=args.backend,
         mode=args.mode,
         base_url=args.base_url,
-        max_new_tokens=args.max_new_tokens,
+        max_new_tokens=budget if isinstance(budget, int) else ModelConfig.max_new_tokens,
         batch_size=args.batch_size,
         device=args.device,
         history_reasoning=getattr(args, "history_reasoning", "strip"),
         tool_style=args.tool_style,
+        seed=getattr(args, "seed", 0),
     )
     cfg.validate()
-    if cfg.backend != "openai":
+    if cfg.backend in ("hf", "vllm"):
         describe_checkpoint(cfg.model)
     return cfg
 
@@ -534,11 +592,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="evaluate a model on a benchmark, statically and/or dynamically")
     r.add_argument(
-        "--model", required=True, help="model/adapter/merged folder (hf, vllm) or served model name (openai)"
+        "--model",
+        help="model/adapter/merged folder (hf, vllm) or served model name (openai); "
+        "not needed for the reference policies",
     )
     r.add_argument("--bench", default=DEFAULT_BENCH, help=f"benchmark JSONL (default {DEFAULT_BENCH})")
     r.add_argument("--modes", default="static,dynamic", help="static, dynamic, or both (default)")
-    r.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
+    r.add_argument(
+        "--backend",
+        default="hf",
+        choices=("hf", "openai", "vllm", *POLICIES),
+        help="a model backend, or a reference policy with no model: reference (the judge's ceiling), "
+        "name-overlap or random (floors)",
+    )
     r.add_argument("--mode", default="prompt", choices=("prompt", "native"), help="tool presentation")
     r.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
     r.add_argument("--user-proxy", default="scripted", help="'scripted' (offline default) or 'openai:MODEL'")
@@ -553,7 +619,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--limit", type=int, help="evaluate a seeded sample of this many dialogues")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--batch-size", type=int, default=8)
-    r.add_argument("--max-new-tokens", type=int, default=384)
+    r.add_argument(
+        "--max-new-tokens",
+        type=max_new_tokens_arg,
+        default="auto",
+        help="reply length cap: a number, or auto (default): the benchmark's longest reference "
+        "assistant turn in the model's tokenizer, plus 25%% (at least 32)",
+    )
     r.add_argument("--device", default="cpu")
     r.add_argument("--history-reasoning", default="strip", choices=("strip", "keep"))
     r.add_argument(

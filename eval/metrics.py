@@ -44,6 +44,14 @@ Malformed output (not in the paper; BFCL issue #443 shows why parse failures mus
 ``TAR_malformed`` the share of dialogues with no call *and* at least one malformed turn, the part
 of TAR that garbage output explains rather than deliberate abstention.
 
+Truncated output (not in the paper): an assistant turn of kind ``truncated`` was cut off by the
+token budget before its end (`eval.models.Reply.kind`). It carries no calls, so like a malformed
+turn it is never read as a call (Acc, FTR and the precision/recall metrics see no call), and it is
+not malformed (``malformed`` does not count it). ``truncated`` is the share of dialogues whose
+outcome was a truncated reply: no call, and the last assistant turn truncated (the runner ends a
+dialogue at a truncated reply). Such a dialogue counts in TAR, whose definition is unchanged, so
+``truncated`` is the part of TAR that the budget, not the model, explains.
+
 Conversational metrics (only user-visible text, never private thoughts):
 
 * ``ConvRel``: the rubric grades s in {1, 2, 3} stored in `Transcript.convrel` map to
@@ -173,6 +181,7 @@ METRIC_KEYS = (
     "malformed",
     "malformed_dialogues",
     "TAR_malformed",
+    "truncated",
     "n",
 )
 """The keys of `compute_metrics`, in the order reports show them."""
@@ -313,6 +322,8 @@ class DialogueScore:
     gold_keys: frozenset[str]
     assistant_turns: int
     malformed_turns: int
+    truncated: int = 0
+    """1 when the dialogue's outcome was a truncated reply (no call, last assistant turn truncated)."""
 
     @property
     def tool_hits(self) -> int:
@@ -345,6 +356,7 @@ def score_dialogue(transcript: Transcript) -> DialogueScore:
             gold_keys=gold_keys,
             assistant_turns=len(assistant),
             malformed_turns=malformed,
+            truncated=int(bool(assistant) and assistant[-1].kind == "truncated"),
         )
     names = [c.name for c in calls]
     gold_called = gold is not None and gold in names
@@ -430,7 +442,7 @@ def _r(x: float) -> float:
 
 
 def compute_metrics(transcripts: Sequence[Transcript]) -> dict[str, Any]:
-    """Every metric of Appendix C.1 (plus the malformed-output shares) over `transcripts`.
+    """Every metric of Appendix C.1 (plus the malformed and truncated shares) over `transcripts`.
 
     Returns the keys of `METRIC_KEYS`: floats rounded to 6 decimals, ``ConvRel`` None when not
     computed, ``n`` the number of dialogues. Mix modes only on purpose: `metrics_by_mode` splits
@@ -460,6 +472,7 @@ def compute_metrics(transcripts: Sequence[Transcript]) -> dict[str, Any]:
         ),
         "malformed_dialogues": _r(_ratio(sum(1 for s in scores if s.malformed_turns), n)),
         "TAR_malformed": _r(_ratio(sum(1 for s in scores if s.tar and s.malformed_turns), n)),
+        "truncated": _r(_ratio(sum(s.truncated for s in scores), n)),
         "n": n,
     }
     return {k: out[k] for k in METRIC_KEYS}

@@ -1,16 +1,24 @@
 """The model under test: load it (base folder, LoRA adapter folder, merged folder, a served model,
-or vLLM) and ask it for the next assistant turn of many dialogues at once.
+or vLLM), or take a reference policy (`reference`, `name-overlap`, `random`: the floors of
+`eval.policies`, no model), and ask it for the next assistant turn of many dialogues at once.
 
 Prompt mode shows the candidate tools in the system prompt and expects the paper's text format;
 native mode passes them as `tools=` (to the chat template, or to the server's tools API) and reads
 native tool calls. Either way every reply comes back as a `ParsedMessage` (reply, tool calls, or
-malformed with a reason) plus the raw text.
+malformed with a reason) plus the raw text, and whether the token budget cut it off
+(`Reply.truncated`; its `kind` is then ``truncated``, counted apart from malformed output).
+
+The token budget defaults to ``auto`` (`auto_max_new_tokens`): the longest reference assistant
+turn of the benchmark, rendered with its thought as the model must write it and counted in the
+model's tokenizer, plus a margin.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,19 +29,48 @@ from data_gen.format import (
     openai_tools,
     parse_assistant,
     parse_openai_message,
+    render_assistant,
     to_chat_messages,
 )
 from data_gen.llm.base import BackendConfigError
 from data_gen.schema import Dialogue, Turn
+from eval.policies import POLICIES, make_policy
 
-BACKENDS = ("hf", "openai", "vllm")
+MODEL_BACKENDS = ("hf", "openai", "vllm")
+BACKENDS = (*MODEL_BACKENDS, *POLICIES)
 MODES = ("prompt", "native")
+
+AUTO_MARGIN = 0.25
+"""`auto` budget: the longest reference assistant turn plus this share of it..."""
+AUTO_MIN_MARGIN = 32
+"""... and at least this many tokens (room for the end-of-turn token and a wordier model)."""
+FALLBACK_MAX_NEW_TOKENS = 384
+"""`auto` budget of a benchmark with no reference assistant turns (an imported peer benchmark)."""
+
+TRUNCATED_REASON = "cut off by the token budget (max_new_tokens) before the end of the turn"
 
 
 @dataclass
 class Reply:
+    """One assistant output of the model under test."""
+
     parsed: ParsedMessage
+    """The output classified by `data_gen.format` (reply, tool calls or malformed)."""
     raw: str
+    """The text the model wrote (for a native reply, its message as JSON)."""
+    truncated: bool = False
+    """The backend stopped at the token budget without an end-of-turn token (hf), or the server
+    said ``finish_reason == "length"`` (openai, vllm): the output is incomplete."""
+
+    @property
+    def kind(self) -> str:
+        """``reply``, ``tool_calls``, ``malformed`` or ``truncated``. A cut-off output is
+        ``truncated`` whatever its prefix parses as, except a complete call list: the parser
+        accepts only a whole JSON list, so such an output lost nothing but its end-of-turn token
+        and stays a call."""
+        if self.truncated and self.parsed.kind != "tool_calls":
+            return "truncated"
+        return self.parsed.kind
 
 
 @dataclass
@@ -41,14 +78,18 @@ class ModelConfig:
     """How to load and query the model under test."""
 
     model: str
-    """A local folder (base, LoRA adapter, or merged model) for `hf`/`vllm`, or a served model name for `openai`."""
+    """A local folder (base, LoRA adapter, or merged model) for `hf`/`vllm`, a served model name for
+    `openai`, or the policy's name for a reference policy (`reference`, `name-overlap`, `random`)."""
     backend: str = "hf"
+    """`hf`, `openai`, `vllm`, or a reference policy of `eval.policies` (no model is loaded)."""
     mode: str = "prompt"
     """`prompt` (tools in the system prompt, the paper's text format) or `native` (tools= / tools API)."""
     base_url: str | None = None
     """OpenAI-compatible server for `backend: openai`; the key comes from `api_key_env`."""
     api_key_env: str = "OPENAI_API_KEY"
     max_new_tokens: int = 384
+    """Reply length cap in tokens, default 384; the command line's default is ``auto``
+    (`auto_max_new_tokens`). Reference policies ignore it."""
     temperature: float = 0.0
     """0 = greedy (the default: evaluation should be deterministic)."""
     batch_size: int = 8
@@ -59,6 +100,13 @@ class ModelConfig:
     """Override the reference system prompt (prompt mode) or the native one."""
     tool_style: str = "json"
     """How prompt mode lists the tools: `json` or `compact` (use what the model was trained with)."""
+    seed: int = 0
+    """Seed of the reference policies (`random` draws its tool from it and the dialogue id)."""
+
+    @property
+    def is_policy(self) -> bool:
+        """Whether the backend is a reference policy (a floor) rather than a model."""
+        return self.backend in POLICIES
 
     def validate(self) -> None:
         if self.backend not in BACKENDS:
@@ -115,11 +163,96 @@ def load_hf_model(path: str | Path, *, device: str = "cpu"):  # noqa: ANN201 - (
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, info["path"], local_files_only=True)
-    tok_dir = info["path"] if (Path(info["path"]) / "tokenizer_config.json").exists() else src
-    tokenizer = AutoTokenizer.from_pretrained(tok_dir, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(_tokenizer_dir(info), local_files_only=True)
     model.to(device)
     model.eval()
     return model, tokenizer, info
+
+
+def _tokenizer_dir(info: dict[str, Any]) -> str:
+    """The adapter's own tokenizer when it saved one, else its base's (or the model's)."""
+    src = info["base"] if info["kind"] == "adapter" else info["path"]
+    return info["path"] if (Path(info["path"]) / "tokenizer_config.json").exists() else src
+
+
+def load_tokenizer(path: str | Path) -> Any:
+    """The tokenizer `load_hf_model` would load for this base, adapter or merged folder, alone."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(_tokenizer_dir(describe_checkpoint(path)), local_files_only=True)
+
+
+def reference_turn_texts(bench: Iterable[Dialogue]) -> list[str]:
+    """Every reference assistant turn of a benchmark as prompt-mode text, with its thought: what a
+    model trained on the paper's format must write to produce it."""
+    return [render_assistant(t) for d in bench for t in d.turns if t.role == "assistant"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The token budget of a run and where it came from (recorded in ``metrics.json``)."""
+
+    max_new_tokens: int
+    """The cap passed to the backend."""
+    source: str
+    """``auto`` (from the benchmark) or ``explicit`` (given on the command line)."""
+    longest_reference_turn: int | None = None
+    """``auto``: the longest reference assistant turn, in tokens (None for ``explicit``)."""
+    counted_with: str | None = None
+    """``auto``: ``tokenizer`` (the model's), ``characters`` (no local tokenizer: one token per
+    character, an upper bound for byte-level BPE on ASCII text) or ``fallback`` (no reference
+    assistant turns: `FALLBACK_MAX_NEW_TOKENS`)."""
+
+    def describe(self) -> str:
+        if self.source != "auto":
+            return f"max_new_tokens {self.max_new_tokens} (given)"
+        if self.counted_with == "fallback":
+            return (
+                f"max_new_tokens {self.max_new_tokens} (auto: the benchmark has no reference assistant turns)"
+            )
+        unit = "tokens" if self.counted_with == "tokenizer" else "characters, no local tokenizer"
+        return (
+            f"max_new_tokens {self.max_new_tokens} (auto: longest reference assistant turn "
+            f"{self.longest_reference_turn} {unit} with its end-of-turn token, plus {AUTO_MARGIN:.0%}, "
+            f"at least {AUTO_MIN_MARGIN})"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "max_new_tokens": self.max_new_tokens,
+            "source": self.source,
+            "longest_reference_turn": self.longest_reference_turn,
+            "counted_with": self.counted_with,
+        }
+
+
+def auto_max_new_tokens(bench: Iterable[Dialogue], count: Callable[[str], int], counted_with: str) -> Budget:
+    """The ``auto`` budget: the longest reference assistant turn of `bench` (see
+    `reference_turn_texts`), measured with `count`, plus ``max(AUTO_MIN_MARGIN, ceil(AUTO_MARGIN *
+    longest))``; `FALLBACK_MAX_NEW_TOKENS` when the benchmark has no assistant turn."""
+    lengths = [count(text) for text in reference_turn_texts(bench)]
+    if not lengths:
+        return Budget(FALLBACK_MAX_NEW_TOKENS, "auto", None, "fallback")
+    longest = max(lengths)
+    margin = max(AUTO_MIN_MARGIN, math.ceil(AUTO_MARGIN * longest))
+    return Budget(longest + margin, "auto", longest, counted_with)
+
+
+def token_counter(model: str, backend: str) -> tuple[Callable[[str], int], str]:
+    """How `auto_max_new_tokens` measures text for this model: its tokenizer when it is a local
+    folder (always for `hf` and `vllm`; for `openai` when `model` names a local model folder),
+    else characters. The end-of-turn token the model must also write is counted."""
+    tokenizer = None
+    if backend != "openai":
+        tokenizer = load_tokenizer(model)
+    elif Path(model).is_dir():
+        try:
+            tokenizer = load_tokenizer(model)
+        except (InputError, OSError, ValueError):  # a folder that is not a model: count characters
+            tokenizer = None
+    if tokenizer is not None:
+        return (lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]) + 1), "tokenizer"
+    return (lambda text: len(text) + 1), "characters"
 
 
 class ModelUnderTest:
@@ -132,7 +265,11 @@ class ModelUnderTest:
         self.label = cfg.model
         self._backend = None
         self._vllm = None
-        if cfg.backend == "hf":
+        self._policy = None
+        if cfg.is_policy:
+            self._policy = make_policy(cfg.backend, seed=cfg.seed)
+            self.info = {"kind": "policy", "path": None, "base": None, "policy": cfg.backend}
+        elif cfg.backend == "hf":
             from data_gen.llm.hf_backend import HFBackend
 
             model, tokenizer, info = load_hf_model(cfg.model, device=cfg.device)
@@ -182,6 +319,8 @@ class ModelUnderTest:
         return openai_tools(d.candidate_tools) if self.cfg.mode == "native" else None
 
     async def respond(self, dialogues: list[Dialogue]) -> list[Reply]:
+        if self._policy is not None:
+            return [self._text_reply(self._policy.respond(d)) for d in dialogues]
         convs = [self.messages(d) for d in dialogues]
         tools = [self.tools(d) for d in dialogues]
         if self.cfg.backend == "hf":
@@ -196,7 +335,7 @@ class ModelUnderTest:
                 tools=tools if self.cfg.mode == "native" else None,
                 batch_size=self.cfg.batch_size,
             )
-            return [Reply(parse_assistant(r.text), r.text) for r in results]
+            return [self._text_reply(r.text, r.finish_reason) for r in results]
         if self.cfg.backend == "openai":
             import asyncio
 
@@ -209,27 +348,36 @@ class ModelUnderTest:
                         "reasoning_content": r.reasoning,
                     }
                     return Reply(
-                        parse_openai_message(message), json.dumps(message, ensure_ascii=False, default=str)
+                        parse_openai_message(message),
+                        json.dumps(message, ensure_ascii=False, default=str),
+                        truncated=r.finish_reason == "length",
                     )
-                return Reply(parse_assistant(r.text), r.text)
+                return self._text_reply(r.text, r.finish_reason)
 
             return await asyncio.gather(*(one(m, t) for m, t in zip(convs, tools, strict=True)))
         return self._vllm.generate(convs, tools)
 
+    @staticmethod
+    def _text_reply(text: str, finish_reason: str | None = None) -> Reply:
+        return Reply(parse_assistant(text), text, truncated=finish_reason == "length")
+
 
 def reply_to_turn(reply: Reply, phase: str | None = None) -> Turn:
-    """The model's reply as an assistant turn (malformed text is kept as the visible content)."""
+    """The model's reply as an assistant turn (malformed or truncated text is kept as the visible
+    content, with the reason in `metadata`)."""
     p = reply.parsed
-    if p.kind == "tool_calls":
+    kind = reply.kind
+    if kind == "tool_calls":
         return Turn(role="assistant", thought=p.thought, tool_calls=p.tool_calls, phase=phase)
-    if p.kind == "reply":
+    if kind == "reply":
         return Turn(role="assistant", thought=p.thought, content=p.content, phase=phase)
+    metadata = {"truncated": TRUNCATED_REASON} if kind == "truncated" else {"malformed": p.reason}
     return Turn(
         role="assistant",
         thought=p.thought,
         content=reply.raw.strip(),
         phase=phase,
-        metadata={"malformed": p.reason},
+        metadata=metadata,
     )
 
 
@@ -262,7 +410,14 @@ class _VLLMRunner:
         if self.cfg.mode == "native" and tools and tools[0]:
             kwargs["tools"] = tools[0]
         outs = self.llm.chat(convs, self.params, **kwargs)
-        return [Reply(parse_assistant(o.outputs[0].text), o.outputs[0].text) for o in outs]
+        return [
+            Reply(
+                parse_assistant(o.outputs[0].text),
+                o.outputs[0].text,
+                truncated=getattr(o.outputs[0], "finish_reason", None) == "length",
+            )
+            for o in outs
+        ]
 
 
 def offline_env() -> None:

@@ -10,27 +10,28 @@
        "static":  {"Acc": ..., "FTR": ..., ..., "n": ...},      # present when static mode ran
        "dynamic": {...},                                        # present when dynamic mode ran
        "breakdowns": {"static": {"by_near_duplicate": {...}, "by_required_args": {...}}, "dynamic": ...},
-       "ended": {"static": {"tool_call": 80, "t_max": 30, "reference_end": 9, "error": 0}, ...},
+       "ended": {"static": {"tool_call": 80, "t_max": 30, "reference_end": 9, "truncated": 0, "error": 0}, ...},
        ...extra}                                                # whatever the caller adds
 
   with the metric keys of `eval.metrics.METRIC_KEYS`;
 * ``report.md``: the paper's tables for this run (Table 1: Acc/FTR/TAR static | dynamic; Tables
   3 and 5: TCP TCR PKP PKR Acc FTR TAR per mode; Tables 4 and 6: ConvRel TTR NGD3 plus NGD2 and
-  NGD4), the malformed-output shares, how dialogues ended, and the breakdowns;
+  NGD4), the malformed-output and truncated shares, how dialogues ended, and the breakdowns;
 * ``tradeoff.png``: the Figure 3 trade-off plot (x = 1 − TAR, y = Acc, marker size and colour
   ∝ FTR), one point for the run;
 * optionally a W&B run (`log_to_wandb`), offline into the run folder when there is no API key.
 
 `compare_runs` puts several runs side by side (Table 1 layout, one row per run, and the
-trade-off plot with one point per run). Numbers in the markdown are rounded to 2 decimals as in
-the paper; ``metrics.json`` keeps 6.
+trade-off plot with one point per run), with the reference-policy runs (`eval.policies`: the
+`reference` ceiling and the `name-overlap` and `random` floors) marked and set beside the models.
+Numbers in the markdown are rounded to 2 decimals as in the paper; ``metrics.json`` keeps 6.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +44,12 @@ from eval.metrics import (
     score_dialogue,
     split_by_mode,
 )
+from eval.policies import POLICIES
 from eval.transcripts import ENDINGS, MODES, Transcript, read_transcripts, write_transcripts
 
 __all__ = [
     "compare_runs",
+    "floor_policy",
     "log_to_wandb",
     "plot_tradeoff",
     "render_report",
@@ -60,6 +63,7 @@ DEFAULT_COMPARE_DIR = Path("outputs") / "compare"
 DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 _UP, _DOWN = "↑", "↓"
+_POLICY_ROLE = {"reference": "ceiling", "name-overlap": "floor", "random": "floor"}
 _MODE_TITLE = {"static": "Static", "dynamic": "Dynamic"}
 _TOOL_COLUMNS = (
     ("TCP", _UP),
@@ -199,6 +203,11 @@ def _percent(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def _budget_note(metrics: Mapping[str, Any]) -> str:
+    budget = metrics.get("max_new_tokens")
+    return f" (max_new_tokens {budget})" if isinstance(budget, int) else ""
+
+
 def render_report(metrics: Mapping[str, Any], label: str) -> str:
     """``report.md`` for one run, from its ``metrics.json`` dict."""
     modes = [m for m in MODES if _mode_metrics(metrics, m) is not None]
@@ -211,14 +220,16 @@ def render_report(metrics: Mapping[str, Any], label: str) -> str:
     ]
     parts += _paper_tables([(label, metrics)])
 
-    parts.append("## Malformed output")
+    parts.append("## Malformed and truncated output")
     lines = []
     for mode in modes:
         m = metrics[mode]
         lines.append(
             f"- {_MODE_TITLE[mode]}: {_percent(m['malformed'])} of assistant turns malformed; "
             f"{_percent(m['malformed_dialogues'])} of dialogues had at least one malformed turn; "
-            f"TAR from malformed output {_fmt(m['TAR_malformed'])} of TAR {_fmt(m['TAR'])}."
+            f"TAR from malformed output {_fmt(m['TAR_malformed'])} of TAR {_fmt(m['TAR'])}; "
+            f"{_percent(m.get('truncated', 0.0))} of dialogues ended on a reply cut off by the token budget"
+            f"{_budget_note(metrics)}."
         )
     parts.append("\n".join(lines))
 
@@ -264,11 +275,17 @@ def _plot_metrics(metrics: Mapping[str, Any]) -> tuple[str | None, Mapping[str, 
     raise ValueError("metrics hold neither 'static' nor 'dynamic' results")
 
 
-def plot_tradeoff(points: Sequence[tuple[str, Mapping[str, Any]]], path: str | Path) -> Path:
+def plot_tradeoff(
+    points: Sequence[tuple[str, Mapping[str, Any]]],
+    path: str | Path,
+    *,
+    floors: Collection[str] = (),
+) -> Path:
     """Figure 3: x = 1 − TAR, y = Acc, marker size and colour ∝ FTR, one labelled point per
     (label, metrics) pair. Metrics are a ``metrics.json``-like dict (dynamic used if present, else
-    static, marked "(static)" when the plot mixes modes) or one mode's flat dict. Uses the Agg
-    canvas directly, so pyplot's global state is never touched."""
+    static, marked "(static)" when the plot mixes modes) or one mode's flat dict. Points whose label
+    is in `floors` (reference policies) are drawn as squares with a dashed edge, the models as
+    circles. Uses the Agg canvas directly, so pyplot's global state is never touched."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
@@ -284,7 +301,31 @@ def plot_tradeoff(points: Sequence[tuple[str, Mapping[str, Any]]], path: str | P
     ax = fig.add_subplot(1, 1, 1)
     norm = Normalize(vmin=0.0, vmax=max([1.0, *ftr]))
     sizes = [60 + 900 * min(f, 2.0) for f in ftr]
-    scatter = ax.scatter(xs, ys, s=sizes, c=ftr, cmap="plasma", norm=norm, alpha=0.8, edgecolors="black")
+    is_floor = [label in floors for label, _, _ in resolved]
+    scatter = None
+    for floor, marker, style, legend in (
+        (False, "o", "solid", "model"),
+        (True, "s", "dashed", "reference policy (no model)"),
+    ):
+        idx = [i for i, f in enumerate(is_floor) if f is floor]
+        if not idx:
+            continue
+        drawn = ax.scatter(
+            [xs[i] for i in idx],
+            [ys[i] for i in idx],
+            s=[sizes[i] for i in idx],
+            c=[ftr[i] for i in idx],
+            cmap="plasma",
+            norm=norm,
+            alpha=0.8,
+            marker=marker,
+            edgecolors="black",
+            linestyles=style,
+            label=legend,
+        )
+        scatter = scatter or drawn
+    if any(is_floor):
+        ax.legend(loc="lower left", fontsize=8, markerscale=0.5)
     seen: dict[tuple[float, float], int] = {}
     for (label, mode, _), x, y in zip(resolved, xs, ys, strict=True):
         text = f"{label} (static)" if mode == "static" and len(modes) > 1 else label
@@ -380,34 +421,136 @@ def _load_run(run_dir: str | Path) -> tuple[Path, dict[str, Any]]:
     return path, data
 
 
+def floor_policy(metrics: Mapping[str, Any]) -> str | None:
+    """The reference policy a run was (``metrics.json``'s recorded ``backend``), or None for a model."""
+    backend = metrics.get("backend")
+    return backend if backend in POLICIES else None
+
+
+def _display_label(label: str, policy: str | None) -> str:
+    return f"{label} ({_POLICY_ROLE[policy]})" if policy else label
+
+
+def _same_dialogues(a: Mapping[str, Any], b: Mapping[str, Any], mode: str) -> bool:
+    return a.get("benchmark") == b.get("benchmark") and a[mode].get("n") == b[mode].get("n")
+
+
+def floors_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """The "Against the floors" part of ``comparison.md``: what each policy means, then, per model
+    and mode, its Acc beside the name-overlap floor and the reference ceiling of the same mode."""
+    floors = {floor_policy(m): (label, m) for label, m in rows if floor_policy(m)}
+    models = [(label, m) for label, m in rows if not floor_policy(m)]
+    if not floors:
+        return []
+    parts = [
+        "## Against the floors",
+        "Reference policies run through the same loops as the models, with no model: `reference` is "
+        "the scripted teacher told the gold tool, taking every value from what the user said (the "
+        "judge's ceiling); `name-overlap` calls the candidate whose name shares the most words with "
+        "the user's turns, after asking for its missing required arguments; `random` calls a random "
+        "candidate. A model's gain that does not clear `name-overlap` is not a gain.",
+    ]
+    lines = []
+    for label, m in models:
+        for mode in MODES:
+            mine = _mode_metrics(m, mode)
+            if mine is None:
+                continue
+            notes = []
+            for policy in ("name-overlap", "reference"):
+                if policy not in floors:
+                    continue
+                flabel, fm = floors[policy]
+                theirs = _mode_metrics(fm, mode)
+                if theirs is None:
+                    continue
+                delta = float(mine["Acc"]) - float(theirs["Acc"])
+                note = f"{policy} {_fmt(theirs['Acc'])} ({delta:+.2f})"
+                if not _same_dialogues(m, fm, mode):
+                    note += " [not the same dialogues: benchmark or n differ]"
+                notes.append(note)
+            if not notes:
+                continue
+            verdict = ""
+            if "name-overlap" in floors and _mode_metrics(floors["name-overlap"][1], mode) is not None:
+                floor_acc = float(floors["name-overlap"][1][mode]["Acc"])
+                verdict = (
+                    "; clears the heuristic floor"
+                    if float(mine["Acc"]) > floor_acc
+                    else "; does not clear the heuristic floor"
+                )
+            lines.append(f"- {label}, {mode}: Acc {_fmt(mine['Acc'])} vs " + ", ".join(notes) + verdict + ".")
+    if lines:
+        parts.append("\n".join(lines))
+    return parts
+
+
+def output_table(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """Malformed and truncated output per run: the share of malformed assistant turns and the share
+    of dialogues that ended on a reply cut off by the token budget, per mode, and the budget."""
+    headers = ["Model", "max_new_tokens"] + [
+        f"{_MODE_TITLE[mode]} {key} ({_DOWN})" for mode in MODES for key in ("malformed", "truncated")
+    ]
+    body = []
+    for label, metrics in rows:
+        budget = metrics.get("max_new_tokens")
+        cells = [label, str(budget) if isinstance(budget, int) else "–"]
+        for mode in MODES:
+            m = _mode_metrics(metrics, mode)
+            cells += [_fmt(m.get(k, 0.0)) if m is not None else "–" for k in ("malformed", "truncated")]
+        body.append(cells)
+    return _table(headers, body)
+
+
 def compare_runs(
     run_dirs: Sequence[str | Path], out_dir: str | Path | None = None, *, json_path: str | Path | None = None
 ) -> str:
     """Compare runs: returns the Table 1 markdown (one row per run, labelled by its ``model``) and
-    writes ``comparison.md`` (Table 1, then Tables 3-6 per mode, then the run folders) and
-    ``comparison.png`` (the trade-off plot, one point per run) into `out_dir`, by default
-    ``outputs/compare`` under the current folder. Two runs with the same label are told apart by
-    their folder names. Printing is left to the caller."""
+    writes ``comparison.md`` (Table 1, then Tables 3-6 per mode, malformed and truncated output,
+    the runs against the floors, then the run folders) and ``comparison.png`` (the trade-off plot,
+    one point per run) into `out_dir`, by default ``outputs/compare`` under the current folder.
+
+    Runs of a reference policy (``metrics.json``'s ``backend`` is one of `eval.policies.POLICIES`)
+    are the floors: they are listed after the models, marked "(ceiling)" for `reference` and
+    "(floor)" for the others in the markdown and the plot (where they are squares), and in the JSON
+    report each run's metrics carry ``"floor": true|false`` and ``"policy"``. Two runs with the same
+    label are told apart by their folder names. Printing is left to the caller."""
     if not run_dirs:
         raise ValueError("compare_runs needs at least one run folder")
     loaded = [_load_run(rd) for rd in run_dirs]
     labels = [str(data.get("model") or path.parent.name) for path, data in loaded]
-    rows = []
+    entries = []
     for (path, data), label in zip(loaded, labels, strict=True):
         if labels.count(label) > 1:
             label = f"{label} ({path.parent.name})"
-        rows.append((label, data))
-    table = table1(rows)
+        entries.append((label, path, data))
+    # Models first, in the given order; then the policies, ceiling first.
+    order = {p: i for i, p in enumerate(POLICIES)}
+    entries.sort(key=lambda e: (floor_policy(e[2]) is not None, order.get(floor_policy(e[2]) or "", -1)))
+    rows = [(label, data) for label, _, data in entries]
+    shown = [(_display_label(label, floor_policy(data)), data) for label, data in rows]
+    table = table1(shown)
     out = Path(out_dir) if out_dir is not None else DEFAULT_COMPARE_DIR
     out.mkdir(parents=True, exist_ok=True)
-    parts = [f"# Comparison of {len(rows)} runs", *_paper_tables(rows), "## Runs"]
+    parts = [f"# Comparison of {len(rows)} runs", *_paper_tables(shown)]
+    parts += ["## Malformed and truncated output", output_table(shown)]
+    parts += floors_section(rows)
+    parts.append("## Runs")
     parts.append(
-        "\n".join(f"- {label}: `{path}`" for (label, _), (path, _) in zip(rows, loaded, strict=True))
+        "\n".join(f"- {label}: `{path}`" for (label, _), (_, path, _) in zip(shown, entries, strict=True))
     )
     _write_text(out / "comparison.md", "\n\n".join(parts) + "\n")
-    plot_tradeoff(rows, out / "comparison.png")
+    plot_tradeoff(
+        shown,
+        out / "comparison.png",
+        floors={label for label, data in shown if floor_policy(data)},
+    )
     if json_path is not None:  # {label: metrics.json of that run}, e.g. the demo's report.json
-        _write_text(Path(json_path), json.dumps({label: data for label, data in rows}, indent=2) + "\n")
+        report = {
+            label: {**data, "floor": floor_policy(data) is not None, "policy": floor_policy(data)}
+            for label, data in rows
+        }
+        _write_text(Path(json_path), json.dumps(report, indent=2) + "\n")
     return table
 
 

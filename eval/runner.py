@@ -7,6 +7,10 @@
   (multi-sample voting, n candidates and m voters); up to T_max turn pairs, stopping at the first
   tool call.
 
+In both, a reply cut off by the token budget (`Reply.kind == "truncated"`) also ends the
+dialogue (``ended: "truncated"``): what the model meant to say is unknown, and the user-proxy is
+not asked to answer half a sentence.
+
 Both advance all dialogues in lock step, so each step is one batched generation call.
 """
 
@@ -24,7 +28,7 @@ from data_gen.engine import seeded_rng
 from data_gen.schema import Dialogue, Turn
 from data_gen.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
 from data_gen.values import humanise_param
-from eval.models import ModelUnderTest, Reply, reply_to_turn
+from eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
 
 
 @dataclass
@@ -58,16 +62,17 @@ def _turn_record(turn: Turn, reply: Reply | None = None) -> dict[str, Any]:
     if turn.role == "user":
         return {"role": "user", "content": turn.content}
     p = reply.parsed
+    kind = reply.kind
     return {
         "role": "assistant",
-        "content": p.content if p.kind == "reply" else "",
+        "content": p.content if kind == "reply" else "",
         "raw": reply.raw,
-        "kind": p.kind,
+        "kind": kind,
         "thought": p.thought,
         "tool_calls": [{"name": c.name, "args": c.args} for c in p.tool_calls]
-        if p.kind == "tool_calls"
+        if kind == "tool_calls"
         else None,
-        "reason": p.reason,
+        "reason": TRUNCATED_REASON if kind == "truncated" else p.reason,
     }
 
 
@@ -121,8 +126,8 @@ async def run_static(
             turn = reply_to_turn(reply)
             s["turns"].append(turn)
             s["records"].append(_turn_record(turn, reply))
-            if reply.parsed.kind == "tool_calls":
-                s["ended"] = "tool_call"
+            if reply.kind in ("tool_calls", "truncated"):
+                s["ended"] = "tool_call" if reply.kind == "tool_calls" else "truncated"
         bar.update(len(active))
     bar.close()
     out = []
@@ -176,8 +181,8 @@ async def run_dynamic(
             turn = reply_to_turn(reply, phase=s["state"].phase)
             s["state"].turns.append(turn)
             s["records"].append(_turn_record(turn, reply))
-            if reply.parsed.kind == "tool_calls":
-                s["ended"] = "tool_call"
+            if reply.kind in ("tool_calls", "truncated"):
+                s["ended"] = "tool_call" if reply.kind == "tool_calls" else "truncated"
             elif asks_for_arguments(turn, s["state"]):
                 s["state"].phase = COMPLETION
         bar.update(len(active))

@@ -11,10 +11,13 @@
   with the gold tool on the composite similarity of Appendix A.4), used by the breakdowns;
 * the turns, user and assistant alternating as they happened. An assistant turn records how the
   model's output was classified (`kind`: ``reply``, ``tool_calls`` or ``malformed``, see
-  `data_gen.format.parse_assistant`), its raw text, its private thought, its public reply and its
-  calls, and why it was malformed;
+  `data_gen.format.parse_assistant`, or ``truncated`` when the token budget cut it off before its
+  end, see `eval.models.Reply.kind`), its raw text, its private thought, its public reply and its
+  calls, and why it was malformed or truncated;
 * `convrel`: the rubric grades (1-3) of the assistant turns when a judge was run, else None;
-* how the run ended (`ended`) and the error message when it ended in ``error``.
+* how the run ended (`ended`: ``tool_call``, ``t_max``, ``reference_end``, ``truncated`` (a
+  cut-off reply ends the dialogue: what the model meant to say is unknown) or ``error``) and the
+  error message when it ended in ``error``.
 
 A typical line::
 
@@ -44,6 +47,7 @@ from data_gen.schema import ToolCall, read_jsonl, write_jsonl
 __all__ = [
     "ENDINGS",
     "MODES",
+    "TURN_KINDS",
     "InputError",
     "Transcript",
     "TranscriptTurn",
@@ -52,11 +56,12 @@ __all__ = [
 ]
 
 MODES = ("static", "dynamic")
-ENDINGS = ("tool_call", "t_max", "reference_end", "error")
+ENDINGS = ("tool_call", "t_max", "reference_end", "truncated", "error")
+TURN_KINDS = ("reply", "tool_calls", "malformed", "truncated")
 
 Mode = Literal["static", "dynamic"]
-Ending = Literal["tool_call", "t_max", "reference_end", "error"]
-TurnKind = Literal["reply", "tool_calls", "malformed"]
+Ending = Literal["tool_call", "t_max", "reference_end", "truncated", "error"]
+TurnKind = Literal["reply", "tool_calls", "malformed", "truncated"]
 
 
 class TranscriptTurn(BaseModel):
@@ -65,7 +70,8 @@ class TranscriptTurn(BaseModel):
     User turns carry only `content`. Assistant turns carry the classification of the model's
     output (`kind`), the public reply in `content` ("" for call turns and malformed turns), the raw
     output in `raw`, the private `thought`, the `tool_calls` of a call turn and the `reason` of a
-    malformed turn.
+    malformed or truncated turn. A ``truncated`` turn is an output cut off by the token budget: it
+    carries no calls (whatever its prefix held) and is not malformed.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -90,7 +96,7 @@ class TranscriptTurn(BaseModel):
                 raise ValueError("a user turn carries only content (no kind, thought, tool_calls or reason)")
             return self
         if self.kind is None:
-            raise ValueError("an assistant turn needs a kind: reply, tool_calls or malformed")
+            raise ValueError("an assistant turn needs a kind: reply, tool_calls, malformed or truncated")
         if self.kind == "tool_calls" and not self.tool_calls:
             raise ValueError("an assistant turn of kind 'tool_calls' needs at least one call")
         if self.kind != "tool_calls" and self.tool_calls:
@@ -116,7 +122,7 @@ class TranscriptTurn(BaseModel):
 
     def visible_text(self) -> str:
         """What the other side of the conversation saw: the reply, the call list as JSON, or the
-        raw output of a malformed turn (thoughts are private and never included)."""
+        raw output of a malformed or truncated turn (thoughts are private and never included)."""
         if self.role == "user" or self.kind == "reply":
             return self.content
         if self.kind == "tool_calls" and self.tool_calls:
@@ -173,6 +179,8 @@ class Transcript(BaseModel):
                 lines.append(f"ASSISTANT [call]: {turn.visible_text()}")
             elif turn.kind == "malformed":
                 lines.append(f"ASSISTANT [malformed: {turn.reason or 'unknown'}]: {turn.visible_text()}")
+            elif turn.kind == "truncated":
+                lines.append(f"ASSISTANT [truncated]: {turn.visible_text()}")
             else:
                 lines.append(f"ASSISTANT: {turn.content}")
         if self.error:

@@ -65,6 +65,10 @@ class ChatResult:
     tool_calls: list[dict[str, Any]] | None = None
     reasoning: str | None = None
     model: str = ""
+    finish_reason: str | None = None
+    """Why generation stopped, in the OpenAI API's words: ``"stop"`` (end-of-turn token or stop
+    string), ``"length"`` (cut by the token budget: the reply is incomplete), ``"tool_calls"``, ...;
+    None when the backend does not say (a cached reply, the scripted backend)."""
 
 
 @runtime_checkable

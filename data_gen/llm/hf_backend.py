@@ -3,9 +3,11 @@
 The prompt is the tokenizer's own chat template (`add_generation_prompt=True`, `tools=` passed
 through when given), generation stops at the end-of-turn token (the model's eos ids plus the
 template's end-of-turn marker such as `<|im_end|>` or `<|eot_id|>`), and only the new tokens are
-decoded. Temperature 0 (or None with `default_temperature=None`) is greedy; otherwise tokens are
-sampled with a `torch.Generator` seeded by `seed`, so a seeded request gives the same reply every
-time and never touches torch's global random state.
+decoded. A reply that reached the token budget with neither an end-of-turn token nor a stop
+string comes back with `finish_reason="length"` (cut off), any other with `"stop"`.
+Temperature 0 (or None with `default_temperature=None`) is greedy; otherwise tokens are sampled
+with a `torch.Generator` seeded by `seed`, so a seeded request gives the same reply every time
+and never touches torch's global random state.
 
 `generate` blocks, so `chat` runs it in a worker thread (`asyncio.to_thread`) behind a lock: one
 generation at a time per backend, while the event loop stays free for other agents. For
@@ -295,16 +297,22 @@ class HFBackend:
             rows.append(kept)
         return rows
 
-    def _to_result(self, prompt_len: int, new_ids: list[int], stop: list[str] | None) -> ChatResult:
+    def _to_result(
+        self, prompt_len: int, new_ids: list[int], stop: list[str] | None, max_new_tokens: int
+    ) -> ChatResult:
         text = self.tokenizer.decode(
             [t for t in new_ids if t not in self.eos_token_ids], skip_special_tokens=True
         )
+        stopped = any(t in self.eos_token_ids for t in new_ids)
         if stop:
             cuts = [text.find(s) for s in stop if s and s in text]
             if cuts:
                 text = text[: min(cuts)]
+                stopped = True
+        # No end-of-turn token and no stop string within the budget: the reply was cut off.
+        finish = "stop" if stopped or len(new_ids) < max_new_tokens else "length"
         usage = Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids), requests=1)
-        return ChatResult(text=text, usage=usage, model=self.model)
+        return ChatResult(text=text, usage=usage, model=self.model, finish_reason=finish)
 
     def _effective_temperature(self, temperature: float | None) -> float | None:
         return self.default_temperature if temperature is None else temperature
@@ -321,14 +329,15 @@ class HFBackend:
     ) -> ChatResult:
         """Blocking version of `chat` (for scripts that have no event loop)."""
         prompt = self._encode(messages, tools)
+        budget = max_tokens or self.max_new_tokens
         new_ids = self._generate_ids(
             [prompt],
             temperature=self._effective_temperature(temperature),
-            max_new_tokens=max_tokens or self.max_new_tokens,
+            max_new_tokens=budget,
             seed=seed,
             stop=stop,
         )[0]
-        result = self._to_result(len(prompt), new_ids, stop)
+        result = self._to_result(len(prompt), new_ids, stop, budget)
         self.usage.add(result.usage)
         return result
 
@@ -391,17 +400,18 @@ class HFBackend:
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         results: list[ChatResult | None] = [None] * len(prompts)
         effective = self._effective_temperature(temperature)
+        budget = max_tokens or self.max_new_tokens
         for start in range(0, len(order), max(1, batch_size)):
             chunk = order[start : start + max(1, batch_size)]
             rows = self._generate_ids(
                 [prompts[i] for i in chunk],
                 temperature=effective,
-                max_new_tokens=max_tokens or self.max_new_tokens,
+                max_new_tokens=budget,
                 seed=None if seed is None else seed + start,
                 stop=stop,
             )
             for i, new_ids in zip(chunk, rows, strict=True):
-                results[i] = self._to_result(len(prompts[i]), new_ids, stop)
+                results[i] = self._to_result(len(prompts[i]), new_ids, stop, budget)
                 self.usage.add(results[i].usage)
         return [r for r in results if r is not None]
 

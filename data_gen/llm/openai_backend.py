@@ -330,12 +330,14 @@ class OpenAIBackend:
             retries=retries,
             cost_usd=self._cost(model, prompt_tokens, completion_tokens),
         )
+        finish = getattr(response.choices[0], "finish_reason", None)
         return ChatResult(
             text=message.content or "",
             usage=usage,
             tool_calls=tool_calls or None,
             reasoning=reasoning,
             model=model,
+            finish_reason=str(finish) if finish is not None else None,
         )
 
     async def aclose(self) -> None:

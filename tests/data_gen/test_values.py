@@ -697,3 +697,157 @@ def test_catalogue_gold_args_conform_and_round_trip() -> None:
             for key, value in args.items():
                 got = extract_value(text, key, tool.properties[key])
                 assert got == (True, value), (tool.name, key, value, text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values follow what the description shows (examples and spelled-out formats)
+# ---------------------------------------------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+_DATETIME = r"20\d\d-\d\d-\d\dT\d\d:\d\d"
+
+# (parameter, description, the shape every value must fully match, the example shown or None).
+# Each regex is written by hand from the example: the literal prefix and separators as written,
+# then digits and letters of the same class and count.
+DESCRIBED = [
+    ("vehicle_id", "Fleet vehicle id, e.g. 'VH-20931'.", r"VH-\d{5}", "VH-20931"),
+    ("employee_number", "Employee number, e.g. EMP004217.", r"EMP\d{6}", "EMP004217"),
+    ("origin_airport", "IATA code of the departure airport (e.g. FRA).", r"[A-Z]{3}", "FRA"),
+    (
+        "purchase_order",
+        "Purchase order it belongs to, such as PO-2024-0042.",
+        r"PO-\d{4}-\d{4}",
+        "PO-2024-0042",
+    ),
+    ("invoice_number", 'Supplier invoice number like "INV/7781".', r"INV/\d{4}", "INV/7781"),
+    ("room", "Room code, for example B4-117.", r"B\d-\d{3}", "B4-117"),
+    ("warehouse", "Warehouse, e.g. WH-HAM-01.", r"WH-[A-Z]{3}-\d{2}", "WH-HAM-01"),
+    ("sku", "Stock keeping unit, e.g. SKU-AB12CD34.", r"SKU-[A-Z]{2}\d{2}[A-Z]{2}\d{2}", "SKU-AB12CD34"),
+    ("system", "System identifier, e.g. SYS_HR_07.", r"SYS_[A-Z]{2}_\d{2}", "SYS_HR_07"),
+    ("handle", "Public handle, e.g. @jane_doe.", r"@[a-z]{4}_[a-z]{3}", "@jane_doe"),
+    ("operation", "Operation in the routing, e.g. 0010.", r"00\d{2}", "0010"),
+    ("quarter", "Fiscal quarter, e.g. 2025-Q2.", r"20\d\d-Q\d", "2025-Q2"),
+    ("organiser", "Organiser's email, e.g. jane.doe@corp.example.", r"[a-z]+\.[a-z]+@corp\.example", None),
+    ("window", "Start of the window, e.g. 2025-03-01T10:00:00Z.", _DATETIME + r":00Z", None),
+    ("service_day", "Day of the service, YYYY-MM-DD.", r"20\d\d-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])", None),
+    ("activation", "Planned activation month, YYYY-MM.", r"20\d\d-(0[1-9]|1[0-2])", None),
+    ("slot_start", "Start of the slot as HH:MM (24-hour clock).", r"([01]\d|2[0-3]):[0-5]\d", None),
+    (
+        "charged_in",
+        "ISO 4217 currency code of the invoice.",
+        r"(USD|EUR|GBP|JPY|CHF|CAD|AUD|SEK|NOK|DKK|INR|SGD|BRL|MXN|ZAR|PLN|CNY|HKD|NZD)",
+        None,
+    ),
+    ("site", "Country of the site as an ISO 3166 alpha-2 country code.", r"[A-Z]{2}", None),
+    ("switchboard", "Site switchboard in E.164 phone format.", r"\+[1-9]\d{7,14}", None),
+    (
+        "idempotency_key",
+        "Idempotency key (UUID).",
+        r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",
+        None,
+    ),
+    ("publish", "When to publish (ISO 8601 with time zone).", _DATETIME + r":00(Z|[+-]\d\d:\d\d)", None),
+    ("starts", "Start, YYYY-MM-DDThh:mm.", _DATETIME + r"(:00)?", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "shape", "example"), DESCRIBED, ids=[c[0] for c in DESCRIBED]
+)
+def test_values_take_the_shape_the_description_shows(
+    name: str, description: str, shape: str, example: str | None
+) -> None:
+    spec = {"type": "string", "description": description}
+    tool = _tool({name: spec}, [name])
+    values = [ValueGenerator(_stable_rng("described", name, s)).gold_args(tool)[name] for s in range(60)]
+    for v in values:
+        assert re.fullmatch(shape, v), (name, v)
+        assert check_arguments(tool, {name: v}) == []
+    assert example not in values  # fresh values, never the example itself
+    assert len(set(values)) >= 5  # and not one value over and over
+
+
+def test_description_examples_yield_to_the_schema() -> None:
+    example = "Vehicle id, e.g. 'VH-20931'."
+    # enum and const are stronger than the example
+    assert set(_many("vehicle_id", {"type": "string", "enum": ["A1", "B2"], "description": example})) == {
+        "A1",
+        "B2",
+    }
+    assert set(_many("vehicle_id", {"type": "string", "const": "C3", "description": example})) == {"C3"}
+    # ... and so is a pattern the example's shape cannot meet
+    patterned = {"type": "string", "pattern": r"^V[0-9]{7}$", "description": example}
+    assert all(re.fullmatch(r"V\d{7}", v) for v in _many("vehicle_id", patterned))
+    # ... or a format: a date-time, although the description spells out a date
+    timed = {"type": "string", "format": "date-time", "description": "Pick-up day, YYYY-MM-DD."}
+    assert all(check_value(v, timed) is None and "T" in v for v in _many("pickup", timed))
+    # ... or length bounds the example's shape does not fit
+    short = {"type": "string", "maxLength": 6, "description": example}
+    assert all(len(v) <= 6 and check_value(v, short) is None for v in _many("vehicle_id", short))
+    # Where the example is the only allowed value, it is the value.
+    only = {"type": "string", "enum": ["VH-20931"], "description": example}
+    assert set(_many("vehicle_id", only)) == {"VH-20931"}
+
+
+def test_a_pattern_that_admits_the_shape_gets_it() -> None:
+    # The pattern allows junk like "k._9-x"; the example shows what a real one looks like.
+    spec = {
+        "type": "string",
+        "pattern": r"^[a-z][a-z0-9._-]{2,19}$",
+        "description": "Login, e.g. svc-backup.",
+    }
+    assert all(re.fullmatch(r"svc-[a-z]{6}", v) for v in _many("login", spec))
+    review = {"type": "string", "pattern": r"^20[0-9]{2}-(H1|H2|FY)$", "description": "Cycle, e.g. 2025-H1."}
+    assert all(re.fullmatch(r"20\d\d-H[12]", v) for v in _many("review_cycle", review))
+
+
+def test_free_text_and_prose_examples_give_no_shape() -> None:
+    # Several words, a plain word after "like": no code to copy, the name heuristics decide.
+    rules = {"type": "string", "description": "Filter rules, e.g. 'industry = retail AND country = FR'."}
+    assert all(" = " not in v for v in _many("segment_rules", rules))
+    reason = {"type": "string", "description": "Why, in words like urgent or routine."}
+    assert all(3 <= len(v.split()) <= 8 for v in _many("reason", reason))
+
+
+def test_list_items_follow_the_list_description() -> None:
+    spec = {
+        "type": "array",
+        "items": {"type": "string"},
+        "minItems": 2,
+        "description": "Cost objects to split the charge across, e.g. WBS-1100-023.",
+    }
+    lists = _many("cost_objects", spec)
+    assert all(len(items) >= 2 for items in lists)
+    assert all(re.fullmatch(r"WBS-\d{4}-\d{3}", v) for items in lists for v in items)
+
+
+def _described_catalogue() -> list[Tool]:
+    from data_gen.catalogue import load_catalogue
+
+    return list(load_catalogue(FIXTURES / "catalogue_described.json").tools)
+
+
+def test_described_catalogue_gold_args_conform_and_round_trip() -> None:
+    """The shaped values survive being said and read back, like every other generated value."""
+    for tool in _described_catalogue():
+        for seed in range(5):
+            args = ValueGenerator(_stable_rng(tool.name, seed)).gold_args(tool)
+            assert check_arguments(tool, args) == [], (tool.name, args)
+            text = phrase_values([(k, render_value(v)) for k, v in args.items()], _stable_rng("say", seed))
+            for key, value in args.items():
+                assert extract_value(text, key, tool.properties[key]) == (True, value), (key, text)
+
+
+def test_measure_value_shapes_script() -> None:
+    """`scripts/measure_value_shapes.py` finds every described parameter of the fixture and
+    every draw matches; a parameter drawn from its name alone would not."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "measure_value_shapes.py"
+    loader = importlib.util.spec_from_file_location("measure_value_shapes", path)
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    params, all_ok, draws_ok, verbatim = module.measure(str(FIXTURES / "catalogue_described.json"), 5, False)
+    assert params == 37 and all_ok == params and draws_ok == 5 * params and verbatim == 0
+    assert module.expected_shape("Fleet vehicle id, e.g. 'VH-20931'.") == ("VH-20931", r"VH\-\d{5}")
+    assert not re.fullmatch(module.shape_regex("EMP004217"), "EMP-4217")

@@ -122,7 +122,13 @@ def test_metrics_json_keys_and_values(tmp_path):
     )
     # ConvRel: static not computed; dynamic (g(3) + g(1)) / 2 = 0.5.
     assert stored["static"]["ConvRel"] is None and stored["dynamic"]["ConvRel"] == 0.5
-    assert stored["ended"]["dynamic"] == {"tool_call": 1, "t_max": 0, "reference_end": 0, "error": 1}
+    assert stored["ended"]["dynamic"] == {
+        "tool_call": 1,
+        "t_max": 0,
+        "reference_end": 0,
+        "truncated": 0,
+        "error": 1,
+    }
 
 
 def test_only_modes_that_ran_are_present(tmp_path):
@@ -155,7 +161,8 @@ def test_report_md_has_paper_tables(tmp_path):
     assert "| Model | ConvRel (↑) | TTR (↑) | NGD3 (↑) | NGD2 (↑) | NGD4 (↑) |" in report
     assert "Table 3 layout" in report and "Table 6 layout" in report
     assert "| tiny-lora | n/c |" in report  # static ConvRel not computed
-    assert "## Malformed output" in report and "of assistant turns malformed" in report
+    assert "## Malformed and truncated output" in report and "of assistant turns malformed" in report
+    assert "of dialogues ended on a reply cut off by the token budget" in report
     assert "## Breakdowns" in report and "near-duplicate among candidates" in report
     assert "3+ required args" in report
     # One data row in the Table 1 block.
@@ -194,6 +201,58 @@ def test_compare_runs(tmp_path):
     assert len(lines) == 4
     md = (tmp_path / "cmp" / "comparison.md").read_text()
     assert table in md and "Table 5 layout" in md
+    assert (tmp_path / "cmp" / "comparison.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_compare_runs_marks_floors_and_sets_models_beside_them(tmp_path):
+    bench = {"benchmark": "heldout-v1"}
+    write_run(
+        tmp_path / "random",
+        transcripts(correct=0),
+        model_label="random",
+        extra={**bench, "backend": "random"},
+    )
+    write_run(
+        tmp_path / "tuned", transcripts(correct=3), model_label="tuned", extra={**bench, "backend": "hf"}
+    )
+    write_run(
+        tmp_path / "overlap",
+        transcripts(correct=1),
+        model_label="name-overlap",
+        extra={**bench, "backend": "name-overlap"},
+    )
+    write_run(
+        tmp_path / "reference",
+        transcripts(correct=9),
+        model_label="reference",
+        extra={**bench, "backend": "reference", "max_new_tokens": None},
+    )
+    # A model evaluated on other dialogues (a different benchmark) is flagged, not silently compared.
+    write_run(tmp_path / "base", transcripts(correct=1), model_label="base", extra={"benchmark": "other"})
+    runs = [tmp_path / r for r in ("random", "tuned", "overlap", "reference", "base")]
+    table = compare_runs(runs, out_dir=tmp_path / "cmp", json_path=tmp_path / "cmp" / "report.json")
+    labels = [line.split(" | ")[0][2:] for line in table.splitlines()[2:]]
+    # Models first, in the given order; then the policies, ceiling first.
+    assert labels == ["tuned", "base", "reference (ceiling)", "name-overlap (floor)", "random (floor)"]
+    md = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert "## Against the floors" in md and "is not a gain" in md
+    # Dynamic: the same two dialogues everywhere (same benchmark and n), so no flag.
+    assert (
+        "- tuned, dynamic: Acc 0.50 vs name-overlap 0.50 (+0.00), reference 0.50 (+0.00); "
+        "does not clear the heuristic floor." in md
+    )
+    # Static: tuned Acc 3/5 vs name-overlap 1/3 over a different number of dialogues: flagged.
+    tuned_static = md.split("- tuned, static: ")[1].split("\n")[0]
+    assert tuned_static.startswith("Acc 0.60 vs name-overlap 0.33 (+0.27) [not the same dialogues")
+    assert tuned_static.endswith("; clears the heuristic floor.")
+    base_dynamic = md.split("- base, dynamic: ")[1].split("\n")[0]  # another benchmark: flagged
+    assert "[not the same dialogues" in base_dynamic and "does not clear the heuristic floor" in base_dynamic
+    assert "## Malformed and truncated output" in md and "| Static truncated (↓) |" in md
+    report = json.loads((tmp_path / "cmp" / "report.json").read_text())
+    assert set(report) == {"tuned", "base", "reference", "name-overlap", "random"}
+    assert [k for k, v in report.items() if v["floor"]] == ["reference", "name-overlap", "random"]
+    assert report["random"]["policy"] == "random" and report["tuned"]["policy"] is None
+    assert report["tuned"]["static"]["Acc"] == 0.6
     assert (tmp_path / "cmp" / "comparison.png").read_bytes()[:8] == PNG_MAGIC
 
 

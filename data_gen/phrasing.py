@@ -1,0 +1,574 @@
+"""Plain English about tools, for the scripted agents and the rule validators.
+
+A tool's *intent* is read from its description (first sentence), not from the first word of its
+identifier: "Books a domestic flight for an employee through the agency" gives the verb `book`
+and the object `a domestic flight`. Descriptions that open with a noun phrase ("Current exchange
+rate between two currencies", "Whether a supplier is blocked") become look-ups. Only when a tool
+has no usable description does the name speak, and then without its domain or numeric prefixes
+(`fleet_`, `fn_1126_`). Verb lemmas come from `lemminflect`, articles from `inflect`.
+
+On top of intents:
+
+* `option_descriptors` says what separates a group of tools (what is left of their object phrases
+  once the words they all share at the start and the end are removed), so a question can offer
+  "a domestic flight, an international flight, or a multi-city itinerary" without naming a tool;
+* `vague_request` is what a user says first: the gold tool's action at the level its near
+  neighbours share ("book a flight"), or only the subject when nothing narrower is shared;
+* `names_read_out` and `artefacts` are what the rule validator rejects: a tool identifier or its
+  word-for-word humanised form in a message, and template debris ("a of", unfilled braces);
+* `PHRASINGS` holds two disjoint banks of wording, `train` for training corpora and `heldout` for
+  the evaluation benchmark and its user-proxy, so the benchmark does not repeat training phrasing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from data_gen.schema import Tool
+from data_gen.text import STOPWORDS, content_stems, name_tokens, stem, words
+
+# --------------------------------------------------------------------------------------------
+# English helpers (lemminflect for verbs, inflect for articles and number)
+# --------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _inflect_engine():  # noqa: ANN202 - inflect.engine
+    import inflect
+
+    return inflect.engine()
+
+
+@lru_cache(maxsize=4096)
+def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    from lemminflect import getAllLemmas
+
+    return dict(getAllLemmas(word.lower()))
+
+
+def verb_lemma(word: str, following: str = "") -> str | None:
+    """The base form of a third-person verb (`Books` -> `book`), None if `word` is not one. A word
+    the lexicon does not know (`Unsubscribes`) counts as a verb when a determiner follows it."""
+    w = word.lower()
+    if not w.endswith("s") or len(w) < 4:
+        return None
+    known = _lemmas(w)
+    lemmas = known.get("VERB")
+    if lemmas and lemmas[0] != w:
+        return lemmas[0]
+    if not known and following.lower() in DETERMINERS:
+        return w[:-2] if w.endswith(("ches", "shes", "sses", "xes")) else w[:-1]
+    return None
+
+
+def is_base_verb(word: str) -> bool:
+    """Whether `word` is a verb in its base form (`book`, `approve`)."""
+    lemmas = _lemmas(word).get("VERB")
+    return bool(lemmas) and lemmas[0] == word.lower()
+
+
+def is_noun(word: str) -> bool:
+    return "NOUN" in _lemmas(word)
+
+
+def article(phrase: str) -> str:
+    """`a` or `an` for a noun phrase (`an hour`, `a user`)."""
+    return _inflect_engine().a(phrase).split(" ", 1)[0]
+
+
+def with_article(phrase: str) -> str:
+    """Prefixes `a`/`an` unless the phrase already starts with a determiner or is plural."""
+    ws = phrase.split()
+    if not ws:
+        return phrase
+    if ws[0].lower() in DETERMINERS or _is_plural(ws[-1]):
+        return phrase
+    return f"{article(phrase)} {phrase}"
+
+
+def _is_plural(word: str) -> bool:
+    w = word.lower()
+    if not w.endswith("s") or w.endswith(("ss", "us", "is")):
+        return False
+    return bool(_inflect_engine().singular_noun(w))
+
+
+def cap(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
+DETERMINERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "one",
+        "each",
+        "every",
+        "all",
+        "any",
+        "some",
+        "several",
+        "multiple",
+        "many",
+        "two",
+        "three",
+        "four",
+        "five",
+        "your",
+        "my",
+        "our",
+        "its",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "another",
+    ]
+)
+# Words after which an object phrase stops: what follows qualifies the action, it is not the thing acted on.
+_BOUNDARY_WORDS = (
+    "for through from to in on at with by via so when where while before after under against into "
+    "within without that which who whose and or as using across between during until unless if once "
+    "than because including except whether over"
+)
+_BOUNDARY = frozenset(_BOUNDARY_WORDS.split())
+_PARTICLES = frozenset({"up", "out", "off", "back", "down"})
+_SUBJECTS = frozenset({"you", "i", "we", "they", "he", "she", "it", "that", "which", "whose", "who"})
+_LOOKUP_LEADS = {
+    "whether": "check whether",
+    "who": "find out who",
+    "which": "find out which",
+    "where": "find out where",
+    "when": "find out when",
+    "how": "find out how",
+    "what": "find out what",
+}
+_USER_VOICE = {"your": "my", "yours": "mine", "you": "I", "yourself": "myself"}
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;:()]")
+
+
+def in_user_voice(text: str) -> str:
+    """A phrase from a description (written to the user) as the user says it: `your` -> `my`,
+    `you` -> `I`."""
+    return re.sub(
+        r"\b(your|yours|you|yourself)\b", lambda m: _USER_VOICE[m.group(1).lower()], text, flags=re.IGNORECASE
+    )
+
+
+def first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    m = re.search(r"(?<=[a-z0-9)])[.!?](?:\s|$)", text)
+    return text[: m.start()] if m else text.rstrip(".")
+
+
+def _tokens(sentence: str) -> list[str]:
+    return _TOKEN.findall(sentence)
+
+
+# --------------------------------------------------------------------------------------------
+# Intents
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What a tool does, as a verb and the thing it acts on.
+
+    `verb` is a base form (`book`, `look up`), `obj` the object noun phrase (`a domestic flight`),
+    `tail` the rest of the first sentence's object (`for an employee through the agency`), `head`
+    the object's last noun, `source` where it was read from (`description`, `lookup`, `name`)."""
+
+    verb: str
+    obj: str
+    tail: str = ""
+    head: str = ""
+    source: str = "description"
+    nouns: tuple[str, ...] = field(default_factory=tuple)
+    """Nouns of the object before the head (`training` in `a training request`)."""
+
+    @property
+    def phrase(self) -> str:
+        return f"{self.verb} {self.obj}".strip()
+
+    @property
+    def full_object(self) -> str:
+        return f"{self.obj} {self.tail}".strip()
+
+
+def _object_words(
+    tokens: list[str], start: int, limit: int = 8, *, coordinate: bool = False
+) -> tuple[list[str], list[str]]:
+    """The object phrase after a verb (or, with `coordinate`, a noun phrase that may join nouns
+    with and/or: `pickup and delivery punctuality`), and the rest of the clause after it."""
+    obj: list[str] = []
+    i = start
+    seen_of = False
+    while i < len(tokens) and len(obj) < limit:
+        t = tokens[i]
+        low = t.lower()
+        if t in ",;:()":
+            break
+        if low in _BOUNDARY and obj and not (coordinate and low in ("and", "or") and len(obj) < 4):
+            break
+        if low == "of":
+            if seen_of or not obj:
+                break
+            seen_of = True
+        obj.append(t)
+        i += 1
+    tail: list[str] = []
+    while i < len(tokens) and len(tail) < 20 and tokens[i] not in ",;:()":
+        tail.append(tokens[i])
+        i += 1
+    while len(obj) > 1 and _dangling(obj[-1]):
+        tail.insert(0, obj.pop())
+    return obj, tail
+
+
+def _dangling(word: str) -> bool:
+    """A word an object phrase should not end on: a preposition, an article, a participle or an
+    adverb (`assigned`, `currently`, `early`)."""
+    w = word.lower()
+    if w in _BOUNDARY | {"of"} | DETERMINERS:
+        return True
+    pos = _lemmas(w)
+    return (
+        (w.endswith("ed") and "NOUN" not in pos)
+        or (bool(pos) and set(pos) <= {"ADV", "ADJ"})
+        or w.endswith("ly")
+    )
+
+
+def _lower_obj(ws: Sequence[str]) -> list[str]:
+    """Lower-cases ordinary words, keeps acronyms and codes (`IT`, `PO`, `W-2`)."""
+    return [w if (w.isupper() and len(w) > 1) or any(c.isdigit() for c in w) else w.lower() for w in ws]
+
+
+def _noun_info(obj: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    content = [w for w in obj if w.lower() not in DETERMINERS and w.lower() != "of"]
+    if "of" in [w.lower() for w in obj]:
+        content = [w for w in obj[: [w.lower() for w in obj].index("of")] if w.lower() not in DETERMINERS]
+    if not content:
+        return "", ()
+    head = content[-1]
+    nouns = tuple(w for w in content[:-1] if is_noun(w) and "ADJ" not in _lemmas(w) and "-" not in w)
+    return head, nouns
+
+
+def catalogue_prefixes(tools: Sequence[Tool], share: float = 0.2) -> frozenset[str]:
+    """Name words that open many names (`fleet`, `trial`, `fn`): a domain prefix, not a verb. A word
+    that is also a verb (`get`) counts only when it opens half again as many names."""
+    firsts = Counter(name_tokens(t)[0] for t in tools if name_tokens(t))
+    n = max(len(tools), 1)
+    common = {w for w, c in firsts.items() if c > 1 and c / n >= (share * 1.5 if is_base_verb(w) else share)}
+    return frozenset(common | {"fn", "api", "op", "v1", "v2"})
+
+
+def _name_words(tool: Tool, prefixes: frozenset[str] = frozenset()) -> list[str]:
+    ws = [w for w in name_tokens(tool) if not w.isdigit() and w not in prefixes]
+    return ws or name_tokens(tool)
+
+
+def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
+    """The tool's intent, from its description when that reads as an action or a look-up."""
+    tokens = _tokens(first_sentence(tool.description or ""))
+    if tokens:
+        first = tokens[0]
+        low = first.lower()
+        nxt = tokens[1].lower() if len(tokens) > 1 else ""
+        verb = verb_lemma(first, nxt)
+        if (
+            verb and nxt == "," and "," in tokens[2:8] and "NOUN" not in _lemmas(first)
+        ):  # "Approves, in one go, every ..."
+            tokens = [first, *tokens[tokens.index(",", 2) + 1 :]]
+            nxt = tokens[1].lower() if len(tokens) > 1 else ""
+        if verb and nxt in ("or", "and") and len(tokens) > 2 and verb_lemma(tokens[2]):
+            verb = f"{verb} {nxt} {verb_lemma(tokens[2])}"
+            tokens = [first, *tokens[3:]]
+            nxt = tokens[1].lower() if len(tokens) > 1 else ""
+        adverb = nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"}
+        pronoun = nxt in _SUBJECTS and "NOUN" in _lemmas(first)  # "Contracts you own", not "Assigns you a"
+        not_object = nxt in _BOUNDARY or nxt.endswith("ed") or pronoun or not nxt[:1].isalnum()
+        if verb and nxt and not (not_object or adverb):
+            start = 1
+            if nxt in _PARTICLES:
+                verb, start = f"{verb} {nxt}", 2
+            if [w.lower() for w in tokens[start : start + 4]] == ["all", "or", "part", "of"]:
+                start += 4
+            obj, tail = _object_words(tokens, start)
+            if obj:
+                obj = _lower_obj(obj)
+                head, nouns = _noun_info(obj)
+                return Intent(verb, " ".join(obj), " ".join(_lower_obj(tail)), head, "description", nouns)
+        else:
+            verb = None
+        if low in _LOOKUP_LEADS:
+            rest = " ".join(_lower_obj(tokens[1:14]))
+            rest = re.sub(r"\s+([,;:])", r"\1", rest).split(";")[0].rstrip(",:")
+            head, nouns = _noun_info(rest.split())
+            return Intent(_LOOKUP_LEADS[low], rest, "", head, "lookup", nouns)
+        if not verb:
+            if len(tokens) > 1 and tokens[1] == "," and "of" in [t.lower() for t in tokens[:14]]:
+                upto = [t.lower() for t in tokens].index("of")  # "Parties, term and owner of a contract"
+                listed, rest = tokens[:upto], tokens[upto:]
+                more, tail = _object_words(rest, 0, coordinate=True)
+                obj = [*listed, *more]
+            else:
+                obj, tail = _object_words(tokens, 0, coordinate=True)
+            if obj:
+                obj = _lower_obj(obj)
+                if obj[0].lower() not in DETERMINERS:
+                    obj = ["the", *obj]
+                head, nouns = _noun_info(obj)
+                text = " ".join(obj).replace(" ,", ",")
+                return Intent("look up", text, " ".join(_lower_obj(tail)), head, "lookup", nouns)
+    ws = _name_words(tool, prefixes)
+    if (
+        len(ws) > 1
+        and is_base_verb(ws[0])
+        and "NOUN" not in _lemmas(ws[0])
+        and ws[1] not in _BOUNDARY | {"of"}
+    ):
+        obj = with_article(" ".join(ws[1:]))
+        head, nouns = _noun_info(obj.split())
+        return Intent(ws[0], obj, "", head, "name", nouns)
+    obj = "the " + " ".join(ws)
+    head, nouns = _noun_info(obj.split())
+    return Intent("deal with", obj, "", head, "name", nouns)
+
+
+# --------------------------------------------------------------------------------------------
+# What separates a group of tools; what a vague first request sounds like
+# --------------------------------------------------------------------------------------------
+
+
+def _common_prefix(seqs: Sequence[Sequence[str]]) -> int:
+    n = 0
+    while all(len(s) > n for s in seqs) and len({s[n].lower() for s in seqs}) == 1:
+        n += 1
+    return n
+
+
+def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
+    """The stretch of `tool`'s description around the first word none of `others` uses (name or
+    description): from the preposition or relative word before it to the next comma, at most a
+    dozen words, with a leading third-person verb put in its base form. The fact a person would
+    mention to tell the tool apart; empty when there is none."""
+    other: set[str] = set()
+    for o in others:
+        if o.name != tool.name:
+            other |= content_stems(o.description) | {stem(w) for w in name_tokens(o)}
+    text = " ".join((tool.description or "").split())
+    for sentence in re.split(r"(?<=[a-z0-9)])[.;!?](?:\s|$)", text):
+        toks = _tokens(sentence)
+        for k, t in enumerate(toks):
+            if t in ",;:()" or stopword(t) or stem(t) in other or not content_stems(t):
+                continue
+            start = k
+            while start > 0 and k - start < 4 and toks[start - 1] not in ",;:()":
+                start -= 1
+                if toks[start].lower() in _BOUNDARY | {"of"}:
+                    break
+            end = k + 1
+            while end < len(toks) and end - start < 12 and toks[end] not in ",;:()":
+                end += 1
+            piece = toks[start:end]
+            while len(piece) > 1 and piece[0].lower() in ("or", "and", "but", "so"):
+                piece = piece[1:]
+            if piece and start == 0:
+                lemma = verb_lemma(piece[0], piece[1] if len(piece) > 1 else "")
+                piece = [lemma, *piece[1:]] if lemma else piece
+            while len(piece) > 1 and piece[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
+                piece.pop()
+            return " ".join(_lower_obj(piece))
+    return ""
+
+
+def _starts_clause(word: str) -> bool:
+    """Whether a diff starting with `word` needs the shared words before it to make sense
+    (`you did not make`, `that was charged wrongly`, `received in the register`)."""
+    w = word.lower()
+    pos = set(_lemmas(w))
+    return (
+        w in _BOUNDARY | {"of", "you", "i", "we", "they", "it", "even", "although", "though", "unless"}
+        or w.endswith("ed")
+        or (bool(pos) and pos <= {"VERB"})
+    )
+
+
+def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = frozenset()) -> dict[str, str]:
+    """For each option, the words of its object phrase that set it apart from the others: the
+    full objects with the words all options share at their start and end removed (the shared
+    start is kept when the rest would not stand alone). When that leaves two options alike (or
+    one empty), the option's distinguishing clause is used instead. Written to the user."""
+    intents = {o.name: intent_of(o, prefixes) for o in options}
+    seqs = {n: i.full_object.split(",")[0].split() for n, i in intents.items()}
+    verbs = {i.verb for i in intents.values()}
+    lists = list(seqs.values())
+    pre = _common_prefix(lists)
+    suf = _common_prefix([list(reversed(s)) for s in lists])
+    out: dict[str, str] = {}
+    for o in options:
+        s = seqs[o.name]
+        core = s[pre : len(s) - suf] if len(s) - suf > pre else []
+        head = intents[o.name].head
+        cut = len(s) - suf
+        if head and head in s[cut:] and core and head not in core:
+            core = core + s[cut : cut + s[cut:].index(head) + 1]  # "a privacy impact assessment"
+        if pre and core and _starts_clause(core[0]):
+            shared = s[:pre]  # "a hotel room ... as a long stay", "a card transaction you did not make"
+            if len(shared) > 6:
+                shared = shared[: shared.index(head) + 1] if head in shared[:6] else shared[:3]
+            core = [*shared, *core]
+        elif pre and core and s[pre - 1].lower() in DETERMINERS:
+            core = [s[pre - 1], *core]
+        core = core[:14]
+        while len(core) > 1 and core[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
+            core.pop()
+        phrase = " ".join(core)
+        if intents[o.name].source == "name":
+            phrase = ""  # a phrase read off the identifier would read the name out
+        elif len(verbs) > 1:
+            phrase = f"{intents[o.name].verb} {phrase or intents[o.name].obj}"
+        out[o.name] = phrase
+    counts = Counter(out.values())
+    for o in options:
+        d = out[o.name]
+        if not d or counts[d] > 1 or len(d.split()) == 1 and d.lower() in DETERMINERS | _BOUNDARY:
+            clause = distinguishing_clause(o, options)
+            out[o.name] = f"the one {clause}" if clause else intents[o.name].phrase
+    return out
+
+
+def shared_verb(options: Sequence[Tool], prefixes: frozenset[str] = frozenset()) -> str | None:
+    verbs = {intent_of(o, prefixes).verb for o in options}
+    return verbs.pop() if len(verbs) == 1 else None
+
+
+def vague_request(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] = frozenset()) -> str:
+    """What the user asks for first: a verb phrase that fits the gold tool and at least one other
+    candidate, as specific as that allows (`book a flight`, `book something`, `get help with
+    travel bookings`)."""
+    g = intent_of(gold, prefixes)
+    others = [c for c in candidates if c.name != gold.name]
+    oi = [intent_of(c, prefixes) for c in others]
+    head = g.head.lower()
+    verb_s = g.verb.split()[0]
+
+    def covers(words_: Sequence[str]) -> int:
+        stems = {stem(w) for w in words_ if w}
+        n = 0
+        for c, i in zip(others, oi, strict=True):
+            pool = content_stems(c.description) | {stem(w) for w in name_tokens(c)} | content_stems(i.phrase)
+            pool |= {stem(i.verb.split()[0])}
+            n += stems <= pool
+        return n
+
+    if head and verb_s and g.source != "name":
+        compound = [n.lower() for n in g.nouns[-1:]]
+        for ws in ([*compound, head], [head]):
+            if covers([verb_s, *ws]):
+                obj = " ".join(ws)
+                if g.source == "lookup":
+                    return f"look up {'the ' + obj}"
+                return f"{g.verb} {with_article(obj) if not _is_plural(head) else obj}"
+    if verb_s and covers([verb_s]) and g.source != "lookup":
+        return f"{g.verb} something"
+    topic = subject_of(gold, candidates, prefixes)
+    return f"sort out something {topic}"
+
+
+def subject_of(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] = frozenset()) -> str:
+    """A subject the gold tool shares with other candidates (`travel bookings`), else its line of
+    business, else its head noun in the plural."""
+    heads = Counter()
+    for c in candidates:
+        h = intent_of(c, prefixes).head.lower()
+        if h and h.isalpha():
+            heads[stem(h)] += 1
+    g = intent_of(gold, prefixes).head.lower()
+    shared = [h for h, n in heads.most_common() if n > 1]
+    if g and stem(g) in shared:
+        return f"about {_plural(g)}"
+    lob = str(gold.metadata.get("line_of_business") or "").strip()
+    if lob:
+        return f"in {lob}"
+    if shared:
+        return f"about {_plural(shared[0])}"
+    return f"about {_plural(g)}" if g else "at work"
+
+
+def _plural(noun: str) -> str:
+    if _is_plural(noun):
+        return noun
+    return _inflect_engine().plural_noun(noun) or noun
+
+
+# --------------------------------------------------------------------------------------------
+# What the rule validator rejects
+# --------------------------------------------------------------------------------------------
+
+
+def _name_forms(tool: Tool) -> list[str]:
+    toks = name_tokens(tool)
+    forms = [tool.name.lower()]
+    if len(toks) > 1:
+        forms.append(" ".join(toks))
+    return forms
+
+
+def names_read_out(text: str, tools: Sequence[Tool]) -> list[str]:
+    """The tools whose identifier, or whose name read word for word (`approve internal training
+    request`), appears in `text`."""
+    low = " ".join(words(text)) if text else ""
+    raw = text.lower()
+    out = []
+    for t in tools:
+        forms = _name_forms(t)
+        as_identifier = forms[0] in raw and (
+            len(name_tokens(t)) > 1 or re.search(rf"\b{re.escape(forms[0])}\b", raw) is not None
+        )
+        as_words = len(forms) > 1 and re.search(rf"\b{re.escape(forms[1])}\b", low) is not None
+        if as_identifier or as_words:
+            out.append(t.name)
+    return out
+
+
+_ARTEFACTS = [
+    (re.compile(r"\{[A-Za-z_]*\}"), "unfilled template slot"),
+    (
+        re.compile(r"\b(a|an|the)\s+(a|an|the|of|to|for|with|and|or|in|on|by)\b(?![\w-])", re.I),
+        "article before '{2}'",
+    ),
+    (re.compile(r"\b(to|of|for|with)\s+(to|of|for)\b", re.I), "'{1} {2}'"),
+    (re.compile(r"\b(the)\s+(today|tomorrow|yesterday)\b(?!['’]s)", re.I), "'the {2}'"),
+    (re.compile(r"\b(\w+)\s+\1\b", re.I), "repeated word '{1}'"),
+    (re.compile(r"\b(None|null|undefined|NaN)\b(?! of)"), "placeholder value '{1}'"),
+    (re.compile(r"\s[,.;:?!]|[,;:]{2,}|(?<!\.)\.\.(?!\.)"), "stray punctuation"),
+]
+_ALLOWED_REPEATS = frozenset({"that", "had", "very", "bye", "ha", "no"})
+
+
+def artefacts(text: str) -> list[str]:
+    """Template debris in a message (broken article use, unfilled slots, doubled words, ...)."""
+    found = []
+    for rx, label in _ARTEFACTS:
+        for m in rx.finditer(text):
+            if label.startswith("repeated") and (
+                m.group(1).lower() in _ALLOWED_REPEATS or m.group(1).isdigit()
+            ):
+                continue
+            groups = [m.group(0), *m.groups()]
+            found.append(label.format(*groups))
+            break
+    return found
+
+
+def stopword(w: str) -> bool:
+    return w.lower() in STOPWORDS

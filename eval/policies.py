@@ -1,0 +1,153 @@
+"""Reference policies: the floors (and the ceiling) every evaluation report stands beside.
+
+Each policy plays the assistant through the same static and dynamic loops as a model
+(``python -m eval run --backend reference|name-overlap|random``), with no model. Its turns are
+written by the scripted teacher (`data_gen.agents.ScriptedTeacher.complete`) for the tool the
+policy picked: the teacher reads the values the user has given out of the user turns, asks for the
+missing required arguments (at most three at a time) and calls the tool when none is missing. The
+turn is rendered in the assistant text format (`data_gen.format.render_assistant`, thought
+included), so a policy's transcript reads like any model's and goes through the same parser.
+
+The three policies differ only in how they pick the tool:
+
+* ``reference``: the gold tool of the dialogue (`Dialogue.seed_tool`), as if told. Every argument
+  value still comes only from what the user said, never from the gold map. It is the judge's
+  ceiling: it must score near-perfect, which shows that the user-proxy answers what it is asked,
+  with the exact values. A case with no gold tool gets a polite refusal (no call).
+* ``name-overlap``: the candidate whose *name* words share the most stems with everything the user
+  has said so far (ties: the first in candidate order), re-read at every turn. A no-model
+  heuristic: a benchmark on which it scores high rewards template recall, not disambiguation, and a
+  model's gain that does not clear it is not a gain.
+* ``random``: one candidate drawn uniformly at random, seeded by the run seed and the dialogue id
+  (the same tool at every turn of a dialogue).
+
+All three are deterministic for a given seed: the teacher's wording is drawn from a generator
+seeded by the policy, the seed, the dialogue id and the turn count.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+
+from data_gen.format import render_assistant
+from data_gen.schema import Dialogue, Tool, Turn
+
+__all__ = ["POLICIES", "NameOverlapPolicy", "Policy", "RandomPolicy", "ReferencePolicy", "make_policy"]
+
+POLICIES = ("reference", "name-overlap", "random")
+"""The reference policies, in the order reports list them (ceiling first)."""
+
+REFUSAL_THOUGHT = "None of the candidate tools fits what the user needs, so I do not call one."
+REFUSAL_REPLY = "I'm sorry, none of the tools I have can do that."
+
+
+class Policy(ABC):
+    """A rule-based assistant that picks a tool (`choose`) and lets the scripted teacher ask for
+    its missing required arguments and call it (`turn`)."""
+
+    name: str = ""
+
+    def __init__(self, seed: int = 0) -> None:
+        from data_gen.agents import ScriptedTeacher
+
+        self.seed = seed
+        self.teacher = ScriptedTeacher()
+
+    @abstractmethod
+    def choose(self, dialogue: Dialogue) -> Tool | None:
+        """The tool this policy means to call, given the dialogue so far (ending with a user
+        turn); None to call nothing."""
+
+    def rng(self, dialogue: Dialogue) -> random.Random:
+        """The generator of the teacher's wording for the next turn of `dialogue`."""
+        return random.Random(f"{self.name}:{self.seed}:{dialogue.id}:{len(dialogue.turns)}")
+
+    def turn(self, dialogue: Dialogue) -> Turn:
+        """The next assistant turn: a question for missing required arguments, or the call."""
+        from data_gen.agents import COMPLETION, DialogueState
+
+        tool = self.choose(dialogue)
+        if tool is None:
+            return Turn(role="assistant", thought=REFUSAL_THOUGHT, content=REFUSAL_REPLY)
+        # Every assistant turn of a policy is an argument-completion turn; marking the history so
+        # lets the teacher tell its first question from a follow-up.
+        history = [
+            t.model_copy(update={"phase": COMPLETION}) if t.role == "assistant" else t for t in dialogue.turns
+        ]
+        state = DialogueState(
+            gold=tool,
+            candidates=list(dialogue.candidate_tools),
+            persona=dialogue.persona,
+            goal="",  # the teacher reads values from the user turns only: no goal,
+            gold_args={},  # and never the gold map
+            turns=history,
+            phase=COMPLETION,
+        )
+        return self.teacher.complete(state, self.rng(dialogue))
+
+    def respond(self, dialogue: Dialogue) -> str:
+        """The next assistant turn as the text a model would write (thought, then reply or calls)."""
+        return render_assistant(self.turn(dialogue))
+
+
+class ReferencePolicy(Policy):
+    """The scripted teacher told the gold tool (the judge's ceiling; see the module docstring)."""
+
+    name = "reference"
+
+    def choose(self, dialogue: Dialogue) -> Tool | None:
+        return dialogue.gold_tool
+
+
+def user_stems(dialogue: Dialogue) -> set[str]:
+    """Content-word stems of every user turn so far (stopwords dropped)."""
+    from data_gen.text import content_stems
+
+    return content_stems(" ".join(t.content for t in dialogue.turns if t.role == "user"))
+
+
+def name_overlap(tool: Tool, stems: set[str]) -> int:
+    """How many distinct stems of `tool`'s name words occur in `stems`."""
+    from data_gen.text import name_tokens, stem
+
+    return len({stem(w) for w in name_tokens(tool)} & stems)
+
+
+class NameOverlapPolicy(Policy):
+    """Calls the candidate whose name shares the most words with the user's turns."""
+
+    name = "name-overlap"
+
+    def choose(self, dialogue: Dialogue) -> Tool | None:
+        if not dialogue.candidate_tools:
+            return None
+        stems = user_stems(dialogue)
+        # max keeps the first of equal scores: ties go to candidate order.
+        return max(dialogue.candidate_tools, key=lambda tool: name_overlap(tool, stems))
+
+
+class RandomPolicy(Policy):
+    """Calls one candidate drawn uniformly at random per dialogue (seed and dialogue id)."""
+
+    name = "random"
+
+    def choose(self, dialogue: Dialogue) -> Tool | None:
+        if not dialogue.candidate_tools:
+            return None
+        return random.Random(f"random:{self.seed}:{dialogue.id}").choice(dialogue.candidate_tools)
+
+
+_CLASSES: dict[str, type[Policy]] = {
+    "reference": ReferencePolicy,
+    "name-overlap": NameOverlapPolicy,
+    "random": RandomPolicy,
+}
+
+
+def make_policy(name: str, *, seed: int = 0) -> Policy:
+    """The reference policy called `name` (one of `POLICIES`)."""
+    try:
+        return _CLASSES[name](seed=seed)
+    except KeyError:
+        raise ValueError(f"unknown reference policy {name!r}; choose one of {', '.join(POLICIES)}") from None

@@ -1,0 +1,225 @@
+"""Plain English for any catalogue, a user-proxy that reads questions by meaning, and the
+naturalness validator (issue: a fair judge and natural dialogues)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser, narrow
+from data_gen.catalogue import load_catalogue
+from data_gen.engine import GenerationConfig, generate
+from data_gen.phrasing import (
+    artefacts,
+    catalogue_prefixes,
+    intent_of,
+    names_read_out,
+    option_descriptors,
+    vague_request,
+)
+from data_gen.schema import Persona, Tool, Turn, load_dialogues
+from data_gen.validators import naturalness_shares, naturalness_validator
+from data_gen.wording import HELDOUT, TRAIN
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = load_catalogue(ROOT / "data_gen" / "assets" / "catalogue.json").tools
+BY_NAME = {t.name: t for t in BUNDLED}
+FLEET = ROOT / "tests" / "fixtures" / "catalogue_fleet_trials.json"
+FLIGHTS = [
+    BY_NAME[n] for n in ("book_flight_domestic", "book_flight_international", "book_flight_multi_city")
+]
+
+
+def tool(name: str, description: str) -> Tool:
+    return Tool(name=name, description=description, parameters={"type": "object", "properties": {}})
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "phrase"),
+    [
+        (
+            "book_flight_domestic",
+            "Books a domestic flight for an employee through the agency.",
+            "book a domestic flight",
+        ),
+        (
+            "fleet_create_work_order_recall",
+            "Opens a workshop work order for a recall.",
+            "open a workshop work order",
+        ),
+        ("fn_1126_lookup", "Looks up the per diem allowance for a city.", "look up the per diem allowance"),
+        (
+            "gl_balance",
+            "Balance of a general ledger account at period end.",
+            "look up the balance of a general ledger account",
+        ),
+        (
+            "supplier_blocked",
+            "Whether a supplier is blocked for payment.",
+            "check whether a supplier is blocked for payment",
+        ),
+        (
+            "contacts_upsert",
+            "Adds or replaces the emergency contact on a record.",
+            "add or replace the emergency contact",
+        ),
+        ("fleet_conflict_of_interest_disclosure", "", "deal with the conflict of interest disclosure"),
+    ],
+)
+def test_intent_reads_the_description_not_the_first_word_of_the_name(name, description, phrase) -> None:
+    prefixes = frozenset({"fleet", "fn"})
+    assert intent_of(tool(name, description), prefixes).phrase == phrase
+
+
+def test_prefixes_of_a_catalogue_are_not_verbs() -> None:
+    tools = load_catalogue(FLEET).tools
+    prefixes = catalogue_prefixes(tools)
+    assert {"fleet", "trial", "fn"} <= prefixes
+    assert "book" not in catalogue_prefixes(BUNDLED)
+
+
+def test_options_are_described_without_their_names() -> None:
+    descriptors = option_descriptors(FLIGHTS)
+    assert descriptors["book_flight_domestic"] == "a domestic flight"
+    assert descriptors["book_flight_international"] == "an international flight"
+    assert descriptors["book_flight_multi_city"].startswith("a multi-city itinerary")
+    for d in descriptors.values():
+        assert not names_read_out(d, FLIGHTS)
+        assert not artefacts(d)
+    # The opening fits the whole family and names none of it.
+    assert vague_request(FLIGHTS[1], FLIGHTS) == "book a flight"
+
+
+def _state(gold: Tool, candidates: list[Tool], turns: list[Turn]) -> DialogueState:
+    persona = Persona(id="p", description="A travel coordinator.", role="travel coordinator", tone="friendly")
+    return DialogueState(
+        gold=gold, candidates=candidates, persona=persona, goal="g", gold_args={}, turns=list(turns)
+    )
+
+
+@pytest.mark.parametrize("phrasing", ["train", "heldout"])
+def test_user_proxy_understands_a_question_that_names_no_tool(phrasing) -> None:
+    """The question describes the options in words of its own (none of them is a tool name or the
+    teacher's wording); the proxy picks the international flight, in its own words, and the
+    teacher's narrowing of that answer leaves exactly the gold tool."""
+    gold = BY_NAME["book_flight_international"]
+    question = (
+        "Is this a domestic trip inside one country, a trip abroad where passport details are "
+        "needed, or an itinerary with several legs?"
+    )
+    turns = [
+        Turn(role="user", content="I need to book a flight."),
+        Turn(role="assistant", thought="t", content=question, phase="tool_selection", act="seek_info"),
+    ]
+    user = ScriptedUser(phrasing=phrasing)
+    for seed in range(5):
+        answer = user.say(_state(gold, FLIGHTS, turns), random.Random(seed))
+        assert not names_read_out(answer, FLIGHTS), answer
+        assert not answer.lower().startswith(("none", "not quite", "hmm", "those")), answer
+        assert narrow(FLIGHTS, answer) == [gold], answer
+
+
+def test_user_proxy_restates_when_the_question_does_not_separate() -> None:
+    gold = BY_NAME["book_flight_multi_city"]
+    turns = [
+        Turn(role="user", content="I need to book a flight."),
+        Turn(role="assistant", thought="t", content="Could you tell me a bit more?", phase="tool_selection"),
+    ]
+    answer = ScriptedUser().say(_state(gold, FLIGHTS, turns), random.Random(0))
+    assert "multi-city itinerary" in answer
+    assert not names_read_out(answer, FLIGHTS)
+    assert narrow(FLIGHTS, answer) == [gold]
+
+
+def test_teacher_questions_name_no_tool_and_differ_between_banks() -> None:
+    gold = BY_NAME["book_flight_domestic"]
+    opening = Turn(role="user", content="I need to book a flight.")
+    asked = set()
+    for phrasing in ("train", "heldout"):
+        teacher = ScriptedTeacher(phrasing=phrasing)
+        turn = teacher.select_or_ask(_state(gold, FLIGHTS, [opening]), random.Random(1))
+        assert turn.content.endswith("?") and not names_read_out(turn.content, FLIGHTS)
+        assert "domestic flight" in turn.content and "international flight" in turn.content
+        asked.add(turn.content)
+    assert len(asked) == 2
+    # The banks share no template.
+    for field in ("ask_shared_verb", "ask_actions", "pick", "none_fits", "restate", "ask_values", "ask_more"):
+        assert not set(getattr(TRAIN, field)) & set(getattr(HELDOUT, field)), field
+    for tone, templates in TRAIN.openings.items():
+        assert not set(templates) & set(HELDOUT.openings[tone]), tone
+
+
+def _valid_dialogue() -> object:
+    out = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
+    for d in load_dialogues(out):
+        if any(t.action == "clarify" for t in d.turns) and d.gold_tool.required:
+            return d
+    raise AssertionError("no clarifying dialogue in the benchmark")
+
+
+def test_naturalness_validator_rejects_each_kind_with_a_reason() -> None:
+    d = _valid_dialogue()
+    assert naturalness_validator(d).passed
+    other = next(c for c in d.candidate_tools if c.name != d.seed_tool)
+    i_q = next(i for i, t in enumerate(d.turns) if t.action == "clarify")
+    cases = {
+        "tool_name_in_reply": (i_q, {"content": f"Do you want {other.name.replace('_', ' ')}?"}),
+        "tool_name_from_user": (0, {"content": f"I need {d.seed_tool} please."}),
+        "template_artefact": (0, {"content": "I need to conflict a of interest disclosure."}),
+    }
+    for kind, (i, change) in cases.items():
+        turns = list(d.turns)
+        turns[i] = turns[i].model_copy(update=change)
+        verdict = naturalness_validator(d.model_copy(update={"turns": turns}))
+        assert not verdict.passed and verdict.reason.startswith(kind), (kind, verdict.reason)
+    # A call the user never steered: only the opening (made vague) and the call remain.
+    family = [BY_NAME["book_flight_domestic"], BY_NAME["book_flight_international"]]
+    unsettled = d.model_copy(
+        update={
+            "seed_tool": "book_flight_domestic",
+            "candidate_tools": family,
+            "turns": [
+                Turn(role="user", content="I need to book a flight."),
+                Turn(
+                    role="assistant",
+                    thought="t",
+                    tool_calls=[{"name": "book_flight_domestic"}],
+                    phase=COMPLETION,
+                ),
+            ],
+        }
+    )
+    verdict = naturalness_validator(unsettled)
+    assert not verdict.passed and verdict.reason.startswith("unsettled_choice")
+
+
+def test_generation_on_an_unseen_prefixed_catalogue_is_natural(tmp_path) -> None:
+    """Without validators (so nothing is filtered), the scripted generator on a catalogue with
+    domain and numeric prefixes writes no question naming a tool, no user turn naming the gold
+    tool unprompted, and no opening with template debris."""
+    cfg = GenerationConfig(
+        catalogue=str(FLEET),
+        out=str(tmp_path / "run"),
+        num_dialogues=36,
+        validators=False,
+        encoder="tfidf",
+        progress=False,
+        plots=False,
+        export=False,
+    )
+    asyncio.run(generate(cfg))
+    dialogues = load_dialogues(tmp_path / "run" / "dialogues.jsonl")
+    assert len(dialogues) >= 30
+    shares = naturalness_shares(dialogues)
+    assert shares["share_questions_naming_tools"] <= 0.02
+    assert shares["share_user_naming_gold_unprompted"] == 0.0
+    assert shares["share_openings_with_artefacts"] <= 0.02
+    stats = json.loads((tmp_path / "run" / "stats.json").read_text())
+    assert stats["naturalness"] == pytest.approx(shares)
+    for d in dialogues:  # a domain prefix is never used as a verb ("I need to fleet a work order")
+        assert not re.search(r"\bto (fleet|trial|fn)\b", d.turns[0].content.lower()), d.turns[0].content
