@@ -232,7 +232,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     else:
         from eval.peers.dicebench import load_dicebench
 
-        results.append(load_dicebench(args.src, tools=args.tools, graph=args.graph))
+        results.append(load_dicebench(args.src, tools=args.tools, graph=args.graph, tool_set=args.tool_set))
     dialogues = [d for r in results for d in r.dialogues]
     if args.format != "bfcl" and args.limit is not None:
         dialogues = dialogues[: args.limit]
@@ -302,7 +302,7 @@ def _load_model(args: argparse.Namespace):  # noqa: ANN202 - ModelUnderTest
 
     offline_env()
     cfg = model_config(args)
-    if cfg.backend != "openai" and not args.quiet:
+    if cfg.backend in ("hf", "vllm") and not args.quiet:
         print(f"loading {args.model} ({args.backend}, {args.mode} mode) ...", file=sys.stderr)
     model = ModelUnderTest(cfg)
     if args.label:
@@ -439,6 +439,42 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_dicebench(args: argparse.Namespace) -> int:
+    from eval.peers.dicebench import (
+        format_dice_em,
+        load_dicebench,
+        read_dice_predictions,
+        run_dicebench,
+        score_dice_predictions,
+        write_dice_predictions,
+    )
+
+    result = load_dicebench(args.data, tools=args.tools, tool_set=args.tool_set)
+    dialogues = result.dialogues[: args.limit] if args.limit is not None else result.dialogues
+    if args.verb == "score":
+        if not args.pred:
+            raise InputError("dicebench score needs --pred (a prediction file or folder)")
+        metrics = score_dice_predictions(dialogues, read_dice_predictions(args.pred))
+        metrics["predictions"] = args.pred
+    else:
+        if not args.model and args.backend not in POLICIES:
+            raise InputError("dicebench run needs --model (or a reference policy as --backend)")
+        files = asyncio.run(_with_model(args, lambda m: run_dicebench(m, dialogues, progress=not args.quiet)))
+        label = args.label or args.model or args.backend
+        out = _run_folder(args, "dicebench") if args.model else Path(args.out or f"outputs/dicebench/{label}")
+        paths = write_dice_predictions(out, label, files)
+        metrics = score_dice_predictions(dialogues, read_dice_predictions(out))
+        metrics["model"] = label
+        (out / "dicebench_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        print(f"{len(paths)} prediction files -> {out}", file=sys.stderr)
+    metrics["data"] = args.data
+    metrics["tool_set"] = result.report.counts["tool_set"]
+    emit(format_dice_em(metrics))
+    if args.json:
+        emit(json.dumps(metrics, indent=2))
+    return 0
+
+
 def _cmd_turn_level(args: argparse.Namespace) -> int:
     from eval.peers.turn_level import (
         format_turn_level,
@@ -485,6 +521,13 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--api-docs", help="tooldial: its API file (after_coor_before_emb.json)")
     i.add_argument("--tools", help="dicebench: tool_docs.json or tool_graph.json")
     i.add_argument("--graph", help="dicebench: tool_graph.json (node and edge counts in the report)")
+    i.add_argument(
+        "--tool-set",
+        default="all",
+        choices=("all", "own"),
+        help="dicebench: every documented tool in every instance (DICE-Bench's prompt, default) "
+        "or only the functions an instance calls",
+    )
     i.add_argument("--limit", type=int, help="import at most this many records (bfcl: per category)")
     i.add_argument("--json", action="store_true", help="print the import reports as JSON")
     i.set_defaults(func=_cmd_import)
@@ -560,6 +603,37 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     n.add_argument("--predictions", help="rescore a next_action_predictions.jsonl (no model)")
     n.add_argument("--json", action="store_true", help="with --predictions: also print the metrics as JSON")
     n.set_defaults(func=_cmd_next_action)
+
+    d = sub.add_parser(
+        "dicebench",
+        help="DICE-Bench exact match per round and party count; 'run' queries a model, 'score' "
+        "rescores prediction files in DICE-Bench's own format",
+    )
+    d.add_argument("verb", choices=("run", "score"))
+    d.add_argument("--data", required=True, help="a round_<n>.json file or a folder of them")
+    d.add_argument("--tools", help="tool_docs.json or tool_graph.json (run: the tools in every prompt)")
+    d.add_argument(
+        "--tool-set",
+        default="all",
+        choices=("all", "own"),
+        help="all (default): every documented tool in every prompt, as DICE-Bench; own: an "
+        "instance's own functions only (not comparable with the paper)",
+    )
+    d.add_argument("--pred", help="score: <model>_round_<n>.json prediction file or folder")
+    d.add_argument("--model", help="run: model folder or served model name")
+    d.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm", *POLICIES))
+    d.add_argument("--mode", default="prompt", choices=("prompt", "native"))
+    d.add_argument("--base-url")
+    d.add_argument("--batch-size", type=int, default=8)
+    d.add_argument("--max-new-tokens", type=int, default=2000, help="DICE-Bench generates up to 2000")
+    d.add_argument("--device", default="cpu")
+    d.add_argument("--tool-style", default="json", choices=("json", "compact"))
+    d.add_argument("--label")
+    d.add_argument("--quiet", action="store_true")
+    d.add_argument("--limit", type=int, help="the first N instances")
+    d.add_argument("--out", help="run: folder for the prediction files (default outputs/dicebench/<model>)")
+    d.add_argument("--json", action="store_true", help="also print the metrics as JSON")
+    d.set_defaults(func=_cmd_dicebench)
 
     t = sub.add_parser(
         "turn-level", help="turn-level function calling with gold history, chain score, DA accuracy"
