@@ -324,13 +324,29 @@ async def _with_model(args: argparse.Namespace, fn):  # noqa: ANN001, ANN202
 
 
 def _cmd_bfcl(args: argparse.Namespace) -> int:
-    from eval.peers.bfcl import CATEGORIES, compare_bfcl, format_bfcl, load_bfcl, run_bfcl, write_bfcl_run
+    from eval.peers.bfcl import (
+        ALL_CATEGORIES,
+        CATEGORIES,
+        SINGLE_TURN,
+        compare_bfcl,
+        format_bfcl,
+        load_bfcl,
+        run_bfcl,
+        write_bfcl_run,
+    )
 
-    categories = [c.strip() for c in args.categories.split(",") if c.strip()]
-    bad = [c for c in categories if c not in CATEGORIES]
+    groups = {"parity": CATEGORIES, "single_turn": SINGLE_TURN, "all": ALL_CATEGORIES}
+    categories = [
+        c
+        for part in args.categories.split(",")
+        if part.strip()
+        for c in groups.get(part.strip(), (part.strip(),))
+    ]
+    bad = [c for c in categories if c not in ALL_CATEGORIES]
     if bad or not categories:
         raise InputError(
-            f"unknown BFCL category {bad[0] if bad else '(none)'!r}; choose from {', '.join(CATEGORIES)}"
+            f"unknown BFCL category {bad[0] if bad else '(none)'!r}; choose from "
+            f"{', '.join(ALL_CATEGORIES)}, or a group: {', '.join(groups)}"
         )
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}")
@@ -517,7 +533,9 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
         help="file or folder (bfcl: a data folder or a category file; default: the installed bfcl-eval wheel)",
     )
     i.add_argument("--out", required=True, help="dialogues JSONL to write")
-    i.add_argument("--category", help="bfcl: comma-separated categories (default: all five)")
+    i.add_argument(
+        "--category", help="bfcl: comma-separated categories (default: the five of the parity check)"
+    )
     i.add_argument("--api-docs", help="tooldial: its API file (after_coor_before_emb.json)")
     i.add_argument("--tools", help="dicebench: tool_docs.json or tool_graph.json")
     i.add_argument("--graph", help="dicebench: tool_graph.json (node and edge counts in the report)")
@@ -536,8 +554,9 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     _add_model_args(b)
     b.add_argument(
         "--categories",
-        default="multiple,live_multiple,irrelevance,live_irrelevance,multi_turn_miss_param",
-        help="comma-separated BFCL categories (default: all five)",
+        default="parity",
+        help="comma-separated BFCL categories or groups: parity (the five of DiaFORGE C.6, default), "
+        "single_turn (all 13), all (single- and multi-turn)",
     )
     b.add_argument("--limit", type=int, help="first N entries of each category")
     b.add_argument("--data", help="BFCL data folder (default: the installed bfcl-eval wheel)")
