@@ -78,22 +78,26 @@ def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
     if args.counter != "value":
         import asyncio
 
-        from data_gen.corpus import LLMItemCounter
+        from data_gen.corpus import DiceBenchItemCounter, LLMItemCounter
         from data_gen.llm.openai_backend import OpenAIBackend
 
         kind, _, model = args.counter.partition(":")
-        if kind != "openai" or not model:
-            raise InputError(f"unknown --counter {args.counter!r}; use 'value' or 'openai:MODEL'")
+        if kind not in ("openai", "dicebench") or not model:
+            raise InputError(
+                f"unknown --counter {args.counter!r}; use 'value', 'openai:MODEL' or 'dicebench:MODEL'"
+            )
+        counter_cls = DiceBenchItemCounter if kind == "dicebench" else LLMItemCounter
 
         async def llm_counts() -> dict:
             backend = OpenAIBackend(model, base_url=args.base_url)
             try:
                 await backend.check()
-                return await LLMItemCounter(backend).corpus_counts(dialogues, concurrency=args.concurrency)
+                return await counter_cls(backend).corpus_counts(dialogues, concurrency=args.concurrency)
             finally:
                 await backend.aclose()
 
-        dice_counts, counter_name = asyncio.run(llm_counts()), f"llm:{model}"
+        dice_counts = asyncio.run(llm_counts())
+        counter_name = f"dicebench-prompt:{model}" if kind == "dicebench" else f"llm:{model}"
     stats = analyze_corpus(dialogues, dice_counts=dice_counts, counter_name=counter_name)
     if args.json:
         emit(json.dumps(stats, indent=2))
@@ -203,7 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--counter",
         default="value",
-        help="DICE item counter: 'value' (deterministic value matcher, default) or 'openai:MODEL'",
+        help="DICE item counter: 'value' (deterministic value matcher with number words, default), "
+        "'openai:MODEL' (an LLM told the items), or 'dicebench:MODEL' (DICE-Bench's own counting "
+        "prompt, for parity with its paper: gpt-4o-mini there)",
     )
     c.add_argument("--base-url", help="OpenAI-compatible server for an LLM counter")
     c.add_argument("--concurrency", type=int, default=4, help="dialogues counted at once by an LLM counter")
