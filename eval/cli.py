@@ -742,6 +742,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", help="also write {label: metrics} of every run to this file")
     c.set_defaults(func=_cmd_compare)
     _add_peer_parsers(sub)
+    from eval.demo import add_demo_parsers
+
+    add_demo_parsers(sub)
     return parser
 
 

@@ -20,6 +20,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
     sys.path[0] = os.path.dirname(_HERE)
 
+import json  # noqa: E402
 import logging  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -212,6 +213,8 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     }
     if prefix_shared:
         summary["prefix_shared"] = shared_stats.as_dict()
+    if main_process:  # what was trained on, for reports (`python -m eval demo-curve`)
+        (output_dir / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
 
 
