@@ -429,6 +429,10 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
                 "train_seconds": runner.stages[-2].seconds,
             }
         )
+    demo_point = _demo_point(cfg.out)
+    if demo_point is not None and demo_point["dialogues"] not in {p["dialogues"] for p in points}:
+        points.append(demo_point)  # the demo's own tuned model: same recipe, same dialogues
+        points.sort(key=lambda p: p["dialogues"])
     references = {}
     for label in ("base", "name-overlap"):
         path = cfg.out / "eval" / label / "metrics.json"
@@ -449,6 +453,28 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
         )
     print(f"curve in {out / 'curve.json'} and {out / 'curve.png'}")
     return result
+
+
+def _demo_point(out: Path) -> dict[str, Any] | None:
+    """The point of the demo's own tuned model (``<out>/sft`` and ``<out>/eval/tuned``), if the
+    demo has run: the curve need not train that size again."""
+    summary_path, metrics_path = out / "sft" / "train_summary.json", out / "eval" / "tuned" / "metrics.json"
+    if not (summary_path.is_file() and metrics_path.is_file()):
+        return None
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    report = out / "report.json"
+    seconds = (
+        json.loads(report.read_text(encoding="utf-8")).get("timings", {}).get("train")
+        if report.is_file()
+        else None
+    )
+    return {
+        "dialogues": summary["stats"]["dialogues"],
+        "samples": summary["stats"]["samples"],
+        "dynamic": json.loads(metrics_path.read_text(encoding="utf-8")).get("dynamic", {}),
+        "train_seconds": seconds,
+        "from": "demo",
+    }
 
 
 def plot_curve(result: dict[str, Any], path: Path) -> None:
