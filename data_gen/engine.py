@@ -769,6 +769,8 @@ async def generate(cfg: GenerationConfig, *, tools: Sequence[Tool] | None = None
         digest = sha256_file(cfg.catalogue)
     else:
         digest = hashlib.sha256("".join(dump_record(t) for t in tools).encode()).hexdigest()
+    if cfg.personas:
+        load_personas(cfg.personas)  # a bad persona file fails here, before any model or encoder loads
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder; --out names the run folder", path=out, field="out")
     out.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from data_gen.cliargs import OneLineArgumentParser, finite_float, positive_int
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.llm.base import BackendConfigError, BackendError
@@ -253,8 +254,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
     p.add_argument("--mode", default="prompt", choices=("prompt", "native"), help="tool presentation")
     p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--max-new-tokens", type=int, default=384)
+    p.add_argument("--batch-size", type=positive_int, default=8)
+    p.add_argument("--max-new-tokens", type=positive_int, default=384)
     p.add_argument("--device", default="cpu")
     p.add_argument(
         "--tool-style", default="json", choices=("json", "compact"), help="tool listing in prompt mode"
@@ -442,7 +443,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--api-docs", help="tooldial: its API file (after_coor_before_emb.json)")
     i.add_argument("--tools", help="dicebench: tool_docs.json or tool_graph.json")
     i.add_argument("--graph", help="dicebench: tool_graph.json (node and edge counts in the report)")
-    i.add_argument("--limit", type=int, help="import at most this many records (bfcl: per category)")
+    i.add_argument("--limit", type=positive_int, help="import at most this many records (bfcl: per category)")
     i.add_argument("--json", action="store_true", help="print the import reports as JSON")
     i.set_defaults(func=_cmd_import)
 
@@ -453,12 +454,15 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
         default="multiple,live_multiple,irrelevance,live_irrelevance,multi_turn_miss_param",
         help="comma-separated BFCL categories (default: all five)",
     )
-    b.add_argument("--limit", type=int, help="first N entries of each category")
+    b.add_argument("--limit", type=positive_int, help="first N entries of each category")
     b.add_argument("--data", help="BFCL data folder (default: the installed bfcl-eval wheel)")
     b.add_argument("--out", help="run folder (default outputs/bfcl/<model>-<mode>)")
     b.add_argument("--baseline", help="run folder (or bfcl_metrics.json) of the base model: report deltas")
     b.add_argument(
-        "--tolerance", type=float, default=0.02, help="allowed accuracy drop per category (default 0.02)"
+        "--tolerance",
+        type=finite_float,
+        default=0.02,
+        help="allowed accuracy drop per category (default 0.02)",
     )
     b.add_argument(
         "--fail-on-regression",
@@ -472,8 +476,8 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     n.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
     n.add_argument("--mode", default="prompt", choices=("prompt", "native"))
     n.add_argument("--base-url")
-    n.add_argument("--batch-size", type=int, default=8)
-    n.add_argument("--max-new-tokens", type=int, default=384)
+    n.add_argument("--batch-size", type=positive_int, default=8)
+    n.add_argument("--max-new-tokens", type=positive_int, default=384)
     n.add_argument("--device", default="cpu")
     n.add_argument("--tool-style", default="json", choices=("json", "compact"))
     n.add_argument("--label")
@@ -487,7 +491,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
         choices=("reply", "label"),
         help="read the action off a reply, or ask for a label",
     )
-    n.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
+    n.add_argument("--limit", type=positive_int, help="a seeded sample of this many dialogues")
     n.add_argument("--seed", type=int, default=0)
     n.add_argument("--out", help="run folder (default outputs/next_action/<model>-<mode>)")
     n.add_argument("--predictions", help="rescore a next_action_predictions.jsonl (no model)")
@@ -501,8 +505,8 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
     t.add_argument("--mode", default="prompt", choices=("prompt", "native"))
     t.add_argument("--base-url")
-    t.add_argument("--batch-size", type=int, default=8)
-    t.add_argument("--max-new-tokens", type=int, default=384)
+    t.add_argument("--batch-size", type=positive_int, default=8)
+    t.add_argument("--max-new-tokens", type=positive_int, default=384)
     t.add_argument("--device", default="cpu")
     t.add_argument("--tool-style", default="json", choices=("json", "compact"))
     t.add_argument("--label")
@@ -510,7 +514,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--bench", default=DEFAULT_BENCH, help=f"reference dialogues JSONL (default {DEFAULT_BENCH})"
     )
-    t.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
+    t.add_argument("--limit", type=positive_int, help="a seeded sample of this many dialogues")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--out", help="run folder (default outputs/turn_level/<model>-<mode>)")
     t.add_argument("--records", help="rescore a turn_level_records.jsonl (no model)")
@@ -519,7 +523,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="python -m eval", description="Evaluate tool-calling models (DiaFORGE §3.3)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -546,12 +550,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--judge", help="model name for the ConvRel rubric judge (OpenAI-compatible); offline: not computed"
     )
     r.add_argument("--judge-base-url")
-    r.add_argument("--t-max", type=int, default=10)
-    r.add_argument("--n-samples", type=int, default=3, help="user-proxy candidates per turn (n)")
-    r.add_argument("--n-voters", type=int, default=3, help="voters per turn (m)")
-    r.add_argument("--limit", type=int, help="evaluate a seeded sample of this many dialogues")
+    r.add_argument("--t-max", type=positive_int, default=10)
+    r.add_argument("--n-samples", type=positive_int, default=3, help="user-proxy candidates per turn (n)")
+    r.add_argument("--n-voters", type=positive_int, default=3, help="voters per turn (m)")
+    r.add_argument("--limit", type=positive_int, help="evaluate a seeded sample of this many dialogues")
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--batch-size", type=int, default=8)
+    r.add_argument("--batch-size", type=positive_int, default=8)
     r.add_argument(
         "--max-new-tokens",
         type=max_new_tokens_arg,
@@ -588,6 +592,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        out = getattr(args, "out", None)
+        is_run_folder = args.command in ("run", "compare", "next-action", "turn-level")
+        if out and is_run_folder and Path(out).exists() and not Path(out).is_dir():
+            raise InputError(
+                "exists and is not a folder; --out names the run folder", path=out, field="--out"
+            )
         with results_only_on_stdout():
             return args.func(args)
     except (InputError, BackendConfigError) as exc:

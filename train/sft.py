@@ -34,7 +34,14 @@ from train.modeling import (  # noqa: E402
     load_tokenizer,
     resolve_model_path,
 )
-from train.slicing import SliceConfig, SlicingError, TurnSlicer, dialogue_texts, to_dataset  # noqa: E402
+from train.slicing import (  # noqa: E402
+    SliceConfig,
+    SlicingError,
+    TurnSlicer,
+    check_training_dialogues,
+    dialogue_texts,
+    to_dataset,
+)
 from train.tracking import (  # noqa: E402
     configure_wandb,
     data_fingerprint,
@@ -92,10 +99,16 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         configure_wandb(args, output_dir)
 
     # 3. Data: validated dialogues (a bad line is one InputError naming file, line and field).
-    dialogues = [d for path in args.dataset_path for d in load_dialogues(path)]
+    dialogues = [
+        d for path in args.dataset_path for d in check_training_dialogues(load_dialogues(path), path)
+    ]
     if args.max_dialogues:
         dialogues = dialogues[: args.max_dialogues]
-    eval_dialogues = [d for path in args.eval_dataset_path or [] for d in load_dialogues(path)]
+    eval_dialogues = [
+        d
+        for path in args.eval_dataset_path or []
+        for d in check_training_dialogues(load_dialogues(path), path)
+    ]
 
     # 4. Tokenizer (a tiny:// model is built now, on the main process first).
     with training_args.main_process_first(desc="resolve the model"):

@@ -1,0 +1,357 @@
+"""Every bad input: exit code 2, one line on stderr naming the file and the field, no traceback,
+nothing half-written. The commands run in-process (`main(argv)`), so the table stays fast; the one
+case about `accelerate launch` needs a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
+SMALL = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
+NON_UTF8 = b"# caf\xe9\nnum_dialogues: 2\n"
+BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{n}: &{n} [" + ",".join([f"*{p}"] * 9) + "]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+@dataclass
+class Case:
+    id: str
+    command: str  # data_gen | eval | train
+    files: dict[str, bytes | str]  # name -> content, written in the case's folder
+    argv: list[str]  # {dir} is the case's folder
+    needles: tuple[str, ...]  # what the line must hold (the file, the field, the reason)
+    max_seconds: float | None = None
+
+
+def _dialogue_calling_unoffered_tool() -> str:
+    record = json.loads(SMALL.read_text(encoding="utf-8").splitlines()[0])
+    for turn in record["turns"]:
+        for call in turn.get("tool_calls") or []:
+            call["name"] = "launch_rocket"
+    return json.dumps(record) + "\n"
+
+
+def _cfg(text: str) -> str:
+    return f"catalogue: {TRAIN}\nnum_dialogues: 2\n{text}"
+
+
+CASES = [
+    # --- data_gen generate: configs
+    Case(
+        "config-not-utf8",
+        "data_gen",
+        {"c.yaml": NON_UTF8},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "line 1", "not UTF-8"),
+    ),
+    Case(
+        "config-concurrency-lots",
+        "data_gen",
+        {"c.yaml": _cfg("concurrency: lots\n")},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "'concurrency'", "integer"),
+    ),
+    Case(
+        "config-k-2.7-before-encoder",
+        "data_gen",
+        {"c.yaml": _cfg("k: 2.7\nencoder: minilm\n")},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "'k'", "integer"),
+        max_seconds=5,
+    ),
+    Case(
+        "config-inf",
+        "data_gen",
+        {"c.yaml": _cfg("roles: {user: {temperature: 1.0e+999}}\n")},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "roles.user.temperature", "finite"),
+    ),
+    Case(
+        "config-alias-bomb",
+        "data_gen",
+        {"c.yaml": BOMB},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "alias bomb"),
+        max_seconds=1,
+    ),
+    Case(
+        "config-too-deep",
+        "data_gen",
+        {"c.yaml": "a: " + "[" * 100_000},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml",),
+    ),
+    Case(
+        "config-unknown-encoder",
+        "data_gen",
+        {"c.yaml": _cfg("encoder: bert\n")},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "'encoder'"),
+    ),
+    # --- data_gen generate: flags and files
+    Case(
+        "out-is-a-file",
+        "data_gen",
+        {"out": "x"},
+        ["generate", "--catalogue", str(TRAIN), "--out", "{dir}/out", "--num-dialogues", "1", "--quiet"],
+        ("out", "not a folder"),
+    ),
+    Case(
+        "num-dialogues-0",
+        "data_gen",
+        {},
+        ["generate", "--catalogue", str(TRAIN), "--num-dialogues", "0"],
+        ("--num-dialogues", "at least 1"),
+    ),
+    Case(
+        "k-not-a-number",
+        "data_gen",
+        {},
+        ["generate", "--catalogue", str(TRAIN), "--k", "2.7"],
+        ("--k", "whole number"),
+    ),
+    Case(
+        "catalogue-nested-100000",
+        "data_gen",
+        {"cat.json": "[" * 100_000},
+        ["generate", "--catalogue", "{dir}/cat.json", "--out", "{dir}/run"],
+        ("cat.json", "nested deeper"),
+    ),
+    Case(
+        "catalogue-not-utf8",
+        "data_gen",
+        {"cat.json": b'[{"name": "caf\xe9"}]'},
+        ["generate", "--catalogue", "{dir}/cat.json", "--out", "{dir}/run"],
+        ("cat.json", "UTF-8"),
+    ),
+    Case(
+        "catalogue-inf",
+        "data_gen",
+        {
+            "cat.json": '[{"name": "a", "description": "d", "parameters": {"type": "object", "properties": {"x": {"type": "number", "maximum": 1e999}}}}]'
+        },
+        ["analyze", "--catalogue", "{dir}/cat.json"],
+        ("cat.json", "finite"),
+    ),
+    Case(
+        "catalogue-yaml-alias-bomb",
+        "data_gen",
+        {"cat.yaml": BOMB},
+        ["analyze", "--catalogue", "{dir}/cat.yaml"],
+        ("cat.yaml", "alias bomb"),
+        max_seconds=1,
+    ),
+    Case(
+        "personas-not-utf8",
+        "data_gen",
+        {"p.jsonl": b'{"id": "p", "description": "caf\xe9"}\n'},
+        [
+            "generate",
+            "--catalogue",
+            str(TRAIN),
+            "--personas",
+            "{dir}/p.jsonl",
+            "--out",
+            "{dir}/run",
+            "--encoder-free",
+        ],
+        ("p.jsonl", "line 1", "UTF-8"),
+    ),
+    Case(
+        "dialogues-not-utf8",
+        "data_gen",
+        {"d.jsonl": b'{"id": "\xff"}\n'},
+        ["analyze-corpus", "{dir}/d.jsonl"],
+        ("d.jsonl", "line 1", "UTF-8"),
+    ),
+    Case(
+        "dialogues-nested-100000",
+        "data_gen",
+        {"d.jsonl": "[" * 100_000 + "\n"},
+        ["analyze-corpus", "{dir}/d.jsonl"],
+        ("d.jsonl", "line 1", "nested deeper"),
+    ),
+    Case(
+        "dialogues-surrogate",
+        "data_gen",
+        {"d.jsonl": '{"id": "\\ud83d"}\n'},
+        ["analyze-corpus", "{dir}/d.jsonl"],
+        ("d.jsonl", "line 1", "'id'", "surrogate"),
+    ),
+    # --- eval run: flags and files
+    Case(
+        "eval-limit-0", "eval", {}, ["run", "--backend", "random", "--limit", "0"], ("--limit", "at least 1")
+    ),
+    Case(
+        "eval-limit-negative",
+        "eval",
+        {},
+        ["run", "--backend", "random", "--limit", "-3"],
+        ("--limit", "at least 1"),
+    ),
+    Case(
+        "eval-n-voters-0",
+        "eval",
+        {},
+        ["run", "--backend", "random", "--n-voters", "0"],
+        ("--n-voters", "at least 1"),
+    ),
+    Case(
+        "eval-n-samples-0",
+        "eval",
+        {},
+        ["run", "--backend", "random", "--n-samples", "0"],
+        ("--n-samples", "at least 1"),
+    ),
+    Case(
+        "eval-t-max-0", "eval", {}, ["run", "--backend", "random", "--t-max", "0"], ("--t-max", "at least 1")
+    ),
+    Case(
+        "eval-out-is-a-file",
+        "eval",
+        {"out": "x"},
+        ["run", "--backend", "random", "--out", "{dir}/out"],
+        ("out", "not a folder"),
+    ),
+    Case(
+        "eval-bench-not-utf8",
+        "eval",
+        {"b.jsonl": b'{"id": "\xff"}\n'},
+        ["run", "--backend", "random", "--bench", "{dir}/b.jsonl", "--out", "{dir}/run"],
+        ("b.jsonl", "line 1", "UTF-8"),
+    ),
+    Case(
+        "eval-bench-deep-args",
+        "eval",
+        {"b.jsonl": '{"id": "x", "args": ' + "[" * 300 + "]" * 300 + "}\n"},
+        ["run", "--backend", "random", "--bench", "{dir}/b.jsonl", "--out", "{dir}/run"],
+        ("b.jsonl", "line 1", "nested deeper"),
+    ),
+    # --- train/sft.py: recipes and data
+    Case(
+        "recipe-epochs-negative",
+        "train",
+        {"r.yaml": "num_train_epochs: -3\n"},
+        ["{dir}/r.yaml"],
+        ("r.yaml", "num_train_epochs", "greater than 0"),
+    ),
+    Case(
+        "recipe-lr-inf",
+        "train",
+        {"r.yaml": "learning_rate: 1.0e999\n"},
+        ["{dir}/r.yaml"],
+        ("r.yaml", "learning_rate", "finite"),
+    ),
+    Case(
+        "recipe-not-utf8",
+        "train",
+        {"r.yaml": b"# caf\xe9\nnum_train_epochs: 1\n"},
+        ["{dir}/r.yaml"],
+        ("r.yaml", "line 1", "UTF-8"),
+    ),
+    Case(
+        "recipe-alias-bomb",
+        "train",
+        {"r.yaml": BOMB},
+        ["{dir}/r.yaml"],
+        ("r.yaml", "alias bomb"),
+        max_seconds=1,
+    ),
+    Case(
+        "train-call-to-unoffered-tool",
+        "train",
+        {
+            "d.jsonl": _dialogue_calling_unoffered_tool(),
+            "r.yaml": "model_name_or_path: tiny://llama\ndataset_path: {dir}/d.jsonl\noutput_dir: {dir}/sft\nreport_to: none\n",
+        },
+        ["{dir}/r.yaml"],
+        ("d.jsonl", "tool_calls", "launch_rocket", "candidate_tools"),
+    ),
+]
+
+
+def _main(command: str) -> Callable[[list[str]], int]:
+    if command == "data_gen":
+        from data_gen.cli import main
+    elif command == "eval":
+        from eval.cli import main
+    else:
+        from train.sft import main
+    return main
+
+
+def _snapshot(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(
+    case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("WANDB_MODE", "disabled")
+    monkeypatch.delenv("DIAFORGE_DEBUG", raising=False)
+    for name, content in case.files.items():
+        target = tmp_path / name
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content.replace("{dir}", str(tmp_path)), encoding="utf-8")
+    before = _snapshot(tmp_path)
+    argv = [a.replace("{dir}", str(tmp_path)) for a in case.argv if a != "--encoder-free"]
+    started = time.perf_counter()
+    try:
+        code = _main(case.command)(argv)
+    except SystemExit as exc:  # argparse
+        code = exc.code
+    seconds = time.perf_counter() - started
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("[diaforge]")]
+    assert code == 2, err
+    assert "Traceback" not in err, err
+    assert len(lines) == 1, err
+    for needle in case.needles:
+        assert needle in lines[0], (needle, lines[0])
+    if case.max_seconds is not None:
+        assert seconds < case.max_seconds, f"{seconds:.2f}s"
+    left = _snapshot(tmp_path) - before
+    assert not any(p.endswith(".tmp") for p in left), left
+    assert not any(
+        p.endswith(("dialogues.jsonl", "transcripts.jsonl", "adapter_model.safetensors")) for p in left
+    ), left
+
+
+@pytest.mark.skipif(
+    shutil.which("accelerate") is None and not (Path(sys.executable).parent / "accelerate").exists(),
+    reason="accelerate not installed",
+)
+def test_sft_error_under_accelerate_launch_is_one_line(tmp_path: Path) -> None:
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("num_train_epochs: -3\n", encoding="utf-8")
+    accelerate = str(Path(sys.executable).parent / "accelerate")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [accelerate, "launch", "--config_file", "accelerate_configs/cpu.yaml", "train/sft.py", str(recipe)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert len(lines) == 1 and "num_train_epochs" in lines[0], proc.stderr[-2000:]
