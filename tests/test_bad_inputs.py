@@ -338,6 +338,11 @@ def test_bad_input(
     shutil.which("accelerate") is None and not (Path(sys.executable).parent / "accelerate").exists(),
     reason="accelerate not installed",
 )
+@pytest.mark.xfail(
+    strict=True,
+    reason="accelerate's simple launcher turns any non-zero child exit into its own CalledProcessError "
+    "traceback and exit 1; train/sft.py cannot change its parent's exit (open: a validating launcher)",
+)
 def test_sft_error_under_accelerate_launch_is_one_line(tmp_path: Path) -> None:
     recipe = tmp_path / "r.yaml"
     recipe.write_text("num_train_epochs: -3\n", encoding="utf-8")
