@@ -356,7 +356,14 @@ class OpenAIBackend:
             return f"message content is a {type(content).__name__}, not text"
         return None
 
-    def _to_result(self, response: Any, call: Usage) -> ChatResult:
+    def _to_result(self, response: Any, call: Usage | int = 0) -> ChatResult:
+        """The reply as a `ChatResult`. `call` is the call's usage so far (the response's own
+        usage already counted), or, as a plain number, the retries it took (usage then read from
+        the response)."""
+        if isinstance(call, int):
+            retries, call = call, Usage()
+            self._count(response, call)
+            call.retries = retries
         message = response.choices[0].message
         tool_calls = None
         if message.tool_calls:
