@@ -6,16 +6,18 @@ The scripted policies are the embedded default: offline and deterministic for a 
 generator. They are a real policy, not a stand-in:
 
 * the **teacher** sees the candidate tools, never the gold tool, while it selects. It keeps the
-  candidates that the user's words support, and when several remain it asks a question built
-  from what actually tells them apart (the words of their names and descriptions that the others
-  lack). Once the selection is confirmed it knows the gold tool's schema (not its values), reads
-  the values the user has given out of the user's words, asks for the missing required ones and
-  calls the tool when none is missing;
+  candidates that the user's words support, and when several remain it asks a question that
+  describes what separates them (what is left of their descriptions once the shared words go,
+  `data_gen.phrasing.option_descriptors`), never a tool name. Once the selection is confirmed it
+  knows the gold tool's schema (not its values), reads the values the user has given out of the
+  user's words, asks for the missing required ones and calls the tool when none is missing;
 * the **user-proxy** knows its goal, the gold tool, the candidates and the gold values. It opens
-  vaguely with the words the gold tool shares with its near-duplicates, answers a disambiguating
-  question with the gold tool's distinguishing features, and gives gold values only when asked,
-  sometimes only part of what was asked while many remain. Phrasing varies with templates and the
-  persona's tone and jargon. It never names a tool.
+  with a request that fits the gold tool and its neighbours (`vague_request`), reads a question by
+  meaning (`offered_options`), answers from the gold tool's description in its own voice, says
+  "none of those" or restates its need when the question does not offer or separate its goal, and
+  gives gold values only when asked, sometimes only part of what was asked while many remain.
+  Wording comes from a bank (`data_gen.wording`), varied by the persona's tone and jargon. It
+  names a tool only after the assistant did.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from data_gen.phrasing import (
     in_user_voice,
     intent_of,
     is_base_verb,
-    join_list,
     names_read_out,
     option_descriptors,
     shared_verb,
@@ -45,7 +46,7 @@ from data_gen.phrasing import (
     with_article,
 )
 from data_gen.schema import Persona, Tool, ToolCall, Turn, Verdict
-from data_gen.text import content_stems, name_tokens, overlap, stem, words
+from data_gen.text import content_stems, join_options, name_tokens, overlap, stem, tool_stems, words
 from data_gen.values import extract_value, humanise_param, phrase_values, render_value
 from data_gen.wording import DEFAULT_TONE, Wording, wording
 
@@ -85,19 +86,6 @@ class TeacherMove:
 # --------------------------------------------------------------------------------------------
 # Shared helpers of the scripted policies
 # --------------------------------------------------------------------------------------------
-
-
-def siblings(tool: Tool, candidates: Sequence[Tool]) -> list[Tool]:
-    """Candidates whose names share at least half of `tool`'s name words (its near family)."""
-    own = {stem(w) for w in name_tokens(tool)}
-    out = []
-    for c in candidates:
-        if c.name == tool.name:
-            continue
-        other = {stem(w) for w in name_tokens(c)}
-        if len(own & other) * 2 >= len(own):
-            out.append(c)
-    return out
 
 
 # Words of a question that say nothing about which option is meant.
@@ -155,7 +143,7 @@ _OPTION_SPLIT = re.compile(r",|;|:|\?|\bor\b|\beither\b|\bversus\b|\bvs\b\.?|/",
 
 
 def _tool_stems(tool: Tool) -> set[str]:
-    stems = {stem(w) for w in name_tokens(tool)} | content_stems(tool.description)
+    stems = tool_stems(tool)
     for key, spec in tool.properties.items():
         stems |= {stem(w) for w in words(key)} | content_stems(str(spec.get("description", "")))
     return stems
@@ -526,7 +514,7 @@ class VotingUser:
 def value_hint(spec: dict[str, Any]) -> str:
     """A short hint of the expected shape of a value, for the teacher's questions."""
     if spec.get("enum") and len(spec["enum"]) <= 5:
-        return "one of " + join_list([str(e) for e in spec["enum"]])
+        return "one of " + join_options([str(e) for e in spec["enum"]])
     fmt = spec.get("format")
     if fmt == "date":
         return "YYYY-MM-DD"
@@ -592,14 +580,14 @@ class ScriptedTeacher:
         rng.shuffle(phrases)
         verb = shared_verb(options, prefixes)
         if verb and not any(p.startswith("the one ") for p in phrases):
-            question = rng.choice(self.bank.ask_shared_verb).format(verb=verb, options=join_list(phrases))
+            question = rng.choice(self.bank.ask_shared_verb).format(verb=verb, options=join_options(phrases))
         else:
             phrases = [
                 p if not p.startswith("the one ") else f"{intent_of(o, prefixes).phrase} {p[8:]}"
                 for o, p in zip(options, [descriptors[o.name] for o in options], strict=True)
             ]
             rng.shuffle(phrases)
-            question = rng.choice(self.bank.ask_actions).format(options=join_list(phrases))
+            question = rng.choice(self.bank.ask_actions).format(options=join_options(phrases))
         differences = "; ".join(f"{o.name}: {descriptors[o.name]}" for o in options)
         thought = (
             f"Candidates that match the request: {names}. They differ in what they do ({differences}). "
@@ -640,7 +628,7 @@ class ScriptedTeacher:
                 action="call",
             )
         ask = missing[:3]
-        items = join_list([_param_item(gold, k) for k in ask], conj="and")
+        items = join_options([_param_item(gold, k) for k in ask], conj="and")
         first_ask = not any(t.role == "assistant" and t.phase == COMPLETION for t in state.turns)
         templates = self.bank.ask_values if first_ask else self.bank.ask_more
         text = rng.choice(templates).format(

@@ -101,16 +101,6 @@ def cap(s: str) -> str:
     return s[:1].upper() + s[1:]
 
 
-def join_list(items: Sequence[str], conj: str = "or") -> str:
-    """`a`, `a or b`, `a, b, or c`."""
-    items = [i for i in items if i]
-    if len(items) <= 1:
-        return "".join(items)
-    if len(items) == 2:
-        return f"{items[0]} {conj} {items[1]}"
-    return f"{', '.join(items[:-1])}, {conj} {items[-1]}"
-
-
 DETERMINERS = frozenset(
     [
         "a",

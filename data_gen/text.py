@@ -1,5 +1,5 @@
 """Small text utilities shared by the scripted agents and the rule validators: tokenising tool
-names and descriptions, a light stemmer, and the words that tell near-duplicate tools apart."""
+names and descriptions, a light stemmer and word overlap."""
 
 from __future__ import annotations
 
@@ -179,44 +179,6 @@ def humanise_name(tool: Tool | str) -> str:
 def tool_stems(tool: Tool) -> set[str]:
     """Name stems and description stems of a tool."""
     return {stem(w) for w in name_tokens(tool)} | content_stems(tool.description)
-
-
-def distinguishing_name_words(tool: Tool, others: Sequence[Tool]) -> list[str]:
-    """Words of `tool`'s name (in name order) whose stems no other tool in `others` has in its
-    name: what sets it apart within the group. Empty when its name adds nothing."""
-    other_stems: set[str] = set()
-    for o in others:
-        if o.name != tool.name:
-            other_stems |= {stem(w) for w in name_tokens(o)}
-    return [w for w in name_tokens(tool) if stem(w) not in other_stems]
-
-
-def shared_name_words(tools: Sequence[Tool]) -> list[str]:
-    """Words (in the first tool's name order) whose stems every tool's name contains."""
-    if not tools:
-        return []
-    common = set.intersection(*({stem(w) for w in name_tokens(t)} for t in tools))
-    return [w for w in name_tokens(tools[0]) if stem(w) in common]
-
-
-def distinguishing_description_words(tool: Tool, others: Sequence[Tool], limit: int = 3) -> list[str]:
-    """Description words (first occurrences, in order) whose stems no other tool's description
-    or name carries."""
-    other: set[str] = set()
-    for o in others:
-        if o.name != tool.name:
-            other |= tool_stems(o)
-    seen: set[str] = set()
-    out: list[str] = []
-    for w in words(tool.description):
-        s = stem(w)
-        if s in other or s in seen or (w in STOPWORDS and w not in KEEP_WORDS) or len(w) < 3:
-            continue
-        seen.add(s)
-        out.append(w)
-        if len(out) == limit:
-            break
-    return out
 
 
 def overlap(text_stems: Iterable[str], tool: Tool, *, name_weight: float = 2.0) -> float:

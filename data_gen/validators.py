@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from data_gen.format import parse_assistant, render_assistant
 from data_gen.phrasing import artefacts, names_read_out
 from data_gen.schema import Dialogue, Tool, Verdict
-from data_gen.text import content_stems, name_tokens, stem
+from data_gen.text import content_stems, name_tokens, stem, tool_stems
 from data_gen.values import check_arguments
 
 ACT_OF_ACTION = {
@@ -111,10 +111,6 @@ def toolargs_validator(d: Dialogue) -> Verdict:
     return Verdict(validator=name, passed=True)
 
 
-def _stems(tool: Tool) -> set[str]:
-    return {stem(w) for w in name_tokens(tool)} | content_stems(tool.description)
-
-
 def near_duplicates(gold: Tool, candidates: Sequence[Tool]) -> list[Tool]:
     """Candidates a user could mean instead of `gold`: the same name family (half of the name
     words shared) or half of the description's content words shared."""
@@ -160,7 +156,7 @@ def naturalness_validator(d: Dialogue) -> Verdict:
             if t.role == "user":
                 user_stems |= content_stems(t.content)
         for other in near_duplicates(gold, d.candidate_tools):
-            if not (_stems(gold) - _stems(other)) & user_stems:
+            if not (tool_stems(gold) - tool_stems(other)) & user_stems:
                 return _fail(
                     name,
                     f"unsettled_choice: the user never said what separates {gold.name} from {other.name}",

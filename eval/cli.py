@@ -35,10 +35,9 @@ def _user_proxy(spec: str, base_url: str | None, n: int, m: int):  # noqa: ANN20
     from data_gen.agents import LLMUser, LLMVoter, ScriptedUser, ScriptedVoter, VotingUser
 
     if spec == "scripted":
-        from data_gen.similarity import get_encoder
-
-        # The benchmark's own wording bank, and questions read by meaning (sentence encoder).
-        user = ScriptedUser(phrasing="heldout", encoder=get_encoder())
+        # The benchmark's own wording bank; `_run` gives it the sentence encoder once the model
+        # and servers have answered, so that a bad server stays a one-line error.
+        user = ScriptedUser(phrasing="heldout")
         return VotingUser(user, ScriptedVoter(), n=n, m=m), None
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
@@ -83,7 +82,10 @@ async def _run(args: argparse.Namespace) -> Path:
             await user_backend.check()
         if budget is not None:  # once everything is reachable: an error stays the only line
             print(budget.describe(), file=sys.stderr)
-        near_dup = near_duplicate_flags(bench, get_encoder())
+        encoder = get_encoder()
+        near_dup = near_duplicate_flags(bench, encoder)
+        if hasattr(user.user, "encoder"):  # the scripted proxy reads questions by meaning too
+            user.user.encoder = encoder
         records: list[dict] = []
         timings: dict[str, float] = {}
         for mode in modes:

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
+from data_gen.agents import offered_options
 from data_gen.schema import Dialogue, SystemAction, Tool
 from data_gen.text import humanise_name, stem, words
 from data_gen.values import humanise_param
@@ -151,6 +152,9 @@ _FAIL = re.compile(
 )
 
 
+_PURPOSE = re.compile(r"(?:^|(?<=[.!]\s))(?:in order )?to [^,.?]*,", re.I)
+
+
 def _stems(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 
@@ -182,7 +186,12 @@ def classify_reply(text: str, candidates: Sequence[Tool], focus: Tool | None = N
         if len(named) >= 2:
             return "clarify"
         pool = [focus] if focus is not None else list(candidates)
-        if any(_names_param(low, stems, k) for t in pool for k in t.required):
+        asked = {k for t in pool for k in t.required if _names_param(low, stems, k)}
+        # A purpose clause ("To book a hotel room, I need ...") restates the task, it offers nothing.
+        offered = offered_options(_PURPOSE.sub("", text), candidates)
+        if len(offered) >= 2 and len(offered) > len(asked):
+            return "clarify"  # offers options by what they do; a parameter word is incidental
+        if asked:
             return "request"
         if len(named) == 1:
             return "suggest"

@@ -168,14 +168,15 @@ def _role_playing_responder(request: dict) -> str:
     if system.startswith("Write the goal"):
         return "I want this done today."
     if system.startswith("You play a person"):
-        gold = re.search(r"never say its name\): (\w+):", system).group(1)
+        desc = re.search(r"never say its name\): \w+: (.*)", system).group(1)
         values = system.split("never invent others): ", 1)[1].split("\n", 1)[0]
-        if len(messages) <= 2:
-            return "Hello, I need to " + gold.replace("_", " ") + "."
+        if len(messages) <= 2:  # says what it needs without naming the tool
+            return "Hello, what I need: " + desc
         return f"Here is what I have: {values}"
     names = re.findall(r'"name": "(\w+)"', system)
     if len(names) > 1:
-        pick = next((n for n in names if n.replace("_", " ") in last), None)
+        described = dict(re.findall(r'"name": "(\w+)", "description": "((?:[^"\\]|\\.)*)"', system))
+        pick = next((n for n in names if described.get(n) and described[n] in last), None)
         if pick is None:
             return (
                 "<think>Unclear.</think>\nWhich of these do you mean: "
