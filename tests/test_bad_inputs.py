@@ -1,12 +1,11 @@
 """Every bad input: exit code 2, one line on stderr naming the file and the field, no traceback,
-nothing half-written. The commands run in-process (`main(argv)`), so the table stays fast; the one
-case about `accelerate launch` needs a subprocess."""
+nothing half-written. The commands run in-process (`main(argv)`), so the table stays fast; the
+last test runs `python -m train.launch` (accelerate launch) in a subprocess."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -41,6 +40,13 @@ def _dialogue_calling_unoffered_tool() -> str:
         for call in turn.get("tool_calls") or []:
             call["name"] = "launch_rocket"
     return json.dumps(record) + "\n"
+
+
+def _recipe(dataset: str) -> str:
+    return f"model_name_or_path: tiny://llama\ndataset_path: {dataset}\noutput_dir: {{dir}}/sft\nreport_to: none\n"
+
+
+LAUNCH = ["--config_file", "accelerate_configs/cpu.yaml", "train/sft.py"]
 
 
 def _cfg(text: str) -> str:
@@ -279,6 +285,63 @@ CASES = [
         ["{dir}/r.yaml"],
         ("d.jsonl", "tool_calls", "launch_rocket", "candidate_tools"),
     ),
+    Case(
+        "recipe-unknown-key",
+        "train",
+        {"r.yaml": "learning_rat: 2.0e-4\n"},
+        ["{dir}/r.yaml"],
+        ("r.yaml", "unknown key 'learning_rat'"),
+    ),
+    Case(
+        "recipe-no-dataset",
+        "train",
+        {"r.yaml": "output_dir: {dir}/sft\nreport_to: none\n"},
+        ["{dir}/r.yaml"],
+        ("r.yaml", "dataset_path", "not set"),
+    ),
+    Case(
+        "recipe-dataset-missing",
+        "train",
+        {"r.yaml": _recipe("{dir}/nope.jsonl")},
+        ["{dir}/r.yaml"],
+        ("r.yaml", "dataset_path", "nope.jsonl", "not found"),
+    ),
+    Case(
+        "train-dialogues-not-utf8",
+        "train",
+        {"d.jsonl": b'{"id": "\xff"}\n', "r.yaml": _recipe("{dir}/d.jsonl")},
+        ["{dir}/r.yaml"],
+        ("d.jsonl", "line 1", "UTF-8"),
+    ),
+    # --- python -m train.launch (accelerate launch with the recipe checked first): no process starts
+    Case(
+        "launch-recipe-epochs-negative",
+        "launch",
+        {"r.yaml": "num_train_epochs: -3\n"},
+        [*LAUNCH, "{dir}/r.yaml"],
+        ("r.yaml", "num_train_epochs", "greater than 0"),
+    ),
+    Case(
+        "launch-override-not-a-number",
+        "launch",
+        {"r.yaml": _recipe(str(SMALL))},
+        [*LAUNCH, "{dir}/r.yaml", "--learning_rate", "fast"],
+        ("r.yaml", "learning_rate", "fast"),
+    ),
+    Case(
+        "launch-dataset-missing",
+        "launch",
+        {"r.yaml": _recipe("{dir}/nope.jsonl")},
+        [*LAUNCH, "{dir}/r.yaml"],
+        ("r.yaml", "dataset_path", "nope.jsonl", "not found"),
+    ),
+    Case(
+        "launch-prefix-shared-flash",
+        "launch",
+        {"r.yaml": _recipe(str(SMALL)) + "slicing: prefix_shared\nattn_implementation: flash_attention_2\n"},
+        [*LAUNCH, "{dir}/r.yaml"],
+        ("r.yaml", "prefix_shared", "attn_implementation"),
+    ),
 ]
 
 
@@ -287,6 +350,8 @@ def _main(command: str) -> Callable[[list[str]], int]:
         from data_gen.cli import main
     elif command == "eval":
         from eval.cli import main
+    elif command == "launch":
+        from train.launch import main
     else:
         from train.sft import main
     return main
@@ -334,29 +399,47 @@ def test_bad_input(
     ), left
 
 
-@pytest.mark.skipif(
-    shutil.which("accelerate") is None and not (Path(sys.executable).parent / "accelerate").exists(),
-    reason="accelerate not installed",
+@pytest.mark.parametrize(
+    ("where", "files", "needles"),
+    [
+        # caught by the launcher before any process starts
+        ("launcher", {"r.yaml": "num_train_epochs: -3\n"}, ("r.yaml", "num_train_epochs")),
+        # caught by train/sft.py in the process accelerate started: its exit code comes through
+        (
+            "script",
+            {"d.jsonl": _dialogue_calling_unoffered_tool(), "r.yaml": _recipe("{dir}/d.jsonl")},
+            ("d.jsonl", "launch_rocket", "candidate_tools"),
+        ),
+    ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="accelerate's simple launcher turns any non-zero child exit into its own CalledProcessError "
-    "traceback and exit 1; train/sft.py cannot change its parent's exit (open: a validating launcher)",
-)
-def test_sft_error_under_accelerate_launch_is_one_line(tmp_path: Path) -> None:
-    recipe = tmp_path / "r.yaml"
-    recipe.write_text("num_train_epochs: -3\n", encoding="utf-8")
-    accelerate = str(Path(sys.executable).parent / "accelerate")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled", "PYTHONPATH": str(ROOT)}
+def test_sft_error_under_accelerate_launch_is_one_line(
+    tmp_path: Path, where: str, files: dict[str, str], needles: tuple[str, ...]
+) -> None:
+    """The real launcher in a subprocess: exit 2, one line, no accelerate traceback. (Plain
+    `accelerate launch` raises its own CalledProcessError whatever the script exits with.)"""
+    for name, content in files.items():
+        (tmp_path / name).write_text(content.replace("{dir}", str(tmp_path)), encoding="utf-8")
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "WANDB_MODE": "disabled",
+        "OMP_NUM_THREADS": "1",  # as `make demo` sets it: accelerate warns about defaults otherwise
+        "PYTHONPATH": str(ROOT),
+    }
+    env.pop("DIAFORGE_DEBUG", None)
     proc = subprocess.run(
-        [accelerate, "launch", "--config_file", "accelerate_configs/cpu.yaml", "train/sft.py", str(recipe)],
+        [sys.executable, "-m", "train.launch", *LAUNCH, str(tmp_path / "r.yaml")],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("[diaforge]")]
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    assert len(lines) == 1 and "num_train_epochs" in lines[0], proc.stderr[-2000:]
+    assert len(lines) == 1, proc.stderr[-2000:]
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    # no output folder, nothing half-written
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(files)

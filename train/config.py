@@ -400,6 +400,29 @@ def check_ranges(training_args: Any, model_args: Any, *, where: str) -> None:
         raise RecipeError(f"{where}: warmup_ratio must lie in [0, 1], got {ratio}")
 
 
+def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, where: str) -> None:
+    """The checks that need more than one key or a look at the disk: dataset files that exist, no
+    TRL loss masking on top of ours, and an attention that takes prefix-shared rows; `where` (the recipe file) starts the
+    one-line `RecipeError`. `train/sft.py` runs them after parsing, `python -m train.launch` before
+    any process starts."""
+    if not diaforge_args.dataset_path:
+        raise RecipeError(f"{where}: dataset_path is not set (the dialogue JSONL file(s) to train on)")
+    for key in ("dataset_path", "eval_dataset_path"):
+        for path in getattr(diaforge_args, key) or []:
+            if not Path(path).expanduser().is_file():
+                raise RecipeError(f"{where}: {key}: {path}: file not found")
+    if training_args.assistant_only_loss:
+        raise RecipeError(f"{where}: assistant_only_loss: turn slicing masks the loss itself; remove the key")
+    attn = model_args.attn_implementation
+    if diaforge_args.slicing == "prefix_shared" and attn and attn not in ("sdpa", "eager", "flex_attention"):
+        # Its rows carry a 4D attention mask: SDPA (or eager; flex gets a BlockMask) takes it,
+        # flash attention cannot.
+        raise RecipeError(
+            f"{where}: slicing: prefix_shared needs attn_implementation sdpa, eager or flex_attention, "
+            f"got {attn!r}"
+        )
+
+
 def resolved_recipe(diaforge_args: Any, training_args: Any, model_args: Any) -> dict[str, Any]:
     """Every field of the three dataclasses with its final value: a flat mapping that parses back
     as a recipe (`recipe_resolved.yaml`)."""
