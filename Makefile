@@ -82,7 +82,7 @@ demo: setup
 	$(PY) -m data_gen generate --catalogue data_gen/assets/catalogue_train.json --out $(DEMO_DIR)/data \
 	    --num-dialogues $(DEMO_DIALOGUES) --seed 0
 	@echo "== [3/6] LoRA fine-tuning on CPU"
-	OMP_NUM_THREADS=$$(nproc) $(VENV)/bin/accelerate launch --config_file accelerate_configs/cpu.yaml \
+	OMP_NUM_THREADS=$$(nproc) $(PY) -m train.launch --config_file accelerate_configs/cpu.yaml \
 	    train/sft.py recipes/smollm2-135m/demo.yaml
 	@echo "== [4/6] evaluation on the held-out benchmark (static and dynamic): base, then tuned"
 	$(MAKE) --no-print-directory eval MODEL=$(SMOLLM2_DIR) EVAL_ARGS="$(DEMO_EVAL_ARGS) --label base --out $(DEMO_DIR)/eval/base"
