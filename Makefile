@@ -54,6 +54,15 @@ SMOLLM2_DIR ?= outputs/models/SmolLM2-135M-Instruct
 model: setup
 	$(PY) -m data_gen.llm.smollm2 --out $(SMOLLM2_DIR)
 
+# An OpenAI-compatible server for SmolLM2 on this machine (`transformers serve`; needs the serve
+# extra, installed by setup): make serve [SERVE_PORT=8000]. Point any `--backend openai` command at
+# it with --base-url http://127.0.0.1:$(SERVE_PORT)/v1 --model $(SMOLLM2_DIR).
+SERVE_PORT ?= 8000
+.PHONY: serve
+serve: model
+	HF_HUB_OFFLINE=1 $(VENV)/bin/transformers serve --host 127.0.0.1 --port $(SERVE_PORT) --device cpu \
+	    --log-level info $(SMOLLM2_DIR)
+
 # The whole loop on the embedded default (SmolLM2-135M-Instruct, scripted agents, CPU), as one
 # resumable command that times its stages (eval/demo.py): materialise the model, generate the
 # training corpus from the training lines of business, fine-tune through the public command,

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from data_gen.cliargs import OneLineArgumentParser, finite_float, non_negative_int, positive_int
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.llm.base import BackendConfigError
@@ -184,7 +185,7 @@ def _cmd_phrasing_overlap(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m data_gen", description=__doc__.splitlines()[0])
+    parser = OneLineArgumentParser(prog="python -m data_gen", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("analyze", help="near-duplicate statistics of a tool catalogue (DiaFORGE A.4)")
@@ -192,9 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--catalogue", required=True, help="OpenAI specs (JSON list or JSONL), paper maps, or OpenAPI 3"
     )
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
-    p.add_argument("--threshold", type=float, default=0.70, help="near-duplicate threshold (default 0.70)")
-    p.add_argument("--k", type=int, default=5, help="distractors retrieved per tool (default 5)")
-    p.add_argument("--top", type=int, default=10, help="pairs to list in the summary (default 10)")
+    p.add_argument(
+        "--threshold", type=finite_float, default=0.70, help="near-duplicate threshold (default 0.70)"
+    )
+    p.add_argument("--k", type=positive_int, default=5, help="distractors retrieved per tool (default 5)")
+    p.add_argument("--top", type=positive_int, default=10, help="pairs to list in the summary (default 10)")
     p.add_argument("--encoder", choices=("auto", "minilm", "tfidf"), default="auto")
     p.set_defaults(func=_cmd_analyze)
 
@@ -212,22 +215,26 @@ def build_parser() -> argparse.ArgumentParser:
         "prompt, for parity with its paper: gpt-4o-mini there)",
     )
     c.add_argument("--base-url", help="OpenAI-compatible server for an LLM counter")
-    c.add_argument("--concurrency", type=int, default=4, help="dialogues counted at once by an LLM counter")
+    c.add_argument(
+        "--concurrency", type=positive_int, default=4, help="dialogues counted at once by an LLM counter"
+    )
     c.set_defaults(func=_cmd_analyze_corpus)
 
     g = sub.add_parser("generate", help="synthesise validated disambiguation dialogues (UTC-Gen)")
     g.add_argument("--catalogue", help="tool catalogue to draw seed tools and distractors from")
     g.add_argument("--out", help="run folder (an existing one with the same configuration is resumed)")
-    g.add_argument("--num-dialogues", type=int, help="seeds to run (default 100)")
+    g.add_argument("--num-dialogues", type=positive_int, help="seeds to run (default 100)")
     g.add_argument("--backend", help="backend for every role: scripted (default), openai or hf")
     g.add_argument("--model", help="model name (openai) or folder (hf)")
     g.add_argument("--base-url", help="OpenAI-compatible server URL; the API key comes from OPENAI_API_KEY")
-    g.add_argument("--concurrency", type=int, help="model requests in flight (default 8)")
+    g.add_argument("--concurrency", type=positive_int, help="model requests in flight (default 8)")
     g.add_argument("--seed", type=int, help="run seed (default 0)")
     g.add_argument("--config", help="YAML config: any field of GenerationConfig, plus per-role backends")
-    g.add_argument("--k", type=int, help="distractors per candidate pool (default 5)")
-    g.add_argument("--t-max", type=int, help="turn cap per dialogue (default 10)")
-    g.add_argument("--max-attempts", type=int, help="attempts per seed on a wrong selection (default 5)")
+    g.add_argument("--k", type=positive_int, help="distractors per candidate pool (default 5)")
+    g.add_argument("--t-max", type=positive_int, help="turn cap per dialogue (default 10)")
+    g.add_argument(
+        "--max-attempts", type=positive_int, help="attempts per seed on a wrong selection (default 5)"
+    )
     g.add_argument(
         "--distractors", choices=("nearest", "random"), help="distractor sampling (ablation: random)"
     )
@@ -237,8 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("train", "heldout"),
         help="wording bank of the scripted agents (default train; the benchmark uses heldout)",
     )
-    g.add_argument("--num-shards", type=int, help="split the seeds across machines")
-    g.add_argument("--shard-index", type=int, help="which shard this process runs (0-based)")
+    g.add_argument("--num-shards", type=positive_int, help="split the seeds across machines")
+    g.add_argument("--shard-index", type=non_negative_int, help="which shard this process runs (0-based)")
     g.add_argument("--personas", help="persona JSONL (ours or PersonaHub-style); bundled bank by default")
     g.add_argument("--no-plots", action="store_true")
     g.add_argument("--no-export", action="store_true", help="skip the HF exports")
@@ -249,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--catalogue", default="data_gen/assets/catalogue.json")
     b.add_argument("--split", default="heldout", help="tool split to use ('' for all tools)")
     b.add_argument("--out", default="eval/benchmarks/diabench_heldout_v1.jsonl")
-    b.add_argument("--seeds-per-tool", type=int, default=1)
+    b.add_argument("--seeds-per-tool", type=positive_int, default=1)
     b.add_argument("--seed", type=int, default=20260101)
     b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
     b.add_argument("--quiet", action="store_true")

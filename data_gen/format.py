@@ -80,6 +80,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from data_gen.hygiene import json_problem
 from data_gen.schema import Dialogue, Tool, ToolCall, Turn, write_jsonl
 
 MODES = ("prompt", "native")
@@ -214,6 +215,9 @@ def _coerce_args(args: Any, label: str, key: str) -> tuple[dict[str, Any] | None
             return None, f"{label} has '{key}' that is not valid JSON: {_decode_error(exc)}"
     if not isinstance(args, dict):
         return None, f"{label} has '{key}' that is not an object"
+    problem = json_problem(args)
+    if problem is not None:
+        return None, f"{label} has '{key}' that JSON cannot hold ({problem[0]}: {problem[1]})"
     return args, None
 
 

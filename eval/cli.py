@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from data_gen.cliargs import OneLineArgumentParser, finite_float, positive_int
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.llm.base import BackendConfigError, BackendError
@@ -255,8 +256,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
     p.add_argument("--mode", default="prompt", choices=("prompt", "native"), help="tool presentation")
     p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--max-new-tokens", type=int, default=384)
+    p.add_argument("--batch-size", type=positive_int, default=8)
+    p.add_argument("--max-new-tokens", type=positive_int, default=384)
     p.add_argument("--device", default="cpu")
     p.add_argument(
         "--tool-style", default="json", choices=("json", "compact"), help="tool listing in prompt mode"
@@ -546,7 +547,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
         help="dicebench: every documented tool in every instance (DICE-Bench's prompt, default) "
         "or only the functions an instance calls",
     )
-    i.add_argument("--limit", type=int, help="import at most this many records (bfcl: per category)")
+    i.add_argument("--limit", type=positive_int, help="import at most this many records (bfcl: per category)")
     i.add_argument("--json", action="store_true", help="print the import reports as JSON")
     i.set_defaults(func=_cmd_import)
 
@@ -558,12 +559,15 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
         help="comma-separated BFCL categories or groups: parity (the five of DiaFORGE C.6, default), "
         "single_turn (all 13), all (single- and multi-turn)",
     )
-    b.add_argument("--limit", type=int, help="first N entries of each category")
+    b.add_argument("--limit", type=positive_int, help="first N entries of each category")
     b.add_argument("--data", help="BFCL data folder (default: the installed bfcl-eval wheel)")
     b.add_argument("--out", help="run folder (default outputs/bfcl/<model>-<mode>)")
     b.add_argument("--baseline", help="run folder (or bfcl_metrics.json) of the base model: report deltas")
     b.add_argument(
-        "--tolerance", type=float, default=0.02, help="allowed accuracy drop per category (default 0.02)"
+        "--tolerance",
+        type=finite_float,
+        default=0.02,
+        help="allowed accuracy drop per category (default 0.02)",
     )
     b.add_argument(
         "--fail-on-regression",
@@ -601,8 +605,8 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     n.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
     n.add_argument("--mode", default="prompt", choices=("prompt", "native"))
     n.add_argument("--base-url")
-    n.add_argument("--batch-size", type=int, default=8)
-    n.add_argument("--max-new-tokens", type=int, default=384)
+    n.add_argument("--batch-size", type=positive_int, default=8)
+    n.add_argument("--max-new-tokens", type=positive_int, default=384)
     n.add_argument("--device", default="cpu")
     n.add_argument("--tool-style", default="json", choices=("json", "compact"))
     n.add_argument("--label")
@@ -616,7 +620,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
         choices=("reply", "label"),
         help="read the action off a reply, or ask for a label",
     )
-    n.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
+    n.add_argument("--limit", type=positive_int, help="a seeded sample of this many dialogues")
     n.add_argument("--seed", type=int, default=0)
     n.add_argument("--out", help="run folder (default outputs/next_action/<model>-<mode>)")
     n.add_argument("--predictions", help="rescore a next_action_predictions.jsonl (no model)")
@@ -643,13 +647,15 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm", *POLICIES))
     d.add_argument("--mode", default="prompt", choices=("prompt", "native"))
     d.add_argument("--base-url")
-    d.add_argument("--batch-size", type=int, default=8)
-    d.add_argument("--max-new-tokens", type=int, default=2000, help="DICE-Bench generates up to 2000")
+    d.add_argument("--batch-size", type=positive_int, default=8)
+    d.add_argument(
+        "--max-new-tokens", type=positive_int, default=2000, help="DICE-Bench generates up to 2000"
+    )
     d.add_argument("--device", default="cpu")
     d.add_argument("--tool-style", default="json", choices=("json", "compact"))
     d.add_argument("--label")
     d.add_argument("--quiet", action="store_true")
-    d.add_argument("--limit", type=int, help="the first N instances")
+    d.add_argument("--limit", type=positive_int, help="the first N instances")
     d.add_argument("--out", help="run: folder for the prediction files (default outputs/dicebench/<model>)")
     d.add_argument("--json", action="store_true", help="also print the metrics as JSON")
     d.set_defaults(func=_cmd_dicebench)
@@ -661,8 +667,8 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
     t.add_argument("--mode", default="prompt", choices=("prompt", "native"))
     t.add_argument("--base-url")
-    t.add_argument("--batch-size", type=int, default=8)
-    t.add_argument("--max-new-tokens", type=int, default=384)
+    t.add_argument("--batch-size", type=positive_int, default=8)
+    t.add_argument("--max-new-tokens", type=positive_int, default=384)
     t.add_argument("--device", default="cpu")
     t.add_argument("--tool-style", default="json", choices=("json", "compact"))
     t.add_argument("--label")
@@ -670,7 +676,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--bench", default=DEFAULT_BENCH, help=f"reference dialogues JSONL (default {DEFAULT_BENCH})"
     )
-    t.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
+    t.add_argument("--limit", type=positive_int, help="a seeded sample of this many dialogues")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--out", help="run folder (default outputs/turn_level/<model>-<mode>)")
     t.add_argument("--records", help="rescore a turn_level_records.jsonl (no model)")
@@ -679,7 +685,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="python -m eval", description="Evaluate tool-calling models (DiaFORGE §3.3)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -706,12 +712,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--judge", help="model name for the ConvRel rubric judge (OpenAI-compatible); offline: not computed"
     )
     r.add_argument("--judge-base-url")
-    r.add_argument("--t-max", type=int, default=10)
-    r.add_argument("--n-samples", type=int, default=3, help="user-proxy candidates per turn (n)")
-    r.add_argument("--n-voters", type=int, default=3, help="voters per turn (m)")
-    r.add_argument("--limit", type=int, help="evaluate a seeded sample of this many dialogues")
+    r.add_argument("--t-max", type=positive_int, default=10)
+    r.add_argument("--n-samples", type=positive_int, default=3, help="user-proxy candidates per turn (n)")
+    r.add_argument("--n-voters", type=positive_int, default=3, help="voters per turn (m)")
+    r.add_argument("--limit", type=positive_int, help="evaluate a seeded sample of this many dialogues")
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--batch-size", type=int, default=8)
+    r.add_argument("--batch-size", type=positive_int, default=8)
     r.add_argument(
         "--max-new-tokens",
         type=max_new_tokens_arg,
@@ -751,6 +757,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        out = getattr(args, "out", None)
+        is_run_folder = args.command in ("run", "compare", "next-action", "turn-level")
+        if out and is_run_folder and Path(out).exists() and not Path(out).is_dir():
+            raise InputError(
+                "exists and is not a folder; --out names the run folder", path=out, field="--out"
+            )
         with results_only_on_stdout():
             return args.func(args)
     except (InputError, BackendConfigError) as exc:

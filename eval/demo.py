@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from data_gen.cliargs import non_negative_int, positive_int
 from data_gen.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,11 +134,6 @@ def _python(*args: Any) -> list[str]:
     return [sys.executable, *map(str, args)]
 
 
-def _accelerate() -> list[str]:
-    launcher = Path(sys.executable).with_name("accelerate")
-    return [str(launcher)] if launcher.exists() else _python("-m", "accelerate.commands.launch")
-
-
 def _complete_run(folder: Path) -> bool:
     return (folder / "metrics.json").is_file()
 
@@ -182,8 +178,7 @@ def _generate_command(cfg: DemoConfig, data: Path) -> list[str]:
 
 def train_command(cfg: DemoConfig, data: Path, output_dir: Path, train_dialogues: int | None) -> list[str]:
     command = [
-        *_accelerate(),
-        "launch",
+        *_python("-m", "train.launch"),
         "--config_file",
         "accelerate_configs/cpu.yaml",
         "train/sft.py",
@@ -522,13 +517,19 @@ def add_demo_parsers(sub: Any) -> None:
         )
         p.add_argument("--recipe", type=Path, default=defaults.recipe, help=f"default {defaults.recipe}")
         p.add_argument("--catalogue", type=Path, default=defaults.catalogue, help="training tool catalogue")
-        p.add_argument("--dialogues", type=int, default=defaults.dialogues, help="dialogues to generate")
+        p.add_argument(
+            "--dialogues", type=positive_int, default=defaults.dialogues, help="dialogues to generate"
+        )
         p.add_argument("--bench", type=Path, default=defaults.bench, help="held-out benchmark")
-        p.add_argument("--limit", type=int, default=defaults.limit, help="benchmark dialogues evaluated")
-        p.add_argument("--t-max", type=int, default=defaults.t_max, help="turn pairs of the dynamic loop")
-        p.add_argument("--batch-size", type=int, default=defaults.batch_size)
-        p.add_argument("--seed", type=int, default=defaults.seed)
-        p.add_argument("--threads", type=int, help="torch threads (default: every core)")
+        p.add_argument(
+            "--limit", type=positive_int, default=defaults.limit, help="benchmark dialogues evaluated"
+        )
+        p.add_argument(
+            "--t-max", type=positive_int, default=defaults.t_max, help="turn pairs of the dynamic loop"
+        )
+        p.add_argument("--batch-size", type=positive_int, default=defaults.batch_size)
+        p.add_argument("--seed", type=non_negative_int, default=defaults.seed)
+        p.add_argument("--threads", type=positive_int, help="torch threads (default: every core)")
         p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
         if name == "demo":
             p.add_argument(
