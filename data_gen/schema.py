@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from data_gen.errors import InputError
+from data_gen.hygiene import MAX_DEPTH, json_problem, load_json, read_text_file
 
 SCHEMA_VERSION = "1.0"
 
@@ -384,13 +385,13 @@ def iter_jsonl(
         raise InputError("file not found", path=p)
     if p.is_dir():
         raise InputError("is a directory, expected a JSONL file", path=p)
-    with p.open("r", encoding="utf-8") as fh:
-        lines = fh.readlines()
+    lines = read_text_file(p, what="JSONL file").split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = load_json(line, path=p, record=lineno)
         except json.JSONDecodeError as exc:
             if tolerate_truncated_tail and lineno == len(lines) and not line.endswith("\n"):
                 return
@@ -408,10 +409,25 @@ def read_jsonl(path: str | Path, model: type[M], *, allow_empty: bool = False, *
     return records
 
 
+class UnsavableRecord(ValueError):
+    """A record holds a value strict JSON cannot hold (inf, NaN, a lone surrogate, nesting past
+    `data_gen.hygiene.MAX_DEPTH`). `field` names where; nothing was written."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field, self.reason = field, reason
+        super().__init__(f"field {field!r}: {reason}")
+
+
 def dump_record(record: BaseModel | dict[str, Any]) -> str:
-    """One record as a single JSON line (no trailing newline)."""
+    """One record as a single JSON line (no trailing newline). Raises `UnsavableRecord` instead
+    of writing `Infinity`, or `null` for inf (what pydantic's JSON mode does), or crashing on a
+    lone surrogate."""
+    raw = record.model_dump() if isinstance(record, BaseModel) else record
+    problem = json_problem(raw, max_depth=MAX_DEPTH + 16)
+    if problem is not None:
+        raise UnsavableRecord(*problem)
     obj = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel | dict[str, Any]]) -> int:
@@ -420,13 +436,18 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel | dict[str, Any]])
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")
     n = 0
-    with tmp.open("w", encoding="utf-8") as fh:
-        for rec in records:
-            fh.write(dump_record(rec) + "\n")
-            n += 1
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, p)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(dump_record(rec) + "\n")
+                n += 1
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        # Nothing half-written: the old file (if any) stays as it was.
+        tmp.unlink(missing_ok=True)
+        raise
     return n
 
 
@@ -444,6 +465,7 @@ class JsonlAppender:
         self._fh = self.path.open("a", encoding="utf-8")
 
     def write(self, record: BaseModel | dict[str, Any]) -> None:
+        """Append one record; an `UnsavableRecord` writes nothing."""
         self._fh.write(dump_record(record) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
@@ -459,14 +481,25 @@ class JsonlAppender:
 
 
 def _drop_truncated_tail(path: Path) -> None:
+    """Cut a last line that a crash left unfinished; a complete last record that only lacks its
+    newline (a file edited by hand, another tool's writer) is kept and given its newline."""
     if not path.exists() or path.stat().st_size == 0:
         return
     data = path.read_bytes()
     if data.endswith(b"\n"):
         return
     cut = data.rfind(b"\n") + 1  # 0 when the only line is truncated
+    try:
+        json.loads(data[cut:].decode("utf-8"))
+        complete = True
+    except (ValueError, RecursionError):
+        complete = False
     with path.open("r+b") as fh:
-        fh.truncate(cut)
+        if complete:
+            fh.seek(0, os.SEEK_END)
+            fh.write(b"\n")
+        else:
+            fh.truncate(cut)
 
 
 def load_dialogues(path: str | Path, **kwargs: Any) -> list[Dialogue]:

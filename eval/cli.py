@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from data_gen.cliargs import OneLineArgumentParser, finite_float, positive_int
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
@@ -245,7 +246,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     else:
         from eval.peers.dicebench import load_dicebench
 
-        results.append(load_dicebench(args.src, tools=args.tools, graph=args.graph))
+        results.append(load_dicebench(args.src, tools=args.tools, graph=args.graph, tool_set=args.tool_set))
     dialogues = [d for r in results for d in r.dialogues]
     if args.format != "bfcl" and args.limit is not None:
         dialogues = dialogues[: args.limit]
@@ -270,8 +271,8 @@ def _add_model_args(p: argparse.ArgumentParser, *, required: bool = True, what: 
     )
     p.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm"))
     p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--max-new-tokens", type=int, default=384)
+    p.add_argument("--batch-size", type=positive_int, default=8)
+    p.add_argument("--max-new-tokens", type=positive_int, default=384)
     p.add_argument("--device", default="cpu")
     p.add_argument("--label", help="name of the model in reports")
     p.add_argument("--quiet", action="store_true")
@@ -396,7 +397,7 @@ def _load_model(args: argparse.Namespace):  # noqa: ANN202 - (ModelUnderTest, Fo
 
     offline_env()
     cfg, choice = model_spec(args)
-    if cfg.backend != "openai" and not args.quiet:
+    if cfg.backend in ("hf", "vllm") and not args.quiet:
         print(f"loading {args.model} ({args.backend}; {_format_line(choice)}) ...", file=sys.stderr)
     model = ModelUnderTest(cfg)
     if args.label:
@@ -441,13 +442,29 @@ async def _with_model(args: argparse.Namespace, fn):  # noqa: ANN001, ANN202
 
 
 def _cmd_bfcl(args: argparse.Namespace) -> int:
-    from eval.peers.bfcl import CATEGORIES, compare_bfcl, format_bfcl, load_bfcl, run_bfcl, write_bfcl_run
+    from eval.peers.bfcl import (
+        ALL_CATEGORIES,
+        CATEGORIES,
+        SINGLE_TURN,
+        compare_bfcl,
+        format_bfcl,
+        load_bfcl,
+        run_bfcl,
+        write_bfcl_run,
+    )
 
-    categories = [c.strip() for c in args.categories.split(",") if c.strip()]
-    bad = [c for c in categories if c not in CATEGORIES]
+    groups = {"parity": CATEGORIES, "single_turn": SINGLE_TURN, "all": ALL_CATEGORIES}
+    categories = [
+        c
+        for part in args.categories.split(",")
+        if part.strip()
+        for c in groups.get(part.strip(), (part.strip(),))
+    ]
+    bad = [c for c in categories if c not in ALL_CATEGORIES]
     if bad or not categories:
         raise InputError(
-            f"unknown BFCL category {bad[0] if bad else '(none)'!r}; choose from {', '.join(CATEGORIES)}"
+            f"unknown BFCL category {bad[0] if bad else '(none)'!r}; choose from "
+            f"{', '.join(ALL_CATEGORIES)}, or a group: {', '.join(groups)}"
         )
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}")
@@ -483,6 +500,40 @@ def _bench(args: argparse.Namespace) -> list:
     return sample_benchmark(load_dialogues(args.bench), args.limit, args.seed)
 
 
+def _cmd_next_action_score(args: argparse.Namespace) -> int:
+    """``next-action score``: gold and predicted label files in a peer's published form."""
+    from eval.peers.next_action import (
+        format_label_scores,
+        label_of,
+        read_label_file,
+        read_states,
+        score_dst,
+        score_label_files,
+    )
+
+    if not args.gold or not args.pred:
+        raise InputError("next-action score needs --gold FILE and --pred FILE")
+    if args.task == "dst":
+        gold, pred = read_states(args.gold, gold=True), read_states(args.pred, gold=False)
+    else:
+        gold = [label_of(x, args.gold, i) for i, x in enumerate(read_label_file(args.gold), start=1)]
+        pred = [label_of(x, args.pred, i) for i, x in enumerate(read_label_file(args.pred), start=1)]
+    if len(gold) != len(pred):
+        raise InputError(f"{len(gold)} gold labels but {len(pred)} predictions", path=args.pred)
+    if args.task == "dst":
+        metrics = score_dst(gold, pred)
+        emit(
+            f"DST: accuracy {metrics['accuracy']:.3f} ({metrics['n'] - metrics['errors']}/{metrics['n']}), "
+            f"generation errors {metrics['generation_errors']}"
+        )
+    else:
+        metrics = score_label_files(gold, pred, labels=args.labels)
+        emit(format_label_scores(metrics))
+    if args.json:
+        emit(json.dumps(metrics, indent=2))
+    return 0
+
+
 def _cmd_next_action(args: argparse.Namespace) -> int:
     from eval.peers.next_action import (
         format_next_action,
@@ -491,6 +542,8 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
         write_next_action_run,
     )
 
+    if args.verb == "score":
+        return _cmd_next_action_score(args)
     if args.predictions:
         from eval.peers import read_json_lines
 
@@ -509,7 +562,12 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
         raise InputError("next-action needs --model (or --predictions FILE to rescore saved predictions)")
     bench = _bench(args)
     (metrics, records), choice = asyncio.run(
-        _with_model(args, lambda m: run_next_action(m, bench, method=args.method, progress=not args.quiet))
+        _with_model(
+            args,
+            lambda m: run_next_action(
+                m, bench, method=args.method, labels=args.labels, progress=not args.quiet
+            ),
+        )
     )
     metrics["model"] = args.label or args.model
     metrics["benchmark"] = args.bench
@@ -520,6 +578,48 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
     _log_peer_run(args, out, metrics, "next-action")
     emit(format_next_action(metrics))
     emit(f"run folder: {out}")
+    return 0
+
+
+def _cmd_dicebench(args: argparse.Namespace) -> int:
+    from eval.peers.dicebench import (
+        format_dice_em,
+        load_dicebench,
+        read_dice_predictions,
+        run_dicebench,
+        score_dice_predictions,
+        write_dice_predictions,
+    )
+
+    result = load_dicebench(args.data, tools=args.tools, tool_set=args.tool_set)
+    dialogues = result.dialogues[: args.limit] if args.limit is not None else result.dialogues
+    if args.verb == "score":
+        if not args.pred:
+            raise InputError("dicebench score needs --pred (a prediction file or folder)")
+        metrics = score_dice_predictions(dialogues, read_dice_predictions(args.pred))
+        metrics["predictions"] = args.pred
+    else:
+        if not args.model and args.backend not in POLICIES:
+            raise InputError("dicebench run needs --model (or a reference policy as --backend)")
+        files, choice = asyncio.run(
+            _with_model(args, lambda m: run_dicebench(m, dialogues, progress=not args.quiet))
+        )
+        label = args.label or args.model or args.backend
+        if args.model:
+            out = _run_folder(args, "dicebench", choice.prompt_format.prompt_mode)
+        else:
+            out = Path(args.out or f"outputs/dicebench/{label}")
+        paths = write_dice_predictions(out, label, files)
+        metrics = score_dice_predictions(dialogues, read_dice_predictions(out))
+        metrics["model"] = label
+        metrics["prompt_format"] = choice.as_dict()
+        (out / "dicebench_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        print(f"{len(paths)} prediction files -> {out}", file=sys.stderr)
+    metrics["data"] = args.data
+    metrics["tool_set"] = result.report.counts["tool_set"]
+    emit(format_dice_em(metrics))
+    if args.json:
+        emit(json.dumps(metrics, indent=2))
     return 0
 
 
@@ -569,11 +669,20 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
         help="file or folder (bfcl: a data folder or a category file; default: the installed bfcl-eval wheel)",
     )
     i.add_argument("--out", required=True, help="dialogues JSONL to write")
-    i.add_argument("--category", help="bfcl: comma-separated categories (default: all five)")
+    i.add_argument(
+        "--category", help="bfcl: comma-separated categories (default: the five of the parity check)"
+    )
     i.add_argument("--api-docs", help="tooldial: its API file (after_coor_before_emb.json)")
     i.add_argument("--tools", help="dicebench: tool_docs.json or tool_graph.json")
     i.add_argument("--graph", help="dicebench: tool_graph.json (node and edge counts in the report)")
-    i.add_argument("--limit", type=int, help="import at most this many records (bfcl: per category)")
+    i.add_argument(
+        "--tool-set",
+        default="all",
+        choices=("all", "own"),
+        help="dicebench: every documented tool in every instance (DICE-Bench's prompt, default) "
+        "or only the functions an instance calls",
+    )
+    i.add_argument("--limit", type=positive_int, help="import at most this many records (bfcl: per category)")
     i.add_argument("--json", action="store_true", help="print the import reports as JSON")
     i.set_defaults(func=_cmd_import)
 
@@ -581,15 +690,19 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     _add_model_args(b)
     b.add_argument(
         "--categories",
-        default="multiple,live_multiple,irrelevance,live_irrelevance,multi_turn_miss_param",
-        help="comma-separated BFCL categories (default: all five)",
+        default="parity",
+        help="comma-separated BFCL categories or groups: parity (the five of DiaFORGE C.6, default), "
+        "single_turn (all 13), all (single- and multi-turn)",
     )
-    b.add_argument("--limit", type=int, help="first N entries of each category")
+    b.add_argument("--limit", type=positive_int, help="first N entries of each category")
     b.add_argument("--data", help="BFCL data folder (default: the installed bfcl-eval wheel)")
     b.add_argument("--out", help="run folder (default outputs/bfcl/<model>-<prompt mode>)")
     b.add_argument("--baseline", help="run folder (or bfcl_metrics.json) of the base model: report deltas")
     b.add_argument(
-        "--tolerance", type=float, default=0.02, help="allowed accuracy drop per category (default 0.02)"
+        "--tolerance",
+        type=finite_float,
+        default=0.02,
+        help="allowed accuracy drop per category (default 0.02)",
     )
     b.add_argument(
         "--fail-on-regression",
@@ -599,7 +712,31 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     _add_wandb_args(b)
     b.set_defaults(func=_cmd_bfcl)
 
-    n = sub.add_parser("next-action", help="next-action prediction (ToolDial / DialogTool actions)")
+    n = sub.add_parser(
+        "next-action",
+        help="next-action prediction (ToolDial / DialogTool actions); 'next-action score' rescores label files",
+    )
+    n.add_argument(
+        "verb",
+        nargs="?",
+        choices=("run", "score"),
+        default="run",
+        help="run (default): predict with --model; score: compare --gold and --pred label files",
+    )
+    n.add_argument(
+        "--labels",
+        default="tooldial",
+        choices=("tooldial", "dialogtool"),
+        help="action label set: ToolDial's 8 system actions or DialogTool's 9 SGD actions",
+    )
+    n.add_argument("--gold", help="score: gold labels (JSON array of labels or of {'label': ...})")
+    n.add_argument("--pred", help="score: predicted labels (JSON array)")
+    n.add_argument(
+        "--task",
+        default="action",
+        choices=("action", "dst"),
+        help="score: action labels, or dialogue states (ToolDial DST exact match)",
+    )
     _add_model_args(n, required=False, what="; omit with --predictions")
     n.add_argument(
         "--bench", default=DEFAULT_BENCH, help=f"dialogues JSONL with action labels (default {DEFAULT_BENCH})"
@@ -610,13 +747,45 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
         choices=("reply", "label"),
         help="read the action off a reply, or ask for a label",
     )
-    n.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
+    n.add_argument("--limit", type=positive_int, help="a seeded sample of this many dialogues")
     n.add_argument("--seed", type=int, default=0)
     n.add_argument("--out", help="run folder (default outputs/next_action/<model>-<prompt mode>)")
     n.add_argument("--predictions", help="rescore a next_action_predictions.jsonl (no model)")
     n.add_argument("--json", action="store_true", help="with --predictions: also print the metrics as JSON")
     _add_wandb_args(n)
     n.set_defaults(func=_cmd_next_action)
+
+    d = sub.add_parser(
+        "dicebench",
+        help="DICE-Bench exact match per round and party count; 'run' queries a model, 'score' "
+        "rescores prediction files in DICE-Bench's own format",
+    )
+    d.add_argument("verb", choices=("run", "score"))
+    d.add_argument("--data", required=True, help="a round_<n>.json file or a folder of them")
+    d.add_argument("--tools", help="tool_docs.json or tool_graph.json (run: the tools in every prompt)")
+    d.add_argument(
+        "--tool-set",
+        default="all",
+        choices=("all", "own"),
+        help="all (default): every documented tool in every prompt, as DICE-Bench; own: an "
+        "instance's own functions only (not comparable with the paper)",
+    )
+    d.add_argument("--pred", help="score: <model>_round_<n>.json prediction file or folder")
+    d.add_argument("--model", help="run: model folder or served model name")
+    d.add_argument("--backend", default="hf", choices=("hf", "openai", "vllm", *POLICIES))
+    d.add_argument("--base-url")
+    d.add_argument("--batch-size", type=positive_int, default=8)
+    d.add_argument(
+        "--max-new-tokens", type=positive_int, default=2000, help="DICE-Bench generates up to 2000"
+    )
+    d.add_argument("--device", default="cpu")
+    d.add_argument("--label")
+    d.add_argument("--quiet", action="store_true")
+    d.add_argument("--limit", type=positive_int, help="the first N instances")
+    d.add_argument("--out", help="run: folder for the prediction files (default outputs/dicebench/<model>)")
+    d.add_argument("--json", action="store_true", help="also print the metrics as JSON")
+    _add_format_args(d)
+    d.set_defaults(func=_cmd_dicebench)
 
     t = sub.add_parser(
         "turn-level", help="turn-level function calling with gold history, chain score, DA accuracy"
@@ -625,7 +794,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--bench", default=DEFAULT_BENCH, help=f"reference dialogues JSONL (default {DEFAULT_BENCH})"
     )
-    t.add_argument("--limit", type=int, help="a seeded sample of this many dialogues")
+    t.add_argument("--limit", type=positive_int, help="a seeded sample of this many dialogues")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--out", help="run folder (default outputs/turn_level/<model>-<prompt mode>)")
     t.add_argument("--records", help="rescore a turn_level_records.jsonl (no model)")
@@ -635,7 +804,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="python -m eval", description="Evaluate tool-calling models (DiaFORGE §3.3)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -661,12 +830,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--judge", help="model name for the ConvRel rubric judge (OpenAI-compatible); offline: not computed"
     )
     r.add_argument("--judge-base-url")
-    r.add_argument("--t-max", type=int, default=10)
-    r.add_argument("--n-samples", type=int, default=3, help="user-proxy candidates per turn (n)")
-    r.add_argument("--n-voters", type=int, default=3, help="voters per turn (m)")
-    r.add_argument("--limit", type=int, help="evaluate a seeded sample of this many dialogues")
+    r.add_argument("--t-max", type=positive_int, default=10)
+    r.add_argument("--n-samples", type=positive_int, default=3, help="user-proxy candidates per turn (n)")
+    r.add_argument("--n-voters", type=positive_int, default=3, help="voters per turn (m)")
+    r.add_argument("--limit", type=positive_int, help="evaluate a seeded sample of this many dialogues")
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--batch-size", type=int, default=8)
+    r.add_argument("--batch-size", type=positive_int, default=8)
     r.add_argument(
         "--max-new-tokens",
         type=max_new_tokens_arg,
@@ -691,12 +860,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_wandb_args(c)
     c.set_defaults(func=_cmd_compare)
     _add_peer_parsers(sub)
+    from eval.demo import add_demo_parsers
+
+    add_demo_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        out = getattr(args, "out", None)
+        is_run_folder = args.command in ("run", "compare", "next-action", "turn-level")
+        if out and is_run_folder and Path(out).exists() and not Path(out).is_dir():
+            raise InputError(
+                "exists and is not a folder; --out names the run folder", path=out, field="--out"
+            )
         with results_only_on_stdout():
             return args.func(args)
     except (InputError, BackendConfigError) as exc:

@@ -101,6 +101,9 @@ class ModelSpec:
     """0 = greedy (the default: evaluation should be deterministic)."""
     batch_size: int = 8
     device: str = "cpu"
+    prefix_cache: bool = True
+    """`hf`: reuse the keys and values of each dialogue's earlier turns and of the shared system
+    prompt (`data_gen.llm.prefix_cache`); False recomputes every prompt with `model.generate`."""
     seed: int = 0
     """Seed of the reference policies (`random` draws its tool from it and the dialogue id)."""
 
@@ -253,8 +256,11 @@ def describe_checkpoint(path: str | Path) -> dict[str, Any]:
     )
 
 
-def load_hf_model(path: str | Path, *, device: str = "cpu"):  # noqa: ANN201 - (model, tokenizer, info)
-    """Loads a base, merged, or base + LoRA adapter model and its tokenizer, offline."""
+def load_hf_model(path: str | Path, *, device: str = "cpu", merge_adapter: bool = True):  # noqa: ANN201
+    """Loads a base, merged, or base + LoRA adapter model and its tokenizer, offline, and returns
+    ``(model, tokenizer, info)``. An adapter is merged into its base's weights in memory
+    (`merge_adapter`, the default): the same function, without the adapter's extra matrix products
+    at every layer of every generated token."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -266,6 +272,8 @@ def load_hf_model(path: str | Path, *, device: str = "cpu"):  # noqa: ANN201 - (
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, info["path"], local_files_only=True)
+        if merge_adapter:
+            model = model.merge_and_unload()
     tokenizer = AutoTokenizer.from_pretrained(_tokenizer_dir(info), local_files_only=True)
     model.to(device)
     model.eval()
@@ -398,6 +406,7 @@ class ModelUnderTest:
                 model_name=Path(cfg.model).name,
                 max_new_tokens=cfg.max_new_tokens,
                 default_temperature=cfg.temperature or None,
+                prefix_cache=cfg.prefix_cache,
             )
         elif cfg.backend == "openai":
             from data_gen.llm.openai_backend import OpenAIBackend

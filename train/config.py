@@ -266,11 +266,16 @@ def read_recipe_yaml(path: str | Path) -> dict[str, Any]:
     `RecipeError`s that name the file (and the line, for syntax errors)."""
     import yaml
 
+    from data_gen.errors import InputError
+    from data_gen.hygiene import load_yaml, read_text_file
+
     p = Path(path)
     if not p.is_file():
         raise RecipeError(f"{path}: recipe file not found")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = load_yaml(read_text_file(p, what="recipe file", max_bytes=1 << 20), path=p)
+    except InputError as exc:
+        raise RecipeError(str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -357,7 +362,80 @@ def parse_recipe(argv: Sequence[str] | None = None, *, device_defaults: dict[str
     except (ValueError, TypeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RecipeError(f"{where}: {first}") from None
+    check_ranges(training_args, model_args, where=where)
     return diaforge_args, training_args, model_args, explicit_keys(recipe, overrides)
+
+
+#: Recipe keys that must be > 0, and those that must be >= 0 (TRL and transformers accept the
+#: wrong ones silently: `num_train_epochs: -3` trains zero steps and saves an untrained adapter).
+_POSITIVE = (
+    "num_train_epochs",
+    "learning_rate",
+    "per_device_train_batch_size",
+    "per_device_eval_batch_size",
+    "gradient_accumulation_steps",
+    "lora_r",
+    "lora_alpha",
+)
+_NON_NEGATIVE = (
+    "warmup_ratio",
+    "warmup_steps",
+    "weight_decay",
+    "lora_dropout",
+    "max_grad_norm",
+    "logging_steps",
+)
+
+
+def check_ranges(training_args: Any, model_args: Any, *, where: str) -> None:
+    """Refuse out-of-range and non-finite numbers by key, one line each (`RecipeError`)."""
+    import math
+
+    for obj in (training_args, model_args):
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name, None)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise RecipeError(f"{where}: {f.name}: {value} is not a finite number")
+    for obj in (training_args, model_args):
+        for name in _POSITIVE:
+            value = getattr(obj, name, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
+                raise RecipeError(f"{where}: {name} must be greater than 0, got {value}")
+        for name in _NON_NEGATIVE:
+            value = getattr(obj, name, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+                raise RecipeError(f"{where}: {name} must be 0 or more, got {value}")
+    max_steps = getattr(training_args, "max_steps", -1)
+    if isinstance(max_steps, int) and max_steps == 0 or (isinstance(max_steps, int) and max_steps < -1):
+        raise RecipeError(
+            f"{where}: max_steps must be -1 (use num_train_epochs) or at least 1, got {max_steps}"
+        )
+    ratio = getattr(training_args, "warmup_ratio", 0.0)
+    if isinstance(ratio, float) and ratio > 1:
+        raise RecipeError(f"{where}: warmup_ratio must lie in [0, 1], got {ratio}")
+
+
+def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, where: str) -> None:
+    """The checks that need more than one key or a look at the disk: dataset files that exist, no
+    TRL loss masking on top of ours, and an attention that takes prefix-shared rows; `where` (the recipe file) starts the
+    one-line `RecipeError`. `train/sft.py` runs them after parsing, `python -m train.launch` before
+    any process starts."""
+    if not diaforge_args.dataset_path:
+        raise RecipeError(f"{where}: dataset_path is not set (the dialogue JSONL file(s) to train on)")
+    for key in ("dataset_path", "eval_dataset_path"):
+        for path in getattr(diaforge_args, key) or []:
+            if not Path(path).expanduser().is_file():
+                raise RecipeError(f"{where}: {key}: {path}: file not found")
+    if training_args.assistant_only_loss:
+        raise RecipeError(f"{where}: assistant_only_loss: turn slicing masks the loss itself; remove the key")
+    attn = model_args.attn_implementation
+    if diaforge_args.slicing == "prefix_shared" and attn and attn not in ("sdpa", "eager", "flex_attention"):
+        # Its rows carry a 4D attention mask: SDPA (or eager; flex gets a BlockMask) takes it,
+        # flash attention cannot.
+        raise RecipeError(
+            f"{where}: slicing: prefix_shared needs attn_implementation sdpa, eager or flex_attention, "
+            f"got {attn!r}"
+        )
 
 
 def resolved_recipe(diaforge_args: Any, training_args: Any, model_args: Any) -> dict[str, Any]:

@@ -1,12 +1,14 @@
 """LoRA / QLoRA supervised fine-tuning on turn-sliced DiaFORGE dialogues.
 
-    accelerate launch [--config_file accelerate_configs/X.yaml] train/sft.py RECIPE.yaml [--key value ...]
+    python -m train.launch [--config_file accelerate_configs/X.yaml] train/sft.py RECIPE.yaml [--key value ...]
 
 Steps, top to bottom: parse the recipe, prepare the output folder, load the dialogues, load the
 tokenizer, slice the turns, load the model, build the trainer, train, save. A recipe is a flat YAML
 mapping of `DiaforgeArguments` (train/config.py), TRL `SFTConfig` and `ModelConfig` keys; see
 `recipes/`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
-code 2 (set DIAFORGE_DEBUG=1 for the traceback).
+code 2 (set DIAFORGE_DEBUG=1 for the traceback). `python -m train.launch` is `accelerate launch`
+with the recipe checked before any process starts and this exit code passed through; plain
+`accelerate launch` works too, but wraps any failure in a traceback of its own and exit code 1.
 """
 
 from __future__ import annotations
@@ -20,13 +22,21 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
     sys.path[0] = os.path.dirname(_HERE)
 
+import json  # noqa: E402
 import logging  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from data_gen.errors import InputError  # noqa: E402
 from data_gen.schema import load_dialogues  # noqa: E402
-from train.config import RecipeError, device_defaults, parse_recipe, resolved_recipe  # noqa: E402
+from train.config import (  # noqa: E402
+    RecipeError,
+    check_recipe,
+    device_defaults,
+    parse_recipe,
+    resolved_recipe,
+    split_recipe_argv,
+)
 from train.modeling import (  # noqa: E402
     ModelPathError,
     is_tiny,
@@ -34,7 +44,14 @@ from train.modeling import (  # noqa: E402
     load_tokenizer,
     resolve_model_path,
 )
-from train.slicing import SliceConfig, SlicingError, TurnSlicer, dialogue_texts, to_dataset  # noqa: E402
+from train.slicing import (  # noqa: E402
+    SliceConfig,
+    SlicingError,
+    TurnSlicer,
+    check_training_dialogues,
+    dialogue_texts,
+    to_dataset,
+)
 from train.tracking import (  # noqa: E402
     configure_wandb,
     data_fingerprint,
@@ -53,32 +70,24 @@ logger = logging.getLogger("diaforge.sft")
 
 def run(argv: list[str] | None = None) -> dict[str, Any]:
     import torch
-    from transformers.utils import logging as hf_logging
-    from trl import SFTTrainer, get_peft_config
 
     on_gpu = torch.cuda.is_available()
 
-    # 1. Parse the recipe (YAML + command-line overrides).
+    # 1. Parse and check the recipe (YAML + command-line overrides) before the trainer is imported
+    # and anything is read or written: a mistake stops the run with nothing touched.
+    argv = list(sys.argv[1:] if argv is None else argv)
     args, training_args, model_args, _explicit = parse_recipe(argv, device_defaults=device_defaults(on_gpu))
+    check_recipe(args, training_args, model_args, where=split_recipe_argv(argv)[0] or "command line")
     on_gpu = on_gpu and not training_args.use_cpu
     if not on_gpu and (training_args.bf16 or training_args.fp16):
         logger.info("no CUDA GPU: training in fp32 (bf16/fp16 turned off)")
         training_args.bf16 = training_args.fp16 = False
-    if not args.dataset_path:
-        raise RecipeError("dataset_path is not set (the dialogue JSONL file(s) to train on)")
-    if training_args.assistant_only_loss:
-        raise RecipeError("assistant_only_loss: turn slicing masks the loss itself; remove the key")
     prefix_shared = args.slicing == "prefix_shared"
-    if prefix_shared:
-        # Its rows carry a 4D attention mask: SDPA (or eager; flex gets a BlockMask) takes it,
-        # flash attention cannot.
-        if not model_args.attn_implementation:
-            model_args.attn_implementation = "sdpa"
-        if model_args.attn_implementation not in ("sdpa", "eager", "flex_attention"):
-            raise RecipeError(
-                "slicing: prefix_shared needs attn_implementation sdpa, eager or flex_attention, got "
-                f"{model_args.attn_implementation!r}"
-            )
+    if prefix_shared and not model_args.attn_implementation:
+        model_args.attn_implementation = "sdpa"  # its rows carry a 4D attention mask
+    from transformers.utils import logging as hf_logging
+    from trl import SFTTrainer, get_peft_config
+
     main_process = training_args.process_index == 0
     logging.basicConfig(
         format="[diaforge] %(message)s", level=logging.INFO if main_process else logging.WARNING, force=True
@@ -93,10 +102,16 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         configure_wandb(args, output_dir)
 
     # 3. Data: validated dialogues (a bad line is one InputError naming file, line and field).
-    dialogues = [d for path in args.dataset_path for d in load_dialogues(path)]
+    dialogues = [
+        d for path in args.dataset_path for d in check_training_dialogues(load_dialogues(path), path)
+    ]
     if args.max_dialogues:
         dialogues = dialogues[: args.max_dialogues]
-    eval_dialogues = [d for path in args.eval_dataset_path or [] for d in load_dialogues(path)]
+    eval_dialogues = [
+        d
+        for path in args.eval_dataset_path or []
+        for d in check_training_dialogues(load_dialogues(path), path)
+    ]
 
     # 4. Tokenizer (a tiny:// model is built now, on the main process first).
     with training_args.main_process_first(desc="resolve the model"):
@@ -224,6 +239,8 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     }
     if prefix_shared:
         summary["prefix_shared"] = shared_stats.as_dict()
+    if main_process:  # what was trained on, for reports (`python -m eval demo-curve`)
+        (output_dir / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
 
 
@@ -233,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
         if os.environ.get("DIAFORGE_DEBUG"):
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        if os.environ.get("RANK", "0") == "0":  # every rank hits the same mistake: one line, not N
+            print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
 

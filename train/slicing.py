@@ -25,6 +25,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from data_gen.format import PromptFormat, openai_tools, render_assistant, system_prompt
@@ -343,6 +344,27 @@ class TurnSlicer:
         for dialogue in dialogues:
             samples.extend(self.slice_dialogue(dialogue, stats))
         return samples, stats
+
+
+def check_training_dialogues(dialogues: Iterable[Dialogue], path: str | Path) -> list[Dialogue]:
+    """Refuse a training dialogue whose assistant calls a tool it was never offered: the model
+    would learn to call tools outside its candidate list. `InputError` names the file, the
+    dialogue and the field."""
+    from data_gen.errors import InputError
+
+    out = list(dialogues)
+    for d in out:
+        offered = {t.name for t in d.candidate_tools}
+        for i, turn in enumerate(d.turns):
+            for j, call in enumerate(turn.tool_calls or []):
+                if call.name not in offered:
+                    raise InputError(
+                        f"calls tool {call.name!r}, which is not among its candidate_tools",
+                        path=path,
+                        record=d.id,
+                        field=f"turns[{i}].tool_calls[{j}].name",
+                    )
+    return out
 
 
 def slice_dialogues(

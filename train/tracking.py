@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from data_gen.format import PROMPT_FORMAT_FILE, PromptFormat
-from data_gen.runs import has_wandb_credentials, sha256_file
+from data_gen.runs import has_wandb_credentials, sha256_file, wandb_reachable
 from train.slicing import SliceConfig
 
 logger = logging.getLogger("diaforge.sft")
@@ -80,7 +80,26 @@ def configure_wandb(args: Any, output_dir: Path) -> str:
         ):
             os.environ.setdefault(var, str(output_dir / "wandb" / sub))
         logger.info("no W&B API key: wandb runs offline in %s (upload later with `wandb sync`)", output_dir)
+    elif os.environ.get("WANDB_MODE", "online") == "online":
+        ok, why = wandb_reachable()
+        if not ok:
+            _go_offline(output_dir)
+            logger.warning(
+                "W&B is unreachable (%s): wandb runs offline in %s; upload later with `wandb sync`",
+                why,
+                output_dir,
+            )
     return os.environ.get("WANDB_MODE", "online")
+
+
+def _go_offline(output_dir: Path) -> None:
+    os.environ["WANDB_MODE"] = "offline"
+    for var, sub in (
+        ("WANDB_CACHE_DIR", "cache"),
+        ("WANDB_DATA_DIR", "data"),
+        ("WANDB_CONFIG_DIR", "config"),
+    ):
+        os.environ.setdefault(var, str(output_dir / "wandb" / sub))
 
 
 RUN_FILES = ("recipe_resolved.yaml", PROMPT_FORMAT_FILE, "data_fingerprint.json")

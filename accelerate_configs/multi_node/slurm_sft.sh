@@ -1,6 +1,7 @@
 #!/bin/bash
-# Multi-node LoRA SFT under SLURM: one task per node, each running `accelerate launch` for its
-# 8 local GPUs; ranks and the rendezvous address come from SLURM.
+# Multi-node LoRA SFT under SLURM: one task per node, each running `python -m train.launch`
+# (accelerate launch, recipe checked first) for its 8 local GPUs; ranks and the rendezvous
+# address come from SLURM.
 #
 #   mkdir -p logs && sbatch accelerate_configs/multi_node/slurm_sft.sh recipes/llama-3.3-70b/sft_zero3.yaml [--key value ...]
 #
@@ -41,7 +42,7 @@ cd "$REPO"
 
 # srun starts one task per node; SLURM_NODEID is the machine rank inside each task.
 srun --kill-on-bad-exit=1 bash -c "
-  '$VENV/bin/accelerate' launch \
+  '$VENV/bin/python' -m train.launch \
     --config_file '$CONFIG' \
     --num_machines $SLURM_NNODES \
     --num_processes $NUM_PROCESSES \

@@ -14,7 +14,14 @@ ROLES = ("user", "assistant", "values", "goal", "relevancy", "critique")
 
 
 class BackendError(Exception):
-    """A backend failed for good (after its retries): the seed is rejected with this reason."""
+    """A backend failed for good (after its retries): the seed is rejected with this reason.
+
+    `usage` holds what the failed call cost before it gave up (tokens of malformed replies that
+    still reported usage, retries): accounting counts failed calls too."""
+
+    def __init__(self, message: str, *, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage if usage is not None else Usage()
 
 
 class BackendConfigError(Exception):
@@ -69,6 +76,10 @@ class ChatResult:
     """Why generation stopped, in the OpenAI API's words: ``"stop"`` (end-of-turn token or stop
     string), ``"length"`` (cut by the token budget: the reply is incomplete), ``"tool_calls"``, ...;
     None when the backend does not say (a cached reply, the scripted backend)."""
+    repaired: str | None = None
+    """Set when the served reply held invalid Unicode (lone surrogates) that the backend replaced
+    with U+FFFD so that it can be stored and sent on: says what was repaired. A generation run
+    rejects the attempt that received it; an evaluation keeps the repaired text."""
 
 
 @runtime_checkable

@@ -7,6 +7,8 @@ The SDK's own retries are switched off (`max_retries=0`) and replaced by one loo
   full jitter, `uniform(0, min(backoff_max, backoff_base * 2**(attempt-1)))`, drawn from a seeded
   `random.Random` so that runs (and tests) are reproducible. A `Retry-After` (or `retry-after-ms`)
   header, when the server sends one, replaces the drawn delay, capped at `backoff_max`.
+- retried too: a 200 reply that is not a usable completion (a body that is not JSON, no
+  `choices`); the usage such a reply reports is counted all the same.
 - not retried: every other 4xx (bad request, unknown model, bad key): `BackendError` at once,
   with the status and the server's message.
 - after the last attempt: `BackendError("<model>: request failed after N attempts: <last error>")`.
@@ -28,6 +30,7 @@ from typing import Any
 
 import openai
 
+from data_gen.hygiene import json_problem, repair_value
 from data_gen.llm.base import BackendConfigError, BackendError, ChatResult, Usage
 from data_gen.llm.cache import RequestCache, is_cacheable, make_key
 
@@ -80,14 +83,21 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def _decode_arguments(arguments: Any) -> Any:
-    """Tool-call arguments as a dict when they are valid JSON, else the raw string (the format
-    parser downstream decides what a malformed call means)."""
+    """Tool-call arguments as a dict when they are valid JSON that JSON can hold again (finite
+    numbers, bounded depth), else the raw string (the format parser downstream decides what a
+    malformed call means)."""
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
-        except ValueError:
+            value = json.loads(arguments)
+        except (ValueError, RecursionError):
             return arguments
+        return arguments if json_problem(value) is not None else value
     return arguments
 
 
@@ -232,6 +242,8 @@ class OpenAIBackend:
         """One reply. Raises `BackendError` when the request fails for good."""
         if temperature is None:
             temperature = self.default_temperature
+        # Never send (or key the cache on) text no UTF-8 body can carry.
+        messages, _ = repair_value(messages)
         if max_tokens is None:
             max_tokens = self.default_max_tokens
         key = None
@@ -266,51 +278,98 @@ class OpenAIBackend:
         if self.extra_body:
             request["extra_body"] = self.extra_body
 
-        response, retries = await self._create_with_retries(request)
-        result = self._to_result(response, retries)
-        self.usage.add(result.usage)
-        if key is not None and self.cache is not None:
+        call = Usage()
+        try:
+            result = await self._create_with_retries(request, call)
+        finally:
+            # Failed calls cost too: their retries, and the tokens of malformed replies.
+            self.usage.add(call)
+        if key is not None and self.cache is not None and result.repaired is None:
             self.cache.set(key, result)
         return result
 
-    async def _create_with_retries(self, request: dict[str, Any]) -> tuple[Any, int]:
+    async def _create_with_retries(self, request: dict[str, Any], call: Usage) -> ChatResult:
+        """The reply of `request`, retrying transient HTTP failures and malformed 200 replies
+        (a body that is not JSON, a completion without `choices`) within `max_retries`. Every
+        attempt's reported usage is added to `call`, failed ones included."""
         attempt = 0
         while True:
             attempt += 1
             retry_after: float | None = None
             try:
                 response = await self._client.chat.completions.create(**request)
-                return response, attempt - 1
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 if status != 429 and status != 408 and status < 500:
-                    raise BackendError(f"{self.model}: {_describe(exc)}") from exc
+                    raise BackendError(f"{self.model}: {_describe(exc)}", usage=call) from exc
                 retry_after = _retry_after_seconds(exc.response.headers)
-                last = exc
+                last = _describe(exc)
             except openai.APIConnectionError as exc:  # includes APITimeoutError
-                last = exc
-            except openai.OpenAIError as exc:  # e.g. a reply body that is not a completion
-                raise BackendError(f"{self.model}: {_describe(exc)}") from exc
+                last = _describe(exc)
+            except (openai.APIResponseValidationError, ValueError) as exc:
+                # A 200 whose body is not a completion (not JSON at all, or not the shape).
+                last = f"malformed reply: {type(exc).__name__}: {_one_line(str(exc))}"
+            except openai.OpenAIError as exc:
+                raise BackendError(f"{self.model}: {_describe(exc)}", usage=call) from exc
+            else:
+                self._count(response, call)
+                problem = self._malformed(response)
+                if problem is None:
+                    call.requests += 1
+                    return self._to_result(response, call)
+                last = f"malformed reply: {problem}"
             if attempt > self.max_retries:
-                self.usage.retries += attempt - 1
                 raise BackendError(
-                    f"{self.model}: request failed after {attempt} attempts: {_describe(last)}"
-                ) from last
+                    f"{self.model}: request failed after {attempt} attempts: {last}", usage=call
+                )
+            call.retries += 1
             delay = self._backoff(attempt, retry_after)
-            logger.debug(
-                "%s: attempt %d failed (%s); retrying in %.2fs", self.model, attempt, _describe(last), delay
-            )
+            logger.debug("%s: attempt %d failed (%s); retrying in %.2fs", self.model, attempt, last, delay)
             await asyncio.sleep(delay)
 
-    def _to_result(self, response: Any, retries: int) -> ChatResult:
-        if not getattr(response, "choices", None):
-            raise BackendError(f"{self.model}: the server returned no choices")
+    def _count(self, response: Any, call: Usage) -> None:
+        """Add the usage a 200 body reports (and its cost) to `call`, whatever else it holds."""
+        usage = getattr(response, "usage", None)
+        if usage is None:
+            return
+        try:
+            prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+            completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        except (TypeError, ValueError):
+            return
+        model = getattr(response, "model", None) or self.model
+        call.prompt_tokens += prompt_tokens
+        call.completion_tokens += completion_tokens
+        call.cost_usd += self._cost(str(model), prompt_tokens, completion_tokens)
+
+    @staticmethod
+    def _malformed(response: Any) -> str | None:
+        """Why a 200 reply is not a usable completion, or None."""
+        choices = getattr(response, "choices", None)
+        if not choices or not isinstance(choices, list):
+            return "the server returned no choices"
+        message = getattr(choices[0], "message", None)
+        if message is None:
+            return "the first choice holds no message"
+        content = getattr(message, "content", None)
+        if content is not None and not isinstance(content, str):
+            return f"message content is a {type(content).__name__}, not text"
+        return None
+
+    def _to_result(self, response: Any, call: Usage | int = 0) -> ChatResult:
+        """The reply as a `ChatResult`. `call` is the call's usage so far (the response's own
+        usage already counted), or, as a plain number, the retries it took (usage then read from
+        the response)."""
+        if isinstance(call, int):
+            retries, call = call, Usage()
+            self._count(response, call)
+            call.retries = retries
         message = response.choices[0].message
         tool_calls = None
         if message.tool_calls:
             tool_calls = []
-            for call in message.tool_calls:
-                function = getattr(call, "function", None)
+            for tc in message.tool_calls:
+                function = getattr(tc, "function", None)
                 if function is None:  # custom (non-function) tool calls carry no arguments
                     continue
                 tool_calls.append({"name": function.name, "arguments": _decode_arguments(function.arguments)})
@@ -319,25 +378,31 @@ class OpenAIBackend:
         if reasoning is not None and not isinstance(reasoning, str):
             reasoning = json.dumps(reasoning, ensure_ascii=False)
         model = getattr(response, "model", None) or self.model
-        prompt_tokens = completion_tokens = 0
-        if response.usage is not None:
-            prompt_tokens = int(response.usage.prompt_tokens or 0)
-            completion_tokens = int(response.usage.completion_tokens or 0)
-        usage = Usage(
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            requests=1,
-            retries=retries,
-            cost_usd=self._cost(model, prompt_tokens, completion_tokens),
+        # A lone surrogate (half an emoji) can be neither stored nor sent on: replace it with
+        # U+FFFD and say so, so the caller decides what the damaged reply is worth.
+        (text, tool_calls, reasoning, model), repaired = repair_value(
+            [message.content or "", tool_calls, reasoning, str(model)]
         )
         finish = getattr(response.choices[0], "finish_reason", None)
+        usage = Usage(
+            prompt_tokens=call.prompt_tokens,
+            completion_tokens=call.completion_tokens,
+            requests=1,
+            retries=call.retries,
+            cost_usd=call.cost_usd,
+        )
         return ChatResult(
-            text=message.content or "",
+            text=text,
             usage=usage,
             tool_calls=tool_calls or None,
             reasoning=reasoning,
             model=model,
             finish_reason=str(finish) if finish is not None else None,
+            repaired=(
+                f"the reply held {repaired} lone UTF-16 surrogate(s) (invalid Unicode), replaced by U+FFFD"
+                if repaired
+                else None
+            ),
         )
 
     async def aclose(self) -> None:

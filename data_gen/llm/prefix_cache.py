@@ -105,6 +105,7 @@ class PrefixCachedGenerator:
         self._entries: OrderedDict[int, _Entry] = OrderedDict()
         self._next_key = 0
         self.stats = CacheStats()
+        self._logits_to_keep = True
 
     # -- the store ---------------------------------------------------------------------------
 
@@ -150,19 +151,29 @@ class PrefixCachedGenerator:
         self.stats.prompt_tokens += len(prompt)
         self.stats.reused_tokens += reuse
         device = self.model.device
-        cache = DynamicCache()
-        if entry is not None and reuse > 0:
-            cache = DynamicCache(ddp_cache_data=[(k[:, :, :reuse], v[:, :, :reuse]) for k, v in entry.kv])
+
+        def cache() -> DynamicCache:  # the reused prefix, as a cache the model may append to
+            if entry is None or reuse == 0:
+                return DynamicCache()
+            return DynamicCache(ddp_cache_data=[(k[:, :, :reuse], v[:, :, :reuse]) for k, v in entry.kv])
+
         suffix = torch.tensor([prompt[reuse:]], dtype=torch.long, device=device)
         positions = torch.arange(reuse, len(prompt), device=device).unsqueeze(0)
-        out = self.model(
-            input_ids=suffix,
-            position_ids=positions,
-            attention_mask=torch.ones(1, len(prompt), dtype=torch.long, device=device),
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
+        inputs = {
+            "input_ids": suffix,
+            "position_ids": positions,
+            "attention_mask": torch.ones(1, len(prompt), dtype=torch.long, device=device),
+            "past_key_values": cache(),
+            "use_cache": True,
+        }
+        if self._logits_to_keep:
+            try:  # only the last position's logits: the vocabulary projection of the rest is waste
+                out = self.model(**inputs, logits_to_keep=1)
+            except TypeError:  # an architecture without the option
+                self._logits_to_keep = False
+                inputs["past_key_values"] = cache()
+        if not self._logits_to_keep:
+            out = self.model(**inputs)
         kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
         return out.logits[:, -1, :], kv
 

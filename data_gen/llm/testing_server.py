@@ -21,6 +21,13 @@ Fault kinds (what `fault_plan` returns for a request; None means serve it normal
 - "timeout": the server reads the request and then holds the connection without answering, until
   the client gives up and closes it or `hold_seconds` pass; then it closes the connection.
 - "disconnect": the server closes the connection without answering (a connection error).
+- "no_choices": HTTP 200 with a completion body that has `usage` but no `choices`.
+- "garbage": HTTP 200 whose body is not JSON at all.
+- "surrogate": HTTP 200, a normal completion whose text carries a lone UTF-16 surrogate
+  (`"\\ud83d"` in the JSON body), as a server that cuts an emoji in half would send.
+
+`stats.prompt_tokens` / `stats.completion_tokens` sum the `usage` of every body the server sent
+(normal replies, "no_choices" and "surrogate" ones): what a client should have counted.
 """
 
 from __future__ import annotations
@@ -73,6 +80,9 @@ class ServerStats:
     faults: Counter = field(default_factory=Counter)
     #: TCP connections accepted
     connections: int = 0
+    #: tokens reported in the `usage` of every body sent (what the client should count)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 def _normalise_plan(fault_plan: FaultPlan | Mapping[int, str] | Sequence[str | None] | None) -> FaultPlan:
@@ -274,7 +284,14 @@ class FaultyOpenAIServer:
                     return
                 if action == "disconnect":
                     return
-                data = json.dumps(payload).encode("utf-8")
+                if isinstance(payload, bytes):
+                    data = payload
+                else:
+                    data = json.dumps(payload).encode("utf-8")
+                    usage = payload.get("usage") if isinstance(payload, dict) and status == 200 else None
+                    if isinstance(usage, dict):
+                        self.stats.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+                        self.stats.completion_tokens += int(usage.get("completion_tokens") or 0)
                 head_out = [
                     f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
                     "Content-Type: application/json",
@@ -344,6 +361,13 @@ class FaultyOpenAIServer:
                 self.stats.faults[fault] += 1
                 if fault in ("timeout", "disconnect"):
                     return ("hold" if fault == "timeout" else "disconnect"), 0, {}, None
+                if fault == "garbage":
+                    return "reply", 200, {}, b"<html>502 upstream hiccup</html>"
+                if fault in ("no_choices", "surrogate"):
+                    body = self._completion(index, request, "half an emoji \ud83d here")
+                    if fault == "no_choices":
+                        del body["choices"]
+                    return "reply", 200, {}, body
                 status = int(fault)
                 headers = {}
                 if status == 429 and self.retry_after is not None:

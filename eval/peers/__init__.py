@@ -18,7 +18,11 @@ answers and CONFETTI's prompts use.
 from __future__ import annotations
 
 import ast
+import io
 import json
+import keyword
+import re
+import tokenize
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -196,6 +200,7 @@ def _call_node(node: ast.expr, tools: Mapping[str, Tool] | None) -> ToolCall:
     for kw in node.keywords:
         if kw.arg is None:
             raise ValueError(f"{name}: **kwargs are not supported")
+        kw.arg = kw.arg.removeprefix(_KW_PREFIX)
         if kw.arg in args:
             raise ValueError(f"{name}: argument {kw.arg!r} given twice")
         try:
@@ -205,23 +210,52 @@ def _call_node(node: ast.expr, tools: Mapping[str, Tool] | None) -> ToolCall:
     return ToolCall(name=name, args=args)
 
 
+_KW_PREFIX = "_kw_arg_"
+
+
+def _escape_keyword_args(text: str) -> str:
+    """``f(class=['Economy'])`` is not Python, but CONFETTI writes it: rename every argument named
+    by a Python keyword (a keyword right after ``(`` or ``,`` and before ``=``) to a placeholder the
+    parser accepts; string literals are left alone (the text is tokenised, not searched)."""
+    if not any(keyword.iskeyword(w) for w in re.findall(r"[A-Za-z_]\w*(?=\s*=)", text)):
+        return text
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return text
+    out = []
+    for i, tok in enumerate(toks):
+        if (
+            tok.type == tokenize.NAME
+            and keyword.iskeyword(tok.string)
+            and i > 0
+            and toks[i - 1].string in ("(", ",")
+            and i + 1 < len(toks)
+            and toks[i + 1].string == "="
+        ):
+            tok = tok._replace(string=_KW_PREFIX + tok.string)
+        out.append(tok)
+    return tokenize.untokenize(out)
+
+
+def _parse_expr(text: str, what: str) -> ast.expr:
+    try:
+        return ast.parse(_escape_keyword_args(text.strip()), mode="eval").body
+    except SyntaxError as exc:
+        raise ValueError(f"not {what}: {exc.msg}") from None
+
+
 def parse_call_string(text: str, tools: Mapping[str, Tool] | None = None) -> ToolCall:
     """One Python-style call (``cd(folder='document')``, ``sort('final_report.pdf')``) as a
     `ToolCall`; positional arguments take the tool's parameter names in documentation order.
-    Values must be Python literals. Raises `ValueError` saying what is wrong. Never executes."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ValueError(f"not a call: {exc.msg}") from None
-    return _call_node(tree.body, tools)
+    Values must be Python literals; an argument may be named by a Python keyword
+    (``class=['Economy']``, as CONFETTI writes). Raises `ValueError` saying what is wrong. Never
+    executes."""
+    return _call_node(_parse_expr(text, "a call"), tools)
 
 
 def parse_call_strings(text: str, tools: Mapping[str, Tool] | None = None) -> list[ToolCall]:
-    """A bracketed list of calls (``[f(a=1), g(b='x')]``) or a single call, in order."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ValueError(f"not a call list: {exc.msg}") from None
-    body = tree.body
+    """A bracketed list of calls (``[f(a=1), g(b='x')]``) or a single bare call, in order."""
+    body = _parse_expr(text, "a call list")
     nodes = list(body.elts) if isinstance(body, (ast.List, ast.Tuple)) else [body]
     return [_call_node(n, tools) for n in nodes]

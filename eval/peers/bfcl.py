@@ -5,8 +5,32 @@ The data ships in the PyPI wheel ``bfcl-eval`` (Apache-2.0), installed without i
 time (`bfcl_data_dir`), or from any folder laid out the same way. Its files named ``.json`` are
 JSON Lines.
 
-Importer (`load_bfcl`): five categories, mapped to our `Dialogue`
---------------------------------------------------------------------
+Importer (`load_bfcl`): every single-turn and multi-turn category, mapped to our `Dialogue`
+----------------------------------------------------------------------------------------------
+`SINGLE_TURN` holds BFCL's 13 single-turn categories and `MULTI_TURN` its four multi-turn ones
+(`DOCUMENTED_COUNTS`); `CATEGORIES`, the default of ``python -m eval bfcl``, is the five of the
+DiaFORGE parity check. The table shows those five; the others map the same way:
+
+* ``simple_python``, ``simple_java``, ``simple_javascript``, ``parallel``, ``parallel_multiple``,
+  ``live_simple``, ``live_parallel``, ``live_parallel_multiple``: like ``multiple`` (one gold
+  assistant turn with every gold call);
+* ``live_relevance``: like ``irrelevance`` (no answer file; `seed_tool` None), with the opposite
+  rule: any well-formed, non-empty call passes, whatever it calls (BFCL's relevance runner checks
+  only that the output decodes to a call);
+* ``multi_turn_base``, ``multi_turn_long_context``: like ``multi_turn_miss_param``;
+* ``multi_turn_miss_func``: its ``missed_function`` (``{turn index: [names]}``) holds functions
+  back: before that turn they are not offered (``metadata["withheld"]`` on the assistant turns,
+  dropped from the prompt's candidates by `prompt_examples`), the ``[]`` turn that needs one gets
+  the refusal `MISS_FUNC_REPLY` labelled reject/response_fail, and the held-out turn (empty in
+  BFCL's question) gets BFCL's user message `MISSED_FUNCTION_PROMPT` with the functions back in
+  the list, as BFCL's inference loop does.
+
+Tools are shown as BFCL shows them (`prompt_doc`, its language-specific hint): every description
+ends with a note naming the language, and Java / JavaScript parameters become strings whose
+description names their type ("This is Java HashMap type parameter in string representation."),
+the original types kept in ``metadata["bfcl_parameters"]`` for the checker. The gold calls of
+Java and JavaScript entries hold the answers' first acceptable values, not Java/JavaScript source
+text, so rendered as calls they do not pass the checker.
 
 =========================  =======  ==========================================================
 category                   entries  our dialogue
@@ -58,10 +82,17 @@ parity test runs both on the same outputs). Per call, in this order, the first f
    lists of dicts index by index; anything else by Python equality (``value_error:others``);
 4. every acceptable-value list not given holds "" (``:missing_optional``).
 
+Java and JavaScript (``simple_java``, ``simple_javascript``): every value must be a string of
+source text (``type_error:java`` / ``type_error:js`` otherwise); it is converted by the
+parameter's original type with bfcl-eval's own converters (``eval_checker/ast_eval/
+type_convertor``; importing them needs only the wheel) to the Python type of BFCL's Java/JS type
+tables, and then checked as above.
+
 Per category: ``parallel*`` categories match calls to answers in any order (greedy, in answer
 order, as BFCL does; ``parallel_function_checker_no_order:*``); ``*multiple*`` categories need as
 many calls as answers and check the first (``multiple_function_checker:wrong_count``); others need
-exactly one call. Irrelevance entries pass when the model makes no call. Our parser's malformed
+exactly one call. Irrelevance entries pass when the model makes no call; live_relevance entries
+when it makes any call. Our parser's malformed
 outputs are kept apart from replies (``malformed`` vs ``no_call``): both fail a category that needs
 a call and both pass irrelevance, as a BFCL decode failure does, but the report counts them
 separately (BFCL issue #443).
@@ -74,12 +105,12 @@ accuracy is the share of entries that pass; ``overall.accuracy`` is the unweight
 category accuracies (BFCL's own overall is a weighted mix of more categories: compare runs of this
 runner with each other, e.g. a tuned model with its base, not with the leaderboard).
 
-``multi_turn_miss_param`` is scored off-policy, turn by turn, with gold history: BFCL's own
+The multi-turn categories are scored off-policy, turn by turn, with gold history: BFCL's own
 checker executes the calls on stateful Python backends, which we do not run, so this is an
 approximation: a ``[]`` turn passes when the model does not call (BFCL's rule for those turns,
 exactly); a call turn passes when the model calls and its first call's name is among the turn's
-gold call names; an entry passes when all its turns pass. Not comparable with leaderboard
-miss-param numbers.
+gold call names (a function still held back fails as ``multi_turn:held_out_function``); an entry
+passes when all its turns pass. Not comparable with leaderboard multi-turn numbers.
 """
 
 from __future__ import annotations
@@ -106,7 +137,12 @@ from eval.peers import (
 )
 
 __all__ = [
+    "ALL_CATEGORIES",
     "CATEGORIES",
+    "MISSED_FUNCTION_PROMPT",
+    "MISS_FUNC_REPLY",
+    "MULTI_TURN",
+    "SINGLE_TURN",
     "DOCUMENTED_COUNTS",
     "MISS_PARAM_REPLY",
     "AstVerdict",
@@ -121,7 +157,9 @@ __all__ = [
     "format_bfcl",
     "gold_args",
     "load_bfcl",
+    "language_of",
     "load_bfcl_categories",
+    "prompt_doc",
     "prompt_examples",
     "run_bfcl",
     "score_reply",
@@ -130,22 +168,77 @@ __all__ = [
 ]
 
 CATEGORIES = ("multiple", "live_multiple", "irrelevance", "live_irrelevance", "multi_turn_miss_param")
-"""The BFCL categories of the parity check (DiaFORGE Appendix C.6)."""
+"""The BFCL categories of the parity check (DiaFORGE Appendix C.6): the default set."""
+
+SINGLE_TURN = (
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_irrelevance",
+    "live_relevance",
+)
+"""BFCL's single-turn categories (``SINGLE_TURN_CATEGORY`` of bfcl-eval: non-live, then live)."""
+
+MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
+"""BFCL's multi-turn categories (``multi_turn_composite`` is unreleased there too)."""
+
+ALL_CATEGORIES = SINGLE_TURN + MULTI_TURN
+"""Every category `load_bfcl` and ``python -m eval bfcl --categories`` accept."""
 
 DOCUMENTED_COUNTS = {
+    "simple_python": 400,
+    "simple_java": 100,
+    "simple_javascript": 50,
     "multiple": 200,
-    "live_multiple": 1053,
+    "parallel": 200,
+    "parallel_multiple": 200,
     "irrelevance": 240,
+    "live_simple": 258,
+    "live_multiple": 1053,
+    "live_parallel": 16,
+    "live_parallel_multiple": 24,
     "live_irrelevance": 884,
+    "live_relevance": 16,
+    "multi_turn_base": 200,
+    "multi_turn_miss_func": 200,
     "multi_turn_miss_param": 200,
+    "multi_turn_long_context": 200,
 }
 """Entries per category in ``bfcl-eval==2026.3.23`` (checked against the wheel in the tests)."""
 
 IRRELEVANCE = ("irrelevance", "live_irrelevance")
-MULTI_TURN = ("multi_turn_miss_param",)
+RELEVANCE = ("live_relevance",)
+NO_ANSWER_FILE = IRRELEVANCE + RELEVANCE
 
 MISS_PARAM_REPLY = "I need one more detail before I can do that. Could you give it to me?"
 """The assistant text of a ``[]`` turn of multi_turn_miss_param in our dialogues (BFCL has none)."""
+
+MISS_FUNC_REPLY = "None of the functions I have can do that yet."
+"""The assistant text of the ``[]`` turn of multi_turn_miss_func: the function it needs is held
+out of the list until the next turn (BFCL has no reply text)."""
+
+MISSED_FUNCTION_PROMPT = "I have updated some more functions you can choose from. What about now?"
+"""BFCL's user message on the turn where held-out functions come back
+(``DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC``); the functions themselves reach our prompt
+through the tool list."""
+
+
+def language_of(category: str) -> str:
+    """``java``, ``javascript`` or ``python``: the language BFCL checks a category's calls in."""
+    if category.endswith("javascript"):
+        return "javascript"
+    if category.endswith("java"):
+        return "java"
+    return "python"
+
 
 MULTI_TURN_DOC_FILES = {
     "GorillaFileSystem": "gorilla_file_system.json",
@@ -295,7 +388,56 @@ def gold_args(answer: Mapping[str, list], tool: Tool | None = None) -> dict[str,
     return out
 
 
-def _tools(functions: Any, path: Path, lineno: int, where: str, *, allow_empty: bool = False) -> list[Tool]:
+_LANGUAGE_NOTE = {
+    "python": " Note that the provided function is in Python 3 syntax.",
+    "java": " Note that the provided function is in Java 8 SDK syntax.",
+    "javascript": " Note that the provided function is in JavaScript syntax.",
+}
+_LANGUAGE_NAME = {"java": "Java", "javascript": "JavaScript"}
+
+
+def prompt_doc(doc: Mapping[str, Any], category: str) -> dict[str, Any]:
+    """A function document as BFCL shows it to the model (its ``include_language_specific_hint``
+    step, in bfcl_eval/utils.py), a copy: the description gets a note naming the language
+    (Python 3, Java 8 SDK or JavaScript); for Java and JavaScript every parameter becomes a
+    ``string`` whose description says what it stands for ("This is Java HashMap type parameter in
+    string representation.", or "any type of Java object" for ``any``), with the element type of
+    an array and the entry schema of a JavaScript dict moved into the description."""
+    lang = language_of(category)
+    out = json.loads(json.dumps(doc))
+    out["description"] = str(out.get("description", "")) + _LANGUAGE_NOTE[lang]
+    if lang == "python":
+        return out
+    name = _LANGUAGE_NAME[lang]
+    for spec in (out.get("parameters") or {}).get("properties", {}).values():
+        kind = spec.get("type")
+        desc = str(spec.get("description", ""))
+        if kind == "any":
+            desc += f" This parameter can be of any type of {name} object in string representation."
+        else:
+            desc += f" This is {name} {kind} type parameter in string representation."
+        if kind in (("ArrayList", "Array") if lang == "java" else ("array",)):
+            item = (spec.pop("items", None) or {}).get("type")
+            desc += f" The list elements are of type {item}; they are not in string representation."
+        if lang == "javascript" and kind == "dict" and "properties" in spec:
+            desc += (
+                " The dictionary entries have the following schema; they are not in string "
+                f"representation. {json.dumps(spec.pop('properties'))}"
+            )
+        spec["description"] = desc
+        spec["type"] = "string"
+    return out
+
+
+def _tools(
+    functions: Any,
+    path: Path,
+    lineno: int,
+    where: str,
+    *,
+    allow_empty: bool = False,
+    category: str | None = None,
+) -> list[Tool]:
     ok = (
         isinstance(functions, list)
         and (allow_empty or bool(functions))
@@ -303,7 +445,15 @@ def _tools(functions: Any, path: Path, lineno: int, where: str, *, allow_empty: 
     )
     what = "a list" if allow_empty else "a non-empty list"
     need(ok, f"{where}: 'function' must be {what} of function documents", path, lineno)
-    return [tool_from_record(f, path=path, record=lineno) for f in functions]
+    if category is None:
+        return [tool_from_record(f, path=path, record=lineno) for f in functions]
+    tools = []
+    for f in functions:
+        tool = tool_from_record(prompt_doc(f, category), path=path, record=lineno)
+        if language_of(category) != "python":  # the checker converts values by the original types
+            tool.metadata["bfcl_parameters"] = f.get("parameters") or {}
+        tools.append(tool)
+    return tools
 
 
 def _turns_of(question: list[list[dict[str, str]]]) -> tuple[list[Turn], list[str]]:
@@ -352,8 +502,8 @@ def load_bfcl(
     """Import one BFCL category (see the module docstring) from `data_dir` (the installed wheel's
     data by default) or from an explicit category file `path` (answers in ``possible_answer/``
     beside it). A malformed record raises `InputError` naming the file and the line."""
-    if category not in CATEGORIES:
-        raise InputError(f"unsupported BFCL category {category!r}; choose from {', '.join(CATEGORIES)}")
+    if category not in ALL_CATEGORIES:
+        raise InputError(f"unsupported BFCL category {category!r}; choose from {', '.join(ALL_CATEGORIES)}")
     if path is not None:
         file = Path(path)
         folder = file.parent
@@ -363,7 +513,7 @@ def load_bfcl(
     report = ImportReport(source=f"bfcl {category}", path=str(file))
     answers: dict[str, tuple[int, Any]] = {}
     answer_path = folder / "possible_answer" / file.name
-    if category not in IRRELEVANCE:
+    if category not in NO_ANSWER_FILE:
         answers = read_answers(answer_path)
     docs_cache: dict[str, list[Tool]] = {}
     dialogues: list[Dialogue] = []
@@ -380,7 +530,9 @@ def load_bfcl(
         entry_id = obj["id"]
         question = _messages(obj.get("question"), file, lineno, entry_id)
         if category in MULTI_TURN:
-            d = _multi_turn(obj, question, answers, folder, docs_cache, file, lineno, answer_path, counts)
+            d = _multi_turn(
+                obj, category, question, answers, folder, docs_cache, file, lineno, answer_path, counts
+            )
         else:
             d = _single_turn(obj, category, question, answers, file, lineno, answer_path, counts)
         dialogues.append(d)
@@ -410,13 +562,15 @@ def _single_turn(
 ) -> Dialogue:
     entry_id = obj["id"]
     # Four live_irrelevance entries offer no function at all.
-    tools = _tools(obj.get("function"), file, lineno, entry_id, allow_empty=category in IRRELEVANCE)
+    tools = _tools(
+        obj.get("function"), file, lineno, entry_id, allow_empty=category in IRRELEVANCE, category=category
+    )
     turns, system = _turns_of(question)
     need(any(t.role == "user" for t in turns), f"{entry_id}: the question has no user message", file, lineno)
     counts["functions"] += len(tools)
     counts["system_messages"] += len(system)
     extra: dict[str, Any] = {"id": entry_id, "system": system}
-    if category in IRRELEVANCE:
+    if category in NO_ANSWER_FILE:  # irrelevance: no call is right; relevance: any call is
         return _dialogue(
             entry_id=entry_id, category=category, tools=tools, turns=turns, seed=None, args={},
             extra=extra, path=file, lineno=lineno,
@@ -446,6 +600,7 @@ def _single_turn(
 
 def _multi_turn(
     obj: dict[str, Any],
+    category: str,
     question: list,
     answers: dict[str, tuple[int, Any]],
     folder: Path,
@@ -473,6 +628,22 @@ def _multi_turn(
         for tool in _class_docs(folder, cls, cache, file, lineno):
             if tool.name not in excluded:
                 tools.setdefault(tool.name, tool)
+    missed = obj.get("missed_function") or {}
+    ok = isinstance(missed, dict) and all(
+        str(k).isdigit() and isinstance(v, list) and all(isinstance(n, str) for n in v)
+        for k, v in missed.items()
+    )
+    need(ok, f"{entry_id}: 'missed_function' must map turn indices to function names", file, lineno)
+    held = {int(k): list(v) for k, v in missed.items()}
+    for k, names in held.items():
+        need(
+            0 <= k < len(question) and not question[k],
+            f"{entry_id}: missed_function turn {k} must be an empty question turn",
+            file,
+            lineno,
+        )
+        unknown_fn = [n for n in names if n not in tools]
+        need(not unknown_fn, f"{entry_id}: missed function {unknown_fn[:1]} is not documented", file, lineno)
     answer_line, ground_truth = _answer_of(answers, entry_id, answer_path, file, lineno)
     ok = isinstance(ground_truth, list) and all(
         isinstance(t, list) and all(isinstance(c, str) for c in t) for t in ground_truth
@@ -492,16 +663,22 @@ def _multi_turn(
     turns: list[Turn] = []
     first: ToolCall | None = None
     for k, (user_turn, gold_turn) in enumerate(zip(question, ground_truth, strict=True)):
+        if k in held:
+            turns.append(Turn(role="user", content=MISSED_FUNCTION_PROMPT, metadata={"bfcl_turn": k}))
         turns.extend(Turn(role="user", content=m["content"]) for m in user_turn if m["role"] != "system")
-        meta = {"bfcl_turn": k, "ground_truth": gold_turn}
+        withheld = sorted(n for j, names in held.items() if j > k for n in names)
+        meta: dict[str, Any] = {"bfcl_turn": k, "ground_truth": gold_turn}
+        if withheld:
+            meta["withheld"] = withheld
         if not gold_turn:
             counts["no_call_turns"] += 1
+            missing_fn = category == "multi_turn_miss_func" and bool(withheld)
             turns.append(
                 Turn(
                     role="assistant",
-                    content=MISS_PARAM_REPLY,
-                    act="seek_info",
-                    action="request",
+                    content=MISS_FUNC_REPLY if missing_fn else MISS_PARAM_REPLY,
+                    act="reject" if missing_fn else "seek_info",
+                    action="response_fail" if missing_fn else "request",
                     metadata={**meta, "bfcl_expect": "no_call"},
                 )
             )
@@ -528,9 +705,13 @@ def _multi_turn(
             Turn(role="assistant", tool_calls=calls, act="function_calling", action="call", metadata=meta)
         )
     counts["turns"] += len(question)
-    extra = {"id": entry_id, "system": [], "involved_classes": classes, "excluded_function": excluded}
+    counts["missed_functions"] += sum(len(v) for v in held.values())
+    extra = {
+        "id": entry_id, "system": [], "involved_classes": classes, "excluded_function": excluded,
+        "missed_function": {str(k): v for k, v in held.items()},
+    }  # fmt: skip
     return _dialogue(
-        entry_id=entry_id, category="multi_turn_miss_param", tools=list(tools.values()), turns=turns,
+        entry_id=entry_id, category=category, tools=list(tools.values()), turns=turns,
         seed=first.name if first else None, args=dict(first.args) if first else {}, extra=extra,
         path=file, lineno=lineno,
     )  # fmt: skip
@@ -665,10 +846,69 @@ def _list_of_dicts_ok(value: list, acceptable: Sequence[Any]) -> bool:
     return False
 
 
+_JAVA_TYPES: dict[str, type] = {
+    "byte": int, "short": int, "integer": int, "float": float, "double": float, "long": int,
+    "boolean": bool, "char": str, "Array": list, "ArrayList": list, "Set": set, "HashMap": dict,
+    "Hashtable": dict, "Queue": list, "Stack": list, "String": str, "any": str,
+}  # fmt: skip
+_JS_TYPES: dict[str, type] = {
+    "String": str, "integer": int, "float": float, "Bigint": int, "Boolean": bool, "dict": dict,
+    "array": list, "any": str,
+}  # fmt: skip
+_NESTED = {"java": ("Array", "ArrayList"), "javascript": ("array",)}
+
+
+def _converter(language: str):  # noqa: ANN202 - (value, type[, nested]) -> value
+    """bfcl-eval's own string-to-value converter for Java or JavaScript (its
+    ``type_convertor`` modules; they import nothing heavy)."""
+    try:
+        if language == "java":
+            from bfcl_eval.eval_checker.ast_eval.type_convertor.java_type_converter import (
+                java_type_converter as convert,
+            )
+        else:
+            from bfcl_eval.eval_checker.ast_eval.type_convertor.js_type_converter import (
+                js_type_converter as convert,
+            )
+    except ImportError:
+        raise InputError(
+            f"checking {language} calls needs bfcl-eval's type converters: "
+            "`pip install --no-deps bfcl-eval==2026.3.23`"
+        ) from None
+    return convert
+
+
+def _source_value(
+    tool: Tool, param: str, value: Any, language: str
+) -> tuple[Any, type | None, type | None, str]:
+    """A Java/JavaScript argument as BFCL checks it: the model writes every value as source text,
+    which is converted by the parameter's original type (`tool.metadata["bfcl_parameters"]`).
+    Returns (value, expected Python type, element type, type name); expected is None when the
+    value is not a string (BFCL's ``type_error:java`` / ``type_error:js``)."""
+    spec = (tool.metadata.get("bfcl_parameters") or {}).get("properties", {}).get(param, {})
+    kind = spec.get("type", "any")
+    table = _JAVA_TYPES if language == "java" else _JS_TYPES
+    if kind not in table:
+        return value, _PY_TYPE.get("any"), None, kind
+    if type(value) is not str:
+        return value, None, None, kind
+    convert = _converter(language)
+    if kind in _NESTED[language]:
+        item = (spec.get("items") or {}).get("type")
+        return convert(value, kind, item), table[kind], table.get(item), kind
+    return convert(value, kind), table[kind], None, kind
+
+
 def check_call(
-    tool: Tool, name: str, args: Mapping[str, Any], answer: Mapping[str, Sequence[Any]]
+    tool: Tool,
+    name: str,
+    args: Mapping[str, Any],
+    answer: Mapping[str, Sequence[Any]],
+    language: str = "python",
 ) -> AstVerdict:
-    """One call against one gold answer ``{param: [acceptable values]}`` of `tool` (steps 1-4)."""
+    """One call against one gold answer ``{param: [acceptable values]}`` of `tool` (steps 1-4).
+    For ``java`` and ``javascript`` every value must be a string of source text, converted by the
+    parameter's original BFCL type with bfcl-eval's converters before the same checks."""
     kind = "simple_function_checker"
     if name != tool.name:
         return _fail(f"{kind}:wrong_func_name", f"function name {tool.name!r} not found in model output")
@@ -680,15 +920,26 @@ def check_call(
         if param not in props or param not in answer:
             return _fail(f"{kind}:unexpected_param", f"unexpected parameter {param!r}")
         acceptable = answer[param]
-        type_name = bfcl_type(props[param])
-        expected = _PY_TYPE.get(type_name)
-        if expected is None:
-            return _fail("type_error:unknown", f"parameter {param!r} has an unsupported type {type_name!r}")
-        nested = None
-        if type_name in ("array", "tuple") and isinstance(props[param].get("items"), dict):
-            nested = _PY_TYPE.get(bfcl_type(props[param]["items"]))
-        if type_name == "float" and type(value) is int:
-            value = float(value)
+        if language != "python":
+            value, expected, nested, type_name = _source_value(tool, param, value, language)
+            if expected is None:
+                short = "java" if language == "java" else "js"
+                return _fail(
+                    f"type_error:{short}",
+                    f"incorrect type for parameter {param!r}: expected a string, got {type(value).__name__}",
+                )
+        else:
+            type_name = bfcl_type(props[param])
+            expected = _PY_TYPE.get(type_name)
+            if expected is None:
+                return _fail(
+                    "type_error:unknown", f"parameter {param!r} has an unsupported type {type_name!r}"
+                )
+            nested = None
+            if type_name in ("array", "tuple") and isinstance(props[param].get("items"), dict):
+                nested = _PY_TYPE.get(bfcl_type(props[param]["items"]))
+            if type_name == "float" and type(value) is int:
+                value = float(value)
         ok, variable = _type_check(value, expected, nested, acceptable)
         if not ok:
             nested_failed = type(value) is expected and nested is not None
@@ -752,6 +1003,7 @@ def check_calls(
     """A model's calls against the gold answers of an entry of `category` (module docstring)."""
     pairs = _pairs(calls)
     by_name = {t.name: t for t in tools}
+    language = language_of(category)
 
     def tool_of(answer: Mapping) -> Tool | None:
         return by_name.get(next(iter(answer)))
@@ -768,7 +1020,7 @@ def check_calls(
                 (
                     i
                     for i, (n, a) in enumerate(pairs)
-                    if i not in used and check_call(tool, n, a, next(iter(answer.values()))).valid
+                    if i not in used and check_call(tool, n, a, next(iter(answer.values())), language).valid
                 ),
                 None,
             )
@@ -789,7 +1041,7 @@ def check_calls(
     if tool is None:
         return _fail("checker:unknown_function", f"no documentation for {next(iter(answers[0]))!r}")
     name, args = pairs[0]
-    return check_call(tool, name, args, next(iter(answers[0].values())))
+    return check_call(tool, name, args, next(iter(answers[0].values())), language)
 
 
 # --------------------------------------------------------------------------------------------
@@ -816,14 +1068,18 @@ def prompt_examples(d: Dialogue) -> list[PromptExample]:
     """The queries of one imported entry: one for single-turn categories (the turns before the
     gold assistant turn), one per BFCL turn for multi-turn ones (gold history before it)."""
     category = _category(d)
-    if category in IRRELEVANCE:
+    if category in NO_ANSWER_FILE:
         return [PromptExample(d, category, d)]
-    gold_turns = [
-        i
-        for i, t in enumerate(d.turns)
-        if t.role == "assistant" and ("acceptable" in t.metadata or "bfcl_turn" in t.metadata)
-    ]
-    return [PromptExample(d, category, d.model_copy(update={"turns": d.turns[:i]}), i) for i in gold_turns]
+    out = []
+    for i, t in enumerate(d.turns):
+        if t.role != "assistant" or not ("acceptable" in t.metadata or "bfcl_turn" in t.metadata):
+            continue
+        update: dict[str, Any] = {"turns": d.turns[:i]}
+        withheld = set(t.metadata.get("withheld") or ())
+        if withheld:  # miss_func: a held-out function is not offered before its turn
+            update["candidate_tools"] = [x for x in d.candidate_tools if x.name not in withheld]
+        out.append(PromptExample(d, category, d.model_copy(update=update), i))
+    return out
 
 
 def score_reply(example: PromptExample, parsed: Any) -> AstVerdict:
@@ -833,6 +1089,10 @@ def score_reply(example: PromptExample, parsed: Any) -> AstVerdict:
         if kind == "tool_calls":
             return _fail("irrelevance_error:called", "made a call on an irrelevant question")
         return _OK
+    if example.category in RELEVANCE:  # any well-formed, non-empty call passes; its content is not checked
+        if kind == "tool_calls" and parsed.tool_calls:
+            return _OK
+        return _fail("relevance_error:no_call", "no call on a question a function can serve")
     gold = example.entry.turns[example.turn]
     if gold.metadata.get("bfcl_expect") == "no_call":
         if kind == "tool_calls":
@@ -844,6 +1104,11 @@ def score_reply(example: PromptExample, parsed: Any) -> AstVerdict:
             "no call" if kind == "reply" else "malformed output",
         )
     if example.category in MULTI_TURN:
+        withheld = set(gold.metadata.get("withheld") or ())
+        if parsed.tool_calls[0].name in withheld:
+            return _fail(
+                "multi_turn:held_out_function", f"called {parsed.tool_calls[0].name!r} before it was offered"
+            )
         names = {c.name for c in gold.tool_calls or []}
         if parsed.tool_calls[0].name not in names:
             return _fail(
@@ -922,7 +1187,7 @@ def bfcl_metrics(records: Sequence[Mapping[str, Any]], *, label: str = "") -> di
     by_cat: dict[str, list[Mapping[str, Any]]] = {}
     for r in records:
         by_cat.setdefault(r["category"], []).append(r)
-    for cat in [c for c in CATEGORIES if c in by_cat] + sorted(set(by_cat) - set(CATEGORIES)):
+    for cat in [c for c in ALL_CATEGORIES if c in by_cat] + sorted(set(by_cat) - set(ALL_CATEGORIES)):
         rs = by_cat[cat]
         entries: dict[str, bool] = {}
         for r in rs:

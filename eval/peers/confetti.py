@@ -20,6 +20,22 @@ provenance), ``user``, ``assistant`` (its content a reply, or a Python-style cal
 ``function`` / ``observation`` (a call's result, attached to the assistant turn before it as
 ``metadata["results"]``: our schema has no tool role).
 
+Calls are read as CONFETTI writes them: bracketed lists (``[f(a=1)]``) or one bare call per
+string (``Telecom.SendVerificationToken(to=['x'],channel=['EMAIL'])``), dotted names (written
+``Telecom_SendVerificationToken`` in its function documents and calling answers: the underscored
+name is used when only it is documented), arguments named by Python keywords (``class=['Economy']``,
+7 of the 506 released calls), and values given as lists of acceptable values (the first becomes
+the call's value, the lists are kept in ``metadata["acceptable"]``).
+
+Chains. The calling answers hold one line per call; a chain (an agent turn with several calls) is
+several consecutive lines. The dialog-act answers (``possible_answer/BFCL_v2_dialogacts.json``,
+read when it lies beside the calling answers) list each function-calling agent turn's calls, so
+a dialog's calling lines (ordered by the number after the last ``_`` of their ``dialog_id``) are
+split by those chain lengths, checked name by name, and each chain becomes one dialogue whose
+gold turn holds its calls in order (`group_chains`). On the release this gives 313 calling turns,
+chain lengths 1/2/3/4+ = 220/46/25/22 (the paper's figures), and every one of the 109 dialogs
+agrees. A dialog that disagrees keeps one example per line (``ungrouped_dialogs``).
+
 Mapping. A function-calling line becomes the conversation then a gold assistant turn with the call
 (first acceptable value of each argument), labelled function_calling/call, the acceptable lists in
 ``metadata["acceptable"]``; `seed_tool` is the gold function. A dialog-act line becomes the
@@ -35,6 +51,7 @@ are not told apart by CONFETTI). `seed_tool` is None for dialog-act lines withou
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -53,7 +70,7 @@ from eval.peers import (
 )
 from eval.peers.bfcl import gold_calls
 
-__all__ = ["ACT_LABELS", "CALLS_FILE", "ACTS_FILE", "load_confetti"]
+__all__ = ["ACT_LABELS", "ACTS_FILE", "CALLS_FILE", "chain_lengths", "group_chains", "load_confetti"]
 
 CALLS_FILE = "BFCL_v2_conversationsclean.json"
 ACTS_FILE = "BFCL_v2_dialogacts.json"
@@ -103,9 +120,39 @@ def _openai_calls(entries: Any) -> list[ToolCall]:
     return calls
 
 
+_BARE_CALL = re.compile(r"^[A-Za-z_][\w.]*\(.*\)$", re.S)
+
+
 def _looks_like_calls(text: str) -> bool:
+    """A bracketed call list (``[f(a=1)]``) or one bare call (``Telecom.ViewAccount(to=['x'])``,
+    as CONFETTI's dialog-act answers write them)."""
     s = text.strip()
-    return s.startswith("[") and s.endswith("]") and "(" in s
+    return (s.startswith("[") and s.endswith("]") and "(" in s) or bool(_BARE_CALL.match(s))
+
+
+def _tool_name(name: str, names: set[str]) -> str:
+    """CONFETTI's dialog-act answers write ``Insurance.get_policy`` where its function documents
+    and calling answers write ``Insurance_get_policy``: the underscored name when only it is known."""
+    if name in names or "." not in name:
+        return name
+    flat = name.replace(".", "_")
+    return flat if flat in names or not names else name
+
+
+def _answer_calls(calls: list[ToolCall], names: set[str]) -> tuple[list[ToolCall], list[dict[str, Any]]]:
+    """Calls of a dialog-act answer, whose every value is a list of acceptable values (BFCL's
+    answer convention): (calls with the first acceptable value, the acceptable lists)."""
+    out, acceptable = [], []
+    for c in calls:
+        name = _tool_name(c.name, names)
+        if c.args and all(isinstance(v, list) for v in c.args.values()):
+            acceptable.append({name: dict(c.args)})
+            args = {k: v[0] for k, v in c.args.items() if v}
+        else:
+            acceptable.append({name: {k: [v] for k, v in c.args.items()}})
+            args = dict(c.args)
+        out.append(ToolCall(name=name, args=args))
+    return out, acceptable
 
 
 def _turns(
@@ -201,7 +248,8 @@ def _load_file(
                 entry_id, answer, tools, by_name, turns, extra, answer_path, a_line, path, lineno, counts
             )
             counts["act_examples"] += 1
-        seen.setdefault(f"{kind}_dialogs", set()).add(dialog_id)
+        split = _split_dialog_id(dialog_id)
+        seen.setdefault(f"{kind}_dialogs", set()).add(split[0] if split else dialog_id)
         out.append(d)
     return out
 
@@ -277,13 +325,16 @@ def _acts(
         content = [content]
     ok = isinstance(content, list) and all(isinstance(x, (str, dict)) for x in content)
     need(ok, f"{entry_id}: 'ground_truth_content' must be a list of strings", answer_path, a_line)
-    texts, calls = [], []
+    texts, calls, acceptable = [], [], []
     for item in content:
         try:
             if isinstance(item, dict):
                 calls.extend(_openai_calls([item]))
+                acceptable.append({calls[-1].name: {k: [v] for k, v in calls[-1].args.items()}})
             elif _looks_like_calls(item):
-                calls.extend(parse_call_strings(item, by_name))
+                parsed, ok = _answer_calls(parse_call_strings(item), set(by_name))
+                calls.extend(parsed)
+                acceptable.extend(ok)
             else:
                 texts.append(item)
         except (ValueError, json.JSONDecodeError) as exc:
@@ -297,13 +348,112 @@ def _acts(
         tool_calls=calls or None,
         act=act,
         action=_ACTION_OF_ACT.get(act),
-        metadata={"acts": acts},
+        metadata={"acts": acts, **({"acceptable": acceptable} if calls else {})},
     )
+    counts["act_calls"] += len(calls)
     names = {t.name for t in tools}
     seed = calls[0].name if calls and calls[0].name in names else None
     return _dialogue(
         entry_id, tools, [*turns, gold], seed, dict(calls[0].args) if seed else {}, extra, path, lineno
     )
+
+
+def _split_dialog_id(dialog_id: Any) -> tuple[str, int] | None:
+    """``"0b28…f35_4"`` -> (``"0b28…f35"``, 4): CONFETTI numbers a dialog's examples after an
+    underscore."""
+    if not isinstance(dialog_id, str) or "_" not in dialog_id:
+        return None
+    base, _, n = dialog_id.rpartition("_")
+    return (base, int(n)) if n.isdigit() else None
+
+
+def chain_lengths(acts_answers: str | Path) -> dict[str, list[tuple[int, list[str]]]]:
+    """From CONFETTI's dialog-act answers: for every dialog, its function-calling agent turns in
+    order, each as (number of calls, the called names with ``.`` written ``_``). These are the
+    chains: the calling answers hold one line per call, in the same order (on the release, every
+    dialog's call count agrees, and the chains are 220/46/25/22 of lengths 1/2/3/4+, the
+    paper's figures)."""
+    out: dict[str, list[tuple[int, int, list[str]]]] = {}
+    for _, (lineno, answer) in read_answers(acts_answers).items():
+        key = _split_dialog_id(answer.get("dialog_id"))
+        labels = answer.get("ground_truth")
+        if key is None or not isinstance(labels, list) or "agent_function_calling" not in labels:
+            continue
+        content = answer.get("ground_truth_content") or []
+        names = []
+        for item in content if isinstance(content, list) else [content]:
+            if isinstance(item, str) and _looks_like_calls(item):
+                try:
+                    names.extend(c.name.replace(".", "_") for c in parse_call_strings(item))
+                except ValueError as exc:
+                    raise InputError(
+                        f"{answer['id']}: ground_truth_content: {exc}", path=acts_answers, record=lineno
+                    ) from None
+        if names:
+            out.setdefault(key[0], []).append((key[1], len(names), names))
+    return {k: [(n, names) for _, n, names in sorted(v)] for k, v in out.items()}
+
+
+def _bucket(n: int) -> str:
+    return str(n) if n < 4 else "4+"
+
+
+def group_chains(
+    dialogues: list[Dialogue], chains: dict[str, list[tuple[int, list[str]]]], counts: Counter
+) -> list[Dialogue]:
+    """Merge the calling examples of one chain into one dialogue: the first example's history and
+    one gold turn holding the chain's calls in order (``metadata["acceptable"]`` one entry per
+    call, ``metadata["chain_ids"]`` the example ids), as `eval.peers.turn_level` scores chains.
+    A dialog whose calling lines and chain lengths disagree (in count or in called names) keeps
+    one example per line and is counted in ``ungrouped_dialogs``."""
+    by_dialog: dict[str, list[tuple[int, Dialogue]]] = {}
+    rest = []
+    for d in dialogues:
+        key = _split_dialog_id(getattr(d.provenance, "confetti", {}).get("dialog_id"))
+        if key is None:
+            rest.append(d)
+            continue
+        by_dialog.setdefault(key[0], []).append((key[1], d))
+    out = list(rest)
+    for base, items in by_dialog.items():
+        ds = [d for _, d in sorted(items, key=lambda x: x[0])]
+        lengths = chains.get(base)
+        names = [d.turns[-1].tool_calls[0].name for d in ds]
+        if (
+            not lengths
+            or sum(n for n, _ in lengths) != len(ds)
+            or [m for _, ns in lengths for m in ns] != names
+        ):
+            counts["ungrouped_dialogs"] += 1
+            counts["chain:1"] += len(ds)
+            out.extend(ds)
+            continue
+        start = 0
+        for n, _ in lengths:
+            group = ds[start : start + n]
+            start += n
+            counts[f"chain:{_bucket(n)}"] += 1
+            if n == 1:
+                out.append(group[0])
+                continue
+            first = group[0]
+            gold = first.turns[-1].model_copy(
+                update={
+                    "tool_calls": [g.turns[-1].tool_calls[0] for g in group],
+                    "metadata": {
+                        **first.turns[-1].metadata,
+                        "acceptable": [a for g in group for a in g.turns[-1].metadata["acceptable"]],
+                        "chain_ids": [g.id for g in group],
+                    },
+                }
+            )
+            tools = {t.name: t for g in group for t in g.candidate_tools}
+            out.append(
+                first.model_copy(
+                    update={"turns": [*first.turns[:-1], gold], "candidate_tools": list(tools.values())}
+                )
+            )
+    return out
 
 
 def load_confetti(src: str | Path) -> ImportResult:
@@ -328,7 +478,13 @@ def load_confetti(src: str | Path) -> ImportResult:
     seen: dict[str, Any] = {}
     dialogues: list[Dialogue] = []
     for path, kind in files:
-        dialogues.extend(_load_file(path, kind, report, counts, seen))
+        loaded = _load_file(path, kind, report, counts, seen)
+        acts_answers = path.parent / "possible_answer" / ACTS_FILE
+        if kind == "function_calling" and acts_answers.is_file():
+            loaded = group_chains(loaded, chain_lengths(acts_answers), counts)
+        elif kind == "function_calling":
+            counts.update({"chain:1": len(loaded)})
+        dialogues.extend(loaded)
     ids = Counter(d.id for d in dialogues)
     dupes = [i for i, n in ids.items() if n > 1]
     if dupes:
@@ -338,6 +494,10 @@ def load_confetti(src: str | Path) -> ImportResult:
         "calling_examples": counts["calling_examples"],
         "calling_dialogs": len(seen.get("function_calling_dialogs", ())),
         "gold_functions": len(seen.get("functions", ())),
+        "calling_turns": sum(v for k, v in counts.items() if k.startswith("chain:")),
+        "chain_lengths": {b: counts[f"chain:{b}"] for b in ("1", "2", "3", "4+") if counts[f"chain:{b}"]},
+        "ungrouped_dialogs": counts["ungrouped_dialogs"],
+        "act_calls": counts["act_calls"],
         "act_examples": counts["act_examples"],
         "act_dialogs": len(seen.get("dialog_act_dialogs", ())),
         "acts": {a: counts[f"act:{a}"] for a in ACT_LABELS.values() if counts[f"act:{a}"]},

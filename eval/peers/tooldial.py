@@ -2,26 +2,42 @@
 ``test.json``; a JSON array of dialogues) into our schema, keeping dialogue states and retriever
 status as metadata.
 
-A ToolDial dialogue::
+A ToolDial dialogue, as the official generator writes it (``dialogue_generation/*/dial_post.py``;
+system fields after ``dialogue_generation/scenario_prompt.py``)::
 
-    {"source": "<api>", "target": "<api>",
-     "dialogue": [{"User": {"message": "...", "action": "inform_intent_vague"}},
-                  {"System": {"action": "retriever_call", "thought": "...", "message": "...",
-                              "dialogue_state": {"api_confirmed": "true|false",
+    {"subgraph_type": "yesyes", "source": "<api>", "target": "<api>", "mockdata": {...},
+     "dialogue": [{"User": {"message": "...", "action": "inform_intent_clear"}},
+                  {"System": {"thought": "...", "action": "retriever_call", "message": "",
+                              "retriever_status": {"retriever_call": "true",
+                                                   "retrieved_api": {"<api>": 0.83}},
+                              "api_request": {}, "api_response": {},
+                              "dialogue_state": {"api_confirmed": "false", "api_status": "none"}}},
+                  {"System": {..., "action": "call",
+                              "retriever_status": {"retriever_call": "false", "retrieved_api": "none"},
+                              "api_request": {"api_name": "...", "required_parameters": {...},
+                                              "optional_parameters": {...}},
+                              "api_response": {"api_name": "...", "result": {...}},
+                              "dialogue_state": {"api_confirmed": "true",
                                                  "api_status": {"api_name": "...",
                                                                 "required_parameters": {...},
                                                                 "optional_parameters": {...},
-                                                                "system_action": "..."}},
-                              "retriever_status": {"retriever_call": "true|false",
-                                                   "retrieved_api": {"<api>": 0.83}},
-                              "api_response": {...}}}, ...]}
+                                                                "system_action": "call"}}}}, ...]}
+
+Read as it is: an unconfirmed state's ``api_status`` is the string ``"none"``; a state written
+whole as a string (``"none"`` or a serialised object) is parsed; ``retrieved_api`` is an object
+``{api: score}``, ``"none"``, or a list of API names (the retrieval for a chained API, to which
+post-processing appends the note "Output to procure input parameter <p> of <target>: <output>",
+counted as ``chain_notes`` and kept in the metadata, never taken for an API). Actions in any of
+ToolDial's spellings (``retriever_call``, ``retrievercall``, ``Retriever call``) are normalised by
+ToolDial's own rule (lower case, letters only, "action"/"api" dropped).
 
 Mapping. A ``User`` turn becomes a user turn (its action in ``metadata["action"]``). A ``System``
 turn becomes an assistant turn labelled with its action (one of our eight ToolDial actions,
 else the record is rejected) and the CONFETTI act that action implies; its thought, and its
-``dialogue_state``, ``retriever_status`` and ``api_response`` in the metadata. A ``call`` turn
-carries one call to ``dialogue_state.api_status.api_name`` whose arguments are the non-empty
-required and optional parameters of that state; a ``retriever_call`` turn one call to the pseudo
+``dialogue_state``, ``retriever_status``, ``api_request`` and ``api_response`` in the metadata. A
+``call`` turn carries one call to ``dialogue_state.api_status.api_name`` (else
+``api_request.api_name``) whose arguments are the non-empty parameters of that state, with those of
+``api_request`` for the same API filling gaps; a ``retriever_call`` turn one call to the pseudo
 tool ``retriever`` (no arguments; it is not a candidate tool); other turns carry their message
 (or the ``message`` of their ``api_response``). `seed_tool` is the ``target`` API and `gold_args`
 the arguments of the last call to it (none when it is never called, as in the failure sequence).
@@ -40,6 +56,9 @@ ToolDial's eight (kept, not rejected: user actions are metadata here).
 
 from __future__ import annotations
 
+import ast
+import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -49,7 +68,7 @@ from data_gen.schema import Dialogue, Tool, ToolCall, Turn, normalise_type
 from data_gen.validators import ACT_OF_ACTION
 from eval.peers import ImportReport, ImportResult, make_dialogue, read_json
 
-__all__ = ["SYSTEM_ACTIONS", "USER_ACTIONS", "load_tooldial", "tool_from_tooldial_doc"]
+__all__ = ["SYSTEM_ACTIONS", "USER_ACTIONS", "load_tooldial", "tool_from_tooldial_doc", "tooldial_action"]
 
 SYSTEM_ACTIONS = tuple(ACT_OF_ACTION)
 USER_ACTIONS = (
@@ -63,7 +82,10 @@ USER_ACTIONS = (
     "user_bye",
 )
 RETRIEVER = "retriever"
+CHAIN_NOTE = "Output to procure input parameter"
 _BOOL_STRINGS = ("true", "false")
+_NONE_STRINGS = ("none", "", "null")
+_PARAM_KEYS = ("required_parameters", "optional_parameters", "input_parameter")
 
 
 def _snake(action: str) -> str:
@@ -130,33 +152,111 @@ class _Bad(Exception):
     pass
 
 
+def _squash(text: str) -> str:
+    """ToolDial's action normaliser: lower case, letters only, the words "action" and "api" dropped
+    (``experiments/action_train_dist_normal.py``: ``normalize_action``)."""
+    return re.sub(r"[^a-z]", "", text.lower()).replace("action", "").replace("api", "")
+
+
+_SQUASHED = {_squash(a): a for a in (*SYSTEM_ACTIONS, *USER_ACTIONS)}
+
+
+def tooldial_action(label: str) -> str:
+    """Our snake-case action for any ToolDial spelling (``retriever_call``, ``retrievercall``,
+    ``Retriever call``, ``System bye``); an unknown label comes back snake-cased."""
+    return _SQUASHED.get(_squash(label)) or _snake(label)
+
+
 def _bool_string(value: Any, what: str) -> None:
     if value is not None and value not in _BOOL_STRINGS and not isinstance(value, bool):
         raise _Bad(f"{what} must be 'true' or 'false', got {value!r}")
 
 
-def _check_state(state: Any, k: int) -> None:
+def _literal(text: str) -> Any:
+    """A JSON or Python-literal document written as a string (ToolDial's generator serialises
+    states with ``str(dict)``); the string itself when it is neither."""
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return text
+
+
+def _read_state(state: Any, k: int) -> dict[str, Any] | None:
+    """The dialogue state of turn `k` as an object. ToolDial writes the state of an unconfirmed
+    turn as ``{"api_confirmed": "false", "api_status": "none"}`` (a string status); a state written
+    whole as a string (``"none"``, or a serialised object) is read too."""
     if state is None:
-        return
+        return None
+    if isinstance(state, str):
+        state = _literal(state.strip())
+        if isinstance(state, str):
+            if state.strip().lower() in _NONE_STRINGS:
+                return {"api_confirmed": "false", "api_status": "none"}
+            raise _Bad(f"turn {k}: dialogue_state must be an object or 'none', got {state[:40]!r}")
     if not isinstance(state, dict):
         raise _Bad(f"turn {k}: dialogue_state must be an object")
     _bool_string(state.get("api_confirmed"), f"turn {k}: dialogue_state.api_confirmed")
     status = state.get("api_status")
-    if status is not None and not isinstance(status, dict):
-        raise _Bad(f"turn {k}: dialogue_state.api_status must be an object")
-    for key in ("required_parameters", "optional_parameters"):
-        if status and status.get(key) is not None and not isinstance(status[key], dict):
-            raise _Bad(f"turn {k}: dialogue_state.api_status.{key} must be an object")
+    if isinstance(status, str) and status.strip().lower() not in _NONE_STRINGS:
+        parsed = _literal(status.strip())
+        if not isinstance(parsed, dict):
+            raise _Bad(
+                f"turn {k}: dialogue_state.api_status must be an object or 'none', got {status[:40]!r}"
+            )
+        state = {**state, "api_status": parsed}
+        status = parsed
+    elif status is not None and not isinstance(status, (dict, str)):
+        raise _Bad(f"turn {k}: dialogue_state.api_status must be an object or 'none'")
+    if isinstance(status, dict):
+        for key in _PARAM_KEYS:
+            if status.get(key) is not None and not isinstance(status[key], dict):
+                raise _Bad(f"turn {k}: dialogue_state.api_status.{key} must be an object")
+    return state
 
 
-def _state_args(state: dict[str, Any]) -> dict[str, Any]:
-    status = state.get("api_status") or {}
+def _status(state: dict[str, Any] | None) -> dict[str, Any]:
+    status = (state or {}).get("api_status")
+    return status if isinstance(status, dict) else {}
+
+
+def _params(block: dict[str, Any]) -> dict[str, Any]:
+    """Non-empty parameters of an ``api_status`` or ``api_request`` (required, optional, and the
+    generator's raw ``input_parameter``)."""
     args = {}
-    for key in ("required_parameters", "optional_parameters"):
-        for k, v in (status.get(key) or {}).items():
+    for key in _PARAM_KEYS:
+        for k, v in (block.get(key) or {}).items():
             if v not in (None, "", [], {}):
                 args[k] = v
     return args
+
+
+def _param_names(block: dict[str, Any]) -> list[str]:
+    return [k for key in _PARAM_KEYS for k in (block.get(key) or {})]
+
+
+def _retrieved(retr: dict[str, Any], k: int) -> tuple[list[str], list[str]]:
+    """(API names, chain notes) of a ``retrieved_api``: an object ``{api: score}``, a list of API
+    names in which ToolDial's post-processing appends the chain note ("Output to procure input
+    parameter <p> of <target>: <component>") when one API is listed, or ``"none"``."""
+    value = retr.get("retrieved_api")
+    if value is None or (isinstance(value, str) and value.strip().lower() in _NONE_STRINGS):
+        return [], []
+    if isinstance(value, dict):
+        return [str(a) for a in value], []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise _Bad(f"turn {k}: retriever_status.retrieved_api must be an object, a list or 'none'")
+    names, notes = [], []
+    for item in value:
+        if isinstance(item, (list, tuple)) and item:
+            item = item[0]
+        if not isinstance(item, str):
+            raise _Bad(f"turn {k}: retriever_status.retrieved_api lists {item!r}, not an API name")
+        (notes if item.startswith(CHAIN_NOTE) else names).append(item)
+    return names, notes
 
 
 def _convert(
@@ -180,7 +280,7 @@ def _convert(
         who, body = next(iter(item.items()))
         if not isinstance(body, dict) or not isinstance(body.get("action"), str):
             raise _Bad(f"turn {k}: {who} turn needs an 'action'")
-        action = _snake(body["action"])
+        action = tooldial_action(body["action"])
         if who == "User":
             if not isinstance(body.get("message"), str):
                 raise _Bad(f"turn {k}: user turn needs a 'message'")
@@ -193,51 +293,58 @@ def _convert(
             raise _Bad(
                 f"turn {k}: unknown system action {body['action']!r} (expected one of {', '.join(SYSTEM_ACTIONS)})"
             )
-        state = body.get("dialogue_state")
-        _check_state(state, k)
+        state = _read_state(body.get("dialogue_state"), k)
         retr = body.get("retriever_status")
+        if isinstance(retr, str):
+            retr = _literal(retr.strip())
         if retr is not None and not isinstance(retr, dict):
             raise _Bad(f"turn {k}: retriever_status must be an object")
         if retr:
             _bool_string(retr.get("retriever_call"), f"turn {k}: retriever_status.retriever_call")
-            retrieved = retr.get("retrieved_api")
-            if isinstance(retrieved, dict):
-                apis.extend(str(a) for a in retrieved)
+            names, notes = _retrieved(retr, k)
+            apis.extend(names)
+            counts["chain_notes"] += len(notes)
+            counts["retrieved_lists"] += isinstance(retr.get("retrieved_api"), list)
+        request = body.get("api_request")
+        if request is not None and not isinstance(request, dict):
+            raise _Bad(f"turn {k}: api_request must be an object")
         response = body.get("api_response")
         meta = {
             k2: v
-            for k2, v in (("dialogue_state", state), ("retriever_status", retr), ("api_response", response))
+            for k2, v in (
+                ("dialogue_state", state),
+                ("retriever_status", retr),
+                ("api_request", request or None),
+                ("api_response", response),
+            )
             if v is not None
         }
         counts[f"action:{action}"] += 1
         counts["system_turns"] += 1
         counts["dialogue_states"] += state is not None
         thought = body.get("thought") if isinstance(body.get("thought"), str) else None
+        status = _status(state)
+        for block in (status, request or {}):
+            name = block.get("api_name")
+            if isinstance(name, str) and name:
+                seen_params.setdefault(name, set()).update(_param_names(block))
         if action == "call":
-            name = ((state or {}).get("api_status") or {}).get("api_name")
+            name = status.get("api_name") or (request or {}).get("api_name")
             if not isinstance(name, str) or not name:
-                raise _Bad(f"turn {k}: a call turn needs dialogue_state.api_status.api_name")
-            args = _state_args(state)
-            seen_params.setdefault(name, set()).update(args)
+                raise _Bad(
+                    f"turn {k}: a call turn needs dialogue_state.api_status.api_name or api_request.api_name"
+                )
+            # the state is what ToolDial scores; api_request (when it names the same API) fills gaps
+            args = {
+                **(_params(request) if request and request.get("api_name") == name else {}),
+                **_params(status),
+            }
             apis.append(name)
             calls = [ToolCall(name=name, args=args)]
         elif action == "retriever_call":
             calls = [ToolCall(name=RETRIEVER, args={})]
         else:
             calls = []
-        if (
-            state
-            and isinstance(state.get("api_status"), dict)
-            and isinstance(state["api_status"].get("api_name"), str)
-        ):
-            name = state["api_status"]["api_name"]
-            if name:
-                seen_params.setdefault(name, set()).update(
-                    [
-                        *(state["api_status"].get("required_parameters") or {}),
-                        *(state["api_status"].get("optional_parameters") or {}),
-                    ]
-                )
         message = body.get("message")
         if not isinstance(message, str):
             message = (
@@ -337,6 +444,8 @@ def load_tooldial(src: str | Path, *, api_docs: str | Path | None = None) -> Imp
             k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("user_action:")
         },
         "unknown_user_actions": counts["unknown_user_actions"],
+        "retrieved_lists": counts["retrieved_lists"],
+        "chain_notes": counts["chain_notes"],
         "undocumented_apis": counts["undocumented_apis"],
     }
     return ImportResult(dialogues, report)

@@ -92,6 +92,9 @@ class CallExample:
     gold_acts: list[str]
 
 
+_LAST_TURN_ONLY = ("confetti", "bfcl")
+
+
 def _acceptable_of(turn: Turn, j: int, call: ToolCall) -> dict[str, list[Any]]:
     answers = turn.metadata.get("acceptable")
     if isinstance(answers, list) and j < len(answers) and isinstance(answers[j], dict):
@@ -112,11 +115,14 @@ def _gold_acts(turn: Turn) -> list[str]:
 
 def call_examples(dialogues: Iterable[Dialogue]) -> list[CallExample]:
     """Every query of the turn-level task: one per call of a reference call turn, one per
-    reference reply turn (DA only). Assistant turns at position 0 (no history) are skipped."""
+    reference reply turn (DA only). Assistant turns at position 0 (no history) are skipped. An
+    imported CONFETTI or BFCL example is scored on its last turn only: its earlier assistant turns
+    are the history the benchmark gives, and are targets of their own examples."""
     out = []
     for d in dialogues:
+        last_only = getattr(d.provenance, "source", None) in _LAST_TURN_ONLY
         for i, t in enumerate(d.turns):
-            if t.role != "assistant" or i == 0:
+            if t.role != "assistant" or i == 0 or (last_only and i != len(d.turns) - 1):
                 continue
             history = list(d.turns[:i])
             acts = _gold_acts(t)

@@ -262,7 +262,7 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         (["--backend", "openai", "--model", "gpt-4o-mini"], "OPENAI_API_KEY is not set"),
         (["--backend", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"], "cannot reach"),
         (["--backend", "hf", "--model", "/nonexistent/model"], "/nonexistent/model"),
-        (["--num-dialogues", "0"], "num_dialogues must be at least 1"),
+        (["--num-dialogues", "0"], "--num-dialogues: must be at least 1"),
     ],
 )
 def test_cli_errors_are_one_line(tmp_path: Path, args: list[str], needle: str) -> None:

@@ -78,7 +78,7 @@ def test_five_categories_load_from_the_installed_wheel_with_their_documented_cou
     for cat, result in bfcl.items():
         assert result.report.loaded == len(result.dialogues) == DOCUMENTED_COUNTS[cat], cat
         assert not result.report.skipped
-    assert DOCUMENTED_COUNTS == {
+    assert {c: DOCUMENTED_COUNTS[c] for c in CATEGORIES} == {
         "multiple": 200,
         "live_multiple": 1053,
         "irrelevance": 240,
@@ -488,4 +488,4 @@ def test_bfcl_cli_runs_a_tiny_model_on_cpu(tmp_path: Path, capsys: pytest.Captur
         == 0
     )
     assert "no category regressed" in capsys.readouterr().out
-    assert eval_main(["bfcl", "--model", str(model), "--categories", "simple_java", "--quiet"]) == 2
+    assert eval_main(["bfcl", "--model", str(model), "--categories", "simple_cobol", "--quiet"]) == 2

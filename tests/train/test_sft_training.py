@@ -1,6 +1,7 @@
-"""End to end on the tiny model through the real command line:
+"""End to end on the tiny model through the real command line (`accelerate launch`, recipe checked
+first):
 
-    accelerate launch --config_file accelerate_configs/cpu.yaml train/sft.py recipes/tiny/sft.yaml
+    python -m train.launch --config_file accelerate_configs/cpu.yaml train/sft.py recipes/tiny/sft.yaml
 
 the loss falls, the adapter reloads on its base, merging gives the same greedy output, a killed
 run resumes from its last checkpoint, and W&B runs offline into the output folder."""
@@ -20,13 +21,12 @@ from pathlib import Path
 import pytest
 from _train_support import DIALOGUES, REPO
 
-ACCELERATE = str(Path(sys.executable).with_name("accelerate"))
-
 
 def launch_command(output_dir: Path, *overrides: str) -> list[str]:
     return [
-        ACCELERATE,
-        "launch",
+        sys.executable,
+        "-m",
+        "train.launch",
         "--config_file",
         "accelerate_configs/cpu.yaml",
         "--num_cpu_threads_per_process",
@@ -46,7 +46,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run(output_dir: Path, *overrides: str, env: dict[str, str] | None = None, launcher: bool = True) -> str:
-    """Train through `accelerate launch` (or, with launcher=False, `python train/sft.py`: the same
+    """Train through `python -m train.launch` (or, with launcher=False, `python train/sft.py`: the same
     script without the launcher's own start-up)."""
     command = launch_command(output_dir, *overrides)
     if not launcher:

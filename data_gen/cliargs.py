@@ -1,0 +1,50 @@
+"""Command-line argument checking shared by the entry points of data_gen, eval and train: every
+bad flag is one line on stderr and exit code 2, never a usage dump or a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import NoReturn
+
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """`argparse` that reports a bad command line as one line (`error: PROG: MESSAGE (see
+    --help)`), exit 2. Subparsers made from it are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {' '.join(message.split())} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (`--limit 0` or `--limit -3` would silently mean something else)."""
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value

@@ -1,0 +1,82 @@
+"""`accelerate launch`, with the recipe checked before any process starts and the script's exit
+code passed through.
+
+    python -m train.launch [accelerate launch options] train/sft.py RECIPE.yaml [--key value ...]
+
+Plain `accelerate launch` turns every failure of its script into a traceback of its own and exit
+code 1 (`subprocess.CalledProcessError` from the single-process launcher, `ChildFailedError` from
+torchrun's), whatever the script printed: the one located line of a bad recipe ends up under a
+screenful of the launcher's frames. This module is the same launcher (accelerate's own parser, config
+files and launch paths) with two changes:
+
+1. When the script is `train/sft.py`, the recipe is parsed and checked here first (`parse_recipe`,
+   `check_recipe`): a mistake is one line and exit code 2, and no process is started.
+2. A script that fails anyway (a bad dialogue file, say) leaves its own exit code and its own line;
+   the launcher adds nothing. Set DIAFORGE_DEBUG=1 for the tracebacks.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+SFT_SCRIPT = Path(__file__).resolve().parent / "sft.py"
+
+
+def is_sft_script(args) -> bool:  # noqa: ANN001  (accelerate's launch Namespace)
+    """Whether the launched script is this repository's `train/sft.py` (as a path or `-m train.sft`)."""
+    if args.module:
+        return args.training_script == "train.sft"
+    return Path(args.training_script).resolve() == SFT_SCRIPT
+
+
+def precheck(script_args: Sequence[str]) -> None:
+    """Parse and check a `train/sft.py` command line as the script will; `RecipeError` if it is wrong."""
+    import torch
+
+    from train.config import check_recipe, device_defaults, parse_recipe, split_recipe_argv
+
+    args, training_args, model_args, _ = parse_recipe(
+        script_args, device_defaults=device_defaults(torch.cuda.is_available())
+    )
+    check_recipe(args, training_args, model_args, where=split_recipe_argv(script_args)[0] or "command line")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from accelerate.commands.launch import launch_command, launch_command_parser
+
+    from train.config import RecipeError
+
+    args = launch_command_parser().parse_args(argv)
+    args.quiet = False  # with --quiet the single-process launcher exits 1 and the script's code is lost
+    debug = bool(os.environ.get("DIAFORGE_DEBUG"))
+    try:
+        if is_sft_script(args):
+            precheck(args.training_script_args)
+        launch_command(args)
+    except RecipeError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except subprocess.CalledProcessError as exc:  # the script has said what went wrong
+        if debug:
+            raise
+        return exc.returncode if exc.returncode > 0 else 1
+    except Exception as exc:
+        from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+
+        if debug or not isinstance(exc, ChildFailedError):
+            raise
+        rank, failure = exc.get_first_failure()
+        if failure.exitcode != 2:  # 2: the script printed its one located line already
+            print(f"error: rank {rank} failed with exit code {failure.exitcode}", file=sys.stderr)
+        return failure.exitcode if failure.exitcode > 0 else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
