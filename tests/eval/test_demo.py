@@ -72,3 +72,76 @@ def test_curve_plot_is_written(tmp_path):
     path = tmp_path / "curve.png"
     plot_curve(result, path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_path):
+    """`run_demo` end to end with a tiny random model in place of SmolLM2: every stage runs the
+    public command, the report holds the runs, the gain, the timings and the commands, and a second
+    call finds every result complete and only compares again."""
+    import json
+
+    from data_gen.schema import load_dialogues
+    from eval.demo import run_demo
+    from train.modeling import build_tiny_model
+
+    repo = Path(__file__).resolve().parents[2]
+    bench = repo / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
+    texts = [t.content for d in load_dialogues(bench)[:20] for t in d.turns if t.content]
+    model = build_tiny_model(tmp_path / "tiny-base", texts=texts, seed=0)
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        "\n".join(
+            [
+                f"model_name_or_path: {model}",
+                "dtype: float32",
+                "dataset_path: unused.jsonl",  # the demo points it at its own corpus
+                "max_dialogues: 3",
+                "tool_style: compact",
+                f"system_prompt_file: {repo / 'recipes' / 'smollm2-135m' / 'system_prompt.txt'}",
+                "slicing: prefix_shared",
+                "max_length: 2048",
+                "use_peft: true",
+                "lora_r: 4",
+                "lora_alpha: 8",
+                "lora_target_modules: all-linear",
+                "learning_rate: 1.0e-3",
+                "num_train_epochs: 1",
+                "per_device_train_batch_size: 1",
+                "use_cpu: true",
+                "save_strategy: 'no'",
+                "report_to: none",
+                "output_dir: unused",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    cfg = DemoConfig(
+        out=tmp_path / "demo",
+        model_dir=model,
+        recipe=recipe,
+        dialogues=4,
+        limit=2,
+        t_max=2,
+        batch_size=2,
+        threads=1,
+    )
+    report = run_demo(cfg)
+    saved = json.loads((tmp_path / "demo" / "report.json").read_text(encoding="utf-8"))
+    assert saved == report
+    assert {"base", "tuned", "reference", "name-overlap", "random"} <= set(report)
+    assert report["reference"]["floor"] is True and report["tuned"]["floor"] is False
+    # The base is prompted in the tuned model's recorded format (the recipe's compact listing).
+    assert report["base"]["prompt_format"]["tool_style"] == "compact"
+    assert report["tuned"]["prompt_format"]["tool_style"] == "compact"
+    assert report["gain"]["dynamic"]["tuned_Acc"] == report["tuned"]["dynamic"]["Acc"]
+    stages = ["materialise", "generate", "train", "eval base", "eval tuned", "floors", "compare"]
+    assert list(report["timings"]) == stages
+    assert report["resumed_stages"] == ["materialise"]  # the tiny model counts as materialised
+    assert any("train.launch" in c for c in report["commands"]["train"])
+    assert report["wall_seconds"] >= sum(report["timings"].values()) * 0.99
+    for name in ("comparison.md", "comparison.png"):
+        assert (tmp_path / "demo" / name).is_file()
+    again = run_demo(cfg)
+    assert again["resumed_stages"] == stages[:-1]
+    assert again["tuned"]["dynamic"] == report["tuned"]["dynamic"]
