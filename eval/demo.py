@@ -293,13 +293,18 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
         "timings": {s.name: s.seconds for s in runner.stages},
         "resumed_stages": [s.name for s in runner.stages if s.skipped],
         "commands": {s.name: s.commands for s in runner.stages if s.commands},
-        "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(cfg).items()},
+        "config": _plain(cfg),
         "machine": {"cpus": os.cpu_count(), "threads": int(runner.env["OMP_NUM_THREADS"])},
     }
     report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(render_gain(report["gain"]))
     print(f"demo: {report['wall_seconds'] / 60:.1f} min; report in {report_path}")
     return report
+
+
+def _plain(cfg: DemoConfig) -> dict[str, Any]:
+    """The configuration as JSON holds it (paths as text, tuples as lists)."""
+    return json.loads(json.dumps(asdict(cfg), default=str))
 
 
 def _metric(runs: dict[str, Any], label: str, mode: str, key: str) -> float | None:
@@ -438,7 +443,7 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
         "references": references,
         "timings": {s.name: s.seconds for s in runner.stages},
         "commands": {s.name: s.commands for s in runner.stages if s.commands},
-        "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(cfg).items()},
+        "config": _plain(cfg),
     }
     (out / "curve.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     plot_curve(result, out / "curve.png")
