@@ -160,6 +160,22 @@ def eval_args(cfg: DemoConfig, modes: str = "static,dynamic") -> list[str]:
     ]
 
 
+def _model_and_corpus(runner: Runner, cfg: DemoConfig, data: Path) -> None:
+    """The first two stages of the demo and the curve: the base model, then the training corpus."""
+    from data_gen.llm.smollm2 import is_materialised
+
+    runner.stage(
+        "materialise",
+        is_materialised(cfg.model_dir),
+        lambda s: runner.run(s, _python("-m", "data_gen.llm.smollm2", "--out", cfg.model_dir)),
+    )
+    runner.stage(
+        "generate",
+        (data / "stats.json").is_file(),
+        lambda s: runner.run(s, _generate_command(cfg, data)),
+    )
+
+
 def _generate_command(cfg: DemoConfig, data: Path) -> list[str]:
     return _python(
         "-m",
@@ -217,7 +233,6 @@ def model_eval_command(cfg: DemoConfig, model: Path, label: str, out: Path, fmt_
 
 def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     """The whole demo; returns the report it writes to ``<out>/report.json``."""
-    from data_gen.llm.smollm2 import is_materialised
     from eval.report import compare_runs
 
     cfg.validate()
@@ -229,16 +244,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     started = time.monotonic()
     data, sft, runs = out / "data", out / "sft", out / "eval"
 
-    runner.stage(
-        "materialise",
-        is_materialised(cfg.model_dir),
-        lambda s: runner.run(s, _python("-m", "data_gen.llm.smollm2", "--out", cfg.model_dir)),
-    )
-    runner.stage(
-        "generate",
-        (data / "stats.json").is_file(),
-        lambda s: runner.run(s, _generate_command(cfg, data)),
-    )
+    _model_and_corpus(runner, cfg, data)
     runner.stage(
         "train",
         _trained(sft),
@@ -365,8 +371,6 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
     missing) and evaluate each tuned model dynamically on the demo's dialogues; writes
     ``<out>/curve/curve.json`` and ``curve.png`` (dynamic Acc against training samples, the base
     and the name-overlap floor as lines)."""
-    from data_gen.llm.smollm2 import is_materialised
-
     cfg.validate()
     if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
         raise InputError(f"--sizes must be whole numbers >= 1, got {list(sizes)!r}")
@@ -378,16 +382,7 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
     out.mkdir(parents=True, exist_ok=True)
     runner = Runner(cfg.threads)
     data = cfg.out / "data"
-    runner.stage(
-        "materialise",
-        is_materialised(cfg.model_dir),
-        lambda s: runner.run(s, _python("-m", "data_gen.llm.smollm2", "--out", cfg.model_dir)),
-    )
-    runner.stage(
-        "generate",
-        (data / "stats.json").is_file(),
-        lambda s: runner.run(s, _generate_command(cfg, data)),
-    )
+    _model_and_corpus(runner, cfg, data)
     points = []
     for n in sorted(set(sizes)):
         folder = out / f"n{n}"
