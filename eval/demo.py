@@ -387,7 +387,7 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
     for n in sorted(set(sizes)):
         folder = out / f"n{n}"
         sft = folder / "sft"
-        runner.stage(
+        trained = runner.stage(
             f"train {n}",
             _trained(sft),
             lambda s, f=sft, k=n: runner.run(s, train_command(cfg, data / "dialogues.jsonl", f, k)),
@@ -421,7 +421,7 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
                 "dialogues": n,
                 "samples": summary["stats"]["samples"],
                 "dynamic": metrics.get("dynamic", {}),
-                "train_seconds": runner.stages[-2].seconds,
+                "train_seconds": trained.seconds,
             }
         )
     demo_point = _demo_point(cfg.out)

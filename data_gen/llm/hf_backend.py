@@ -104,12 +104,14 @@ class _StopOnStrings:
         # A stop string of n characters spans at most n tokens (plus a little for merges).
         self.window = max(len(s) for s in self.stop) + 4
 
+    def holds_stop(self, new_ids: list[int]) -> bool:
+        """Whether the decoded tail of a row's new tokens contains a stop string."""
+        tail = self.tokenizer.decode(new_ids[-self.window :], skip_special_tokens=True)
+        return any(s in tail for s in self.stop)
+
     def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
         tails = input_ids[:, max(self.prompt_width, input_ids.shape[1] - self.window) :].tolist()
-        done = [
-            any(s in self.tokenizer.decode(tail, skip_special_tokens=True) for s in self.stop)
-            for tail in tails
-        ]
+        done = [self.holds_stop(tail) for tail in tails]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
 
@@ -340,19 +342,13 @@ class HFBackend:
                 logits = sampler(None, logits)
             return logits.argmax(dim=-1)
 
-        stop_strings = [s for s in stop or [] if s]
-        window = max((len(s) for s in stop_strings), default=0) + 4
-
-        def stopped_by_text(new_ids: list[int]) -> bool:
-            tail = self.tokenizer.decode(new_ids[-window:], skip_special_tokens=True)
-            return any(s in tail for s in stop_strings)
-
+        stops = _StopOnStrings(self.tokenizer, list(stop), 0) if stop and any(stop) else None
         with self._thread_lock:
             generated = self.prefix_cache.generate(
                 prompts,
                 max_new_tokens=max_new_tokens,
                 choose=choose,
-                stopped_by_text=stopped_by_text if stop_strings else None,
+                stopped_by_text=stops.holds_stop if stops is not None else None,
             )
         return [g.ids for g in generated]
 
