@@ -196,7 +196,8 @@ def check(model: type[M], value: Any, path: Path, record: str | None) -> M:
         return model.model_validate(value)
     except ValidationError as exc:
         errors = exc.errors()
-        first = errors[0]
+        # A misspelt key shows up twice (unknown key, missing field): name the misspelling.
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         field = ".".join(str(part) for part in first["loc"]) or None
         message = first["msg"].removeprefix("Value error, ")
         if len(errors) > 1:
