@@ -201,7 +201,8 @@ def check(model: type[M], value: Any, path: Path, record: str | None) -> M:
         field = ".".join(str(part) for part in first["loc"]) or None
         message = first["msg"].removeprefix("Value error, ")
         if len(errors) > 1:
-            message += f" (and {len(errors) - 1} more problems in this entry)"
+            more = len(errors) - 1
+            message += f" (and {more} more problem{'s' if more > 1 else ''} in this entry)"
         raise InputError(message, path=shown(path), record=record, field=field) from None
 
 
