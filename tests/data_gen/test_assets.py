@@ -1,4 +1,6 @@
-"""Properties of the bundled assets in data_gen/assets/ (catalogue, splits, persona bank).
+"""Properties of the bundled assets in data_gen/assets/ (catalogue, splits, persona bank), and
+their builder: the sources in data_gen/assets/sources/ rebuild them byte for byte, and a malformed
+source is refused with one line naming the file and the entry.
 
 The embedding-based near-duplicate share is not computed here (`python -m data_gen analyze` and
 `scripts/check_near_duplicates.py` measure it); only the cheap name component is checked.
@@ -6,8 +8,10 @@ The embedding-based near-duplicate share is not computed here (`python -m data_g
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -246,3 +250,142 @@ def test_personas_vary(personas: list[Persona]) -> None:
     assert len({p.seniority for p in personas}) >= 5
     assert len({p.tone for p in personas}) >= 5
     assert len({p.role for p in personas}) >= 60
+
+
+# ---------------------------------------------------------------------------------------------
+# The builder: sources -> assets (scripts/build_assets.py, scripts/assets/)
+# ---------------------------------------------------------------------------------------------
+
+ROOT = ASSETS.parents[1]
+BUILT = ("catalogue.json", "catalogue_train.json", "catalogue_heldout.json", "personas.jsonl")
+
+
+@pytest.fixture(scope="module")
+def builder():
+    """scripts/build_assets.py as a module (it puts the repository root on sys.path itself)."""
+    spec = importlib.util.spec_from_file_location(
+        "build_assets_under_test", ROOT / "scripts" / "build_assets.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def sources(tmp_path: Path) -> Path:
+    """A private copy of the sources trimmed to one line of business (finance), free to break;
+    small, so that each malformed case parses little."""
+    src, dst = ASSETS / "sources", tmp_path / "sources"
+    (dst / "tools").mkdir(parents=True)
+    for name in ("parameters.json", "persona_phrasing.yaml", "tools/finance.yaml"):
+        shutil.copy(src / name, dst / name)
+    lines = (src / "lines_of_business.yaml").read_text(encoding="utf-8")
+    (dst / "lines_of_business.yaml").write_text(lines[: lines.index("- name:", lines.index("- name:") + 1)])
+    chunks = re.split(r"(?m)^(?=[A-Za-z])", (src / "personas.yaml").read_text(encoding="utf-8"))
+    (dst / "personas.yaml").write_text(chunks[0] + next(c for c in chunks if c.startswith("finance:")))
+    return dst
+
+
+def test_builder_reproduces_the_shipped_assets(builder, tmp_path: Path, capsys) -> None:
+    """The sources are the whole truth: rebuilt from a copy, elsewhere, the assets are
+    byte-identical (about a second: the build has no model and no encoder)."""
+    sources = shutil.copytree(ASSETS / "sources", tmp_path / "sources")
+    out = tmp_path / "out"
+    assert builder.main(["--sources", str(sources), "--out", str(out)]) == 0
+    assert "tools: 556 in 12 lines of business" in capsys.readouterr().out
+    for name in BUILT:
+        assert (out / name).read_bytes() == (ASSETS / name).read_bytes(), name
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+# (file, text to replace, replacement, what the error line must say)
+MALFORMED = {
+    "yaml-boolean-for-text": (
+        "tools/finance.yaml",
+        "channel: domestic",
+        "channel: no",
+        ["tools/finance.yaml", "record 'payment_run'", "field 'variants.0.fill.channel'", "valid string"],
+    ),
+    "unknown-parameter": (
+        "tools/finance.yaml",
+        "optional: [country_code]",
+        "optional: [country_kode]",
+        ["tools/finance.yaml", "record 'list_vat_returns_due'", "unknown parameter 'country_kode'"],
+    ),
+    "bad-split": (
+        "lines_of_business.yaml",
+        "split: train",
+        "split: training",
+        ["lines_of_business.yaml", "record 'finance'", "field 'split'", "'train' or 'heldout'"],
+    ),
+    "misspelt-key": (
+        "tools/finance.yaml",
+        "  - name: list_vat_returns_due",
+        "  - nmae: list_vat_returns_due",
+        ["tools/finance.yaml", "record '#", "field 'nmae'", "not permitted"],
+    ),
+    "missing-persona-line": (
+        "personas.yaml",
+        "finance:",
+        "fnance:",
+        ["personas.yaml", "record 'fnance'", "not a line of business"],
+    ),
+    "yaml-syntax": (
+        "personas.yaml",
+        "  roles:\n",
+        "  roles: [\n",
+        ["personas.yaml", "not valid YAML", "line "],
+    ),
+    "json-syntax": (
+        "parameters.json",
+        '"finance": {',
+        '"finance": {,',
+        ["parameters.json", "not valid JSON", "line 2"],
+    ),
+    "string-for-number": (
+        "persona_phrasing.yaml",
+        "junior: [1, 3]",
+        "junior: ['1', 3]",
+        ["persona_phrasing.yaml", "field 'years_by_seniority.junior.0'", "valid integer"],
+    ),
+    "unknown-seniority": (
+        "personas.yaml",
+        "seniorities: [junior, mid]",
+        "seniorities: [junior, middling]",
+        ["personas.yaml", "record 'finance'", "field 'roles.0.seniorities'", "'middling'"],
+    ),
+    "template-field": (
+        "tools/finance.yaml",
+        "fill:\n          channel: domestic",
+        "fill:\n          chanel: domestic",
+        ["tools/finance.yaml", "record 'schedule_payment_run_domestic'", "field 'fill'", "channel"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED), ids=sorted(MALFORMED))
+def test_malformed_source_is_one_line_naming_file_and_entry(
+    builder, sources: Path, tmp_path: Path, capsys, case
+):
+    name, old, new, expected = MALFORMED[case]
+    _replace(sources / name, old, new)
+    assert builder.main(["--sources", str(sources), "--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
+    for part in expected:
+        assert part in lines[0], (part, lines[0])
+    assert not (tmp_path / "out").exists(), "nothing is written from malformed sources"
+
+
+def test_stray_tools_file_is_refused(builder, sources: Path, tmp_path: Path, capsys) -> None:
+    """A tools file no line of business points to would be silently left out of the catalogue."""
+    shutil.copy(sources / "tools" / "finance.yaml", sources / "tools" / "finanse.yaml")
+    assert builder.main(["--sources", str(sources), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "tools/finanse.yaml" in err and "no line of business" in err
