@@ -222,7 +222,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
     results = []
     if args.format == "bfcl":
-        from eval.peers.bfcl import CATEGORIES, category_of, load_bfcl
+        from eval.peers.bfcl.categories import CATEGORIES, category_of
+        from eval.peers.bfcl.importer import load_bfcl
 
         categories = [c.strip() for c in (args.category or ",".join(CATEGORIES)).split(",") if c.strip()]
         src = Path(args.src) if args.src else None
@@ -442,16 +443,9 @@ async def _with_model(args: argparse.Namespace, fn):  # noqa: ANN001, ANN202
 
 
 def _cmd_bfcl(args: argparse.Namespace) -> int:
-    from eval.peers.bfcl import (
-        ALL_CATEGORIES,
-        CATEGORIES,
-        SINGLE_TURN,
-        compare_bfcl,
-        format_bfcl,
-        load_bfcl,
-        run_bfcl,
-        write_bfcl_run,
-    )
+    from eval.peers.bfcl.categories import ALL_CATEGORIES, CATEGORIES, SINGLE_TURN
+    from eval.peers.bfcl.importer import load_bfcl
+    from eval.peers.bfcl.runner import compare_bfcl, format_bfcl, run_bfcl, write_bfcl_run
 
     groups = {"parity": CATEGORIES, "single_turn": SINGLE_TURN, "all": ALL_CATEGORIES}
     categories = [
