@@ -576,9 +576,9 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
 
 
 def _cmd_dicebench(args: argparse.Namespace) -> int:
-    from eval.peers.dicebench import (
+    from eval.peers.dicebench import load_dicebench
+    from eval.peers.dicebench_em import (
         format_dice_em,
-        load_dicebench,
         read_dice_predictions,
         run_dicebench,
         score_dice_predictions,
