@@ -110,7 +110,7 @@ async def _run(args: argparse.Namespace) -> Path:
         transcripts = [Transcript.model_validate(r) for r in records]
         if args.judge:
             from data_gen.llm.openai_backend import OpenAIBackend
-            from eval.metrics import ConvRelJudge
+            from eval.judge import ConvRelJudge
 
             judge_backend = OpenAIBackend(args.judge, base_url=args.judge_base_url)
             await judge_backend.check()
