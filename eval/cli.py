@@ -204,7 +204,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from eval.report import compare_runs
+    from eval.compare import compare_runs
 
     emit(compare_runs(args.runs, out_dir=args.out, json_path=args.json, wandb_cfg=wandb_config(args)))
     return 0

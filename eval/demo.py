@@ -233,7 +233,7 @@ def model_eval_command(cfg: DemoConfig, model: Path, label: str, out: Path, fmt_
 
 def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     """The whole demo; returns the report it writes to ``<out>/report.json``."""
-    from eval.report import compare_runs
+    from eval.compare import compare_runs
 
     cfg.validate()
     out = cfg.out
