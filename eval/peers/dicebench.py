@@ -37,6 +37,8 @@ provenance.
 
 Validation: every instance has N = ``round_num`` rounds in order (``Round 1`` .. ``Round N``) and
 N gold calls; anything else is rejected with one line naming the file and the instance.
+
+Scoring (exact match per round) and running a model on DICE-Bench's queries: `eval.peers.dicebench_em`.
 """
 
 from __future__ import annotations

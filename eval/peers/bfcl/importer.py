@@ -13,10 +13,10 @@ DiaFORGE parity check. The table shows those five; the others map the same way:
 * ``multi_turn_base``, ``multi_turn_long_context``: like ``multi_turn_miss_param``;
 * ``multi_turn_miss_func``: its ``missed_function`` (``{turn index: [names]}``) holds functions
   back: before that turn they are not offered (``metadata["withheld"]`` on the assistant turns,
-  dropped from the prompt's candidates by `prompt_examples`), the ``[]`` turn that needs one gets
-  the refusal `MISS_FUNC_REPLY` labelled reject/response_fail, and the held-out turn (empty in
-  BFCL's question) gets BFCL's user message `MISSED_FUNCTION_PROMPT` with the functions back in
-  the list, as BFCL's inference loop does.
+  dropped from the prompt's candidates by `eval.peers.bfcl.runner.prompt_examples`), the ``[]``
+  turn that needs one gets the refusal `MISS_FUNC_REPLY` labelled reject/response_fail, and the
+  held-out turn (empty in BFCL's question) gets BFCL's user message `MISSED_FUNCTION_PROMPT` with
+  the functions back in the list, as BFCL's inference loop does.
 
 Tools are shown as BFCL shows them (`prompt_doc`, its language-specific hint): every description
 ends with a note naming the language, and Java / JavaScript parameters become strings whose
