@@ -233,7 +233,7 @@ def model_eval_command(cfg: DemoConfig, model: Path, label: str, out: Path, fmt_
 
 def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     """The whole demo; returns the report it writes to ``<out>/report.json``."""
-    from eval.report import compare_runs
+    from eval.compare import compare_runs
 
     cfg.validate()
     out = cfg.out
@@ -383,47 +383,7 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
     runner = Runner(cfg.threads)
     data = cfg.out / "data"
     _model_and_corpus(runner, cfg, data)
-    points = []
-    for n in sorted(set(sizes)):
-        folder = out / f"n{n}"
-        sft = folder / "sft"
-        trained = runner.stage(
-            f"train {n}",
-            _trained(sft),
-            lambda s, f=sft, k=n: runner.run(s, train_command(cfg, data / "dialogues.jsonl", f, k)),
-        )
-        runner.stage(
-            f"eval {n}",
-            _complete_run(folder / "eval"),
-            lambda s, f=folder, m=sft: runner.run(
-                s,
-                _python(
-                    "-m",
-                    "eval",
-                    "run",
-                    "--model",
-                    m,
-                    "--label",
-                    f"tuned-{f.name}",
-                    "--out",
-                    f / "eval",
-                    "--batch-size",
-                    cfg.batch_size,
-                    "--quiet",
-                    *eval_args(cfg, "dynamic"),
-                ),
-            ),
-        )
-        summary = json.loads((sft / "train_summary.json").read_text(encoding="utf-8"))
-        metrics = json.loads((folder / "eval" / "metrics.json").read_text(encoding="utf-8"))
-        points.append(
-            {
-                "dialogues": n,
-                "samples": summary["stats"]["samples"],
-                "dynamic": metrics.get("dynamic", {}),
-                "train_seconds": trained.seconds,
-            }
-        )
+    points = [_curve_point(runner, cfg, data, out / f"n{n}", n) for n in sorted(set(sizes))]
     demo_point = _demo_point(cfg.out)
     if demo_point is not None and demo_point["dialogues"] not in {p["dialogues"] for p in points}:
         points.append(demo_point)  # the demo's own tuned model: same recipe, same dialogues
@@ -448,6 +408,47 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
         )
     print(f"curve in {out / 'curve.json'} and {out / 'curve.png'}")
     return result
+
+
+def _curve_point(runner: Runner, cfg: DemoConfig, data: Path, folder: Path, n: int) -> dict[str, Any]:
+    """Train on the first `n` dialogues of the corpus in `data` into ``folder/sft``, evaluate the
+    tuned model dynamically into ``folder/eval``; the curve's point for `n` (each stage resumable)."""
+    sft = folder / "sft"
+    trained = runner.stage(
+        f"train {n}",
+        _trained(sft),
+        lambda s, f=sft, k=n: runner.run(s, train_command(cfg, data / "dialogues.jsonl", f, k)),
+    )
+    runner.stage(
+        f"eval {n}",
+        _complete_run(folder / "eval"),
+        lambda s, f=folder, m=sft: runner.run(
+            s,
+            _python(
+                "-m",
+                "eval",
+                "run",
+                "--model",
+                m,
+                "--label",
+                f"tuned-{f.name}",
+                "--out",
+                f / "eval",
+                "--batch-size",
+                cfg.batch_size,
+                "--quiet",
+                *eval_args(cfg, "dynamic"),
+            ),
+        ),
+    )
+    summary = json.loads((sft / "train_summary.json").read_text(encoding="utf-8"))
+    metrics = json.loads((folder / "eval" / "metrics.json").read_text(encoding="utf-8"))
+    return {
+        "dialogues": n,
+        "samples": summary["stats"]["samples"],
+        "dynamic": metrics.get("dynamic", {}),
+        "train_seconds": trained.seconds,
+    }
 
 
 def _demo_point(out: Path) -> dict[str, Any] | None:
@@ -527,8 +528,12 @@ def add_demo_parsers(sub: Any) -> None:
         p.add_argument(
             "--t-max", type=positive_int, default=defaults.t_max, help="turn pairs of the dynamic loop"
         )
-        p.add_argument("--batch-size", type=positive_int, default=defaults.batch_size)
-        p.add_argument("--seed", type=non_negative_int, default=defaults.seed)
+        p.add_argument(
+            "--batch-size", type=positive_int, default=defaults.batch_size, help="dialogues per model call"
+        )
+        p.add_argument(
+            "--seed", type=non_negative_int, default=defaults.seed, help="seed of the corpus and the sample"
+        )
         p.add_argument("--threads", type=positive_int, help="torch threads (default: every core)")
         p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
         if name == "demo":

@@ -262,6 +262,7 @@ def _retrieved(retr: dict[str, Any], k: int) -> tuple[list[str], list[str]]:
 def _convert(
     raw: Any, counts: Counter, seen_params: dict[str, set[str]]
 ) -> tuple[list[Turn], str, str, list[str]]:
+    """(turns, source API, target API, the APIs it names) of one ToolDial dialogue."""
     if not isinstance(raw, dict):
         raise _Bad("a dialogue must be an object")
     source, target = raw.get("source"), raw.get("target")
@@ -282,89 +283,117 @@ def _convert(
             raise _Bad(f"turn {k}: {who} turn needs an 'action'")
         action = tooldial_action(body["action"])
         if who == "User":
-            if not isinstance(body.get("message"), str):
-                raise _Bad(f"turn {k}: user turn needs a 'message'")
-            counts[f"user_action:{action}"] += 1
-            if action not in USER_ACTIONS:
-                counts["unknown_user_actions"] += 1
-            turns.append(Turn(role="user", content=body["message"], metadata={"action": action}))
-            continue
-        if action not in SYSTEM_ACTIONS:
-            raise _Bad(
-                f"turn {k}: unknown system action {body['action']!r} (expected one of {', '.join(SYSTEM_ACTIONS)})"
-            )
-        state = _read_state(body.get("dialogue_state"), k)
-        retr = body.get("retriever_status")
-        if isinstance(retr, str):
-            retr = _literal(retr.strip())
-        if retr is not None and not isinstance(retr, dict):
-            raise _Bad(f"turn {k}: retriever_status must be an object")
-        if retr:
-            _bool_string(retr.get("retriever_call"), f"turn {k}: retriever_status.retriever_call")
-            names, notes = _retrieved(retr, k)
-            apis.extend(names)
-            counts["chain_notes"] += len(notes)
-            counts["retrieved_lists"] += isinstance(retr.get("retrieved_api"), list)
-        request = body.get("api_request")
-        if request is not None and not isinstance(request, dict):
-            raise _Bad(f"turn {k}: api_request must be an object")
-        response = body.get("api_response")
-        meta = {
-            k2: v
-            for k2, v in (
-                ("dialogue_state", state),
-                ("retriever_status", retr),
-                ("api_request", request or None),
-                ("api_response", response),
-            )
-            if v is not None
-        }
-        counts[f"action:{action}"] += 1
-        counts["system_turns"] += 1
-        counts["dialogue_states"] += state is not None
-        thought = body.get("thought") if isinstance(body.get("thought"), str) else None
-        status = _status(state)
-        for block in (status, request or {}):
-            name = block.get("api_name")
-            if isinstance(name, str) and name:
-                seen_params.setdefault(name, set()).update(_param_names(block))
-        if action == "call":
-            name = status.get("api_name") or (request or {}).get("api_name")
-            if not isinstance(name, str) or not name:
-                raise _Bad(
-                    f"turn {k}: a call turn needs dialogue_state.api_status.api_name or api_request.api_name"
-                )
-            # the state is what ToolDial scores; api_request (when it names the same API) fills gaps
-            args = {
-                **(_params(request) if request and request.get("api_name") == name else {}),
-                **_params(status),
-            }
-            apis.append(name)
-            calls = [ToolCall(name=name, args=args)]
-        elif action == "retriever_call":
-            calls = [ToolCall(name=RETRIEVER, args={})]
+            turns.append(_user_turn(body, action, k, counts))
         else:
-            calls = []
-        message = body.get("message")
-        if not isinstance(message, str):
-            message = (
-                response.get("message")
-                if isinstance(response, dict) and isinstance(response.get("message"), str)
-                else ""
-            )
-        turns.append(
-            Turn(
-                role="assistant",
-                content="" if calls else message,
-                thought=thought,
-                tool_calls=calls or None,
-                act=ACT_OF_ACTION[action],
-                action=action,
-                metadata=meta,
-            )
-        )
+            turns.append(_system_turn(body, action, k, counts, seen_params, apis))
     apis = [a for a in [source, target, *apis] if a]
     return turns, source or "", target, list(dict.fromkeys(apis))
+
+
+def _user_turn(body: dict[str, Any], action: str, k: int, counts: Counter) -> Turn:
+    if not isinstance(body.get("message"), str):
+        raise _Bad(f"turn {k}: user turn needs a 'message'")
+    counts[f"user_action:{action}"] += 1
+    if action not in USER_ACTIONS:
+        counts["unknown_user_actions"] += 1
+    return Turn(role="user", content=body["message"], metadata={"action": action})
+
+
+def _retriever_status(
+    body: dict[str, Any], k: int, counts: Counter, apis: list[str]
+) -> dict[str, Any] | None:
+    """A system turn's ``retriever_status`` as an object; the APIs it retrieved go to `apis`."""
+    retr = body.get("retriever_status")
+    if isinstance(retr, str):
+        retr = _literal(retr.strip())
+    if retr is not None and not isinstance(retr, dict):
+        raise _Bad(f"turn {k}: retriever_status must be an object")
+    if retr:
+        _bool_string(retr.get("retriever_call"), f"turn {k}: retriever_status.retriever_call")
+        names, notes = _retrieved(retr, k)
+        apis.extend(names)
+        counts["chain_notes"] += len(notes)
+        counts["retrieved_lists"] += isinstance(retr.get("retrieved_api"), list)
+    return retr
+
+
+def _system_calls(
+    action: str, status: dict[str, Any], request: dict[str, Any] | None, k: int, apis: list[str]
+) -> list[ToolCall]:
+    """The calls of a system turn: the API call of a ``call`` turn (its name joins `apis`), the
+    retriever for ``retriever_call``, none otherwise."""
+    if action == "call":
+        name = status.get("api_name") or (request or {}).get("api_name")
+        if not isinstance(name, str) or not name:
+            raise _Bad(
+                f"turn {k}: a call turn needs dialogue_state.api_status.api_name or api_request.api_name"
+            )
+        # the state is what ToolDial scores; api_request (when it names the same API) fills gaps
+        args = {
+            **(_params(request) if request and request.get("api_name") == name else {}),
+            **_params(status),
+        }
+        apis.append(name)
+        return [ToolCall(name=name, args=args)]
+    if action == "retriever_call":
+        return [ToolCall(name=RETRIEVER, args={})]
+    return []
+
+
+def _system_turn(
+    body: dict[str, Any],
+    action: str,
+    k: int,
+    counts: Counter,
+    seen_params: dict[str, set[str]],
+    apis: list[str],
+) -> Turn:
+    if action not in SYSTEM_ACTIONS:
+        raise _Bad(
+            f"turn {k}: unknown system action {body['action']!r} (expected one of {', '.join(SYSTEM_ACTIONS)})"
+        )
+    state = _read_state(body.get("dialogue_state"), k)
+    retr = _retriever_status(body, k, counts, apis)
+    request = body.get("api_request")
+    if request is not None and not isinstance(request, dict):
+        raise _Bad(f"turn {k}: api_request must be an object")
+    response = body.get("api_response")
+    meta = {
+        k2: v
+        for k2, v in (
+            ("dialogue_state", state),
+            ("retriever_status", retr),
+            ("api_request", request or None),
+            ("api_response", response),
+        )
+        if v is not None
+    }
+    counts[f"action:{action}"] += 1
+    counts["system_turns"] += 1
+    counts["dialogue_states"] += state is not None
+    thought = body.get("thought") if isinstance(body.get("thought"), str) else None
+    status = _status(state)
+    for block in (status, request or {}):
+        name = block.get("api_name")
+        if isinstance(name, str) and name:
+            seen_params.setdefault(name, set()).update(_param_names(block))
+    calls = _system_calls(action, status, request, k, apis)
+    message = body.get("message")
+    if not isinstance(message, str):
+        message = (
+            response.get("message")
+            if isinstance(response, dict) and isinstance(response.get("message"), str)
+            else ""
+        )
+    return Turn(
+        role="assistant",
+        content="" if calls else message,
+        thought=thought,
+        tool_calls=calls or None,
+        act=ACT_OF_ACTION[action],
+        action=action,
+        metadata=meta,
+    )
 
 
 def _minimal_tool(name: str, params: set[str]) -> Tool:

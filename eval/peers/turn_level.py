@@ -55,7 +55,7 @@ from typing import Any
 from data_gen.schema import Dialogue, ToolCall, Turn
 from data_gen.validators import ACT_OF_ACTION
 from eval.metrics import values_match
-from eval.peers.bfcl import standardize_string
+from eval.peers.bfcl.checker import standardize_string
 from eval.peers.next_action import classify_reply
 
 __all__ = [

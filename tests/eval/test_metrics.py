@@ -9,16 +9,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from eval.judge import ConvRelJudge, parse_grade
 from eval.metrics import (
     METRIC_KEYS,
-    ConvRelJudge,
     compute_breakdowns,
     compute_metrics,
     conv_rel,
     first_call,
     metrics_by_mode,
     ngd,
-    parse_grade,
     reply_texts,
     score_dialogue,
     tokenize,

@@ -20,20 +20,10 @@ from data_gen.schema import Dialogue, Tool, ToolCall, load_dialogues
 from eval.cli import main as eval_main
 from eval.models import Reply
 from eval.peers import read_json_lines
-from eval.peers.bfcl import (
-    CATEGORIES,
-    DOCUMENTED_COUNTS,
-    MISS_PARAM_REPLY,
-    bfcl_data_dir,
-    check_call,
-    check_calls,
-    compare_bfcl,
-    gold_args,
-    load_bfcl,
-    load_bfcl_categories,
-    run_bfcl,
-    standardize_string,
-)
+from eval.peers.bfcl.categories import CATEGORIES, DOCUMENTED_COUNTS, bfcl_data_dir
+from eval.peers.bfcl.checker import check_call, check_calls, standardize_string
+from eval.peers.bfcl.importer import MISS_PARAM_REPLY, gold_args, load_bfcl, load_bfcl_categories
+from eval.peers.bfcl.runner import compare_bfcl, run_bfcl
 
 pytest.importorskip("bfcl_eval", reason="install bfcl-eval==2026.3.23 with --no-deps")
 

@@ -17,21 +17,22 @@ from data_gen.format import parse_assistant, render_calls
 from data_gen.schema import Dialogue
 from eval.models import Reply
 from eval.peers import read_json_lines
-from eval.peers.bfcl import (
+from eval.peers.bfcl.categories import (
     ALL_CATEGORIES,
     DOCUMENTED_COUNTS,
-    MISS_FUNC_REPLY,
-    MISSED_FUNCTION_PROMPT,
     SINGLE_TURN,
     bfcl_data_dir,
-    check_calls,
-    gold_args,
     language_of,
+)
+from eval.peers.bfcl.checker import check_calls
+from eval.peers.bfcl.importer import (
+    MISS_FUNC_REPLY,
+    MISSED_FUNCTION_PROMPT,
+    gold_args,
     load_bfcl,
     load_bfcl_categories,
-    prompt_examples,
-    run_bfcl,
 )
+from eval.peers.bfcl.runner import prompt_examples, run_bfcl
 
 pytest.importorskip("bfcl_eval", reason="install bfcl-eval==2026.3.23 with --no-deps")
 

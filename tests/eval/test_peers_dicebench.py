@@ -15,13 +15,11 @@ from data_gen.format import ParsedMessage
 from data_gen.schema import ToolCall, load_dialogues
 from eval.cli import main as eval_main
 from eval.models import Reply
-from eval.peers.dicebench import (
+from eval.peers.dicebench import load_dice_graph, load_dice_tools, load_dicebench
+from eval.peers.dicebench_em import (
     dice_exact_match,
     dice_prediction,
     dice_queries,
-    load_dice_graph,
-    load_dice_tools,
-    load_dicebench,
     read_dice_predictions,
     run_dicebench,
     score_dice_predictions,

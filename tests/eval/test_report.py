@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from data_gen.errors import InputError
+from eval.compare import compare_runs
 from eval.metrics import METRIC_KEYS, compute_breakdowns, metrics_by_mode
 from eval.report import (
-    compare_runs,
     flatten_metrics,
     log_to_wandb,
     plot_tradeoff,

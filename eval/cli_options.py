@@ -1,0 +1,271 @@
+"""What the model-loading commands of ``python -m eval`` share: the options that name the model
+under test and its prompt format, the W&B options, the run folder, and the help formatter that
+shows every option's default.
+
+The prompt-format options are unset by default, so the model folder's ``prompt_format.json``
+decides (`eval.models.choose_prompt_format`); each option given over it that contradicts the file
+prints a one-line warning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from data_gen.cliargs import OneLineArgumentParser, positive_int
+from data_gen.errors import InputError
+from data_gen.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
+from eval.policies import POLICIES
+
+if TYPE_CHECKING:
+    from eval.models import FormatChoice, ModelSpec
+
+__all__ = [
+    "DEFAULT_BENCH",
+    "DefaultsHelpFormatter",
+    "EvalArgumentParser",
+    "add_format_args",
+    "add_model_args",
+    "add_wandb_args",
+    "format_line",
+    "format_options",
+    "load_model",
+    "log_peer_run",
+    "model_spec",
+    "run_folder",
+    "slug",
+    "wandb_config",
+    "with_model",
+]
+
+DEFAULT_BENCH = "eval/benchmarks/diabench_heldout_v1.jsonl"
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that shows every option's default: ``(default: X)`` is appended unless the help text
+    already names its default, or there is none to show (None: the help says what happens when
+    the option is left out; False: a switch; an empty list)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text.lower()
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
+            or (isinstance(default, (list, tuple)) and not default)
+            or (not action.option_strings and action.nargs not in ("?", "*"))
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class EvalArgumentParser(OneLineArgumentParser):
+    """`OneLineArgumentParser` (one-line errors, exit 2) whose help shows the defaults
+    (`DefaultsHelpFormatter`); its subparsers are of the same class."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+def slug(model: str, prompt_mode: str) -> str:
+    """The default run-folder name of a model: its folder name and prompt mode, or a policy's name."""
+    if model in POLICIES:
+        return model
+    name = Path(model.rstrip("/")).name or "model"
+    return f"{name}-{prompt_mode}"
+
+
+def add_model_args(p: argparse.ArgumentParser, *, required: bool = True, what: str = "") -> None:
+    """--model, --backend and how to query it, shared by bfcl, next-action and turn-level."""
+    p.add_argument(
+        "--model",
+        required=required,
+        help="model/adapter/merged folder (hf, vllm) or served model name (openai)" + what,
+    )
+    p.add_argument(
+        "--backend",
+        default="hf",
+        choices=("hf", "openai", "vllm"),
+        help="hf: local transformers; openai: an OpenAI-compatible server; vllm: local vLLM",
+    )
+    p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
+    p.add_argument("--batch-size", type=positive_int, default=8, help="prompts per model call")
+    p.add_argument("--max-new-tokens", type=positive_int, default=384, help="reply length cap in tokens")
+    p.add_argument("--device", default="cpu", help="torch device of an hf model (cpu, cuda, cuda:1, ...)")
+    p.add_argument("--label", help="name of the model in reports (default: --model)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or loading messages")
+    add_format_args(p)
+
+
+def add_format_args(p: argparse.ArgumentParser) -> None:
+    """The prompt-format options: unset by default, so the model's prompt_format.json decides."""
+    g = p.add_argument_group(
+        "prompt format",
+        "default: the model folder's prompt_format.json (written by training), else the defaults",
+    )
+    g.add_argument(
+        "--prompt-mode",
+        choices=PROMPT_MODES,
+        help="prompt (tools in the system prompt) or native (default prompt)",
+    )
+    g.add_argument("--tool-style", choices=TOOL_STYLES, help="tool listing in prompt mode (default json)")
+    g.add_argument("--history-reasoning", choices=HISTORY_REASONING, help="earlier thoughts (default strip)")
+    g.add_argument(
+        "--target-reasoning",
+        choices=TARGET_REASONING,
+        help="whether the model writes thoughts (default keep); sizes the auto token budget",
+    )
+    g.add_argument(
+        "--system-prompt-file",
+        help="custom system prompt; '{tools}' is filled with the candidates (default: the built-in one)",
+    )
+    g.add_argument(
+        "--prompt-format",
+        help="a prompt_format.json (or a model folder holding one) to use instead of the model's own, "
+        "e.g. to prompt a base model in its tuned model's format (default: the model's own)",
+    )
+    g.add_argument("--mode", dest="legacy_mode", choices=PROMPT_MODES, help=argparse.SUPPRESS)
+
+
+def add_wandb_args(p: argparse.ArgumentParser) -> None:
+    """The W&B options of every command that writes a run folder: no logging without --wandb-project."""
+    g = p.add_argument_group("Weights & Biases", "offline into the run folder when there is no API key")
+    g.add_argument(
+        "--wandb-project",
+        help="log the run's settings, metrics and files to this W&B project (default: no logging)",
+    )
+    g.add_argument("--wandb-entity", help="W&B team or user (default: the key's default entity)")
+    g.add_argument("--wandb-run-name", help="W&B run name (default: the model label)")
+    g.add_argument("--wandb-tags", nargs="*", default=[], help="tags of the W&B run (default: none)")
+
+
+def wandb_config(args: argparse.Namespace) -> dict | None:
+    """`write_run`'s `wandb_cfg` from the command line: None without --wandb-project."""
+    if not getattr(args, "wandb_project", None):
+        return None
+    return {
+        "project": args.wandb_project,
+        "entity": args.wandb_entity,
+        "run_name": args.wandb_run_name,
+        "tags": args.wandb_tags,
+    }
+
+
+def format_options(args: argparse.Namespace) -> dict:
+    """The prompt-format options given on the command line (None: not given)."""
+    from data_gen.format import read_system_prompt_file
+
+    prompt_mode = args.prompt_mode
+    if getattr(args, "legacy_mode", None):
+        print("note: --mode is now --prompt-mode (--modes chooses static/dynamic)", file=sys.stderr)
+        prompt_mode = prompt_mode or args.legacy_mode
+    return {
+        "prompt_mode": prompt_mode,
+        "tool_style": args.tool_style,
+        "history_reasoning": args.history_reasoning,
+        "target_reasoning": args.target_reasoning,
+        "system_prompt": read_system_prompt_file(args.system_prompt_file)
+        if args.system_prompt_file
+        else None,
+    }
+
+
+def format_line(choice: FormatChoice) -> str:
+    where = {
+        "prompt_format.json": f"from {choice.file}",
+        "--prompt-format": f"from {choice.file}",
+        "defaults": "defaults",
+        "options": "from the options",
+    }
+    return f"{choice.prompt_format.describe()} ({where[choice.source]})"
+
+
+def model_spec(args: argparse.Namespace) -> tuple[ModelSpec, FormatChoice]:
+    """The model under test as the command line describes it, validated, and its prompt format
+    (the model folder's prompt_format.json, the options over it; a warning on stderr for each
+    option that contradicts the file). A local checkpoint path is checked here, before anything
+    is loaded. A reference policy needs no `--model` (its name is the label); every other backend
+    does."""
+    from eval.models import ModelSpec, choose_prompt_format, describe_checkpoint
+
+    model = args.model
+    if not model:
+        if args.backend not in POLICIES:
+            raise InputError(
+                f"--backend {args.backend} needs --model (a model folder or a served model name)"
+            )
+        model = args.backend
+    if args.backend in ("hf", "vllm"):
+        describe_checkpoint(model)
+    choice = choose_prompt_format(
+        model if args.backend not in POLICIES else None, format_options(args), args.prompt_format
+    )
+    for warning in choice.warnings():
+        print(warning, file=sys.stderr)
+    budget = args.max_new_tokens
+    cfg = ModelSpec(
+        model=model,
+        backend=args.backend,
+        prompt_format=choice.prompt_format,
+        base_url=args.base_url,
+        max_new_tokens=budget if isinstance(budget, int) else ModelSpec.max_new_tokens,
+        batch_size=args.batch_size,
+        device=args.device,
+        seed=getattr(args, "seed", 0),
+    )
+    cfg.validate()
+    return cfg, choice
+
+
+def load_model(args: argparse.Namespace):  # noqa: ANN202 - (ModelUnderTest, FormatChoice)
+    from eval.models import ModelUnderTest, offline_env
+
+    offline_env()
+    cfg, choice = model_spec(args)
+    if cfg.backend in ("hf", "vllm") and not args.quiet:
+        print(f"loading {args.model} ({args.backend}; {format_line(choice)}) ...", file=sys.stderr)
+    model = ModelUnderTest(cfg)
+    if args.label:
+        model.label = args.label
+    return model, choice
+
+
+def run_folder(args: argparse.Namespace, kind: str, prompt_mode: str) -> Path:
+    return Path(args.out) if args.out else Path("outputs") / kind / slug(args.model, prompt_mode)
+
+
+def log_peer_run(args: argparse.Namespace, out: Path, metrics: dict, kind: str) -> None:
+    """The run folder of a peer command to W&B (with --wandb-project): settings, metrics, files."""
+    cfg = wandb_config(args)
+    if cfg is None:
+        return
+    from eval.report import log_folder_to_wandb
+
+    settings = {
+        k: v
+        for k, v in vars(args).items()
+        if k not in ("func", "legacy_mode", "quiet") and not k.startswith("wandb_")
+    }
+    log_folder_to_wandb(
+        out,
+        metrics,
+        job_type=kind,
+        settings=settings,
+        **{k: v for k, v in cfg.items() if v is not None},
+        run_name=cfg["run_name"] or f"{kind}: {args.label or args.model}",
+    )
+
+
+async def with_model(args: argparse.Namespace, fn):  # noqa: ANN001, ANN202
+    """(result of `fn(model)`, the model's FormatChoice)."""
+    model, choice = load_model(args)
+    try:
+        await model.check()
+        return await fn(model), choice
+    finally:
+        await model.aclose()
