@@ -62,7 +62,6 @@ _SCHEMA_ONE = (
 _LEGACY_DRAFTS = (jsonschema.Draft3Validator, jsonschema.Draft4Validator)
 # A value failing one of these at some place gets that reason alone there (in this order).
 _FIRST_REASONS = ("type", "const", "enum")
-_MAX_REPAIRS = 100
 
 
 # -- small JSON helpers shared with the generator and the extractor ------------------------------
@@ -207,11 +206,49 @@ def _validator_class(draft: type[Validator]) -> type[Validator]:
 # -- catalogue spellings -------------------------------------------------------------------------
 
 
-def _normalise(node: Any, legacy: bool) -> None:
-    """Canonicalise types and (unless `legacy`, a draft 3/4 schema) rewrite boolean exclusive
-    bounds, in place, through every subschema."""
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _is_schema(v: Any) -> bool:
+    return isinstance(v, (dict, bool))
+
+
+def _is_schema_list(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(_is_schema(x) for x in v)
+
+
+# What each keyword's value must be for the checker to use it; a malformed keyword is left out.
+_WELL_FORMED: dict[str, Callable[[Any], bool]] = {
+    **dict.fromkeys(
+        ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"), _is_count
+    ),
+    **dict.fromkeys(("minContains", "maxContains"), _is_count),
+    **dict.fromkeys(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"), is_num),
+    "multipleOf": lambda v: is_num(v) and v > 0,
+    **dict.fromkeys(("pattern", "format", "$ref", "$schema"), lambda v: isinstance(v, str)),
+    "uniqueItems": lambda v: isinstance(v, bool),
+    "required": lambda v: isinstance(v, list) and all(isinstance(k, str) for k in v),
+    "enum": lambda v: isinstance(v, list),
+    "dependentRequired": lambda v: isinstance(v, dict) and all(isinstance(x, list) for x in v.values()),
+    **dict.fromkeys(("allOf", "anyOf", "oneOf", "prefixItems"), _is_schema_list),
+    **dict.fromkeys(_SCHEMA_ONE, _is_schema),
+    **dict.fromkeys(_SCHEMA_MAPS, lambda v: isinstance(v, dict)),
+}
+# Draft 3/4 spell exclusive bounds as flags; drafts before 2019-09 also take a list of item schemas.
+_LEGACY_WELL_FORMED = {
+    **_WELL_FORMED,
+    **dict.fromkeys(("exclusiveMinimum", "exclusiveMaximum"), lambda v: isinstance(v, bool)),
+}
+_LIST_ITEMS_DRAFTS = (*_LEGACY_DRAFTS, jsonschema.Draft6Validator, jsonschema.Draft7Validator)
+
+
+def _normalise(node: Any, draft: type[Validator]) -> None:
+    """In place, through every subschema: canonical types, boolean exclusive bounds rewritten to
+    the bound they qualify (drafts after 4), and malformed keywords and map entries left out."""
     if not isinstance(node, dict):
         return
+    legacy = issubclass(draft, _LEGACY_DRAFTS)
     if "type" in node:
         types = declared_types(node)
         if types is None:
@@ -222,43 +259,21 @@ def _normalise(node: Any, legacy: bool) -> None:
         for flag, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
             if node.get(flag) is True and is_num(node.get(bound)):
                 node[flag] = node.pop(bound)
-            elif isinstance(node.get(flag), bool):
-                node.pop(flag)
+    well_formed = _LEGACY_WELL_FORMED if legacy else _WELL_FORMED
+    list_items = issubclass(draft, _LIST_ITEMS_DRAFTS) and isinstance(node.get("items"), list)
+    for key in [k for k in node if k in well_formed and not well_formed[k](node[k])]:
+        if not (key == "items" and list_items and all(_is_schema(x) for x in node[key])):
+            del node[key]
     for key in _SCHEMA_MAPS:
-        if isinstance(node.get(key), dict):
+        if key in node:
+            node[key] = {k: v for k, v in node[key].items() if _is_schema(v)}
             for sub in node[key].values():
-                _normalise(sub, legacy)
+                _normalise(sub, draft)
     for key in _SCHEMA_LISTS:
-        if isinstance(node.get(key), list):
-            for sub in node[key]:
-                _normalise(sub, legacy)
+        for sub in node.get(key) if isinstance(node.get(key), list) else ():
+            _normalise(sub, draft)
     for key in _SCHEMA_ONE:
-        _normalise(node.get(key), legacy)
-
-
-def _drop(schema: dict[str, Any], path: list[Any]) -> bool:
-    """Remove the innermost keyword (or map entry) on `path`; False when there is none."""
-    for cut in range(len(path), 0, -1):
-        parent: Any = schema
-        for step in path[: cut - 1]:
-            parent = parent[step]
-        if isinstance(parent, dict) and isinstance(path[cut - 1], str):
-            del parent[path[cut - 1]]
-            return True
-    return False
-
-
-def _repaired(schema: dict[str, Any], draft: type[Validator]) -> dict[str, Any]:
-    """`schema` without the keywords its draft's meta-schema rejects (a malformed keyword
-    constrains nothing, as before this checker used jsonschema)."""
-    meta = draft(draft.META_SCHEMA)
-    for _ in range(_MAX_REPAIRS):
-        error = next(iter(meta.iter_errors(schema)), None)
-        if error is None:
-            return schema
-        if not _drop(schema, list(error.path)):
-            return {}
-    return schema
+        _normalise(node.get(key), draft)
 
 
 @dataclass(frozen=True)
@@ -271,11 +286,12 @@ class _Compiled:
 @functools.lru_cache(maxsize=4096)
 def _compile_key(key: str) -> _Compiled:
     schema = json.loads(key)
+    if not isinstance(schema.get("$schema", ""), str):
+        del schema["$schema"]
     with warnings.catch_warnings():  # an unknown $schema: the default draft, quietly
         warnings.simplefilter("ignore")
         draft = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    _normalise(schema, legacy=issubclass(draft, _LEGACY_DRAFTS))
-    schema = _repaired(schema, draft)
+    _normalise(schema, draft)
     cls = _validator_class(draft)
     return _Compiled(schema, cls(schema, format_checker=_format_checker(draft)), '"$ref"' in key)
 
