@@ -395,7 +395,7 @@ def extract_value(
     ``to``/``of``/``:``/``=``) or before ``for the <name>``/``as the <name>``: a double-quoted
     string, a list ``a, b and c``, JSON for objects, a free-text run up to the next ``, ``/
     `` and ``/sentence end for unconstrained strings, or a single token otherwise. When the spec
-    has an enum, a pattern or a date/date-time/time/email/uuid/uri format and that value does not
+    has an enum, a pattern or a checked format (`formats.CHECKED`) and that value does not
     conform, a conforming token in the same clause is preferred (an enum member matched as a whole
     word, case-insensitively). With `anywhere`, an utterance that does not name the parameter is
     searched whole for a conforming value (only for such constrained specs).
