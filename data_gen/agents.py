@@ -46,8 +46,17 @@ from data_gen.phrasing import (
     with_article,
 )
 from data_gen.schema import Persona, Tool, ToolCall, Turn, Verdict
-from data_gen.text import content_stems, join_options, name_tokens, overlap, stem, tool_stems, words
-from data_gen.values import extract_value, humanise_param, phrase_values, render_value
+from data_gen.text import (
+    content_stems,
+    humanise_param,
+    join_options,
+    name_tokens,
+    overlap,
+    stem,
+    tool_stems,
+    words,
+)
+from data_gen.values import extract_value, phrase_values, render_value
 from data_gen.wording import DEFAULT_TONE, Wording, wording
 
 SELECTION, COMPLETION = "tool_selection", "argument_completion"

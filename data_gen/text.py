@@ -1,5 +1,6 @@
 """Small text utilities shared by the scripted agents and the rule validators: tokenising tool
-names and descriptions, a light stemmer and word overlap."""
+names and descriptions, a light stemmer and word overlap, and how a person names a parameter
+(`humanise_param`, shared by the scripted agents and the evaluation prompts)."""
 
 from __future__ import annotations
 
@@ -174,6 +175,72 @@ def name_tokens(tool: Tool | str) -> list[str]:
 def humanise_name(tool: Tool | str) -> str:
     """`approve_internal_training_request` -> `approve internal training request`."""
     return " ".join(name_tokens(tool))
+
+
+# Parameter-name words a person spells in capitals (``cost_center_id`` -> ``cost center ID``).
+_ACRONYMS = {
+    **{
+        w: w.upper()
+        for w in [
+            "id",
+            "url",
+            "uri",
+            "sku",
+            "po",
+            "iso",
+            "vat",
+            "api",
+            "ip",
+            "uuid",
+            "sla",
+            "kpi",
+            "hr",
+            "pto",
+            "eta",
+            "gl",
+            "crm",
+            "erp",
+            "ssn",
+            "iban",
+            "bic",
+            "mfa",
+            "vpn",
+            "sso",
+            "utc",
+            "dob",
+            "pdf",
+            "csv",
+            "os",
+            "sap",
+            "sepa",
+            "ifrs",
+            "gaap",
+            "vip",
+            "sms",
+        ]
+    },
+    "ids": "IDs",
+    "urls": "URLs",
+    "skus": "SKUs",
+}
+
+
+def param_tokens(name: str) -> list[str]:
+    """The lower-cased words of a parameter name: ``costCenterID`` / ``cost_center_id`` /
+    ``cost-center id`` -> ``[cost, center, id]``."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return [t for t in re.split(r"[\s_\-./:]+", spaced.lower()) if t]
+
+
+def humanise_param(name: str) -> str:
+    """How a person names a parameter: ``cost_center_id`` -> ``cost center ID``,
+    ``startDate`` -> ``start date``, ``is_urgent`` -> ``urgent flag``. Idempotent."""
+    tokens = param_tokens(name)
+    if not tokens:
+        return name
+    if len(tokens) > 1 and tokens[0] in ("is", "has"):
+        tokens = [*tokens[1:], "flag"]
+    return " ".join(_ACRONYMS.get(t, t) for t in tokens)
 
 
 def tool_stems(tool: Tool) -> set[str]:

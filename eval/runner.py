@@ -27,7 +27,7 @@ from data_gen.agents import COMPLETION, SELECTION, DialogueState, VotingUser
 from data_gen.engine import seeded_rng
 from data_gen.schema import Dialogue, Turn
 from data_gen.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
-from data_gen.values import humanise_param
+from data_gen.text import humanise_param
 from eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
 
 

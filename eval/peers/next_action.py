@@ -66,8 +66,7 @@ from typing import Any, get_args
 
 from data_gen.agents import offered_options
 from data_gen.schema import Dialogue, SystemAction, Tool
-from data_gen.text import humanise_name, stem, words
-from data_gen.values import humanise_param
+from data_gen.text import humanise_name, humanise_param, stem, words
 
 __all__ = [
     "CALL_ACTIONS",

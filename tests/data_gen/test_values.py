@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from data_gen.schema import Persona, Tool
+from data_gen.text import humanise_param
 from data_gen.values import (
     VALUE_PHRASES,
     UnsupportedPattern,
@@ -23,7 +24,6 @@ from data_gen.values import (
     check_arguments,
     check_value,
     extract_value,
-    humanise_param,
     phrase_values,
     render_value,
     sample_pattern,

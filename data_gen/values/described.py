@@ -1,0 +1,289 @@
+"""What a parameter's description shows: a written example or a spelled-out format, and fresh
+values of that shape.
+
+Catalogues often say more in prose than in the schema: "Employee id, e.g. EMP004217.", "Posting
+month as YYYY-MM.", "Phone number in E.164 format.". `description_example` finds a written example
+and `spelled_format` a spelled-out format; `shaped` and `spelled` draw fresh values of that shape
+(never the example itself). The generator keeps such a value only when it passes the whole schema
+(see `ValueGenerator._string`): enum, pattern, format and bounds are stronger than prose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import string
+import uuid
+from datetime import date
+from typing import TYPE_CHECKING
+
+from data_gen.schema import Persona
+from data_gen.text import param_tokens
+from data_gen.values import formats
+from data_gen.values.vocabulary import (
+    AIRPORTS,
+    COUNTRY_CODES,
+    COUNTRY_CODES3,
+    CURRENCIES,
+    E164_COUNTRIES,
+    LANGUAGES,
+    VOCAB_BY_LEN,
+)
+
+if TYPE_CHECKING:
+    from data_gen.values.names import Draws
+
+# Catalogues often say more in prose than in the schema: "Employee id, e.g. EMP004217.",
+# "Posting month as YYYY-MM.", "Phone number in E.164 format.". `_description_example` finds a
+# written example and `_spelled_format` a spelled-out format; the generator then draws fresh
+# values of that shape (see `ValueGenerator._described`).
+
+# A marker that introduces an example, then the example: quoted ('...', "...", “...”, `...`) or
+# a bare run up to whitespace, a comma, a semicolon or a bracket.
+_EXAMPLE_MARKER = (
+    r"(?:\be\.\s?g\b\.?|\beg\.|\bfor\s+(?:example|instance)\b|\bexamples?\b|\bex\.|"
+    r"\bsuch\s+as\b|\blike\b)"
+)
+_EXAMPLE_RE = re.compile(
+    _EXAMPLE_MARKER + r"\s*[:,]?\s*"
+    r"(?:'([^'\s]+)'|\"([^\"\s]+)\"|“([^”\s]+)”|`([^`\s]+)`|([^\s,;()\[\]'\"“”`]+))",
+    re.IGNORECASE,
+)
+# An identifier written anywhere in an identifier's description ("... the request (TR-12345)").
+_LOOSE_ID_RE = re.compile(r"(?<![\w-])([A-Z]{1,6}[-_/]?\d{3,10})(?![\w-])")
+_SEPARATED = re.compile(r"[A-Za-z0-9][-_/.:\\@#+][A-Za-z0-9]")
+
+
+def _code_like(token: str, *, strict: bool = False) -> bool:
+    """Whether `token` reads as a code whose shape is worth copying (``EMP004217``, ``FRA``,
+    ``2025-03``, ``@jane_doe``) rather than a plain word (``printers``, ``Excel``). `strict`
+    (for "like"/"such as", which also introduce prose) wants a digit or an inner separator."""
+    if len(token) < 2:
+        return False
+    if re.search(r"\d", token) or _SEPARATED.search(token) or token[0] in "@#+\\":
+        return True
+    return not strict and len(re.findall(r"[A-Z]", token)) >= 2
+
+
+def description_example(description: str, *, identifier: bool = False) -> str | None:
+    """The first code-like example the description writes after "e.g.", "for example",
+    "such as", "like", ... (quoted or bare, trailing punctuation dropped); for an `identifier`,
+    also a bare ``ABC-12345`` anywhere. None when there is none: free-text examples
+    ("e.g. 'industry = retail AND country = FR'", "e.g. Koeln Hbf") give no shape."""
+    for m in _EXAMPLE_RE.finditer(description or ""):
+        quoted = next((g for g in m.groups()[:4] if g), None)
+        token = quoted if quoted is not None else m.group(5).rstrip(".:!?")
+        strict = quoted is None and m.group(0).lower().startswith(("like", "such"))
+        if _code_like(token, strict=strict):
+            return token
+    if identifier:
+        loose = _LOOSE_ID_RE.search(description or "")
+        if loose:
+            return loose.group(1)
+    return None
+
+
+# Spelled-out formats, most specific first: (regex on the description, kind).
+_SPELLED_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rx, re.IGNORECASE), kind)
+    for rx, kind in (
+        (r"\bYYYY-MM-DD[T ]hh:mm", "date-time"),
+        (r"\bYYYY-MM-DD\b", "date"),
+        (r"\bYYYYMMDD\b", "compact-date"),
+        (r"\bDD/MM/YYYY\b", "dd/mm/yyyy"),
+        (r"\bMM/DD/YYYY\b", "mm/dd/yyyy"),
+        (r"\bYYYY-Q[n1-4]\b", "year-quarter"),
+        (r"\bYYYY-MM\b", "year-month"),
+        (r"\bhh:mm:ss\b", "time-hms"),
+        (r"\bhh:mm\b", "time-hm"),
+        (r"\bISO[\s-]?8601\b(?=.*\b(?:time\s?zone|offset|utc)\b)", "date-time-tz"),
+        (r"\bISO[\s-]?8601\s+date\b(?![\s-]?time)", "date"),
+        (r"\bISO[\s-]?8601\b", "date-time"),
+        (r"\bISO[\s-]?4217\b|\bcurrency\s+code\b", "currency"),
+        (r"\bISO[\s-]?3166(?:-1)?\s+alpha[\s-]?3\b|\bthree-letter\s+country\s+code\b", "country-alpha3"),
+        (r"\bISO[\s-]?3166\b|\btwo-letter\s+country\s+code\b", "country-alpha2"),
+        (r"\bISO[\s-]?639\b", "language"),
+        (r"\bE\.?164\b", "e164"),
+        (r"\b(?:UUID|GUID)\b", "uuid"),
+    )
+)
+
+
+def spelled_format(description: str) -> str | None:
+    """The kind of the first spelled-out format the description names (``YYYY-MM-DD`` ->
+    ``date``, ``ISO 4217 currency code`` -> ``currency``, ``E.164`` -> ``e164``, ...), or None."""
+    for rx, kind in _SPELLED_FORMATS:
+        if rx.search(description or ""):
+            return kind
+    return None
+
+
+def _example_runs(example: str) -> list[str]:
+    """``EVT-2025-HAM`` -> ``[EVT, -, 2025, -, HAM]``: runs of digits, capitals, small letters and
+    everything else."""
+    return re.findall(r"\d+|[A-Z]+|[a-z]+|[^A-Za-z0-9]+", example)
+
+
+def _is_literal_run(runs: list[str], i: int) -> bool:
+    """Whether run `i` of an example is kept as written: leading letters followed by more
+    (``EMP`` in ``EMP004217``, ``PO`` in ``PO-2024-0042``, ``fs`` in ``\\\\fs01\\finance``) or a
+    one-letter capital marker before digits (``Q`` in ``2025-Q2``)."""
+    run = runs[i]
+    nxt = runs[i + 1] if i + 1 < len(runs) else ""
+    prev = runs[i - 1] if i else ""
+    if run.isalpha() and i == 0 and nxt and not nxt.isalpha():
+        return True
+    if run.isalpha() and nxt.isdigit() and not any(r.isalnum() for r in runs[:i]):
+        return True  # the first letters after leading symbols: "fs" in \\fs01\finance
+    return run.isupper() and len(run) == 1 and nxt.isdigit() and not prev.isalnum()
+
+
+_CURRENT_YEAR_RE = re.compile(r"(?:19|20)\d\d")
+
+
+def shaped(draws: Draws, example: str, name: str, description: str, *, keep: float = 0.0) -> str | None:
+    """A fresh value with the shape of `example`, never `example` itself (None when the
+    example has nothing to vary, e.g. it is all literal prefix).
+
+    Examples that are dates, date-times, months (``2025-03``), times, UUIDs or email
+    addresses are drawn as such (a date by the parameter's name, a date-time with the
+    example's precision and zone suffix). Anything else keeps its leading letters when more
+    follows (``EMP`` in ``EMP004217``, ``PO`` in ``PO-2024-0042``), its separators, letter
+    case, leading zeros and a one-letter marker before digits (``Q`` in ``2025-Q2``), and
+    draws the rest: a year for ``19xx``/``20xx``, a date for a ``YYYYMMDD`` run, fresh digits
+    (first significant one non-zero), capitals (a currency, country or airport code where
+    the name or description says so) and small letters (a word of the same length where
+    there is one) of the same length. With `keep`, each of those parts is kept as written
+    with that probability (the value as a whole still differs from the example).
+    """
+    for _ in range(10):
+        value = _shape_once(draws, example, name, description, keep)
+        if value is None or value != example:
+            return value
+    return None
+
+
+def _shape_once(draws: Draws, example: str, name: str, description: str, keep: float) -> str | None:
+    """One draw of `shaped` (it may equal the example; the caller draws again)."""
+    rng = draws.rng
+    if formats.valid_date(example):
+        return draws.day_for(name).isoformat()
+    if formats.valid_datetime(example):
+        day = draws.day_for(name)
+        stamp = f"{day.isoformat()}{example[10]}{rng.randint(8, 17):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+        clock = re.match(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(?:\.\d+)?)?", example)
+        if clock is not None and clock.group(1):
+            stamp += ":00"
+        return stamp + example[clock.end() :] if clock is not None else stamp
+    if re.fullmatch(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])", example):
+        return draws.day_for(name).isoformat()[:7]
+    if re.fullmatch(r"(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d)?", example):
+        hm = f"{rng.randint(8, 17):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+        return hm + ":00" if len(example) == 8 else hm
+    if formats.UUID_RE.fullmatch(example):
+        fresh = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        return fresh.upper() if example.isupper() else fresh
+    if formats.EMAIL_RE.fullmatch(example):
+        first, last = draws.person()
+        return f"{first.lower()}.{last.lower()}@{example.split('@', 1)[1]}"
+    runs = _example_runs(example)
+    context = set(param_tokens(name)) | set(param_tokens(description))
+    out: list[str] = []
+    for i, run in enumerate(runs):
+        if not run.isalnum() or _is_literal_run(runs, i):
+            out.append(run)  # separators, symbols, literal prefixes and markers
+        elif keep and rng.random() < keep:
+            out.append(run)
+        elif run.isdigit():
+            out.append(_digits_like(draws, run, name))
+        elif run.isupper():
+            out.append(_capitals_like(draws, run, example, context))
+        elif run.islower():
+            words = VOCAB_BY_LEN.get(len(run), ())
+            if words and rng.random() < 0.8:
+                out.append(rng.choice(words))
+            else:
+                out.append("".join(rng.choice(string.ascii_lowercase) for _ in run))
+        else:
+            out.append(run)
+    varies = any(r.isalnum() and not _is_literal_run(runs, i) for i, r in enumerate(runs))
+    return "".join(out) if varies else None
+
+
+def _digits_like(draws: Draws, run: str, name: str) -> str:
+    """Fresh digits for a digit run: a year near today, a ``YYYYMMDD`` date, else as many digits
+    with the same leading zeros."""
+    rng = draws.rng
+    if len(run) == 4 and _CURRENT_YEAR_RE.fullmatch(run):
+        return str(rng.randint(draws.today.year - 1, draws.today.year + 1))
+    if len(run) == 8 and _CURRENT_YEAR_RE.fullmatch(run[:4]):
+        with contextlib.suppress(ValueError):
+            date(int(run[:4]), int(run[4:6]), int(run[6:]))
+            return draws.day_for(name).strftime("%Y%m%d")
+    zeros = len(run) - len(run.lstrip("0"))
+    if zeros == len(run):  # all zeros: only the last place varies
+        return run[:-1] + str(rng.randint(1, 9))
+    rest = "".join(rng.choice(string.digits) for _ in range(len(run) - zeros - 1))
+    return "0" * zeros + str(rng.randint(1, 9)) + rest
+
+
+def _capitals_like(draws: Draws, run: str, example: str, context: set[str]) -> str:
+    """Fresh capitals for a capital run: a real currency, airport or country code where the whole
+    example is one and the name or description says which, else random letters."""
+    rng = draws.rng
+    pool: tuple[str, ...] | list[str] = ()
+    if run == example:  # the whole value is a code: a real one where the context says which
+        if len(run) == 3 and context & {"currency", "4217"}:
+            pool = CURRENCIES
+        elif len(run) == 3 and context & {"airport", "iata"}:
+            pool = AIRPORTS
+        elif len(run) == 2 and context & {"country", "nationality", "3166"}:
+            pool = COUNTRY_CODES
+        elif len(run) == 3 and context & {"country", "nationality", "3166"}:
+            pool = COUNTRY_CODES3
+    choices = [c for c in pool if c != run]
+    if choices:
+        return rng.choice(choices)
+    return "".join(rng.choice(string.ascii_uppercase) for _ in run)
+
+
+def spelled(draws: Draws, kind: str, name: str, persona: Persona | None) -> str:
+    """A value of a spelled-out format kind (see `_SPELLED_FORMATS`)."""
+    rng = draws.rng
+    day = draws.day_for(name)
+    hm = f"{rng.randint(8, 17):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+    if kind == "date":
+        return day.isoformat()
+    if kind == "date-time":
+        return f"{day.isoformat()}T{hm}:00"
+    if kind == "date-time-tz":
+        return f"{day.isoformat()}T{hm}:00{rng.choice(('Z', '+01:00', '+02:00', '-05:00', '+00:00'))}"
+    if kind == "compact-date":
+        return day.strftime("%Y%m%d")
+    if kind == "dd/mm/yyyy":
+        return day.strftime("%d/%m/%Y")
+    if kind == "mm/dd/yyyy":
+        return day.strftime("%m/%d/%Y")
+    if kind == "year-month":
+        return day.isoformat()[:7]
+    if kind == "year-quarter":
+        return f"{day.year}-Q{(day.month - 1) // 3 + 1}"
+    if kind == "time-hms":
+        return f"{hm}:00"
+    if kind == "time-hm":
+        return hm
+    if kind == "currency":
+        return rng.choice(CURRENCIES)
+    if kind == "country-alpha2":
+        return rng.choice(COUNTRY_CODES)
+    if kind == "country-alpha3":
+        return rng.choice(COUNTRY_CODES3)
+    if kind == "language":
+        return rng.choice(LANGUAGES)
+    if kind == "e164":
+        country = rng.choice(E164_COUNTRIES)
+        national = str(rng.randint(1, 9)) + "".join(rng.choice(string.digits) for _ in range(9))
+        return f"+{country}{national}"
+    if kind == "uuid":
+        return draws.formatted("uuid", name, persona)
+    raise ValueError(f"unknown spelled-out format kind {kind!r}")

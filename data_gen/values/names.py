@@ -1,0 +1,326 @@
+"""Name-based rules: what a parameter's name says its value looks like.
+
+`Draws` holds the source of randomness and the reference day, and draws the primitive values
+every part of the generator shares (a day, a person, a company, an email address, a URL, a word
+token, a value of a JSON Schema `format`). `Draws.by_name` is the heuristic the generator falls
+back to when the schema and the description say nothing more: ``*_id`` -> an identifier with a
+prefix, ``currency`` -> an ISO 4217 code, ``reason`` -> a line of free text, ``start_date`` -> a
+weekday ahead, and so on. `number_hint` is the same idea for numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import uuid
+from datetime import date, timedelta
+from typing import Any
+
+from data_gen.schema import Persona
+from data_gen.text import param_tokens
+from data_gen.values.described import description_example, shaped
+from data_gen.values.vocabulary import (
+    CITIES,
+    COMPANIES,
+    COMPANY_WORDS,
+    COUNTRIES,
+    COUNTRY_CODES,
+    COURSES,
+    CURRENCIES,
+    DEPARTMENTS,
+    FILE_EXTS,
+    FIRST_NAMES,
+    FREE_TEXT,
+    FREE_TEXT_WORDS,
+    FUTURE_DATE_WORDS,
+    ID_PREFIXES,
+    ID_WORDS,
+    JOB_TITLES,
+    LANGUAGES,
+    LAST_NAMES,
+    LOCALES,
+    MONEY_WORDS,
+    OFFICES,
+    PAST_DATE_WORDS,
+    PERCENT_WORDS,
+    PERSON_WORDS,
+    PRIORITIES,
+    PRODUCTS,
+    PROJECTS,
+    QUANTITY_WORDS,
+    REGIONS,
+    STATUSES,
+    STREETS,
+    TEAMS,
+    TIMEZONES,
+    TITLE_WORDS,
+    TITLES,
+    UNITS,
+    WORDS,
+)
+
+DEFAULT_TODAY = date(2026, 1, 15)
+
+
+class Draws:
+    """Primitive draws and the name-based rules, all from one `rng` (so a seeded generator
+    reproduces its values exactly).
+
+    Args:
+        rng: the source of randomness.
+        today: the reference day for dates (see `day_for`).
+    """
+
+    def __init__(self, rng: random.Random, today: date = DEFAULT_TODAY) -> None:
+        self.rng = rng
+        self.today = today
+
+    def formatted(self, fmt: str, name: str, persona: Persona | None) -> str:
+        """A value of a JSON Schema `format` (`formats.CHECKED`); a word token for others."""
+        rng = self.rng
+        if fmt == "date":
+            return self.day_for(name).isoformat()
+        if fmt == "date-time":
+            day = self.day_for(name)
+            minute = rng.choice((0, 15, 30, 45))
+            return f"{day.isoformat()}T{rng.randint(8, 17):02d}:{minute:02d}:00"
+        if fmt == "time":
+            return f"{rng.randint(8, 17):02d}:{rng.choice((0, 15, 30, 45)):02d}:00"
+        if fmt == "email":
+            return self.email(persona)
+        if fmt == "uuid":
+            return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        if fmt in ("uri", "url"):
+            return self.url()
+        if fmt == "ipv4":
+            return f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+        if fmt == "ipv6":
+            return "fd00::" + ":".join(f"{rng.randint(1, 0xFFFF):x}" for _ in range(3))
+        return self.word_token()
+
+    def day_for(self, name: str) -> date:
+        """A weekday for a date parameter: a birth date 25-60 years back, a past-looking name
+        (``invoice_date``) up to 60 days before `today`, a future-looking one (``start_date``) up to
+        120 days after, anything else from 30 days before to 90 after."""
+        rng = self.rng
+        tokens = set(param_tokens(name))
+        if tokens & {"birth", "dob", "birthday"}:
+            return self.today - timedelta(days=rng.randint(25 * 365, 60 * 365))
+        if tokens & PAST_DATE_WORDS:
+            day = self.today - timedelta(days=rng.randint(1, 60))
+            while day.weekday() >= 5:
+                day -= timedelta(days=1)
+            return day
+        if tokens & FUTURE_DATE_WORDS:
+            day = self.today + timedelta(days=rng.randint(1, 120))
+        else:
+            day = self.today + timedelta(days=rng.randint(-30, 90))
+        while day.weekday() >= 5:
+            day += timedelta(days=1)
+        return day
+
+    def person(self) -> tuple[str, str]:
+        """A (first name, last name) pair."""
+        return self.rng.choice(FIRST_NAMES), self.rng.choice(LAST_NAMES)
+
+    def company(self, persona: Persona | None) -> str:
+        """A company: the persona's own (fixed by its id), else any."""
+        if persona is not None:  # the persona always works at the same (fictitious) company
+            digest = hashlib.sha256(persona.id.encode("utf-8")).digest()
+            return COMPANIES[digest[0] % len(COMPANIES)]
+        return self.rng.choice(COMPANIES)
+
+    def email(self, persona: Persona | None) -> str:
+        """``first.last@company.example.com`` at the persona's company."""
+        first, last = self.person()
+        slug = re.sub(r"[^a-z0-9]", "", self.company(persona).split()[0].lower())
+        return f"{first.lower()}.{last.lower()}@{slug}.example.com"
+
+    def url(self) -> str:
+        """An intranet URL under ``example.com``."""
+        return f"https://intranet.example.com/{self.rng.choice(WORDS)}/{self.rng.randint(100, 99999)}"
+
+    def word_token(self) -> str:
+        """The last resort: ``cedar``, ``cedar-onyx`` or ``cedar-42``."""
+        rng = self.rng
+        first = rng.choice(WORDS)
+        shape = rng.random()
+        if shape < 0.4:
+            return first
+        if shape < 0.7:
+            return f"{first}-{rng.choice(WORDS)}"
+        return f"{first}-{rng.randint(10, 99)}"
+
+    def identifier(self, tokens: list[str], description: str) -> str:
+        """An identifier: the shape the description shows, else a prefix from the words before
+        ``_id`` (``EMP-48213`` for ``employee_id``) and 4-6 digits."""
+        rng = self.rng
+        example = description_example(description, identifier=True)
+        fresh = shaped(self, example, " ".join(tokens), description) if example else None
+        if fresh is not None:  # the shape the description shows, e.g. "e.g. TR-12345"
+            return fresh
+        head = [t for t in tokens if t not in ID_WORDS] or ["ref"]
+        prefix = ID_PREFIXES.get(" ".join(head[-2:])) or ID_PREFIXES.get(head[-1])
+        if prefix is None:
+            prefix = "".join(t[0] for t in head[-3:]).upper() if len(head) > 1 else head[-1][:3].upper()
+        width = rng.randint(4, 6)
+        number = str(rng.randint(10 ** (width - 1), 10**width - 1))
+        return f"{prefix}{rng.choice(('-', '', '-'))}{number}"
+
+    def by_name(self, name: str, spec: dict[str, Any], persona: Persona | None) -> str:
+        """A string for parameter `name` by what its words say: contact details, codes (currency,
+        country, cost center, zip, language, locale, time zone), URLs, identifiers, dates and
+        times first, then the topic (`_by_topic`)."""
+        rng = self.rng
+        toks = param_tokens(name)
+        ts = set(toks)
+        last = toks[-1] if toks else ""
+        description = str(spec.get("description") or "")
+
+        if ts & {"email", "mail", "emails"}:
+            return self.email(persona)
+        if ts & {"phone", "mobile", "telephone", "tel", "fax"}:
+            return f"+1-555-01{rng.randint(0, 99):02d}"
+        if "currency" in ts:
+            return rng.choice(CURRENCIES)
+        if "country" in ts:
+            return rng.choice(COUNTRY_CODES if ts & ID_WORDS or "iso" in ts else COUNTRIES)
+        if "cost" in ts and ts & {"center", "centre"}:
+            return f"CC-{rng.randint(1000, 9999)}"
+        if ts & {"zip", "postal", "postcode"}:
+            return f"{rng.randint(10000, 99999)}"
+        if ts & {"language", "lang"}:
+            return rng.choice(LANGUAGES)
+        if "locale" in ts:
+            return rng.choice(LOCALES)
+        if ts & {"timezone", "tz"} or ("time" in ts and "zone" in ts):
+            return rng.choice(TIMEZONES)
+        if ts & {"url", "link", "website", "uri", "endpoint", "homepage"}:
+            return self.url()
+        if last in ID_WORDS or ts & {"sku"}:
+            return self.identifier(toks, description)
+        if last in ("date", "day", "dob") or "birthday" in ts:
+            return self.day_for(name).isoformat()
+        if last in ("datetime", "timestamp", "at"):
+            return self.formatted("date-time", name, persona)
+        if last == "time":
+            return f"{rng.randint(8, 17):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+        return self._by_topic(ts, persona)
+
+    def _by_topic(self, ts: set[str], persona: Persona | None) -> str:
+        """What the name is about (a person, a place, free text, a product, ...), else a word
+        token."""
+        rng = self.rng
+        if "name" in ts or ts & {"username", "login", "handle"}:
+            return self._named_thing(ts, persona)
+        if ts & PERSON_WORDS:
+            return " ".join(self.person())
+        if ts & {"department", "dept", "division"}:
+            if persona is not None and persona.department:
+                return persona.department
+            return rng.choice(DEPARTMENTS)
+        if ts & {"city", "destination", "origin"}:
+            return rng.choice(CITIES)
+        if ts & {"location", "office", "site", "venue", "building"}:
+            return rng.choice(CITIES + list(OFFICES))
+        if "address" in ts:
+            return f"{rng.randint(1, 400)} {rng.choice(STREETS)}"
+        if "region" in ts:
+            return rng.choice(REGIONS)
+        if ts & FREE_TEXT_WORDS:
+            return rng.choice(FREE_TEXT)
+        if ts & TITLE_WORDS:
+            return rng.choice(TITLES)
+        if "project" in ts:
+            return rng.choice(PROJECTS)
+        if ts & {"team", "group", "squad"}:
+            return rng.choice(TEAMS)
+        if ts & {"product", "item", "equipment", "hardware", "device"}:
+            return rng.choice(PRODUCTS)
+        if ts & {"course", "training", "program", "programme", "certification"}:
+            return rng.choice(COURSES)
+        if ts & {"role", "position", "job"}:
+            return rng.choice(JOB_TITLES)
+        if ts & COMPANY_WORDS:
+            return self.company(persona) if "employer" in ts else rng.choice(COMPANIES)
+        if ts & {"status", "state"}:
+            return rng.choice(STATUSES)
+        if ts & {"priority", "severity", "urgency"}:
+            return rng.choice(PRIORITIES)
+        if ts & {"unit", "uom"}:
+            return rng.choice(UNITS)
+        if ts & {"version", "release"}:
+            return f"{rng.randint(1, 5)}.{rng.randint(0, 12)}.{rng.randint(0, 9)}"
+        if ts & {"ip"}:
+            return f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+        if ts & {"file", "filename", "attachment", "document"}:
+            return f"{rng.choice(WORDS)}_{rng.choice(WORDS)}_{self.today.year}.{rng.choice(FILE_EXTS)}"
+        if ts & {"line", "business", "lob"} and persona is not None and persona.line_of_business:
+            return persona.line_of_business
+        return self.word_token()
+
+    def _named_thing(self, ts: set[str], persona: Persona | None) -> str:
+        """The value of a ``*_name``: a user name, a first or last name, a company, a project, a
+        file, ... or a person's full name."""
+        rng = self.rng
+        first, last = self.person()
+        if ts & {"username", "login", "handle"} or ("user" in ts and "name" in ts):
+            return f"{first[0].lower()}{last.lower()}{rng.choice(('', str(rng.randint(1, 99))))}"
+        if "first" in ts or "given" in ts:
+            return first
+        if "last" in ts or "family" in ts or "surname" in ts:
+            return last
+        if ts & COMPANY_WORDS:
+            return self.company(persona) if "employer" in ts else rng.choice(COMPANIES)
+        if "project" in ts:
+            return rng.choice(PROJECTS)
+        if ts & {"team", "group"}:
+            return rng.choice(TEAMS)
+        if ts & {"file", "document", "attachment"}:
+            return f"{rng.choice(WORDS)}_{rng.choice(WORDS)}_{self.today.year}.{rng.choice(FILE_EXTS)}"
+        if ts & {"product", "item"}:
+            return rng.choice(PRODUCTS)
+        if ts & {"course", "training"}:
+            return rng.choice(COURSES)
+        if ts & {"department", "dept"}:
+            return (
+                persona.department if persona is not None and persona.department else rng.choice(DEPARTMENTS)
+            )
+        if ts & {"city"}:
+            return rng.choice(CITIES)
+        if ts & {"event", "meeting"}:
+            return rng.choice(TITLES)
+        return f"{first} {last}"
+
+
+def number_hint(tokens: set[str], today: date) -> tuple[str, tuple[float, float]]:
+    """(kind, usual range) of a number by the words of its name: money, a percentage, an
+    identifier, a year, a count of some unit, or plain; the schema's bounds still win."""
+    if tokens & {"hourly", "daily", "nightly"} and tokens & {"rate", "cost", "price"}:
+        return "money", (25, 400)
+    if tokens & PERCENT_WORDS:
+        return "percent", (0, 100)
+    if tokens & MONEY_WORDS:
+        return "money", (50, 5000)
+    if tokens & ID_WORDS and not tokens & {"of"}:
+        return "id", (10000, 999999)
+    if "year" in tokens:
+        return "year", (today.year - 1, today.year + 1)
+    if "month" in tokens:
+        return "count", (1, 12)
+    if "day" in tokens:
+        return "count", (1, 28)
+    if "hour" in tokens:
+        return "count", (8, 18)
+    if tokens & {"minutes", "duration", "minute"}:
+        return "count", (15, 240)
+    if tokens & {"age"}:
+        return "count", (22, 65)
+    if tokens & {"priority", "level", "severity", "rating", "score", "tier", "grade", "stars"}:
+        return "count", (1, 5)
+    if tokens & {"limit", "size", "page", "top", "max", "results", "per"}:
+        return "count", (10, 100)
+    if tokens & QUANTITY_WORDS or tokens & {"number", "num"}:
+        return "count", (1, 10)
+    return "plain", (1, 100)
