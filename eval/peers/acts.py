@@ -1,0 +1,250 @@
+"""Dialog-act classifiers for assistant replies (CONFETTI's acts), rule-based or LLM-backed.
+
+CONFETTI labels every agent turn with one or more of five acts; a turn that calls a function is
+``function_calling`` by its call, so a classifier only decides the act of a turn's *text*: one of
+`TEXT_ACTS` (our names for CONFETTI's agent_seek_information, agent_inform_user,
+agent_reject_request and agent_other). A prediction is right when it is among the gold acts
+(CONFETTI's "any predicted label among the gold ones").
+
+Rules (`classify_act`, the default). The reply is cut into sentences (at ``.!?`` and line breaks)
+and each sentence is sorted into one of:
+
+* *closing*: an offer of more help or a sign-off ("Is there anything else I can help you with?",
+  "Let me know if you need anything else", "feel free to reach out", "Have a great day");
+* *courtesy*: thanks, "you're welcome", "glad I could help", a greeting or a one-word
+  interjection ("Sure!", "Great!"), or a bare statement of readiness ("I can help you with that");
+* *substantive*: anything else.
+
+Then, in this order: an empty reply -> ``other``; a refusal -> ``reject`` (a first-person
+inability in a substantive sentence: "I cannot", "I am unable to", "I don't have the capability",
+"not supported", "not equipped"; or "unfortunately" / "sorry" / "apologize" opening the first
+substantive sentence of a reply that presents no results: no list, no code block, no "here
+are"); a request for information -> ``seek_info`` (in a substantive sentence: a wh-question, "could
+/ can you provide / tell / share / specify / confirm", "may I ask", "please provide / share / let me
+know the ...", "I will need", "I need the following", "once you receive it, please ...") unless the
+reply presents results, which makes it ``inform`` (CONFETTI labels such turns inform, or inform and
+seek_info); any substantive sentence -> ``inform``; only closing and courtesy sentences ->
+``other``. A yes/no offer ("Would you like to book one of these?") seeks nothing.
+
+Labelled set. ``tests/fixtures/peers/confetti_acts/`` holds 201 agent turns of CONFETTI's
+released dialog-act answers (verbatim lines, CC-BY-4.0), stratified over the acts and split into a
+development half (the rules were tuned on it) and a held-out half (reported, never tuned on); its
+README gives the source and the selection. `read_act_examples` reads any file in that format.
+
+LLM option (`LLMActClassifier`). A chat backend (``data_gen.llm``: ``hf``, a local model folder or
+the embedded SmolLM2; ``openai``, any OpenAI-compatible server) is shown the act definitions and the
+reply and answers with one act name, at temperature 0; the answer is read by `parse_act` (an act
+name, its CONFETTI spelling, or a distinctive word of it); an answer that names none falls back to
+the rules (``fallbacks`` counts them). `build_act_classifier` makes either from the command line
+(`add_act_classifier_args`: ``--act-classifier rules|llm``, ``--act-backend``, ``--act-model``,
+``--act-base-url``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ACT_CLASSIFIERS",
+    "TEXT_ACTS",
+    "ActExample",
+    "LLMActClassifier",
+    "RuleActClassifier",
+    "add_act_classifier_args",
+    "build_act_classifier",
+    "classify_act",
+    "format_act_scores",
+    "parse_act",
+    "read_act_examples",
+    "score_acts",
+]
+
+TEXT_ACTS = ("seek_info", "inform", "reject", "other")
+ACT_CLASSIFIERS = ("rules", "llm")
+_ROUND = 6
+
+# --------------------------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------------------------
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLOSING = re.compile(
+    r"\b(?:anything else|any(?:thing)? other (?:questions?|requests?|way|help|details?|information|"
+    r"needs?|concerns?|notifications?|recommendations?|specifics|restaurants?|options?)|any more "
+    r"(?:help|questions?|assistance)|what else|how else|further (?:assistance|help|questions?)|"
+    r"feel free|(?:do not|don't) hesitate|(?:don't|do not) be afraid|reach out|"
+    r"have a (?:\w+ )?(?:day|evening|afternoon|night|week|weekend|trip)|take care|enjoy the rest|"
+    r"rest of your day|great day ahead|safe travels|good luck|i(?:'m| am) here (?:if|whenever|to help)|"
+    r"happy to (?:help|assist) (?:further|more)|glad (?:i|to) (?:could )?help|"
+    r"let me know if (?:you|there)(?:'s| is| are| have| need| would| want)? ?(?:any|anything|more|other|"
+    r"further|interested)|if you (?:have|need) (?:any )?(?:more|other|further|additional))",
+    re.I,
+)
+_COURTESY = re.compile(
+    r"^(?:you(?:'re| are) (?:very |vey |most )?welcome|no problem|my pleasure|it is my pleasure|"
+    r"thank(?:s| you)|i(?:'m| am) glad|glad|great|perfect|wonderful|awesome|sure|certainly|of course|"
+    r"absolutely|okay|ok|got it|hello|hi|hey|good (?:day|morning|afternoon|evening)|greetings|"
+    r"i(?:'d| would) be (?:happy|glad|delighted) to (?:help|assist)|"
+    r"i can (?:certainly |definitely )?(?:help|assist) (?:you )?with (?:that|this)|"
+    r"i(?:'m| am) (?:happy|here) to (?:help|assist))\b",
+    re.I,
+)
+_INABLE = re.compile(
+    r"\b(?:i|we)(?:'m| am| are)? (?:(?:currently|unfortunately|afraid i|sorry,? i) )?"
+    r"(?:cannot|can't|can not|(?:am |'m |are )?(?:unable|not able|not equipped|not allowed)|"
+    r"(?:do not|don't|does not) (?:currently )?(?:have|support|see)(?: the| any)? ?"
+    r"(?:capability|ability|tools?|access|functionality|option|permission|enough information)|"
+    r"(?:do not|don't) have (?:have )?the (?:capability|ability|required tools|tools))|"
+    r"\bbut (?:cannot|can't|am unable to)\b|\bnot supported\b|\bdoes not include the capability\b|\bwas unable to\b|\bbeyond my\b|"
+    r"\boutside (?:of )?(?:my|the) scope\b",
+    re.I,
+)
+_SORRY = re.compile(r"^(?:\w+[,.!]? )?(?:unfortunately|i(?:'m| am)(?: very| so)? sorry|i apologi[sz]e|"
+                    r"sorry|i sincerely apologi[sz]e|i must inform)", re.I)
+_RESULTS = re.compile(
+    r"```|\bhere (?:are|is)\b|\bi (?:have )?found\b|\bi see\b|\bsuccessfully\b|"
+    r"\bhas been (?:booked|sent|cancell?ed|placed|filed|created|updated|submitted)\b|"
+    r"\bi(?:'ve| have) (?:gone ahead|sent|booked|cancell?ed|placed|filed|ordered|created|updated)\b|"
+    r"\baccording to\b",
+    re.I,
+)
+_LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+\S[^\n]*\d", re.M)
+_WH = re.compile(r"^(?:\w+[,!]? )?(?:so,? )?(?:what|which|when|where|who|whom|whose|how)\b", re.I)
+_ASK = re.compile(
+    r"\b(?:could|can|would|will) you (?:please |kindly )?(?:provide|tell|share|specify|confirm|give|"
+    r"send|let me know|clarify|rephrase|describe|explain|enter|reply)\b|"
+    r"\bmay i (?:ask|know|have|get)\b|\bdo you (?:have|know|want|prefer)\b|"
+    r"\bplease (?:\w+ )?(?:provide|share|send|tell|specify|confirm|give|enter|reply|let me know (?:the|your|"
+    r"what|which|when|where|how|who|if you(?:'d| would) prefer|whether))\b|"
+    r"\b(?:i(?:'ll| will| would)?|i am going to|we(?:'ll| will)?) (?:first |just |also )?need\b|"
+    r"\bneed (?:the following|a few|some|to know|more (?:details|information))\b|"
+    r"\bonce you (?:receive|have|get|find)\b|\blet me know (?:the|your|what|which|when|where|how|who)\b|"
+    r"\bsend (?:me|over) (?:the|your)\b",
+    re.I,
+)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip(" \t-*#>`|") for s in _SENTENCE.split(text) if s.strip(" \t-*#>`|")]
+
+
+def _is_closing(s: str) -> bool:
+    return bool(_CLOSING.search(s))
+
+
+def _is_courtesy(s: str) -> bool:
+    m = _COURTESY.match(s)
+    return bool(m) and (len(s) - m.end() < 12 or not re.search(r"[,:;]\s*\w+\s+\w+", s[m.end() :]))
+
+
+def _presents_results(text: str) -> bool:
+    return bool(_RESULTS.search(text)) or len(_LIST_LINE.findall(text)) >= 2
+
+
+def _seeks(s: str) -> bool:
+    if s.endswith("?") and _WH.search(s):
+        return True
+    return bool(_ASK.search(s))
+
+
+def classify_act(text: str) -> str:
+    """The CONFETTI act of a reply's text (rules in the module docstring): one of `TEXT_ACTS`."""
+    if not text or not text.strip():
+        return "other"
+    sentences = _sentences(text)
+    substantive = [s for s in sentences if not _is_closing(s) and not _is_courtesy(s)]
+    results = _presents_results(text)
+    if any(_INABLE.search(s) for s in substantive):
+        return "reject"
+    if substantive and _SORRY.search(substantive[0]) and not results:
+        return "reject"
+    if any(_seeks(s) for s in substantive):
+        return "inform" if results else "seek_info"
+    return "inform" if substantive else "other"
+
+
+# --------------------------------------------------------------------------------------------
+# The labelled set and its scores
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ActExample:
+    """The text of one agent turn and its gold acts (our names; ``function_calling`` left out)."""
+
+    id: str
+    text: str
+    gold: list[str]
+    calls: int = 0
+    """How many call strings the turn's content held besides its text."""
+
+
+def read_act_examples(path: str | Path) -> list[ActExample]:
+    """Agent turns of a file in CONFETTI's dialog-act answer format (JSON Lines of ``{"id",
+    "ground_truth": ["agent_..."], "ground_truth_content": [call strings and text]}``): the text is
+    the content strings that are not calls, the gold acts the labels other than function calling.
+    A turn whose only label is function calling has no text act and is left out."""
+    from data_gen.errors import InputError
+    from eval.peers import need, read_json_lines
+    from eval.peers.confetti import ACT_LABELS, looks_like_calls
+
+    out = []
+    for lineno, obj in read_json_lines(path):
+        labels = obj.get("ground_truth")
+        need(
+            isinstance(labels, list) and all(x in ACT_LABELS for x in labels),
+            f"{obj.get('id', '?')}: 'ground_truth' must list CONFETTI acts ({', '.join(ACT_LABELS)})",
+            Path(path),
+            lineno,
+        )
+        content = obj.get("ground_truth_content") or []
+        if not isinstance(content, list) or not all(isinstance(x, str) for x in content):
+            raise InputError("'ground_truth_content' must be a list of strings", path=path, record=lineno)
+        texts = [x for x in content if not looks_like_calls(x)]
+        gold = [ACT_LABELS[x] for x in labels if ACT_LABELS[x] != "function_calling"]
+        if gold:
+            out.append(
+                ActExample(str(obj.get("id", lineno)), "\n".join(texts), gold, len(content) - len(texts))
+            )
+    return out
+
+
+def score_acts(examples: Sequence[ActExample], pred: Sequence[str]) -> dict[str, Any]:
+    """``accuracy`` (prediction among the gold acts), ``n``, ``per_act`` (accuracy and count by
+    first gold act) and ``confusion`` ({first gold act: {predicted act: count}})."""
+    if len(examples) != len(pred):
+        raise ValueError(f"{len(examples)} examples but {len(pred)} predictions")
+    right = [p in e.gold for e, p in zip(examples, pred, strict=True)]
+    confusion: dict[str, dict[str, int]] = {}
+    per: dict[str, list[bool]] = {}
+    for e, p, ok in zip(examples, pred, right, strict=True):
+        row = confusion.setdefault(e.gold[0], {})
+        row[p] = row.get(p, 0) + 1
+        per.setdefault(e.gold[0], []).append(ok)
+    n = len(examples)
+    return {
+        "n": n,
+        "accuracy": round(sum(right) / n, _ROUND) if n else 0.0,
+        "per_act": {a: {"accuracy": round(sum(v) / len(v), _ROUND), "n": len(v)} for a, v in per.items()},
+        "confusion": confusion,
+    }
+
+
+def format_act_scores(m: dict[str, Any], name: str = "") -> str:
+    """Accuracy, per-act accuracy and the confusion as a few lines."""
+    acts = [a for a in TEXT_ACTS if a in m["confusion"] or any(a in r for r in m["confusion"].values())]
+    lines = [
+        f"dialog acts{f' ({name})' if name else ''}: accuracy {m['accuracy']:.3f}, n={m['n']}",
+        "per gold act: "
+        + ", ".join(f"{a} {v['accuracy']:.3f} ({v['n']})" for a, v in sorted(m["per_act"].items())),
+        "confusion (rows gold, columns predicted): " + " ".join(f"{a:>9}" for a in acts),
+    ]
+    for g in acts:
+        row = m["confusion"].get(g, {})
+        lines.append(f"  {g:>9} " + " ".join(f"{row.get(p, 0):>9}" for p in acts))
+    return "\n".join(lines)
