@@ -631,6 +631,10 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
         write_turn_level_run,
     )
 
+    from eval.peers.acts import cmd_act_set, run_with_act_classifier
+
+    if args.verb == "acts":
+        return cmd_act_set(args)
     if args.records:
         from eval.peers import read_json_lines
 
@@ -644,8 +648,14 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
         raise InputError("turn-level needs --model (or --records FILE to rescore saved records)")
     bench = _bench(args)
     (metrics, records), choice = asyncio.run(
-        _with_model(args, lambda m: run_turn_level(m, bench, progress=not args.quiet))
+        _with_model(
+            args,
+            lambda m: run_with_act_classifier(
+                args, lambda c: run_turn_level(m, bench, progress=not args.quiet, act_classifier=c)
+            ),
+        )
     )
+    metrics["act_classifier"] = args.act_classifier
     metrics["model"] = args.label or args.model
     metrics["benchmark"] = args.bench
     metrics["prompt_format"] = choice.as_dict()
@@ -659,6 +669,8 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
 
 
 def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
+    from eval.peers.acts import add_turn_level_act_args
+
     i = sub.add_parser(
         "import", help="import a peer benchmark (BFCL, CONFETTI, ToolDial, DICE-Bench) as our dialogues"
     )
@@ -799,6 +811,7 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--out", help="run folder (default outputs/turn_level/<model>-<prompt mode>)")
     t.add_argument("--records", help="rescore a turn_level_records.jsonl (no model)")
     t.add_argument("--json", action="store_true", help="with --records: also print the metrics as JSON")
+    add_turn_level_act_args(t)
     _add_wandb_args(t)
     t.set_defaults(func=_cmd_turn_level)
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,11 +56,15 @@ __all__ = [
     "LLMActClassifier",
     "RuleActClassifier",
     "add_act_classifier_args",
+    "add_turn_level_act_args",
     "build_act_classifier",
     "classify_act",
+    "classify_act_set",
+    "cmd_act_set",
     "format_act_scores",
     "parse_act",
     "read_act_examples",
+    "run_with_act_classifier",
     "score_acts",
 ]
 
@@ -248,3 +252,186 @@ def format_act_scores(m: dict[str, Any], name: str = "") -> str:
         row = m["confusion"].get(g, {})
         lines.append(f"  {g:>9} " + " ".join(f"{row.get(p, 0):>9}" for p in acts))
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Classifiers: the rules, or an LLM through a chat backend
+# --------------------------------------------------------------------------------------------
+
+ACT_DEFINITIONS = {
+    "seek_info": "the assistant asks the user for information it needs (a value, a choice, a detail)",
+    "inform": "the assistant gives the user information or results, or reports what it has done",
+    "reject": "the assistant says it cannot or will not do what the user asked",
+    "other": "greetings, thanks, you're-welcome and goodbye messages with no other content",
+}
+_ACT_WORDS = {
+    "seek_info": ("seek_info", "seek_information", "seek", "ask", "request"),
+    "inform": ("inform", "inform_user", "information"),
+    "reject": ("reject", "reject_request", "refuse", "refusal"),
+    "other": ("other", "greeting", "goodbye"),
+}
+
+
+def parse_act(answer: str) -> str | None:
+    """The act an LLM's answer names (ours or CONFETTI's ``agent_...`` spelling, or a word of it:
+    ``seek``, ``refuse``), the first one in the answer; None when it names none."""
+    low = re.sub(r"<think>.*?</think>", " ", answer or "", flags=re.S).lower().replace("agent_", "")
+    best: tuple[int, str] | None = None
+    for act, words in _ACT_WORDS.items():
+        for w in words:
+            m = re.search(rf"\b{w}\b", low)
+            if m and (best is None or m.start() < best[0]):
+                best = (m.start(), act)
+    return best[1] if best else None
+
+
+class RuleActClassifier:
+    """`classify_act` behind the classifier interface (``async classify(texts) -> acts``)."""
+
+    name = "rules"
+
+    async def classify(self, texts: Sequence[str]) -> list[str]:
+        return [classify_act(t) for t in texts]
+
+
+@dataclass
+class LLMActClassifier:
+    """Asks a chat backend (``async chat(messages, temperature=, max_tokens=, seed=)``) for the act
+    of each reply (module docstring); an answer that names no act falls back to the rules."""
+
+    backend: Any
+    max_tokens: int = 8
+    concurrency: int = 8
+    name: str = "llm"
+    fallbacks: int = 0
+    answers: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def messages(text: str) -> list[dict[str, str]]:
+        defs = "\n".join(f"- {a}: {d}" for a, d in ACT_DEFINITIONS.items())
+        system = (
+            "You label the dialog act of a customer-service assistant's message. The acts are:\n"
+            f"{defs}\nA message that asks for details is seek_info even when it is polite; a "
+            "message that presents results is inform even when it ends with an offer of more help. "
+            "Answer with the act name only."
+        )
+        return [
+            {"role": "system", "content": system},
+            {"role": "user", "content": f"Assistant message:\n\"\"\"\n{text.strip()}\n\"\"\"\n\nAct:"},
+        ]
+
+    async def _one(self, text: str, gate: Any) -> str:
+        if not text.strip():
+            return "other"
+        async with gate:
+            result = await self.backend.chat(
+                self.messages(text), temperature=0.0, max_tokens=self.max_tokens, seed=0
+            )
+        answer = result.text or ""
+        self.answers.append(answer)
+        act = parse_act(answer)
+        if act is None:
+            self.fallbacks += 1
+            return classify_act(text)
+        return act
+
+    async def classify(self, texts: Sequence[str]) -> list[str]:
+        import asyncio
+
+        gate = asyncio.Semaphore(max(1, self.concurrency))
+        return list(await asyncio.gather(*(self._one(t, gate) for t in texts)))
+
+
+def add_act_classifier_args(p: Any) -> None:
+    """``--act-classifier rules|llm`` and the LLM's backend options on an argparse parser."""
+    p.add_argument(
+        "--act-classifier",
+        default="rules",
+        choices=ACT_CLASSIFIERS,
+        help="dialog acts of replies: rules (default) or an LLM (--act-backend, --act-model)",
+    )
+    p.add_argument("--act-backend", default="hf", choices=("hf", "openai"), help="backend of the LLM classifier")
+    p.add_argument(
+        "--act-model",
+        default="smollm2",
+        help="LLM classifier: hf model folder ('smollm2' = the embedded SmolLM2-135M-Instruct) or "
+        "the model name an OpenAI-compatible server knows",
+    )
+    p.add_argument("--act-base-url", help="LLM classifier: OpenAI-compatible endpoint (openai backend)")
+    p.add_argument("--act-device", default="cpu", help="LLM classifier: torch device (hf backend)")
+
+
+def add_turn_level_act_args(p: Any) -> None:
+    """What ``python -m eval turn-level`` takes for dialog acts: the verb (``run``, default, or
+    ``acts``: score the act classifier on a labelled file), ``--data`` and the classifier options."""
+    p.add_argument(
+        "verb",
+        nargs="?",
+        choices=("run", "acts"),
+        default="run",
+        help="run (default): query --model; acts: score the act classifier on --data",
+    )
+    p.add_argument("--data", help="acts: dialog-act answer lines in CONFETTI's format")
+    add_act_classifier_args(p)
+
+
+async def run_with_act_classifier(args: Any, fn: Any) -> Any:
+    """``await fn(classifier)`` with the classifier of `args`, its backend checked and closed."""
+    classifier, backend = build_act_classifier(args)
+    try:
+        if hasattr(backend, "check"):
+            await backend.check()
+        return await fn(classifier)
+    finally:
+        if backend is not None:
+            await backend.aclose()
+
+
+def build_act_classifier(args: Any) -> tuple[Any, Any]:
+    """(classifier, backend or None) from `add_act_classifier_args` options; the caller awaits
+    ``backend.aclose()``. A bad backend configuration is a `BackendConfigError`."""
+    if getattr(args, "act_classifier", "rules") != "llm":
+        return RuleActClassifier(), None
+    from data_gen.llm.factory import BackendSpec, build_backend
+
+    spec = BackendSpec(
+        backend=args.act_backend,
+        model=args.act_model,
+        base_url=args.act_base_url,
+        temperature=0.0,
+        device=args.act_device,
+    )
+    backend = build_backend(spec)
+    return LLMActClassifier(backend, name=f"llm:{args.act_backend}:{args.act_model}"), backend
+
+
+async def classify_act_set(path: str | Path, classifier: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Score `classifier` on a labelled file (`read_act_examples`): (metrics, per-example records)."""
+    examples = read_act_examples(path)
+    pred = await classifier.classify([e.text for e in examples])
+    metrics = score_acts(examples, pred)
+    metrics["classifier"] = classifier.name
+    metrics["data"] = str(path)
+    if isinstance(classifier, LLMActClassifier):
+        metrics["fallbacks"] = classifier.fallbacks
+    records = [{"id": e.id, "gold": e.gold, "pred": p} for e, p in zip(examples, pred, strict=True)]
+    return metrics, records
+
+
+def cmd_act_set(args: Any) -> int:
+    """``python -m eval turn-level acts --data FILE``: accuracy and confusion of the act
+    classifier on a labelled set in CONFETTI's dialog-act answer format."""
+    import asyncio
+
+    from data_gen.console import emit
+    from data_gen.errors import InputError
+
+    if not args.data:
+        raise InputError("turn-level acts needs --data FILE (CONFETTI dialog-act answer lines)")
+
+    metrics, records = asyncio.run(run_with_act_classifier(args, lambda c: classify_act_set(args.data, c)))
+    emit(format_act_scores(metrics, metrics["classifier"]))
+    if args.json:
+        emit(json.dumps({**metrics, "records": records}, indent=2))
+    return 0
+
