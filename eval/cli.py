@@ -624,14 +624,13 @@ def _cmd_dicebench(args: argparse.Namespace) -> int:
 
 
 def _cmd_turn_level(args: argparse.Namespace) -> int:
+    from eval.peers.acts import cmd_act_set, run_with_act_classifier
     from eval.peers.turn_level import (
         format_turn_level,
         run_turn_level,
         turn_level_metrics,
         write_turn_level_run,
     )
-
-    from eval.peers.acts import cmd_act_set, run_with_act_classifier
 
     if args.verb == "acts":
         return cmd_act_set(args)

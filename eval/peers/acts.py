@@ -92,7 +92,8 @@ _CLOSING = re.compile(
 _COURTESY = re.compile(
     r"^(?:you(?:'re| are) (?:very |vey |most )?welcome|no problem|my pleasure|it is my pleasure|"
     r"thank(?:s| you)|i(?:'m| am) glad|glad|great|perfect|wonderful|awesome|sure|certainly|of course|"
-    r"absolutely|okay|ok|got it|hello|hi|hey|good (?:day|morning|afternoon|evening)|greetings|"
+    r"absolutely|okay|ok|got it|hello|hi|hey|good (?:day|morning|afternoon|evening)|greetings|(?:good ?)?bye|"
+    r"farewell|"
     r"i(?:'d| would) be (?:happy|glad|delighted) to (?:help|assist)|"
     r"i can (?:certainly |definitely )?(?:help|assist) (?:you )?with (?:that|this)|"
     r"i(?:'m| am) (?:happy|here) to (?:help|assist))\b",
@@ -108,8 +109,11 @@ _INABLE = re.compile(
     r"\boutside (?:of )?(?:my|the) scope\b",
     re.I,
 )
-_SORRY = re.compile(r"^(?:\w+[,.!]? )?(?:unfortunately|i(?:'m| am)(?: very| so)? sorry|i apologi[sz]e|"
-                    r"sorry|i sincerely apologi[sz]e|i must inform)", re.I)
+_SORRY = re.compile(
+    r"^(?:\w+[,.!]? )?(?:unfortunately|i(?:'m| am)(?: very| so)? sorry|i apologi[sz]e|"
+    r"sorry|i sincerely apologi[sz]e|i must inform)",
+    re.I,
+)
 _RESULTS = re.compile(
     r"```|\bhere (?:are|is)\b|\bi (?:have )?found\b|\bi see\b|\bsuccessfully\b|"
     r"\bhas been (?:booked|sent|cancell?ed|placed|filed|created|updated|submitted)\b|"
@@ -317,7 +321,7 @@ class LLMActClassifier:
         )
         return [
             {"role": "system", "content": system},
-            {"role": "user", "content": f"Assistant message:\n\"\"\"\n{text.strip()}\n\"\"\"\n\nAct:"},
+            {"role": "user", "content": f'Assistant message:\n"""\n{text.strip()}\n"""\n\nAct:'},
         ]
 
     async def _one(self, text: str, gate: Any) -> str:
@@ -350,7 +354,9 @@ def add_act_classifier_args(p: Any) -> None:
         choices=ACT_CLASSIFIERS,
         help="dialog acts of replies: rules (default) or an LLM (--act-backend, --act-model)",
     )
-    p.add_argument("--act-backend", default="hf", choices=("hf", "openai"), help="backend of the LLM classifier")
+    p.add_argument(
+        "--act-backend", default="hf", choices=("hf", "openai"), help="backend of the LLM classifier"
+    )
     p.add_argument(
         "--act-model",
         default="smollm2",
@@ -434,4 +440,3 @@ def cmd_act_set(args: Any) -> int:
     if args.json:
         emit(json.dumps({**metrics, "records": records}, indent=2))
     return 0
-

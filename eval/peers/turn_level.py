@@ -55,8 +55,8 @@ from typing import Any
 from data_gen.schema import Dialogue, ToolCall, Turn
 from data_gen.validators import ACT_OF_ACTION
 from eval.metrics import values_match
-from eval.peers.bfcl import standardize_string
 from eval.peers.acts import classify_act
+from eval.peers.bfcl import standardize_string
 
 __all__ = [
     "CallExample",
