@@ -502,7 +502,7 @@ def _bench(args: argparse.Namespace) -> list:
 
 def _cmd_next_action_score(args: argparse.Namespace) -> int:
     """``next-action score``: gold and predicted label files in a peer's published form."""
-    from eval.peers.next_action import (
+    from eval.peers.label_files import (
         format_label_scores,
         label_of,
         read_label_file,
