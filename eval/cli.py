@@ -214,7 +214,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 # Peer benchmarks and evaluation modes (eval.peers)
 # --------------------------------------------------------------------------------------------
 
-IMPORTERS = ("bfcl", "confetti", "tooldial", "dicebench")
+IMPORTERS = ("bfcl", "confetti", "tooldial", "dicebench", "dialogtool")
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -243,6 +243,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
         from eval.peers.tooldial import load_tooldial
 
         results.append(load_tooldial(args.src, api_docs=args.api_docs))
+    elif args.format == "dialogtool":
+        from eval.peers.dialogtool import load_dialogtool
+
+        results.append(load_dialogtool(args.src, apps=args.api_docs))
     else:
         from eval.peers.dicebench import load_dicebench
 
@@ -671,7 +675,8 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     from eval.peers.acts import add_turn_level_act_args
 
     i = sub.add_parser(
-        "import", help="import a peer benchmark (BFCL, CONFETTI, ToolDial, DICE-Bench) as our dialogues"
+        "import",
+        help="import a peer benchmark (BFCL, CONFETTI, ToolDial, DICE-Bench, DialogTool) as our dialogues",
     )
     i.add_argument("format", choices=IMPORTERS)
     i.add_argument(
@@ -683,7 +688,11 @@ def _add_peer_parsers(sub: argparse._SubParsersAction) -> None:
     i.add_argument(
         "--category", help="bfcl: comma-separated categories (default: the five of the parity check)"
     )
-    i.add_argument("--api-docs", help="tooldial: its API file (after_coor_before_emb.json)")
+    i.add_argument(
+        "--api-docs",
+        help="tooldial: its API file (after_coor_before_emb.json); dialogtool: the Apps file "
+        "(default: apps.json beside the dialogues)",
+    )
     i.add_argument("--tools", help="dicebench: tool_docs.json or tool_graph.json")
     i.add_argument("--graph", help="dicebench: tool_graph.json (node and edge counts in the report)")
     i.add_argument(

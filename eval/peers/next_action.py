@@ -149,13 +149,16 @@ class NextActionExample:
         return self.dialogue.model_copy(update={"turns": self.dialogue.turns[: self.turn]})
 
 
-def build_examples(dialogues: Iterable[Dialogue]) -> list[NextActionExample]:
-    """An example per labelled assistant turn (turns without an `action` are left out)."""
+def build_examples(dialogues: Iterable[Dialogue], labels: str = "tooldial") -> list[NextActionExample]:
+    """An example per labelled assistant turn (turns without a label are left out): the turn's
+    `action` for ToolDial's labels, its ``metadata["dialogtool_action"]`` (`eval.peers.dialogtool`)
+    for DialogTool's."""
     out = []
     for d in dialogues:
         for i, t in enumerate(d.turns):
-            if t.role == "assistant" and t.action is not None and i > 0:
-                out.append(NextActionExample(d, i, t.action, [c.name for c in t.tool_calls or []]))
+            gold = t.metadata.get("dialogtool_action") if labels == "dialogtool" else t.action
+            if t.role == "assistant" and gold is not None and i > 0:
+                out.append(NextActionExample(d, i, gold, [c.name for c in t.tool_calls or []]))
     return out
 
 
@@ -332,7 +335,7 @@ async def run_next_action(
     if labels == "dialogtool" and method != "label":
         raise ValueError("DialogTool's actions are asked for as labels: use method='label'")
     label_set = DIALOGTOOL_ACTIONS if labels == "dialogtool" else TOOLDIAL_ACTIONS
-    examples = build_examples(dialogues)
+    examples = build_examples(dialogues, labels)
     records: list[dict[str, Any]] = []
     bar = tqdm(total=len(examples), desc="next-action", unit="turn", disable=not progress)
     for start in range(0, len(examples), chunk):
