@@ -66,6 +66,7 @@ __all__ = [
     "read_act_examples",
     "run_with_act_classifier",
     "score_acts",
+    "without_closings",
 ]
 
 TEXT_ACTS = ("seek_info", "inform", "reject", "other")
@@ -148,6 +149,12 @@ def _is_closing(s: str) -> bool:
 def _is_courtesy(s: str) -> bool:
     m = _COURTESY.match(s)
     return bool(m) and (len(s) - m.end() < 12 or not re.search(r"[,:;]\s*\w+\s+\w+", s[m.end() :]))
+
+
+def without_closings(text: str) -> str:
+    """`text` without its closing sentences (offers of more help, sign-offs: module docstring), so
+    that "Is there anything else I can help you with?" does not make a reply a question."""
+    return " ".join(s for s in _sentences(text) if not _is_closing(s))
 
 
 def _presents_results(text: str) -> bool:

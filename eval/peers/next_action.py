@@ -13,7 +13,8 @@ How the predicted action is obtained (`run_next_action`):
 * ``method="reply"`` (default): the model answers as the assistant would (our prompt format) and
   the action is read off its reply (`action_of_reply`) with the heuristics the scripted agents
   use: a call -> ``call``; unreadable output -> ``malformed`` (never a valid label); a question
-  that names two or more candidate tools -> ``clarify``; a question that names a required
+  (outside the closing sentences of `eval.peers.acts.without_closings`, such as "Is there anything
+  else I can help you with?") that names two or more candidate tools -> ``clarify``; a question that names a required
   parameter of the tool being discussed -> ``request``; a question that names one candidate tool
   -> ``suggest``; any other question -> ``clarify``; a farewell -> ``system_bye``; an apology or
   refusal (sorry, cannot, unable, not possible, no tool) -> ``response_fail``; anything else ->
@@ -68,6 +69,7 @@ from data_gen.agents import offered_options
 from data_gen.schema import Dialogue, SystemAction, Tool
 from data_gen.text import humanise_name, stem, words
 from data_gen.values import humanise_param
+from eval.peers.acts import without_closings
 
 __all__ = [
     "CALL_ACTIONS",
@@ -203,9 +205,10 @@ def classify_reply(text: str, candidates: Sequence[Tool], focus: Tool | None = N
     """The action of a textual reply (rules in the module docstring)."""
     low = text.lower()
     stems = _stems(text)
-    if _BYE.search(text) and "?" not in text:
+    asks = "?" in without_closings(text)  # "Anything else I can help with?" asks nothing
+    if _BYE.search(text) and not asks:
         return "system_bye"
-    if "?" in text:
+    if asks:
         named = [c for c in candidates if _names_tool(low, stems, c)]
         if len(named) >= 2:
             return "clarify"
