@@ -163,3 +163,53 @@ def test_run_turn_level_takes_an_act_classifier() -> None:
     assert asyncio.run(_acts_of(replies, None)) == ["seek_info", "inform"]
     assert asyncio.run(_acts_of(replies, Fixed())) == ["reject", "reject"]
     assert asyncio.run(RuleActClassifier().classify(["Bye! Have a great day!"])) == ["other"]
+
+
+def test_turn_level_run_labels_replies_with_the_llm_classifier(tmp_path: Path) -> None:
+    """The whole `turn-level --act-classifier llm` path: one test server is both the model under
+    test (it always answers with a question) and the act labeller (it always says reject)."""
+    from data_gen.llm.testing_server import FaultyOpenAIServer
+    from eval.peers import write_dialogues
+    from eval.peers.confetti import load_confetti
+
+    bench = tmp_path / "confetti.jsonl"
+    write_dialogues(
+        bench,
+        load_confetti(Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "confetti").dialogues,
+    )
+
+    def respond(request: dict) -> str:
+        if request["messages"][0]["content"].startswith("You label the dialog act"):
+            return "reject_request"
+        return "Could you tell me which date you mean?"
+
+    out = tmp_path / "run"
+    with FaultyOpenAIServer(respond) as server:
+        rc = eval_main(
+            [
+                "turn-level",
+                "--model",
+                "test-model",
+                "--backend",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--bench",
+                str(bench),
+                "--out",
+                str(out),
+                "--quiet",
+                "--act-classifier",
+                "llm",
+                "--act-backend",
+                "openai",
+                "--act-model",
+                "test-model",
+                "--act-base-url",
+                server.base_url,
+            ]
+        )
+    assert rc == 0
+    metrics = json.loads((out / "turn_level_metrics.json").read_text())
+    assert metrics["act_classifier"] == "llm" and metrics["DA_examples"] > 3
+    assert {act for row in metrics["DA_confusion"].values() for act in row} == {"reject"}
