@@ -29,7 +29,8 @@ How the predicted action is obtained (`run_next_action`):
   models) are `eval.peers.label_files.score_label_files`, used by ``python -m eval next-action score``.
 * ``labels="dialogtool"`` asks for DialogTool's nine SGD actions (label mode only); its
   tool-related actions (request, confirm, inform_count, notify_success, notify_failure) are the
-  TOOL and CALL sets of the metrics below.
+  TOOL and CALL sets of the metrics below. The gold labels are then the assistant turns'
+  ``metadata["dialogtool_action"]``, as `eval.peers.dialogtool` imports them.
 
 Metrics (`score_next_action`), over N examples with gold g_i and prediction p_i, with TOOL the
 labels that invoke a tool (ToolDial: call, retriever_call; DialogTool: its tool-related actions)
