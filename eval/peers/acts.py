@@ -283,6 +283,18 @@ _ACT_WORDS = {
 }
 
 
+_SHOTS = (
+    ("Sure! Could you tell me the date of your trip and where you are flying from?", "seek_info"),
+    ("Your table for two at Luigi's is booked for 7 pm. Anything else I can do for you?", "inform"),
+    ("I'm sorry, I can't book train tickets; I can only help with flights and hotels.", "reject"),
+    ("You're welcome! Have a great day.", "other"),
+)
+
+
+def _ask(text: str) -> str:
+    return f'Assistant message:\n"""\n{text.strip()}\n"""\nAct (seek_info, inform, reject or other):'
+
+
 def parse_act(answer: str) -> str | None:
     """The act an LLM's answer names (ours or CONFETTI's ``agent_...`` spelling, or a word of it:
     ``seek``, ``refuse``), the first one in the answer; None when it names none."""
@@ -315,10 +327,14 @@ class LLMActClassifier:
     concurrency: int = 8
     name: str = "llm"
     fallbacks: int = 0
-    answers: list[str] = field(default_factory=list)
+    answers: list[str | None] = field(default_factory=list)
+    """The raw answer to each text of the last `classify` call (None: an empty text, not asked)."""
 
     @staticmethod
     def messages(text: str) -> list[dict[str, str]]:
+        """The act definitions, four short worked examples (one per act, written for this
+        prompt) as earlier chat turns, then the message: small models answer with a bare label
+        after a few such turns, where an instruction alone makes them echo the message."""
         defs = "\n".join(f"- {a}: {d}" for a, d in ACT_DEFINITIONS.items())
         system = (
             "You label the dialog act of a customer-service assistant's message. The acts are:\n"
@@ -326,31 +342,32 @@ class LLMActClassifier:
             "message that presents results is inform even when it ends with an offer of more help. "
             "Answer with the act name only."
         )
-        return [
-            {"role": "system", "content": system},
-            {"role": "user", "content": f'Assistant message:\n"""\n{text.strip()}\n"""\n\nAct:'},
-        ]
+        out = [{"role": "system", "content": system}]
+        for shot, act in _SHOTS:
+            out += [{"role": "user", "content": _ask(shot)}, {"role": "assistant", "content": act}]
+        return [*out, {"role": "user", "content": _ask(text)}]
 
-    async def _one(self, text: str, gate: Any) -> str:
+    async def _one(self, text: str, gate: Any) -> tuple[str, str | None]:
         if not text.strip():
-            return "other"
+            return "other", None
         async with gate:
             result = await self.backend.chat(
                 self.messages(text), temperature=0.0, max_tokens=self.max_tokens, seed=0
             )
         answer = result.text or ""
-        self.answers.append(answer)
         act = parse_act(answer)
         if act is None:
             self.fallbacks += 1
-            return classify_act(text)
-        return act
+            return classify_act(text), answer
+        return act, answer
 
     async def classify(self, texts: Sequence[str]) -> list[str]:
         import asyncio
 
         gate = asyncio.Semaphore(max(1, self.concurrency))
-        return list(await asyncio.gather(*(self._one(t, gate) for t in texts)))
+        done = await asyncio.gather(*(self._one(t, gate) for t in texts))
+        self.answers = [answer for _, answer in done]
+        return [act for act, _ in done]
 
 
 def add_act_classifier_args(p: Any) -> None:
@@ -428,6 +445,10 @@ async def classify_act_set(path: str | Path, classifier: Any) -> tuple[dict[str,
     if isinstance(classifier, LLMActClassifier):
         metrics["fallbacks"] = classifier.fallbacks
     records = [{"id": e.id, "gold": e.gold, "pred": p} for e, p in zip(examples, pred, strict=True)]
+    if isinstance(classifier, LLMActClassifier):
+        for r, answer in zip(records, classifier.answers, strict=True):
+            r["answer"] = answer
+            r["fallback"] = answer is not None and parse_act(answer) is None
     return metrics, records
 
 
