@@ -30,7 +30,7 @@ from eval.policies import POLICIES
 
 __all__ = ["IMPORTERS", "add_peer_parsers"]
 
-IMPORTERS = ("bfcl", "confetti", "tooldial", "dicebench")
+IMPORTERS = ("bfcl", "confetti", "tooldial", "dicebench", "dialogtool")
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -60,6 +60,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
         from eval.peers.tooldial import load_tooldial
 
         results.append(load_tooldial(args.src, api_docs=args.api_docs))
+    elif args.format == "dialogtool":
+        from eval.peers.dialogtool import load_dialogtool
+
+        results.append(load_dialogtool(args.src, apps=args.api_docs))
     else:
         from eval.peers.dicebench import load_dicebench
 
@@ -133,7 +137,7 @@ def _bench(args: argparse.Namespace) -> list:
 
 def _cmd_next_action_score(args: argparse.Namespace) -> int:
     """``next-action score``: gold and predicted label files in a peer's published form."""
-    from eval.peers.next_action import (
+    from eval.peers.label_files import (
         format_label_scores,
         label_of,
         read_label_file,
@@ -255,6 +259,7 @@ def _cmd_dicebench(args: argparse.Namespace) -> int:
 
 
 def _cmd_turn_level(args: argparse.Namespace) -> int:
+    from eval.peers.acts import cmd_act_set, run_with_act_classifier
     from eval.peers.turn_level import (
         format_turn_level,
         run_turn_level,
@@ -262,6 +267,8 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
         write_turn_level_run,
     )
 
+    if args.verb == "acts":
+        return cmd_act_set(args)
     if args.records:
         from eval.peers import read_json_lines
 
@@ -275,8 +282,14 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
         raise InputError("turn-level needs --model (or --records FILE to rescore saved records)")
     bench = _bench(args)
     (metrics, records), choice = asyncio.run(
-        with_model(args, lambda m: run_turn_level(m, bench, progress=not args.quiet))
+        with_model(
+            args,
+            lambda m: run_with_act_classifier(
+                args, lambda c: run_turn_level(m, bench, progress=not args.quiet, act_classifier=c)
+            ),
+        )
     )
+    metrics["act_classifier"] = args.act_classifier
     metrics["model"] = args.label or args.model
     metrics["benchmark"] = args.bench
     metrics["prompt_format"] = choice.as_dict()
@@ -292,7 +305,8 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
 def _add_import_parser(sub: argparse._SubParsersAction) -> None:
     """``python -m eval import``."""
     i = sub.add_parser(
-        "import", help="import a peer benchmark (BFCL, CONFETTI, ToolDial, DICE-Bench) as our dialogues"
+        "import",
+        help="import a peer benchmark (BFCL, CONFETTI, ToolDial, DICE-Bench, DialogTool) as our dialogues",
     )
     i.add_argument("format", choices=IMPORTERS, help="the peer benchmark to import")
     i.add_argument(
@@ -304,7 +318,11 @@ def _add_import_parser(sub: argparse._SubParsersAction) -> None:
     i.add_argument(
         "--category", help="bfcl: comma-separated categories (default: the five of the parity check)"
     )
-    i.add_argument("--api-docs", help="tooldial: its API file (after_coor_before_emb.json)")
+    i.add_argument(
+        "--api-docs",
+        help="tooldial: its API file (after_coor_before_emb.json); dialogtool: the Apps file "
+        "(default: apps.json beside the dialogues)",
+    )
     i.add_argument("--tools", help="dicebench: tool_docs.json or tool_graph.json")
     i.add_argument("--graph", help="dicebench: tool_graph.json (node and edge counts in the report)")
     i.add_argument(
@@ -440,6 +458,8 @@ def _add_dicebench_parser(sub: argparse._SubParsersAction) -> None:
 
 def _add_turn_level_parser(sub: argparse._SubParsersAction) -> None:
     """``python -m eval turn-level``."""
+    from eval.peers.acts import add_turn_level_act_args
+
     t = sub.add_parser(
         "turn-level", help="turn-level function calling with gold history, chain score, DA accuracy"
     )
@@ -452,6 +472,7 @@ def _add_turn_level_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--out", help="run folder (default outputs/turn_level/<model>-<prompt mode>)")
     t.add_argument("--records", help="rescore a turn_level_records.jsonl (no model)")
     t.add_argument("--json", action="store_true", help="with --records: also print the metrics as JSON")
+    add_turn_level_act_args(t)
     add_wandb_args(t)
     t.set_defaults(func=_cmd_turn_level)
 

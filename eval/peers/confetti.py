@@ -70,7 +70,15 @@ from eval.peers import (
 )
 from eval.peers.bfcl.importer import gold_calls
 
-__all__ = ["ACT_LABELS", "ACTS_FILE", "CALLS_FILE", "chain_lengths", "group_chains", "load_confetti"]
+__all__ = [
+    "ACT_LABELS",
+    "ACTS_FILE",
+    "CALLS_FILE",
+    "chain_lengths",
+    "group_chains",
+    "load_confetti",
+    "looks_like_calls",
+]
 
 CALLS_FILE = "BFCL_v2_conversationsclean.json"
 ACTS_FILE = "BFCL_v2_dialogacts.json"
@@ -123,7 +131,7 @@ def _openai_calls(entries: Any) -> list[ToolCall]:
 _BARE_CALL = re.compile(r"^[A-Za-z_][\w.]*\(.*\)$", re.S)
 
 
-def _looks_like_calls(text: str) -> bool:
+def looks_like_calls(text: str) -> bool:
     """A bracketed call list (``[f(a=1)]``) or one bare call (``Telecom.ViewAccount(to=['x'])``,
     as CONFETTI's dialog-act answers write them)."""
     s = text.strip()
@@ -170,7 +178,7 @@ def _turns(
             try:
                 if m.get("tool_calls"):
                     calls = _openai_calls(m["tool_calls"])
-                elif _looks_like_calls(content):
+                elif looks_like_calls(content):
                     calls = parse_call_strings(content, tools)
                 else:
                     calls = []
@@ -331,7 +339,7 @@ def _acts(
             if isinstance(item, dict):
                 calls.extend(_openai_calls([item]))
                 acceptable.append({calls[-1].name: {k: [v] for k, v in calls[-1].args.items()}})
-            elif _looks_like_calls(item):
+            elif looks_like_calls(item):
                 parsed, ok = _answer_calls(parse_call_strings(item), set(by_name))
                 calls.extend(parsed)
                 acceptable.extend(ok)
@@ -382,7 +390,7 @@ def chain_lengths(acts_answers: str | Path) -> dict[str, list[tuple[int, list[st
         content = answer.get("ground_truth_content") or []
         names = []
         for item in content if isinstance(content, list) else [content]:
-            if isinstance(item, str) and _looks_like_calls(item):
+            if isinstance(item, str) and looks_like_calls(item):
                 try:
                     names.extend(c.name.replace(".", "_") for c in parse_call_strings(item))
                 except ValueError as exc:

@@ -11,17 +11,15 @@ from pathlib import Path
 import pytest
 
 from eval.cli import main as eval_main
-from eval.peers.next_action import (
-    UNPARSED,
+from eval.peers.label_files import (
     canonical_label,
     normalise_state,
-    parse_action_label,
     read_label_file,
     read_states,
     score_dst,
     score_label_files,
-    squash_label,
 )
+from eval.peers.next_action import UNPARSED, parse_action_label, squash_label
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "tooldial"
 
