@@ -66,7 +66,7 @@ class SliceConfig:
 
 @dataclass
 class SliceStats:
-    """What slicing produced; logged by `train/sft.py` and printed by `python -m train.inspect`."""
+    """What slicing produced; logged by `train/sft.py` and printed by `python -m train.preview`."""
 
     dialogues: int = 0
     assistant_turns: int = 0
