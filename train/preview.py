@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             chat_template_path=training_args.chat_template_path,
         )
         slicer = TurnSlicer(tokenizer, SliceConfig.from_args(args, max_length=training_args.max_length))
-        samples, stats = slicer.slice_all(dialogues)
+        samples, stats = slicer.slice_all(dialogues, progress=None)
     except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
         if os.environ.get("DIAFORGE_DEBUG"):
             raise
