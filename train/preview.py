@@ -110,4 +110,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from data_gen.console import run_main
+
+    run_main(main)

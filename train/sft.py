@@ -35,6 +35,7 @@ from train.config import (  # noqa: E402
     RecipeError,
     check_recipe,
     device_defaults,
+    help_requested,
     parse_recipe,
     resolved_recipe,
     split_recipe_argv,
@@ -302,6 +303,11 @@ def save(
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    text = help_requested(argv)
+    if text is not None:  # before torch or TRL is imported: at once
+        print(text, end="")
+        return 0
     try:
         run(argv)
     except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
@@ -314,4 +320,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from data_gen.console import run_main
+
+    run_main(main)
