@@ -58,8 +58,12 @@ def run_main(main: Callable[[], int | None]) -> NoReturn:
     """Exit with `main()`'s status; if the reader of stdout has gone (`| head`), exit quietly
     with `EXIT_BROKEN_PIPE` instead of printing a traceback."""
     try:
-        code = main()
-        sys.stdout.flush()  # inside the try: buffered output may be what meets the closed pipe
+        try:
+            code = main()
+        finally:
+            # Buffered output (argparse's --help before its SystemExit, say) may be what meets
+            # the closed pipe: flush here, where the error is caught, not at interpreter exit.
+            sys.stdout.flush()
     except BrokenPipeError:
         # The interpreter flushes stdout again at exit: point it at /dev/null so that flush
         # cannot fail with a second "Exception ignored ... BrokenPipeError".
