@@ -237,12 +237,24 @@ one line naming the recipe and the key, and exit code 2.
 """
 
 
+def _type_name(annotation: Any) -> str:
+    """A field's type as written (`list[str]`), without its `| None`: the annotation is a string
+    until TRL's parser resolves it in place into a type."""
+    import re
+
+    if isinstance(annotation, type):
+        return annotation.__name__
+    text = str(annotation).replace("typing.", "")
+    text = re.sub(r"^Optional\[(.*)\]$", r"\1", text)
+    return text.replace(" | None", "").replace("NoneType | ", "")
+
+
 def _help_entry(f: dataclasses.Field) -> str:
     """One key of `DiaforgeArguments`: the option, its type, default and choices, then its help."""
     import textwrap
 
     default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-    line = f"  --{f.name} {str(f.type).replace(' | None', '')}  (default: {default!r}"
+    line = f"  --{f.name} {_type_name(f.type)}  (default: {default!r}"
     if f.metadata.get("choices"):
         line += f"; one of {', '.join(f.metadata['choices'])}"
     body = textwrap.fill(
