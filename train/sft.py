@@ -2,10 +2,11 @@
 
     python -m train.launch [--config_file accelerate_configs/X.yaml] train/sft.py RECIPE.yaml [--key value ...]
 
-Steps, top to bottom: parse the recipe, prepare the output folder, load the dialogues, load the
-tokenizer, slice the turns, load the model, build the trainer, train, save. A recipe is a flat YAML
-mapping of `DiaforgeArguments` (train/config.py), TRL `SFTConfig` and `ModelConfig` keys; see
-`recipes/`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
+Steps, top to bottom (`run`, one call each): parse the recipe, prepare the output folder, load the
+dialogues, load the tokenizer, slice the turns, load the model, build the trainer, train, save. The
+recipe's `slicing` is one row-layout object chosen once (train/row_layout.py), which supplies the
+rows, the collator and the trainer class. A recipe is a flat YAML mapping of `DiaforgeArguments`
+(train/config.py), TRL `SFTConfig` and `ModelConfig` keys; see `recipes/` and `--help`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
 code 2 (set DIAFORGE_DEBUG=1 for the traceback). `python -m train.launch` is `accelerate launch`
 with the recipe checked before any process starts and this exit code passed through; plain
 `accelerate launch` works too, but wraps any failure in a traceback of its own and exit code 1.
