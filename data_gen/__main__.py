@@ -1,5 +1,4 @@
-import sys
-
 from data_gen.cli import main
+from data_gen.console import run_main
 
-sys.exit(main())
+run_main(main)

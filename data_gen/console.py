@@ -1,18 +1,35 @@
-"""Keep a command's standard output for its result.
+"""The console conventions every command shares: results on stdout, progress on stderr, quiet
+broken pipes.
 
 Libraries print to stdout on their own: transformers, for one, announces
 "[INFO] Running in WANDB offline mode" when it is imported with `WANDB_MODE=offline`. A command
 whose stdout is meant to be piped (`--json`) must not carry such lines, so the command-line
 entry points run inside `results_only_on_stdout()`, which sends whatever else is printed to
 stderr, and print their results with `emit()`.
+
+Every `python -m ...` entry point (data_gen, eval, train.launch, train.preview, bench.run,
+diaforge) ends through `run_main(main)`: when the reader of its output goes away early
+(`python -m eval score ... | head`), it stops without a traceback and exits with 141, the status a
+shell reports for a command killed by SIGPIPE (what `yes | head` gives), so a pipeline under
+`set -o pipefail` still sees that the command did not finish.
+
+Long steps show a tqdm bar on stderr through `progress()`, as the generator and the evaluation
+loops do (`--quiet` turns them off there). `enabled=None` means "on a terminal only", for library
+code that has no `--quiet` of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
-from collections.abc import Iterator
-from typing import TextIO
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NoReturn, TextIO
+
+#: Exit status after a broken pipe: 128 + SIGPIPE (13), as a shell reports a command killed by it.
+EXIT_BROKEN_PIPE = 141
+#: Seconds before an item bar appears: a step quicker than this prints nothing.
+PROGRESS_DELAY = 2.0
 
 _results: TextIO | None = None
 
@@ -35,3 +52,46 @@ def results_only_on_stdout() -> Iterator[None]:
             yield
     finally:
         _results = previous
+
+
+def run_main(main: Callable[[], int | None]) -> NoReturn:
+    """Exit with `main()`'s status; if the reader of stdout has gone (`| head`), exit quietly
+    with `EXIT_BROKEN_PIPE` instead of printing a traceback."""
+    try:
+        try:
+            code = main()
+        finally:
+            # Buffered output (argparse's --help before its SystemExit, say) may be what meets
+            # the closed pipe: flush here, where the error is caught, not at interpreter exit.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # The interpreter flushes stdout again at exit: point it at /dev/null so that flush
+        # cannot fail with a second "Exception ignored ... BrokenPipeError".
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_BROKEN_PIPE)
+    sys.exit(code)
+
+
+def progress(
+    iterable: Iterable[Any] | None = None,
+    *,
+    total: int | None = None,
+    desc: str,
+    unit: str = "it",
+    enabled: bool | None = True,
+    delay: float = PROGRESS_DELAY,
+) -> Any:
+    """A tqdm bar on stderr over `iterable` (or a manual one of `total` steps). `enabled=None`:
+    only when stderr is a terminal. It appears after `delay` seconds, so quick steps stay silent."""
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        iterable,
+        total=total,
+        desc=desc,
+        unit=unit,
+        disable=not enabled if enabled is not None else None,
+        delay=delay,
+        dynamic_ncols=True,
+    )

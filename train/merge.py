@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import sys
 
-# `python train/merge.py` puts train/ first on sys.path, where train/inspect.py would shadow the
-# standard library's `inspect`: replace it by the repository root before anything is imported.
+# `python train/merge.py` puts train/ first on sys.path: replace it by the repository root before
+# anything is imported, so `train` and `data_gen` come from this checkout and no module of train/
+# passes for a top-level one.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
     sys.path[0] = os.path.dirname(_HERE)

@@ -261,15 +261,22 @@ def split_dialogue(items: Sequence[tuple[int, dict[str, Any]]], max_length: int 
 
 
 def build_prefix_shared(
-    samples: Sequence[dict[str, Any]], *, max_length: int | None = None, packing: bool = False
+    samples: Sequence[dict[str, Any]],
+    *,
+    max_length: int | None = None,
+    packing: bool = False,
+    progress: bool | None = False,
 ) -> tuple[list[dict[str, Any]], SharedStats]:
     """The combined rows of turn-sliced `samples` (as `TurnSlicer.slice_all` returns them: the
     samples of a dialogue consecutive, in turn order) and their statistics.
 
     A dialogue whose combined sequence would pass `max_length` is split into groups of consecutive
     samples (`split_dialogue`). With `packing`, groups of different dialogues are packed into rows
-    of at most `max_length` tokens. `sample_index` in the rows indexes `samples`.
+    of at most `max_length` tokens. `sample_index` in the rows indexes `samples`. With `progress`,
+    a bar over the dialogues on stderr (`None`: on a terminal only).
     """
+    from data_gen.console import progress as progress_bar
+
     if packing and not max_length:
         raise SlicingError("packing prefix-shared rows needs max_length (the row length to pack to)")
     stats = SharedStats(samples=len(samples))
@@ -281,7 +288,7 @@ def build_prefix_shared(
         stats.naive_tokens += len(sample["input_ids"])
         stats.trained_tokens += sum(1 for x in sample["labels"] if x != IGNORE_INDEX)
     groups: list[dict[str, Any]] = []
-    for items in dialogues:
+    for items in progress_bar(dialogues, desc="prefix sharing", unit="dialogue", enabled=progress):
         parts = split_dialogue(items, max_length)
         stats.split_dialogues += len(parts) > 1
         groups.extend(g.row() for g in parts)

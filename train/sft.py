@@ -2,10 +2,11 @@
 
     python -m train.launch [--config_file accelerate_configs/X.yaml] train/sft.py RECIPE.yaml [--key value ...]
 
-Steps, top to bottom: parse the recipe, prepare the output folder, load the dialogues, load the
-tokenizer, slice the turns, load the model, build the trainer, train, save. A recipe is a flat YAML
-mapping of `DiaforgeArguments` (train/config.py), TRL `SFTConfig` and `ModelConfig` keys; see
-`recipes/`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
+Steps, top to bottom (`run`, one call each): parse the recipe, prepare the output folder, load the
+dialogues, load the tokenizer, slice the turns, load the model, build the trainer, train, save. The
+recipe's `slicing` is one row-layout object chosen once (train/row_layout.py), which supplies the
+rows, the collator and the trainer class. A recipe is a flat YAML mapping of `DiaforgeArguments`
+(train/config.py), TRL `SFTConfig` and `ModelConfig` keys; see `recipes/` and `--help`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
 code 2 (set DIAFORGE_DEBUG=1 for the traceback). `python -m train.launch` is `accelerate launch`
 with the recipe checked before any process starts and this exit code passed through; plain
 `accelerate launch` works too, but wraps any failure in a traceback of its own and exit code 1.
@@ -16,14 +17,16 @@ from __future__ import annotations
 import os
 import sys
 
-# `python train/sft.py` puts train/ first on sys.path, where train/inspect.py would shadow the
-# standard library's `inspect`: replace it by the repository root before anything is imported.
+# `python train/sft.py` puts train/ first on sys.path: replace it by the repository root before
+# anything is imported, so `train` and `data_gen` come from this checkout and no module of train/
+# passes for a top-level one.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
     sys.path[0] = os.path.dirname(_HERE)
 
 import json  # noqa: E402
 import logging  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -33,6 +36,7 @@ from train.config import (  # noqa: E402
     RecipeError,
     check_recipe,
     device_defaults,
+    help_requested,
     parse_recipe,
     resolved_recipe,
     split_recipe_argv,
@@ -44,13 +48,13 @@ from train.modeling import (  # noqa: E402
     load_tokenizer,
     resolve_model_path,
 )
+from train.row_layout import RowLayout, row_layout  # noqa: E402
 from train.slicing import (  # noqa: E402
     SliceConfig,
     SlicingError,
     TurnSlicer,
     check_training_dialogues,
     dialogue_texts,
-    to_dataset,
 )
 from train.tracking import (  # noqa: E402
     configure_wandb,
@@ -63,18 +67,49 @@ from train.tracking import (  # noqa: E402
 
 logger = logging.getLogger("diaforge.sft")
 
+
+@dataclass
+class SlicedData:
+    """The training data as the trainer takes it, and what it was made of."""
+
+    slice_config: SliceConfig
+    samples: list[dict[str, Any]]
+    stats: Any  # SliceStats of the training samples
+    train_dataset: Any
+    eval_dataset: Any
+
+
 # --------------------------------------------------------------------------------------------
 # The script
 # --------------------------------------------------------------------------------------------
 
 
 def run(argv: list[str] | None = None) -> dict[str, Any]:
+    """Train on a recipe (``RECIPE.yaml [--key value ...]``); returns the run summary."""
+    args, training_args, model_args, on_gpu = parse(argv)
+    layout = row_layout(args.slicing)
+    layout.configure_model(model_args)
+    main_process = setup_logging(training_args)
+    output_dir, resume_from = prepare_output_dir(args, training_args, main_process)
+    dialogues, eval_dialogues = load_data(args)
+    model_path, tokenizer = load_model_tokenizer(model_args, training_args, output_dir, dialogues)
+    data = slice_data(args, training_args, tokenizer, layout, dialogues, eval_dialogues)
+    fingerprint = record_run(
+        args, training_args, model_args, data, layout, tokenizer, model_path, resume_from
+    )
+    model = load_model(model_path, model_args, training_args, on_gpu=on_gpu)
+    trainer = build_trainer(args, training_args, model_args, model, tokenizer, data, layout, fingerprint)
+    train(trainer, resume_from)
+    return save(trainer, tokenizer, output_dir, data, layout, main_process)
+
+
+# 1. Parse and check the recipe (YAML + command-line overrides) before the trainer is imported and
+# anything is read or written: a mistake stops the run with nothing touched.
+def parse(argv: list[str] | None) -> tuple[Any, Any, Any, bool]:
+    """The three argument dataclasses and whether training runs on a CUDA GPU."""
     import torch
 
     on_gpu = torch.cuda.is_available()
-
-    # 1. Parse and check the recipe (YAML + command-line overrides) before the trainer is imported
-    # and anything is read or written: a mistake stops the run with nothing touched.
     argv = list(sys.argv[1:] if argv is None else argv)
     args, training_args, model_args, _explicit = parse_recipe(argv, device_defaults=device_defaults(on_gpu))
     check_recipe(args, training_args, model_args, where=split_recipe_argv(argv)[0] or "command line")
@@ -82,26 +117,35 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     if not on_gpu and (training_args.bf16 or training_args.fp16):
         logger.info("no CUDA GPU: training in fp32 (bf16/fp16 turned off)")
         training_args.bf16 = training_args.fp16 = False
-    prefix_shared = args.slicing == "prefix_shared"
-    if prefix_shared and not model_args.attn_implementation:
-        model_args.attn_implementation = "sdpa"  # its rows carry a 4D attention mask
+    return args, training_args, model_args, on_gpu
+
+
+def setup_logging(training_args: Any) -> bool:
+    """Our lines on the main process, warnings only elsewhere; whether this is the main process."""
     from transformers.utils import logging as hf_logging
-    from trl import SFTTrainer, get_peft_config
 
     main_process = training_args.process_index == 0
     logging.basicConfig(
         format="[diaforge] %(message)s", level=logging.INFO if main_process else logging.WARNING, force=True
     )
     hf_logging.set_verbosity_warning()
+    return main_process
 
-    # 2. Output folder: resume from the last checkpoint, or start afresh.
+
+# 2. Output folder: resume from the last checkpoint, or start afresh.
+def prepare_output_dir(args: Any, training_args: Any, main_process: bool) -> tuple[Path, str | None]:
+    """The absolute output folder and the checkpoint to resume from (None: a fresh start)."""
     output_dir = Path(training_args.output_dir).expanduser().resolve()
     training_args.output_dir = str(output_dir)
     resume_from = resume_checkpoint(args, training_args, output_dir, main_process=main_process)
     if "wandb" in (training_args.report_to or []):
         configure_wandb(args, output_dir)
+    return output_dir, resume_from
 
-    # 3. Data: validated dialogues (a bad line is one InputError naming file, line and field).
+
+# 3. Data: validated dialogues (a bad line is one InputError naming file, line and field).
+def load_data(args: Any) -> tuple[list[Any], list[Any]]:
+    """The training dialogues (the first `max_dialogues`) and the evaluation dialogues."""
     dialogues = [
         d for path in args.dataset_path for d in check_training_dialogues(load_dialogues(path), path)
     ]
@@ -112,8 +156,15 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         for path in args.eval_dataset_path or []
         for d in check_training_dialogues(load_dialogues(path), path)
     ]
+    return dialogues, eval_dialogues
 
-    # 4. Tokenizer (a tiny:// model is built now, on the main process first).
+
+# 4. Tokenizer (a tiny:// model is built now, on the main process first).
+def load_model_tokenizer(
+    model_args: Any, training_args: Any, output_dir: Path, dialogues: list[Any]
+) -> tuple[str, Any]:
+    """The resolved model path (absolute for a local folder: the adapter records where its base
+    is) and its tokenizer."""
     with training_args.main_process_first(desc="resolve the model"):
         model_path = resolve_model_path(
             model_args.model_name_or_path,
@@ -123,103 +174,106 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
             revision=model_args.model_revision,
         )
     if Path(model_path).expanduser().is_dir():
-        model_path = str(Path(model_path).expanduser().resolve())  # the adapter records where its base is
+        model_path = str(Path(model_path).expanduser().resolve())
     tokenizer = load_tokenizer(
         model_path,
         revision=model_args.model_revision,
         trust_remote_code=training_args.trust_remote_code,
         chat_template_path=training_args.chat_template_path,
     )
+    return model_path, tokenizer
 
-    # 5. Turn slicing: pre-tokenized input_ids and labels (-100 outside the target turn); with
-    # `slicing: prefix_shared`, each dialogue's samples laid out in one row (train/prefix_shared.py).
+
+# 5. Turn slicing: pre-tokenized input_ids and labels (-100 outside the target turn), laid out in
+# rows by the recipe's `slicing` (train/row_layout.py).
+def slice_data(
+    args: Any, training_args: Any, tokenizer: Any, layout: RowLayout, dialogues: list, eval_dialogues: list
+) -> SlicedData:
+    """Slice the dialogues' assistant turns and lay the samples out as the trainer's datasets."""
     slice_config = SliceConfig.from_args(args, max_length=training_args.max_length)
     slicer = TurnSlicer(tokenizer, slice_config)
-    samples, stats = slicer.slice_all(dialogues)
+    progress = training_args.process_index == 0 and not training_args.disable_tqdm
+    samples, stats = slicer.slice_all(dialogues, progress=progress)
     logger.info("training data: %s", stats.summary())
     eval_samples = []
     if eval_dialogues:
-        eval_samples, eval_stats = slicer.slice_all(eval_dialogues)
+        eval_samples, eval_stats = slicer.slice_all(eval_dialogues, progress=progress)
         logger.info("evaluation data: %s", eval_stats.summary())
-    if prefix_shared:
-        # The same samples, each dialogue's in one row that holds their common prefixes once.
-        from train.prefix_shared import build_prefix_shared
+    train_dataset, eval_dataset = layout.datasets(samples, eval_samples, training_args)
+    return SlicedData(slice_config, samples, stats, train_dataset, eval_dataset)
 
-        rows, shared_stats = build_prefix_shared(
-            samples, max_length=training_args.max_length, packing=training_args.packing
-        )
-        logger.info("training rows: %s", shared_stats.summary())
-        train_dataset = to_dataset(rows)
-        eval_dataset = None
-        if eval_samples:
-            eval_rows, _ = build_prefix_shared(
-                eval_samples, max_length=training_args.max_length, packing=training_args.packing
-            )
-            eval_dataset = to_dataset(eval_rows)
-    else:
-        train_dataset = to_dataset(samples)
-        eval_dataset = to_dataset(eval_samples) if eval_samples else None
-    fingerprint = data_fingerprint(args, slice_config, tokenizer, samples)
-    fingerprint["stats"] = stats.as_dict()
-    if prefix_shared:
-        fingerprint["prefix_shared"] = (
-            shared_stats.as_dict()
-        )  # how the samples are laid out, not what they are
-    if main_process:  # prompt_format.json too: evaluation prompts the model exactly as it was trained
+
+def record_run(
+    args: Any,
+    training_args: Any,
+    model_args: Any,
+    data: SlicedData,
+    layout: RowLayout,
+    tokenizer: Any,
+    model_path: str,
+    resume_from: str | None,
+) -> dict[str, Any]:
+    """The data fingerprint; the main process writes it with the resolved recipe and
+    prompt_format.json (evaluation prompts the model exactly as it was trained)."""
+    fingerprint = data_fingerprint(args, data.slice_config, tokenizer, data.samples)
+    fingerprint["stats"] = data.stats.as_dict()
+    fingerprint.update(layout.record())
+    if training_args.process_index == 0:
         write_run_files(
-            output_dir,
+            Path(training_args.output_dir),
             fingerprint,
             resolved_recipe(args, training_args, model_args),
             model_path,
             resume_from,
-            slice_config.prompt_format,
+            data.slice_config.prompt_format,
         )
+    return fingerprint
 
-    # 6. Model: the base in bf16 on GPU (fp32 on CPU), or 8-bit / 4-bit through bitsandbytes.
-    model = load_model(model_path, model_args, training_args, on_gpu=on_gpu)
-    peft_config = get_peft_config(model_args)
 
-    # 7. Trainer: the dataset is used as it is (no re-tokenization, no truncation); with packing,
-    # TRL packs the pre-tokenized rows and keeps their labels. Prefix-shared rows are packed already
-    # (or not) and batched by their own collator, which builds the 4D attention mask: TRL neither
-    # packs them nor drops their extra columns.
-    trainer_class, extra = SFTTrainer, {}
-    if prefix_shared:
-        from train.prefix_shared import PrefixSharedCollator, prefix_shared_trainer_class
+# 6. Model: the base in bf16 on GPU (fp32 on CPU), or 8-bit / 4-bit through bitsandbytes
+# (train/modeling.py: load_model).
 
-        if training_args.bf16 or training_args.fp16:
-            mask_dtype = torch.bfloat16 if training_args.bf16 else torch.float16
-        else:
-            mask_dtype = model.dtype
-        extra["data_collator"] = PrefixSharedCollator(
-            pad_token_id=tokenizer.pad_token_id,
-            dtype=mask_dtype,
-            pad_to_multiple_of=training_args.pad_to_multiple_of,
-        )
-        trainer_class = prefix_shared_trainer_class()
-        training_args.packing = False
-        training_args.padding_free = False
-        training_args.remove_unused_columns = False
+
+# 7. Trainer: the dataset is used as it is (no re-tokenization, no truncation); with packing, TRL
+# packs the pre-tokenized rows and keeps their labels. The layout supplies the trainer class and
+# its collator.
+def build_trainer(
+    args: Any,
+    training_args: Any,
+    model_args: Any,
+    model: Any,
+    tokenizer: Any,
+    data: SlicedData,
+    layout: RowLayout,
+    fingerprint: dict[str, Any],
+) -> Any:
+    """The trainer, with the callback that records the run in W&B and in every checkpoint."""
+    from trl import get_peft_config
+
+    trainer_class, extra = layout.trainer(training_args, tokenizer, model)
     if not training_args.packing:
         training_args.dataset_kwargs = {**(training_args.dataset_kwargs or {}), "skip_prepare_dataset": True}
-    trainer = trainer_class(
+    prompt_format = data.slice_config.prompt_format
+    callback = run_callback(
+        Path(training_args.output_dir),
+        prompt_format,
+        wandb_run_config(args, prompt_format, fingerprint, data.stats.as_dict()),
+    )
+    return trainer_class(
         model=model,
         args=training_args,
-        train_dataset=train_dataset,
-        eval_dataset=eval_dataset,
+        train_dataset=data.train_dataset,
+        eval_dataset=data.eval_dataset,
         processing_class=tokenizer,
-        peft_config=peft_config,
-        callbacks=[
-            run_callback(
-                output_dir,
-                slice_config.prompt_format,
-                wandb_run_config(args, slice_config.prompt_format, fingerprint, stats.as_dict()),
-            )
-        ],
+        peft_config=get_peft_config(model_args),
+        callbacks=[callback],
         **extra,
     )
 
-    # 8. Train.
+
+# 8. Train.
+def train(trainer: Any, resume_from: str | None) -> None:
+    """Train (resuming from `resume_from` when set) and save the metrics and trainer state."""
     if resume_from:
         logger.info("resuming from checkpoint %s", resume_from)
     result = trainer.train(resume_from_checkpoint=resume_from)
@@ -227,7 +281,13 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     trainer.save_metrics("train", result.metrics)
     trainer.save_state()
 
-    # 9. Save the adapter (or full model) and the tokenizer with its chat template.
+
+# 9. Save the adapter (or full model) and the tokenizer with its chat template.
+def save(
+    trainer: Any, tokenizer: Any, output_dir: Path, data: SlicedData, layout: RowLayout, main_process: bool
+) -> dict[str, Any]:
+    """Save the model and tokenizer; returns (and writes, as train_summary.json, for reports such
+    as `python -m eval demo-curve`) what was trained on."""
     trainer.save_model(str(output_dir))
     if main_process:
         tokenizer.save_pretrained(str(output_dir))
@@ -235,16 +295,20 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     summary = {
         "output_dir": str(output_dir),
         "global_step": trainer.state.global_step,
-        "stats": stats.as_dict(),
+        "stats": data.stats.as_dict(),
+        **layout.record(),
     }
-    if prefix_shared:
-        summary["prefix_shared"] = shared_stats.as_dict()
-    if main_process:  # what was trained on, for reports (`python -m eval demo-curve`)
+    if main_process:
         (output_dir / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    text = help_requested(argv)
+    if text is not None:  # before torch or TRL is imported: at once
+        print(text, end="")
+        return 0
     try:
         run(argv)
     except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
@@ -257,4 +321,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from data_gen.console import run_main
+
+    run_main(main)

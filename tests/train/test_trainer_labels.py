@@ -129,8 +129,8 @@ def test_bad_model_path_is_one_line(tmp_path, capsys, monkeypatch, model, messag
 
 
 def test_script_errors_without_traceback(tmp_path):
-    """The real command line: one line on stderr, exit code 2, no traceback (and train/inspect.py
-    does not shadow the standard library's inspect when the script runs from train/)."""
+    """The real command line: one line on stderr, exit code 2, no traceback (and the script
+    finds the repository's packages when it runs from train/)."""
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text((REPO / "recipes/tiny/sft.yaml").read_text() + "foo: 1\n")
     proc = subprocess.run(

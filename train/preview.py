@@ -1,6 +1,6 @@
 """Show what training will see: turn-sliced samples with the trained span marked.
 
-    python -m train.inspect RECIPE.yaml [--num N] [--dialogue ID] [--prompt-chars N] [--color|--no-color]
+    python -m train.preview RECIPE.yaml [--num N] [--dialogue ID] [--prompt-chars N] [--color|--no-color]
                             [--key value ...]
 
 Reads the recipe exactly as `train/sft.py` does (overrides such as ``--history_reasoning keep``
@@ -50,7 +50,7 @@ def format_sample(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m train.inspect",
+        prog="python -m train.preview",
         description="Print turn-sliced samples with the trained span marked.",
         epilog="Any other --key value is a recipe override, as for train/sft.py.",
     )
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             chat_template_path=training_args.chat_template_path,
         )
         slicer = TurnSlicer(tokenizer, SliceConfig.from_args(args, max_length=training_args.max_length))
-        samples, stats = slicer.slice_all(dialogues)
+        samples, stats = slicer.slice_all(dialogues, progress=None)
     except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
         if os.environ.get("DIAFORGE_DEBUG"):
             raise
@@ -110,4 +110,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from data_gen.console import run_main
+
+    run_main(main)

@@ -1,0 +1,1 @@
+"""`diaforge`: one console command whose subcommands are the project's existing command lines."""

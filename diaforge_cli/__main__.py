@@ -1,0 +1,3 @@
+from diaforge_cli.main import cli
+
+cli()

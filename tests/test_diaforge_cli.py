@@ -1,0 +1,92 @@
+"""The project's doors: the `diaforge` console command, `make help`, the pre-commit hooks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from diaforge_cli.main import COMMANDS, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_diaforge_lists_its_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in ("data", "train", "eval", "bench"):
+        assert any(line.startswith(f"  {name} ") for line in out.splitlines()), out
+
+
+def test_diaforge_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: diaforge" in capsys.readouterr().err
+    assert main(["nope"]) == 2
+    assert capsys.readouterr().err.startswith("error: unknown command 'nope'")
+
+
+@pytest.mark.parametrize("command", ["eval", "data", "train", "bench"])
+def test_diaforge_forwards_to_the_module(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`diaforge X --help` is the help of `python -m X` (their own usage line, exit 0)."""
+    saved = sys.argv[:]
+    assert main([command, "--help"]) == 0
+    assert sys.argv == saved
+    assert "usage:" in capsys.readouterr().out
+
+
+def test_diaforge_passes_the_exit_status_on(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "score"]) == 2  # the transcripts argument is missing
+    assert "transcripts" in capsys.readouterr().err
+
+
+def test_python_m_diaforge_cli() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "diaforge_cli", "eval", "--help"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: python -m eval" in proc.stdout
+
+
+def test_console_script_is_declared() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert '\ndiaforge = "diaforge_cli.main:cli"\n' in pyproject
+    assert 'include = ["data_gen*", "train*", "eval*", "diaforge_cli*"]' in pyproject
+    assert set(COMMANDS) == {"data", "train", "eval", "bench"}
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_make_help_is_the_default_and_lists_every_target() -> None:
+    out = subprocess.run(["make", "-s"], cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = [line.split(":")[0] for line in makefile.splitlines() if line[:1].isalpha() and ": " in line]
+    targets = [t for t in targets if t.replace("-", "").isalnum() and " " not in t]
+    assert targets and out.startswith("usage: make TARGET")
+    for target in targets:
+        assert any(line.startswith(f"  {target} ") for line in out.splitlines()), (
+            f"{target} has no '## ' line"
+        )
+
+
+def test_pre_commit_hooks_are_local() -> None:
+    """CI cannot reach GitHub: every hook runs a tool installed by `make setup`."""
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = [h for repo in config["repos"] for h in repo["hooks"]]
+    assert {repo["repo"] for repo in config["repos"]} == {"local"}
+    assert {h["language"] for h in hooks} == {"system"}
+    assert {h["id"] for h in hooks} == {
+        "ruff-check",
+        "ruff-format",
+        "end-of-file-fixer",
+        "check-added-large-files",
+    }
