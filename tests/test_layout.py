@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("data_gen", "train", "eval", "bench", "scripts")
+PACKAGES = ("data_gen", "train", "eval", "bench", "scripts", "diaforge_cli")
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 EXCEPTION_MARK = "Size exception:"
