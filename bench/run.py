@@ -66,7 +66,8 @@ def log(msg: str) -> None:
 
 def generate_corpus(out: Path, num_dialogues: int, seed: int = 0) -> list:
     """Scripted dialogues from the training catalogue (the bundled generator, offline)."""
-    from data_gen.engine import GenerationConfig, generate
+    from data_gen.engine import generate
+    from data_gen.gen_config import GenerationConfig
     from data_gen.schema import load_dialogues
 
     cfg = GenerationConfig(
@@ -364,7 +365,7 @@ async def _engine_requests(base_url: str, concurrency: int, seeds: int, per_seed
     """The engine's scheduling: `seeds` seeds of `per_seed` sequential requests, twice the
     concurrency of seeds in flight (data_gen.engine._run), every request through
     `engine.LimitedBackend` sharing one limit of `concurrency` (engine.generate)."""
-    from data_gen.engine import LimitedBackend
+    from data_gen.seed_engine import LimitedBackend
     from data_gen.llm.openai_backend import OpenAIBackend
 
     inner = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)

@@ -110,7 +110,8 @@ def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
 def _cmd_generate(args: argparse.Namespace) -> int:
     import asyncio
 
-    from data_gen.engine import generate, load_config
+    from data_gen.engine import generate
+    from data_gen.gen_config import load_config
 
     cfg = load_config(
         args.config,

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from data_gen.catalogue import load_catalogue
-from data_gen.engine import GenerationConfig, RoleSpec, generate, load_config
+from data_gen.engine import generate
+from data_gen.gen_config import GenerationConfig, RoleSpec, load_config
 from data_gen.errors import InputError
 from data_gen.format import render_calls
 from data_gen.schema import Dialogue, load_dialogues
