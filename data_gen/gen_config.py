@@ -22,8 +22,6 @@ from data_gen.errors import InputError
 from data_gen.hygiene import load_yaml, read_text_file
 from data_gen.llm.base import ROLES
 from data_gen.runs import sha256_file
-from data_gen.similarity import ENCODERS
-from data_gen.wording import PHRASING_CHOICES
 
 BACKENDS = ("scripted", "openai", "hf")
 #: Top-level YAML keys that set the same `RoleSpec` field of every role.
@@ -63,16 +61,16 @@ class RoleSpec(_Strict):
         "", description="Model name the server knows (openai) or model folder (hf); unused by scripted."
     )
     base_url: str | None = Field(
-        None, description="OpenAI-compatible server URL (openai); None is the OpenAI API itself."
+        None, description="OpenAI-compatible server URL (openai); unset: the OpenAI API itself."
     )
     api_key_env: str = Field(
         "OPENAI_API_KEY", description="Environment variable holding the API key (never the key itself)."
     )
     temperature: float | None = Field(
-        None, description="Sampling temperature in [0, 2] for this role; None keeps the agent's own."
+        None, description="Sampling temperature in [0, 2] for this role; unset: the agent's own."
     )
     max_tokens: int | None = Field(
-        None, ge=1, description="Reply length cap for this role; None keeps the agent's or backend's own."
+        None, ge=1, description="Reply length cap for this role; unset: the agent's or backend's own."
     )
     timeout: float = Field(60.0, gt=0, description="Seconds per request before it is retried (openai).")
     max_retries: int = Field(6, ge=0, description="Retries of a failed request, with backoff (openai).")
@@ -139,7 +137,7 @@ class GenerationConfig(_Strict):
         0, ge=0, description="Which shard this process runs (0-based, below num_shards)."
     )
     personas: str | None = Field(
-        None, description="Persona JSONL (ours or PersonaHub-style); None is the bundled bank."
+        None, description="Persona JSONL (ours or PersonaHub-style); unset: the bundled bank."
     )
     persona_top_k: int = Field(
         10,
@@ -155,7 +153,7 @@ class GenerationConfig(_Strict):
         default_factory=dict,
         description="Backend per role (user, assistant, values, goal, relevancy, critique); scripted by default.",
     )
-    cache_dir: str | None = Field(None, description="On-disk request cache; None is <out>/cache.")
+    cache_dir: str | None = Field(None, description="On-disk request cache; unset: <out>/cache.")
     prices: dict[str, dict[str, float]] = Field(
         default_factory=dict,
         description="Price table {model: {input_per_million, output_per_million}} in USD, for the cost shown.",
@@ -174,6 +172,8 @@ class GenerationConfig(_Strict):
     @field_validator("phrasing")
     @classmethod
     def _known_phrasing(cls, value: str) -> str:
+        from data_gen.wording import PHRASING_CHOICES
+
         if value not in PHRASING_CHOICES:
             raise ValueError(f"phrasing must be one of {', '.join(PHRASING_CHOICES)}")
         return value
@@ -181,6 +181,8 @@ class GenerationConfig(_Strict):
     @field_validator("encoder")
     @classmethod
     def _known_encoder(cls, value: str) -> str:
+        from data_gen.similarity import ENCODERS  # numpy: imported when a config is built, not for --help
+
         if value not in ENCODERS:
             raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}")
         return value
