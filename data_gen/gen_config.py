@@ -4,10 +4,11 @@ models whose fields are the YAML keys of `python -m data_gen generate --config F
 A YAML config holds any field of `GenerationConfig`, plus `backend`/`model`/`base_url` as defaults
 for every role and `roles: {role: {backend, model, ...}}` per role. CLI flags override the file.
 Types are strict: an integer must be written as one (`k: five`, `k: 2.7`, `seed: true` are
-refused), a boolean as YAML's true or false (`validators: "no"` is refused, not read as true),
-numbers must be finite, and an unknown key is refused with the nearest known one suggested. Every
-refusal is one `InputError` line naming the file and the key, raised before anything slow (an
-encoder, a model) is loaded; `python -m data_gen` prints it and exits with code 2.
+refused), a boolean as YAML's true or false (`validators: "no"` is refused, not read as true, and
+so is YAML 1.1's unquoted `no`), numbers must be finite, and an unknown key is refused with the
+nearest known one suggested. Every refusal is one `InputError` line naming the file and the key,
+raised before anything slow (an encoder, a model) is loaded; `python -m data_gen` prints it and
+exits with code 2.
 """
 
 from __future__ import annotations
@@ -281,7 +282,38 @@ def _read_mapping(path: Path) -> dict[str, Any]:
         raise InputError(f"invalid YAML: {str(exc).splitlines()[0]}", path=path) from None
     if not isinstance(raw, dict):
         raise InputError("config must be a mapping", path=path)
+    loose = _loose_boolean(text)
+    if loose is not None:
+        where, spelling = loose
+        raise InputError(
+            f'ambiguous value {spelling}: write true or false (or "{spelling}" for a string)',
+            path=path,
+            field=where,
+        )
     return raw
+
+
+def _loose_boolean(text: str) -> tuple[str, str] | None:
+    """The first boolean spelled the YAML 1.1 way (`yes`, `no`, `on`, `off`), which PyYAML reads
+    as true or false, as (dotted key, spelling); None when every boolean is `true` or `false`."""
+    import yaml
+
+    bool_tag = "tag:yaml.org,2002:bool"
+    stack: list[tuple[str, Any]] = [("", yaml.compose(text, Loader=yaml.SafeLoader))]
+    seen: set[int] = set()
+    while stack:
+        where, node = stack.pop()
+        if id(node) in seen:  # an alias: its node was walked already
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == bool_tag and node.value.lower() not in ("true", "false"):
+                return where, node.value
+        elif isinstance(node, yaml.MappingNode):
+            stack += [(f"{where}.{k.value}".lstrip("."), v) for k, v in reversed(node.value)]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(where, v) for v in reversed(node.value)]
+    return None
 
 
 def _role_settings(

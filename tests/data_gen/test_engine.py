@@ -294,6 +294,8 @@ def test_bad_config_file(tmp_path: Path) -> None:
         ("k: five\n", "'k'", "must be an integer, got 'five'"),
         ('validators: "no"\n', "'validators'", "must be true or false, got 'no'"),
         ("validators: 1\n", "'validators'", "must be true or false, got 1"),
+        ("plots: off\n", "'plots'", "ambiguous value off: write true or false"),
+        ("roles: {user: {model: no}}\n", "'roles.user.model'", 'or "no" for a string'),
         ("seed: true\n", "'seed'", "must be an integer, got true"),
         ("num_dialogs: 3\n", None, "unknown config key 'num_dialogs'; did you mean 'num_dialogues'?"),
         ("num_dialogues: -3\n", "'num_dialogues'", "must be at least 1, got -3"),
