@@ -56,72 +56,17 @@ DIALOGUES_FILE, REJECTS_FILE, STATS_FILE, RUN_FILE = (
     "stats.json",
     "run.json",
 )
+
+
 # --------------------------------------------------------------------------------------------
 # A whole run
 # --------------------------------------------------------------------------------------------
 
 
-def _reject_record(outcome: SeedOutcome, number: int, attempt: Attempt, final: bool) -> dict[str, Any]:
-    return {
-        "seed_index": outcome.index,
-        "seed_tool": outcome.tool,
-        "attempt": number,
-        "stage": attempt.stage,
-        "reason": attempt.reason,
-        "final": final,
-        "usage": attempt.usage.as_dict(),
-        "dialogue": attempt.dialogue.model_dump(mode="json") if attempt.dialogue is not None else None,
-    }
-
-
-def seed_index_of(d: Dialogue) -> int | None:
-    """The seed a generated dialogue came from (kept in its provenance)."""
-    return (d.provenance.model_extra or {}).get("seed_index")
-
-
-def _read_rejects(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        lines = fh.readlines()
-    for i, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            if i == len(lines) and not line.endswith("\n"):
-                break
-            raise InputError("invalid JSON", path=path, record=i) from None
-    return out
-
-
-def _read_run_file(path: Path) -> dict[str, Any] | None:
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return {}  # unreadable: treated as a different configuration
-    return data if isinstance(data, dict) else {}
-
-
-def _write_run_file(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, allow_nan=False), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _holds_records(out: Path) -> bool:
-    """Whether a run folder holds any generated record (accepted or rejected)."""
-    return any(
-        (out / name).is_file() and (out / name).stat().st_size > 0 for name in (DIALOGUES_FILE, REJECTS_FILE)
-    )
-
-
 @dataclass
 class RunSummary:
+    """What `generate` did: seeds in this shard, how they ended, what this session cost."""
+
     out: Path
     seeds: int
     accepted: int
@@ -306,6 +251,70 @@ def _finish(
         usage=usage,
         seconds=seconds,
         stats=stats,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The run folder's files
+# --------------------------------------------------------------------------------------------
+
+
+def _reject_record(outcome: SeedOutcome, number: int, attempt: Attempt, final: bool) -> dict[str, Any]:
+    return {
+        "seed_index": outcome.index,
+        "seed_tool": outcome.tool,
+        "attempt": number,
+        "stage": attempt.stage,
+        "reason": attempt.reason,
+        "final": final,
+        "usage": attempt.usage.as_dict(),
+        "dialogue": attempt.dialogue.model_dump(mode="json") if attempt.dialogue is not None else None,
+    }
+
+
+def seed_index_of(d: Dialogue) -> int | None:
+    """The seed a generated dialogue came from (kept in its provenance)."""
+    return (d.provenance.model_extra or {}).get("seed_index")
+
+
+def _read_rejects(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        lines = fh.readlines()
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i == len(lines) and not line.endswith("\n"):
+                break
+            raise InputError("invalid JSON", path=path, record=i) from None
+    return out
+
+
+def _read_run_file(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return {}  # unreadable: treated as a different configuration
+    return data if isinstance(data, dict) else {}
+
+
+def _write_run_file(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, allow_nan=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _holds_records(out: Path) -> bool:
+    """Whether a run folder holds any generated record (accepted or rejected)."""
+    return any(
+        (out / name).is_file() and (out / name).stat().st_size > 0 for name in (DIALOGUES_FILE, REJECTS_FILE)
     )
 
 
