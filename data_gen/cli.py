@@ -298,9 +298,7 @@ def _config_help(field: str, text: str | None = None, *, model: type = Generatio
     `text`) and its default, which a --config file may change."""
     info = model.model_fields[field]
     default = info.get_default(call_default_factory=True)
-    shown = (
-        "none" if default in (None, "") else str(default).lower() if isinstance(default, bool) else default
-    )
+    shown = "none" if default in (None, "") else default
     return f"{(text or info.description or '').rstrip('.')} (default: {shown}, unless --config sets {field})"
 
 
