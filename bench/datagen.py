@@ -47,10 +47,10 @@ async def _backend_requests(base_url: str, concurrency: int, total: int) -> floa
 
 async def _engine_requests(base_url: str, concurrency: int, seeds: int, per_seed: int) -> float:
     """The engine's scheduling: `seeds` seeds of `per_seed` sequential requests, twice the
-    concurrency of seeds in flight (data_gen.engine._run), every request through
-    `engine.LimitedBackend` sharing one limit of `concurrency` (engine.generate)."""
-    from data_gen.engine import LimitedBackend
+    concurrency of seeds in flight (data_gen.engine._run_seeds), every request through
+    `seed_engine.LimitedBackend` sharing one limit of `concurrency` (engine.generate)."""
     from data_gen.llm.openai_backend import OpenAIBackend
+    from data_gen.seed_engine import LimitedBackend
 
     inner = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)
     backend = LimitedBackend(inner, asyncio.Semaphore(concurrency))

@@ -67,7 +67,8 @@ def log(msg: str) -> None:
 
 def generate_corpus(out: Path, num_dialogues: int, seed: int = 0) -> list:
     """Scripted dialogues from the training catalogue (the bundled generator, offline)."""
-    from data_gen.engine import GenerationConfig, generate
+    from data_gen.engine import generate
+    from data_gen.gen_config import GenerationConfig
     from data_gen.schema import load_dialogues
 
     cfg = GenerationConfig(

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from data_gen.cliargs import OneLineArgumentParser, finite_float, non_negative_int, positive_int
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
+from data_gen.gen_config import GenerationConfig, RoleSpec
 from data_gen.llm.base import BackendConfigError
 
 EXIT_USAGE = 2
@@ -110,7 +111,8 @@ def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
 def _cmd_generate(args: argparse.Namespace) -> int:
     import asyncio
 
-    from data_gen.engine import generate, load_config
+    from data_gen.engine import generate
+    from data_gen.gen_config import load_config
 
     cfg = load_config(
         args.config,
@@ -212,88 +214,174 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineArgumentParser(prog="python -m data_gen", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default: `(default: 5)`, `(default: off)` for a switch.
+    An option whose default is None says in its own help what happens when it is not given."""
 
-    p = sub.add_parser("analyze", help="near-duplicate statistics of a tool catalogue (DiaFORGE A.4)")
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or not action.option_strings or action.default in (None, argparse.SUPPRESS):
+            return text
+        if isinstance(action, argparse._StoreTrueAction):  # noqa: SLF001 - argparse has no public name for it
+            return f"{text} (default: off)"
+        return f"{text} (default: %(default)s)"
+
+
+def _command(sub: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help shows every option's default."""
+    return sub.add_parser(name, help=summary, description=summary, formatter_class=HelpFormatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """`python -m data_gen` and its subcommands."""
+    parser = OneLineArgumentParser(
+        prog="python -m data_gen", description=__doc__.splitlines()[0], formatter_class=HelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do")
+    for add in (
+        _add_analyze,
+        _add_analyze_corpus,
+        _add_generate,
+        _add_build_benchmark,
+        _add_export,
+        _add_phrasing_overlap,
+    ):
+        add(sub)
+    return parser
+
+
+def _add_analyze(sub: argparse._SubParsersAction) -> None:
+    p = _command(sub, "analyze", "near-duplicate statistics of a tool catalogue (DiaFORGE A.4)")
     p.add_argument(
         "--catalogue", required=True, help="OpenAI specs (JSON list or JSONL), paper maps, or OpenAPI 3"
     )
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
+    p.add_argument("--threshold", type=finite_float, default=0.70, help="near-duplicate threshold")
+    p.add_argument("--k", type=positive_int, default=5, help="distractors retrieved per tool")
+    p.add_argument("--top", type=positive_int, default=10, help="pairs to list in the summary")
     p.add_argument(
-        "--threshold", type=finite_float, default=0.70, help="near-duplicate threshold (default 0.70)"
+        "--encoder",
+        choices=("auto", "minilm", "tfidf"),
+        default="auto",
+        help="similarity encoder: auto is MiniLM when installed, else TF-IDF",
     )
-    p.add_argument("--k", type=positive_int, default=5, help="distractors retrieved per tool (default 5)")
-    p.add_argument("--top", type=positive_int, default=10, help="pairs to list in the summary (default 10)")
-    p.add_argument("--encoder", choices=("auto", "minilm", "tfidf"), default="auto")
     p.set_defaults(func=_cmd_analyze)
 
-    c = sub.add_parser(
+
+def _add_analyze_corpus(sub: argparse._SubParsersAction) -> None:
+    c = _command(
+        sub,
         "analyze-corpus",
-        help="DICE-Score, TTR, NGD-n, turn and dialogue-act distributions of a dialogue corpus",
+        "DICE-Score, TTR, NGD-n, turn and dialogue-act distributions of a dialogue corpus",
     )
     c.add_argument("dialogues", help="dialogues JSONL (e.g. the dialogues.jsonl of a generation run)")
     c.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
     c.add_argument(
         "--counter",
         default="value",
-        help="DICE item counter: 'value' (deterministic value matcher with number words, default), "
+        help="DICE item counter: 'value' (deterministic value matcher with number words, the default), "
         "'openai:MODEL' (an LLM told the items), or 'dicebench:MODEL' (DICE-Bench's own counting "
         "prompt, for parity with its paper: gpt-4o-mini there)",
     )
-    c.add_argument("--base-url", help="OpenAI-compatible server for an LLM counter")
+    c.add_argument(
+        "--base-url",
+        help="OpenAI-compatible server for an LLM counter (default: the OpenAI API, key in OPENAI_API_KEY)",
+    )
     c.add_argument(
         "--concurrency", type=positive_int, default=4, help="dialogues counted at once by an LLM counter"
     )
     c.set_defaults(func=_cmd_analyze_corpus)
 
-    g = sub.add_parser("generate", help="synthesise validated disambiguation dialogues (UTC-Gen)")
-    g.add_argument("--catalogue", help="tool catalogue to draw seed tools and distractors from")
-    g.add_argument("--out", help="run folder (an existing one with the same configuration is resumed)")
-    g.add_argument("--num-dialogues", type=positive_int, help="seeds to run (default 100)")
-    g.add_argument("--backend", help="backend for every role: scripted (default), openai or hf")
-    g.add_argument("--model", help="model name (openai) or folder (hf)")
-    g.add_argument("--base-url", help="OpenAI-compatible server URL; the API key comes from OPENAI_API_KEY")
-    g.add_argument("--concurrency", type=positive_int, help="model requests in flight (default 8)")
-    g.add_argument("--seed", type=int, help="run seed (default 0)")
-    g.add_argument("--config", help="YAML config: any field of GenerationConfig, plus per-role backends")
-    g.add_argument("--k", type=positive_int, help="distractors per candidate pool (default 5)")
-    g.add_argument("--t-max", type=positive_int, help="turn cap per dialogue (default 10)")
+
+def _config_help(field: str, text: str | None = None, *, model: type = GenerationConfig) -> str:
+    """Help of a `generate` flag that overrides a config field: the field's description (or
+    `text`) and its default, which a --config file may change."""
+    info = model.model_fields[field]
+    default = info.get_default(call_default_factory=True)
+    shown = "none" if default in (None, "") else default
+    return f"{(text or info.description or '').rstrip('.')} (default: {shown}, unless --config sets {field})"
+
+
+def _add_generate(sub: argparse._SubParsersAction) -> None:
+    g = _command(sub, "generate", "synthesise validated disambiguation dialogues (UTC-Gen)")
     g.add_argument(
-        "--max-attempts", type=positive_int, help="attempts per seed on a wrong selection (default 5)"
+        "--config",
+        help="YAML config: any field of GenerationConfig (data_gen/gen_config.py), plus per-role backends; "
+        "flags override it (default: none, the built-in defaults)",
     )
-    g.add_argument(
-        "--distractors", choices=("nearest", "random"), help="distractor sampling (ablation: random)"
-    )
-    g.add_argument("--no-validators", action="store_true", help="keep every finished dialogue (ablation)")
-    g.add_argument(
-        "--phrasing",
-        choices=("train", "heldout"),
-        help="wording bank of the scripted agents (default train; the benchmark uses heldout)",
-    )
-    g.add_argument("--num-shards", type=positive_int, help="split the seeds across machines")
-    g.add_argument("--shard-index", type=non_negative_int, help="which shard this process runs (0-based)")
-    g.add_argument("--personas", help="persona JSONL (ours or PersonaHub-style); bundled bank by default")
-    g.add_argument("--no-plots", action="store_true")
-    g.add_argument("--no-export", action="store_true", help="skip the HF exports")
-    g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.add_argument("--catalogue", help=_config_help("catalogue"))
+    g.add_argument("--out", help=_config_help("out"))
+    g.add_argument("--num-dialogues", type=positive_int, help=_config_help("num_dialogues"))
+    g.add_argument("--seed", type=int, help=_config_help("seed"))
+    g.add_argument("--concurrency", type=positive_int, help=_config_help("concurrency"))
+    g.add_argument("--k", type=positive_int, help=_config_help("k"))
+    g.add_argument("--t-max", type=positive_int, help=_config_help("t_max"))
+    g.add_argument("--max-attempts", type=positive_int, help=_config_help("max_attempts"))
+    g.add_argument("--distractors", choices=("nearest", "random"), help=_config_help("distractors"))
+    g.add_argument("--phrasing", choices=("train", "heldout"), help=_config_help("phrasing"))
+    g.add_argument("--num-shards", type=positive_int, help=_config_help("num_shards"))
+    g.add_argument("--shard-index", type=non_negative_int, help=_config_help("shard_index"))
+    g.add_argument("--personas", help=_config_help("personas"))
+    _add_generate_backend(g)
+    _add_generate_switches(g)
     g.set_defaults(func=_cmd_generate)
 
-    b = sub.add_parser("build-benchmark", help="build the held-out evaluation set (reference dialogues)")
-    b.add_argument("--catalogue", default="data_gen/assets/catalogue.json")
+
+def _add_generate_backend(g: argparse.ArgumentParser) -> None:
+    """The backend of every role (`roles:` in the config sets them one by one)."""
+    g.add_argument(
+        "--backend",
+        help=_config_help("backend", "backend for every role: scripted, openai or hf", model=RoleSpec),
+    )
+    g.add_argument(
+        "--model",
+        help=_config_help("model", "model name (openai) or folder (hf) for every role", model=RoleSpec),
+    )
+    g.add_argument(
+        "--base-url",
+        help=_config_help(
+            "base_url",
+            "OpenAI-compatible server URL for every role (none: the OpenAI API); the key comes from "
+            "OPENAI_API_KEY",
+            model=RoleSpec,
+        ),
+    )
+
+
+def _add_generate_switches(g: argparse.ArgumentParser) -> None:
+    """Switches that turn a default-on part of the run off."""
+    g.add_argument(
+        "--no-validators",
+        action="store_true",
+        help="keep every finished dialogue, skipping the validator cascade (the Table 2 ablation; "
+        "config: validators: false)",
+    )
+    g.add_argument("--no-plots", action="store_true", help="skip the corpus plots (config: plots: false)")
+    g.add_argument("--no-export", action="store_true", help="skip the HF exports (config: export: false)")
+    g.add_argument("--quiet", action="store_true", help="no progress bar (config: progress: false)")
+
+
+def _add_build_benchmark(sub: argparse._SubParsersAction) -> None:
+    b = _command(sub, "build-benchmark", "build the held-out evaluation set (reference dialogues)")
+    b.add_argument(
+        "--catalogue", default="data_gen/assets/catalogue.json", help="catalogue holding the held-out tools"
+    )
     b.add_argument("--split", default="heldout", help="tool split to use ('' for all tools)")
-    b.add_argument("--out", default="eval/benchmarks/diabench_heldout_v1.jsonl")
-    b.add_argument("--seeds-per-tool", type=positive_int, default=1)
-    b.add_argument("--seed", type=int, default=20260101)
+    b.add_argument(
+        "--out", default="eval/benchmarks/diabench_heldout_v1.jsonl", help="benchmark JSONL to write"
+    )
+    b.add_argument("--seeds-per-tool", type=positive_int, default=1, help="reference dialogues per tool")
+    b.add_argument("--seed", type=int, default=20260101, help="run seed of the generation")
     b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
-    b.add_argument("--quiet", action="store_true")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=_cmd_build_benchmark)
 
+
+def _add_export(sub: argparse._SubParsersAction) -> None:
     from data_gen.format import EXPORT_FORMATS, TARGET_REASONING, TOOL_STYLES
 
-    e = sub.add_parser(
-        "export", help="dialogues in the Hugging Face conversational format (JSONL and a datasets folder)"
+    e = _command(
+        sub, "export", "dialogues in the Hugging Face conversational format (JSONL and a datasets folder)"
     )
     e.add_argument("dialogues", help="dialogues JSONL (e.g. the dialogues.jsonl of a generation run)")
     e.add_argument(
@@ -306,26 +394,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", required=True, help="folder for hf_conversational.jsonl, hf_dataset/, prompt_format.json"
     )
     e.add_argument(
-        "--tokenizer", help="model or tokenizer folder whose chat template must render every record (checked)"
+        "--tokenizer",
+        help="model or tokenizer folder whose chat template must render every record "
+        "(default: none, no template check)",
     )
     e.add_argument("--tool-style", default="json", choices=TOOL_STYLES, help="tool listing of hf-prompt")
     e.add_argument(
         "--target-reasoning", default="keep", choices=TARGET_REASONING, help="keep or drop the thoughts"
     )
-    e.add_argument("--system-prompt-file", help="custom system prompt ('{tools}' is filled in hf-prompt)")
+    e.add_argument(
+        "--system-prompt-file",
+        help="custom system prompt ('{tools}' is filled in hf-prompt) (default: none, the built-in prompt)",
+    )
     e.add_argument(
         "--force", action="store_true", help="export even when the chat template drops part of the records"
     )
     e.set_defaults(func=_cmd_export)
 
-    o = sub.add_parser(
+
+def _add_phrasing_overlap(sub: argparse._SubParsersAction) -> None:
+    o = _command(
+        sub,
         "phrasing-overlap",
-        help="word 4-gram overlap of a benchmark's openings and questions with a training corpus",
+        "word 4-gram overlap of a benchmark's openings and questions with a training corpus",
     )
     o.add_argument("train", help="training dialogues (JSONL)")
     o.add_argument("bench", help="benchmark dialogues (JSONL)")
     o.set_defaults(func=_cmd_phrasing_overlap)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from data_gen.agents import COMPLETION, SELECTION, DialogueState, VotingUser
-from data_gen.engine import seeded_rng
+from data_gen.rng import seeded_rng
 from data_gen.schema import Dialogue, Turn
 from data_gen.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
 from data_gen.text import humanise_param

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -111,3 +112,62 @@ def test_generate_with_the_hf_backend_on_smollm2(tmp_path: Path) -> None:
     assert all(r["reason"] for r in rejects)
     for d in accepted:
         assert d["provenance"]["models"]["assistant"].startswith("hf:")
+
+
+# --------------------------------------------------------------------------------------------
+# The doors: every option of every subcommand has help and shows its default
+# --------------------------------------------------------------------------------------------
+
+
+def _walk(parser: argparse.ArgumentParser, path: str = "python -m data_gen"):
+    """(command path, parser) for the parser and every subcommand below it."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _walk(child, f"{path} {name}")
+
+
+def test_every_option_has_help_and_shows_its_default() -> None:
+    from data_gen.cli import HelpFormatter, build_parser
+
+    missing_help, missing_default, commands = [], [], 0
+    for path, parser in _walk(build_parser()):
+        commands += 1
+        formatter = HelpFormatter(path)
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            name = "/".join(action.option_strings) or action.dest
+            if not (action.help or "").strip():
+                missing_help.append(f"{path} {name}")
+            elif (
+                action.option_strings
+                and not action.required
+                and "default" not in formatter._get_help_string(action)
+            ):
+                missing_default.append(f"{path} {name}")
+    assert commands == 7  # the top level and its six subcommands
+    assert not missing_help, f"options without help: {missing_help}"
+    assert not missing_default, f"options whose default is not shown: {missing_default}"
+
+
+def test_generate_help_shows_the_config_defaults() -> None:
+    proc = _py("generate", "--help", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    for shown in (
+        "(default: 100, unless --config sets num_dialogues)",
+        "(default: 5, unless --config sets k)",
+        "(default: scripted, unless --config sets backend)",
+        "--no-plots skip the corpus plots (config: plots: false) (default: off)",
+    ):
+        assert shown in text, shown
+
+
+def test_bad_flag_is_still_one_line() -> None:
+    proc = _py("generate", "--k", "five", timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: python -m data_gen generate: argument --k: expected a whole number, got 'five' (see --help)"
+    ]

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from data_gen.catalogue import load_catalogue
-from data_gen.engine import GenerationConfig, RoleSpec, generate, load_config
+from data_gen.engine import generate
 from data_gen.errors import InputError
 from data_gen.format import render_calls
+from data_gen.gen_config import GenerationConfig, RoleSpec, load_config
 from data_gen.schema import Dialogue, load_dialogues
 from data_gen.similarity import DistractorRetriever, get_encoder
 from data_gen.validators import run_rule_validators
@@ -285,6 +286,74 @@ def test_bad_config_file(tmp_path: Path) -> None:
     cfg.write_text("roles: [1, 2\n")
     with pytest.raises(InputError, match="invalid YAML"):
         load_config(cfg)
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "needle"),
+    [
+        ("k: five\n", "'k'", "must be an integer, got 'five'"),
+        ('validators: "no"\n', "'validators'", "must be true or false, got 'no'"),
+        ("validators: 1\n", "'validators'", "must be true or false, got 1"),
+        ("plots: off\n", "'plots'", "ambiguous value off: write true or false"),
+        ("roles: {user: {model: no}}\n", "'roles.user.model'", 'or "no" for a string'),
+        ("seed: true\n", "'seed'", "must be an integer, got true"),
+        ("num_dialogs: 3\n", None, "unknown config key 'num_dialogs'; did you mean 'num_dialogues'?"),
+        ("num_dialogues: -3\n", "'num_dialogues'", "must be at least 1, got -3"),
+        ("persona_top_k: 0\n", "'persona_top_k'", "must be at least 1, got 0"),
+        ("roles: {user: {timeout: fast}}\n", "'roles.user.timeout'", "must be a number, got 'fast'"),
+        ("roles: {user: {timeot: 3}}\n", "'roles.user'", "unknown backend setting 'timeot'; did you mean"),
+        ("roles: {goal: [openai]}\n", "'roles.goal'", "must be a mapping"),
+        ("prices: {m: [1, 2]}\n", "'prices'", "must map a model"),
+        ("num_shards: 2\nshard_index: 2\n", "'shard_index'", "must lie in [0, 1]"),
+        ("backend: openai\n", "'roles.user.model'", "needs a model"),
+    ],
+)
+def test_config_refusals_are_one_located_line(
+    tmp_path: Path, text: str, field: str | None, needle: str
+) -> None:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(f"catalogue: {TRAIN}\n{text}", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) and needle in message and "\n" not in message, message
+    assert field is None or f"field {field}" in message, message
+
+
+def test_config_flags_override_the_file_and_keep_the_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(
+        "k: 3\nvalidators: false\nbackend: openai\nmodel: m\nroles: {critique: {backend: scripted}}\n"
+    )
+    cfg = load_config(path, k=4, seed=None)
+    assert (cfg.k, cfg.validators, cfg.seed, cfg.t_max) == (4, False, 0, 10)
+    assert cfg.role("user") == RoleSpec(backend="openai", model="m")
+    assert cfg.role("critique") == RoleSpec(backend="scripted", model="m")
+    assert load_config(None) == GenerationConfig(roles={r: RoleSpec() for r in cfg.roles})
+
+
+def test_config_from_python_is_checked_and_documented() -> None:
+    """bench/ and the tests build the config in Python: the same strict checks apply, and every
+    field (of the run and of a role) says what it means."""
+    from pydantic import ValidationError
+
+    assert (
+        GenerationConfig(num_dialogues=3, roles={"user": RoleSpec(timeout=30)}).role("user").timeout == 30.0
+    )
+    with pytest.raises(ValidationError):
+        GenerationConfig(k="5")
+    with pytest.raises(ValidationError):
+        GenerationConfig(progress="no")
+    for model in (GenerationConfig, RoleSpec):
+        assert all(info.description for info in model.model_fields.values()), model
+
+
+def test_config_error_through_the_cli_is_one_line(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("k: five\n")
+    proc = _cli("--out", str(tmp_path / "o"), "--config", str(cfg))
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.strip() == f"error: {cfg}, field 'k': must be an integer, got 'five'"
 
 
 def test_ablation_switches(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ import pytest
 
 from data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser, narrow
 from data_gen.catalogue import load_catalogue
-from data_gen.engine import GenerationConfig, generate
+from data_gen.engine import generate
+from data_gen.gen_config import GenerationConfig
 from data_gen.phrasing import (
     artefacts,
     catalogue_prefixes,

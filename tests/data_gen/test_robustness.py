@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.engine import GenerationConfig, RoleSpec, generate, load_config
+from data_gen.engine import generate
 from data_gen.errors import InputError
+from data_gen.gen_config import GenerationConfig, RoleSpec, load_config
 from data_gen.hygiene import json_problem, load_json, load_yaml, repair_text, repair_value
 from data_gen.llm.base import BackendError
 from data_gen.llm.openai_backend import OpenAIBackend

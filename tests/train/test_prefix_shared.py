@@ -43,7 +43,8 @@ def one_thread():
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     """A few dialogues from the scripted generator (tool calls, more varied turn counts)."""
-    from data_gen.engine import GenerationConfig, generate
+    from data_gen.engine import generate
+    from data_gen.gen_config import GenerationConfig
     from data_gen.schema import load_dialogues
 
     out = tmp_path_factory.mktemp("corpus")

