@@ -50,10 +50,9 @@ from data_gen.agents import (
     scripted_goal,
 )
 from data_gen.errors import InputError
-from data_gen.hygiene import load_yaml, read_text_file
+from data_gen.hygiene import load_yaml, read_text_file, sha256_file
 from data_gen.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, Usage
 from data_gen.personas import PersonaSampler, load_personas
-from data_gen.runs import sha256_file
 from data_gen.schema import (
     Dialogue,
     JsonlAppender,
