@@ -80,9 +80,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, get_args
 
-from data_gen.schema import Dialogue, DialogueAct, SystemAction, ToolCall
+from data_gen.schema import ACT_OF_ACTION, Dialogue, DialogueAct, SystemAction, ToolCall
 from data_gen.text import stem, words
-from data_gen.validators import ACT_OF_ACTION
 from data_gen.values import render_value
 
 __all__ = [
@@ -551,7 +550,7 @@ def label_violations(d: Dialogue) -> list[str]:
     """Every problem with the act/action labels of `d`'s assistant turns, one string each:
 
     * a turn without an `act` or without an `action`;
-    * an action whose act is not the one it implies (`data_gen.validators.ACT_OF_ACTION`:
+    * an action whose act is not the one it implies (`data_gen.schema.ACT_OF_ACTION`:
       clarify/request/suggest -> seek_info, call/retriever_call -> function_calling,
       response -> inform, response_fail -> reject, system_bye -> other);
     * a turn with tool calls not labelled function_calling and call/retriever_call;
