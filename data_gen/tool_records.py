@@ -99,6 +99,7 @@ class RecordLabel(str):
 
 
 def one_line(text: str) -> str:
+    """`text` with every run of whitespace (newlines included) as one space: messages are one line."""
     return " ".join(str(text).split())
 
 
@@ -113,6 +114,9 @@ def with_name(position: int | str | None, name: str | None) -> int | str | None:
 
 @dataclass
 class RecordEntry:
+    """One record of a catalogue file, found but not yet built: building it may fail, and the
+    collector decides whether that stops the load or skips the record."""
+
     position: int | str
     """Line number (int) or a `RecordLabel` such as ``3`` or ``GET /orders``."""
     build: Callable[[], tuple[Tool, str | None, str]]
@@ -280,7 +284,9 @@ def _paper_to_schema(params: Any, fld: str, *, name: str | None) -> dict[str, An
 
 
 def build_record(obj: Any, mode: str | None) -> tuple[Tool, str | None, str]:
-    """`mode`: None (detect), "paper" (flat maps) or "schema" (JSON Schema parameters)."""
+    """One record as (tool, the field its name came from, the record's format: ``paper``, ``toolkit``
+    or ``openai``); `FieldError` naming the field when it is invalid. `mode`: None (detect), "paper"
+    (flat maps) or "schema" (JSON Schema parameters)."""
     if not isinstance(obj, dict):
         raise FieldError(None, f"expected a JSON object for a tool, got {type(obj).__name__}")
     body, prefix, wrapped = obj, "", False
