@@ -80,7 +80,7 @@ def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
     if args.counter != "value":
         import asyncio
 
-        from data_gen.corpus import DiceBenchItemCounter, LLMItemCounter
+        from data_gen.dice import DiceBenchItemCounter, LLMItemCounter
         from data_gen.llm.openai_backend import OpenAIBackend
 
         kind, _, model = args.counter.partition(":")

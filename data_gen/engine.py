@@ -35,10 +35,10 @@ from typing import Any
 
 from data_gen.errors import InputError
 from data_gen.gen_config import GenerationConfig
+from data_gen.hygiene import sha256_file
 from data_gen.llm.base import Usage
 from data_gen.personas import load_personas
 from data_gen.run_stats import corpus_stats, export_corpus, plot_corpus, usage_split
-from data_gen.runs import sha256_file
 from data_gen.schema import (
     Dialogue,
     JsonlAppender,

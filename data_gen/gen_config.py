@@ -20,9 +20,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from data_gen.errors import InputError
-from data_gen.hygiene import load_yaml, read_text_file
+from data_gen.hygiene import load_yaml, read_text_file, sha256_file
 from data_gen.llm.base import ROLES
-from data_gen.runs import sha256_file
 
 BACKENDS = ("scripted", "openai", "hf")
 #: Top-level YAML keys that set the same `RoleSpec` field of every role.

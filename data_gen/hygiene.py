@@ -12,10 +12,12 @@ One bad byte, one lone surrogate, one `1e999` or one absurdly nested value must 
   lone surrogate), as `(path, reason)`, or None.
 - `load_json` / `load_yaml`: parsers with bounds: depth, size, and for YAML the expanded size of
   aliases (a "billion laughs" document is refused before anything is expanded).
+- `sha256_file`: the digest of a file's bytes, which run records use to name their inputs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -318,3 +320,12 @@ def load_yaml(
     if problem is not None:
         raise InputError(problem[1], path=path, field=problem[0])
     return value
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB blocks (provenance of datasets and catalogues)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

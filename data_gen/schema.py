@@ -224,6 +224,17 @@ DialogueAct = Literal["seek_info", "inform", "reject", "function_calling", "othe
 SystemAction = Literal[
     "clarify", "request", "suggest", "call", "response", "response_fail", "system_bye", "retriever_call"
 ]
+# The coarse act each fine action implies: a labelled turn must agree with it.
+ACT_OF_ACTION: dict[str, str] = {
+    "clarify": "seek_info",
+    "request": "seek_info",
+    "suggest": "seek_info",
+    "call": "function_calling",
+    "retriever_call": "function_calling",
+    "response": "inform",
+    "response_fail": "reject",
+    "system_bye": "other",
+}
 
 
 class Turn(BaseModel):

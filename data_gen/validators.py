@@ -12,20 +12,9 @@ from collections.abc import Sequence
 
 from data_gen.format import parse_assistant, render_assistant
 from data_gen.phrasing import artefacts, names_read_out
-from data_gen.schema import Dialogue, Tool, Verdict
+from data_gen.schema import ACT_OF_ACTION, Dialogue, Tool, Verdict
 from data_gen.text import content_stems, name_tokens, stem, tool_stems
 from data_gen.values import check_arguments
-
-ACT_OF_ACTION = {
-    "clarify": "seek_info",
-    "request": "seek_info",
-    "suggest": "seek_info",
-    "call": "function_calling",
-    "retriever_call": "function_calling",
-    "response": "inform",
-    "response_fail": "reject",
-    "system_bye": "other",
-}
 
 
 def _fail(name: str, reason: str) -> Verdict:

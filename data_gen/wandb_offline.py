@@ -1,6 +1,11 @@
-"""Read back what an offline W&B run recorded, from its folder, with no server: the run config and
-the artifacts it logged. `wandb sync` uploads the same records; this lets a person (or a test)
-check them before that.
+"""W&B without a server: whether to go offline, and reading offline runs back.
+
+- `has_wandb_credentials` / `wandb_reachable`: whether W&B has an API key and whether its server
+  answers within `WANDB_PROBE_TIMEOUT_S`, so that training and evaluation choose offline mode up
+  front instead of waiting for wandb's own retries to fail the run.
+- `run_records` and the readers after it: what an offline run recorded, from its folder, with no
+  server: the run config and the artifacts it logged. `wandb sync` uploads the same records; this
+  lets a person (or a test) check them before that.
 
 An offline run folder (``.../wandb/offline-run-<time>-<id>/``) holds ``run-<id>.wandb``: a
 LevelDB-style log (a 7-byte file header ``:W&B`` + magic + version, then 32 KiB blocks of records
@@ -11,6 +16,8 @@ with a 7-byte header: CRC-32, length, and type full/first/middle/last) of
 from __future__ import annotations
 
 import json
+import netrc
+import os
 import struct
 from pathlib import Path
 from typing import Any
@@ -18,6 +25,50 @@ from typing import Any
 _BLOCK = 32768
 _HEADER = 7
 _FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
+
+
+def has_wandb_credentials() -> bool:
+    """True when W&B has an API key: ``WANDB_API_KEY``, or a ~/.netrc entry for its host."""
+    if os.environ.get("WANDB_API_KEY", "").strip():
+        return True
+    try:
+        host = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai").split("://")[-1].split("/")[0]
+        return netrc.netrc().authenticators(host) is not None
+    except (FileNotFoundError, netrc.NetrcParseError, OSError):
+        return False
+
+
+#: Seconds `wandb_reachable` waits for a TCP connection to the W&B server.
+WANDB_PROBE_TIMEOUT_S = 3.0
+
+
+def wandb_reachable(timeout: float = WANDB_PROBE_TIMEOUT_S) -> tuple[bool, str]:
+    """Whether the W&B server (``WANDB_BASE_URL``, default api.wandb.ai) accepts a TCP connection
+    within `timeout` seconds, and why not when it does not. Name resolution and the connection are
+    both bounded, so a machine without a network answers in seconds (wandb itself retries for
+    about 100 s and then fails the run)."""
+    import concurrent.futures
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai"))
+    host = url.hostname or "api.wandb.ai"
+    port = url.port or (80 if url.scheme == "http" else 443)
+
+    def connect() -> None:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        pool.submit(connect).result(timeout=timeout + 0.5)  # getaddrinfo has no timeout of its own
+    except concurrent.futures.TimeoutError:
+        return False, f"no answer from {host}:{port} within {timeout:g}s"
+    except OSError as exc:
+        return False, f"cannot reach {host}:{port} ({exc.strerror or exc})"
+    finally:
+        pool.shutdown(wait=False)
+    return True, ""
 
 
 def run_records(run_file: str | Path) -> list[Any]:

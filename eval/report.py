@@ -32,7 +32,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from data_gen.runs import has_wandb_credentials
+from data_gen.wandb_offline import has_wandb_credentials
 from eval.metrics import (
     compute_breakdowns,
     compute_metrics,

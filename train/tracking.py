@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from data_gen.format import PROMPT_FORMAT_FILE, PromptFormat
-from data_gen.runs import has_wandb_credentials, sha256_file, wandb_reachable
+from data_gen.hygiene import sha256_file
+from data_gen.wandb_offline import has_wandb_credentials, wandb_reachable
 from train.slicing import SliceConfig
 
 logger = logging.getLogger("diaforge.sft")

@@ -52,8 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from data_gen.schema import Dialogue, ToolCall, Turn
-from data_gen.validators import ACT_OF_ACTION
+from data_gen.schema import ACT_OF_ACTION, Dialogue, ToolCall, Turn
 from eval.metrics import values_match
 from eval.peers.acts import classify_act
 from eval.peers.bfcl.checker import standardize_string

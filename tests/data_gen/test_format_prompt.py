@@ -30,14 +30,14 @@ DIALOGUES = load_dialogues(REPO / "tests" / "fixtures" / "dialogues_small.jsonl"
 
 
 def test_each_options_allowed_values_are_defined_once() -> None:
-    """`grep` for the value lists over the toolkit's code finds each one once, in data_gen/format.py."""
+    """`grep` for the value lists over the toolkit's code finds each one once, in data_gen/format/options.py."""
     sources = [p for d in ("data_gen", "train", "eval", "bench", "scripts") for p in (REPO / d).rglob("*.py")]
     for values in (PROMPT_MODES, TOOL_STYLES, HISTORY_REASONING, TARGET_REASONING):
         a, b = (re.escape(json.dumps(v)) for v in values)
         pattern = re.compile(rf"[(\[]\s*{a}\s*,\s*{b}\s*,?\s*[)\]]")
         found = [(p.relative_to(REPO), len(pattern.findall(p.read_text(encoding="utf-8")))) for p in sources]
         found = [(str(p), n) for p, n in found if n]
-        assert found == [("data_gen/format.py", 1)], (values, found)
+        assert found == [("data_gen/format/options.py", 1)], (values, found)
 
 
 def test_bad_values_name_the_option() -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser, narrow
+from data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
+from data_gen.agents.options import narrow
 from data_gen.catalogue import load_catalogue
 from data_gen.engine import generate
 from data_gen.gen_config import GenerationConfig

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import pytest
 
 import eval.metrics as metrics
-from data_gen import corpus
-from data_gen.corpus import (
+from data_gen import dice
+from data_gen.dice import (
     DiceItem,
     LLMItemCounter,
     count_items,
@@ -77,9 +77,9 @@ def test_dice_score_rejects_bad_input(counts: list[int], num_items: int, alpha: 
 
 
 def test_eval_metrics_reexports_the_dice_api() -> None:
-    assert metrics.dice_score is corpus.dice_score
-    assert metrics.count_items is corpus.count_items
-    assert metrics.LLMItemCounter is corpus.LLMItemCounter
+    assert metrics.dice_score is dice.dice_score
+    assert metrics.count_items is dice.count_items
+    assert metrics.LLMItemCounter is dice.LLMItemCounter
     assert "dice_score" in metrics.__all__
 
 

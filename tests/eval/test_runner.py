@@ -214,7 +214,8 @@ def test_adapter_with_missing_base_is_one_line(tmp_path: Path) -> None:
 
 
 def test_voting_user_pools_by_mode() -> None:
-    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser, mode_pool
+    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from data_gen.agents.voting import mode_pool
 
     assert mode_pool([2, 0, 2]) == 2
     assert mode_pool([1, 0, 2]) == 0  # all tied: smallest index

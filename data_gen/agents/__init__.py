@@ -1,0 +1,60 @@
+"""The agents of the dialogue engine: goal writer, user-proxy, assistant teacher and the two
+model-judged validators (relevancy, critique), each as a `scripted` rule-based policy and as an
+LLM-driven agent behind any `ChatBackend`.
+
+The scripted policies are the embedded default: offline and deterministic for a given random
+generator. They are a real policy, not a stand-in:
+
+* the **teacher** sees the candidate tools, never the gold tool, while it selects. It keeps the
+  candidates that the user's words support, and when several remain it asks a question that
+  describes what separates them (what is left of their descriptions once the shared words go,
+  `data_gen.phrasing.option_descriptors`), never a tool name. Once the selection is confirmed it
+  knows the gold tool's schema (not its values), reads the values the user has given out of the
+  user's words, asks for the missing required ones and calls the tool when none is missing;
+* the **user-proxy** knows its goal, the gold tool, the candidates and the gold values. It opens
+  with a request that fits the gold tool and its neighbours (`vague_request`), reads a question by
+  meaning (`offered_options`), answers from the gold tool's description in its own voice, says
+  "none of those" or restates its need when the question does not offer or separate its goal, and
+  gives gold values only when asked, sometimes only part of what was asked while many remain.
+  Wording comes from a bank (`data_gen.wording`), varied by the persona's tone and jargon. It
+  names a tool only after the assistant did.
+
+The package's modules: `state` (what a dialogue in progress knows), `options` (reading a question
+and its options), `goals` (goal writer), `user` (user-proxy), `voting` (the voting user-proxy),
+`teacher` (assistant teacher) and `judges` (relevancy and critique validators).
+
+What this package exports is its interface: the user-proxy, voter and teacher that `eval`'s live
+loop drives (`DialogueState` and its phases, `ScriptedUser`, `LLMUser`, `ScriptedVoter`,
+`LLMVoter`, `VotingUser`, `ScriptedTeacher`, `offered_options`), and the goal writers, teacher and
+judges the dialogue engine drives.
+"""
+
+from data_gen.agents.goals import llm_goal, llm_values, scripted_goal
+from data_gen.agents.judges import LLMJudge, ScriptedCritique, ScriptedRelevancy
+from data_gen.agents.options import offered_options
+from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
+from data_gen.agents.teacher import LLMTeacher, ScriptedTeacher
+from data_gen.agents.user import LLMUser, ScriptedUser
+from data_gen.agents.voting import LLMVoter, ScriptedVoter, VotingUser
+
+__all__ = [
+    # The user-proxy, voter and teacher of eval's live loop.
+    "COMPLETION",
+    "SELECTION",
+    "DialogueState",
+    "LLMUser",
+    "LLMVoter",
+    "ScriptedTeacher",
+    "ScriptedUser",
+    "ScriptedVoter",
+    "VotingUser",
+    "offered_options",
+    # What the dialogue engine drives besides.
+    "LLMJudge",
+    "LLMTeacher",
+    "ScriptedCritique",
+    "ScriptedRelevancy",
+    "llm_goal",
+    "llm_values",
+    "scripted_goal",
+]

@@ -1,0 +1,221 @@
+"""Reading a question and its options, shared by the scripted user-proxy and teacher: which
+candidates a question offers (`offered_options`, by meaning rather than by name), which an answer
+keeps (`narrow`, `plausible`), and how a user says which one it means (`gold_choice`) or restates
+its need when none fits (`restated_need`)."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from data_gen.phrasing import (
+    catalogue_prefixes,
+    distinguishing_clause,
+    in_user_voice,
+    intent_of,
+    is_base_verb,
+    option_descriptors,
+)
+from data_gen.schema import Tool
+from data_gen.text import content_stems, overlap, stem, tool_stems, words
+
+# Words of a question that say nothing about which option is meant.
+_QUESTION_WORDS = frozenset(
+    [
+        "want",
+        "need",
+        "mean",
+        "should",
+        "like",
+        "help",
+        "which",
+        "option",
+        "one",
+        "kind",
+        "type",
+        "please",
+        "could",
+        "would",
+        "shall",
+        "do",
+        "you",
+        "me",
+        "i",
+        "it",
+        "is",
+        "are",
+        "let",
+        "know",
+        "tell",
+        "sure",
+        "go",
+        "ahead",
+        "before",
+        "pick",
+        "right",
+        "action",
+        "way",
+        "ways",
+        "few",
+        "possibilities",
+        "possibility",
+        "applies",
+        "matches",
+        "match",
+        "happy",
+        "thing",
+        "got",
+        "couple",
+        "here",
+        "there",
+    ]
+)
+_OPTION_SPLIT = re.compile(r",|;|:|\?|\bor\b|\beither\b|\bversus\b|\bvs\b\.?|/", re.IGNORECASE)
+
+
+def _tool_stems(tool: Tool) -> set[str]:
+    stems = tool_stems(tool)
+    for key, spec in tool.properties.items():
+        stems |= {stem(w) for w in words(key)} | content_stems(str(spec.get("description", "")))
+    return stems
+
+
+def _weights(tools: Sequence[Tool]) -> tuple[dict[str, set[str]], dict[str, float]]:
+    """Each tool's stems, and a weight per stem: 1 / how many of the tools use it."""
+    stems = {t.name: _tool_stems(t) for t in tools}
+    df: dict[str, int] = {}
+    for ss in stems.values():
+        for s in ss:
+            df[s] = df.get(s, 0) + 1
+    return stems, {s: 1.0 / n for s, n in df.items()}
+
+
+def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = None) -> list[Tool]:
+    """The candidates a question offers, understood by meaning rather than by name: the question
+    is cut into option segments, and each segment goes to the candidate whose name, description
+    and parameters it matches best (rarer words count more; with a sentence encoder, cosine
+    similarity to the description is added). A segment that matches two candidates about equally
+    offers neither."""
+    stems, weight = _weights(candidates)
+    segments = [s.strip() for s in _OPTION_SPLIT.split(question) if s and s.strip()]
+    vecs = None
+    if encoder is not None and segments:
+        import numpy as np
+
+        vecs = encoder.encode([*segments, *[c.description or c.name for c in candidates]])
+        vecs = np.asarray(vecs, dtype=float)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-9
+    scores: list[list[float]] = []
+    for i, seg in enumerate(segments):
+        seg_stems = {stem(w) for w in words(seg) if w not in _QUESTION_WORDS} & (
+            content_stems(seg) | {stem(w) for w in words(seg) if len(w) > 2}
+        )
+        row = []
+        for j, c in enumerate(candidates):
+            lexical = sum(weight[s] for s in seg_stems & stems[c.name])
+            semantic = float(vecs[i] @ vecs[len(segments) + j]) if vecs is not None else 0.0
+            row.append(lexical + (semantic if lexical > 0 else 0.0))
+        scores.append(row)
+    # Each segment offers at most one candidate and each candidate is offered once: the best
+    # remaining pairs first, a pair only when its candidate beats every other remaining one.
+    out: list[Tool] = []
+    used_seg: set[int] = set()
+    pairs = sorted(((v, i, j) for i, row in enumerate(scores) for j, v in enumerate(row)), reverse=True)
+    for v, i, j in pairs:
+        if v <= 0 or i in used_seg or candidates[j] in out:
+            continue
+        rivals = [scores[i][k] for k in range(len(candidates)) if k != j and candidates[k] not in out]
+        if v > max(rivals, default=0.0) + 1e-9:
+            out.append(candidates[j])
+            used_seg.add(i)
+    q_stems = {stem(w) for w in words(question) if w not in _QUESTION_WORDS} & content_stems(question)
+    for c in candidates:  # a word only this candidate has also offers it ("... or one you gave away")
+        if c not in out and any(weight[s] == 1.0 for s in q_stems & stems[c.name]):
+            out.append(c)
+    return out
+
+
+_NEGATION = re.compile(r"\b(?:not (?:the|a|an)|rather than|instead of)\b([^.;!?]*)", re.IGNORECASE)
+_NONE_FITS = re.compile(
+    r"\b(?:none of (?:those|these|them)|neither of|not quite|miss the mark|something else)\b", re.I
+)
+
+
+def negated_stems(text: str) -> set[str]:
+    out: set[str] = set()
+    for m in _NEGATION.finditer(text):
+        out |= {stem(w) for w in words(m.group(1))}
+    return out
+
+
+def narrow(options: Sequence[Tool], answer: str) -> list[Tool]:
+    """The options an answer points at: those whose distinguishing words (name, description and
+    parameters, weighted by rarity within the options) it uses most, minus those it negates."""
+    if _NONE_FITS.search(answer):
+        return []
+    stems, weight = _weights(options)
+    ans = content_stems(answer) | {stem(w) for w in words(answer)}
+    neg = negated_stems(answer)
+    scored = []
+    for o in options:
+        own = stems[o.name] - set.intersection(*stems.values()) if len(options) > 1 else stems[o.name]
+        if own & neg and not (own & (ans - neg)):
+            continue
+        scored.append((sum(weight[s] for s in own & (ans - neg)), o))
+    if not scored:
+        return []
+    best = max(s for s, _ in scored)
+    if best == 0:
+        return [o for _, o in scored] if len(scored) < len(options) else []
+    return [o for s, o in scored if s >= best - 1e-9]
+
+
+def plausible(candidates: Sequence[Tool], text: str) -> list[Tool]:
+    """Candidates the user's words support: the best overlap and those close to it."""
+    stems = content_stems(text)
+    scored = [(overlap(stems, c), i, c) for i, c in enumerate(candidates)]
+    best = max(s for s, _, _ in scored)
+    if best <= 0:
+        return list(candidates)
+    return [c for s, _, c in sorted(scored, key=lambda x: (-x[0], x[1])) if s >= 0.75 * best]
+
+
+def prefixes_of(candidates: Sequence[Tool]) -> frozenset[str]:
+    return catalogue_prefixes(candidates, share=0.5)
+
+
+def gold_choice(gold: Tool, options: Sequence[Tool], rng: random.Random) -> str:
+    """How the user names what it wants among `options`, in its own words: what sets the gold
+    tool's description apart (its object phrase, or a stretch only its description has)."""
+    prefixes = prefixes_of(options)
+    descriptor = option_descriptors(options, prefixes).get(gold.name, "")
+    clause = distinguishing_clause(gold, options)
+    if clause and (not descriptor or descriptor.startswith("the one") or rng.random() < 0.35):
+        first = clause.split()[0]
+        if is_base_verb(first):
+            return in_user_voice(f"the option to {clause}")
+        lead = (
+            ""
+            if first in ("with", "for", "where", "that", "in", "at", "as", "on", "by", "from", "to")
+            else "about "
+        )
+        return in_user_voice(f"the one {lead}{clause}")
+    choice = descriptor or intent_of(gold, prefixes).phrase
+    if is_base_verb(choice.split()[0]):
+        choice = f"the option to {choice}"
+    return in_user_voice(choice)
+
+
+def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) -> str:
+    """The user's need said again, more precisely, without naming a tool."""
+    prefixes = prefixes_of(candidates)
+    intent = intent_of(gold, prefixes)
+    clause = distinguishing_clause(gold, candidates)
+    if intent.source != "name":
+        text = f"I need to {intent.phrase}"
+        if clause and stem(clause.split()[-1]) not in {stem(w) for w in words(text)} and rng.random() < 0.5:
+            text += f", {clause}"
+        return in_user_voice(text) + "."
+    return in_user_voice(f"What I need is about {clause}.") if clause else f"I need to {intent.phrase}."

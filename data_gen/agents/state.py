@@ -1,0 +1,59 @@
+"""What a dialogue in progress knows (`DialogueState`), the two phases it moves through, the
+teacher's next move, and the transcript that the model-played voter and judges read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from data_gen.llm.base import Usage
+from data_gen.schema import Persona, Tool, Turn
+
+SELECTION, COMPLETION = "tool_selection", "argument_completion"
+
+
+@dataclass
+class DialogueState:
+    """Everything a dialogue in progress knows. Agents read the parts their role may see."""
+
+    gold: Tool
+    candidates: list[Tool]
+    persona: Persona
+    goal: str
+    gold_args: dict[str, Any]
+    turns: list[Turn] = field(default_factory=list)
+    phase: str = SELECTION
+
+    @property
+    def user_texts(self) -> list[str]:
+        return [t.content for t in self.turns if t.role == "user"]
+
+    @property
+    def last_assistant(self) -> Turn | None:
+        return next((t for t in reversed(self.turns) if t.role == "assistant"), None)
+
+
+@dataclass
+class TeacherMove:
+    """The teacher's next assistant turn. In the selection phase a turn with a tool call is a
+    selection: the engine checks it against the gold tool and drops it."""
+
+    turn: Turn
+    usage: Usage = field(default_factory=Usage)
+
+
+def transcript(turns: Sequence[Turn]) -> str:
+    """The turns as plain text for a model that reads the conversation (a voter or a judge), tool
+    calls as JSON."""
+    lines = []
+    for t in turns:
+        if t.role == "user":
+            lines.append(f"USER: {t.content}")
+        elif t.tool_calls:
+            calls = [{"name": c.name, "args": c.args} for c in t.tool_calls]
+            lines.append(f"ASSISTANT CALLS: {json.dumps(calls, ensure_ascii=False)}")
+        else:
+            lines.append(f"ASSISTANT: {t.content}")
+    return "\n".join(lines)

@@ -1,0 +1,240 @@
+"""The assistant teacher: `ScriptedTeacher` (rule-based, see the package docstring) and
+`LLMTeacher` (a chat model in the paper's prompt format)."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from data_gen.agents.options import narrow, plausible, prefixes_of
+from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove
+from data_gen.format import parse_assistant, render_assistant, system_prompt
+from data_gen.llm.base import BackendError, ChatBackend, Usage
+from data_gen.phrasing import first_sentence, intent_of, option_descriptors, shared_verb
+from data_gen.schema import Tool, ToolCall, Turn
+from data_gen.text import humanise_param, join_options
+from data_gen.values import extract_value
+from data_gen.wording import wording
+
+
+def value_hint(spec: dict[str, Any]) -> str:
+    """A short hint of the expected shape of a value, for the teacher's questions."""
+    if spec.get("enum") and len(spec["enum"]) <= 5:
+        return "one of " + join_options([str(e) for e in spec["enum"]])
+    fmt = spec.get("format")
+    if fmt == "date":
+        return "YYYY-MM-DD"
+    if fmt == "date-time":
+        return "date and time"
+    return ""
+
+
+def _param_item(tool: Tool, key: str) -> str:
+    hint = value_hint(tool.properties.get(key, {}))
+    return f"the {humanise_param(key)}{f' ({hint})' if hint else ''}"
+
+
+class ScriptedTeacher:
+    """Rule-based assistant teacher (see the `data_gen.agents` docstring). `phrasing` picks the wording bank."""
+
+    name = "scripted"
+    max_options = 4
+
+    def __init__(self, *, phrasing: str = "train") -> None:
+        self.bank = wording(phrasing)
+        self.phrasing = phrasing
+
+    async def act(self, state: DialogueState, rng: random.Random) -> TeacherMove:
+        if state.phase == SELECTION:
+            return TeacherMove(self.select_or_ask(state, rng))
+        return TeacherMove(self.complete(state, rng))
+
+    def _remaining(self, state: DialogueState) -> list[Tool]:
+        """Replays the selection phase: plausible candidates after the opening, narrowed by each
+        answer to a question of ours (the options a question offered are the first
+        `max_options` of the pool at that point)."""
+        users = [t for t in state.turns if t.role == "user"]
+        pool = plausible(state.candidates, users[0].content)
+        pending: list[Tool] | None = None
+        for t in state.turns[1:]:
+            if t.role == "assistant" and t.phase == SELECTION and not t.tool_calls:
+                pending = pool[: self.max_options] if len(pool) > 1 else list(state.candidates)
+            elif t.role == "user" and pending is not None:
+                picked = narrow(pending, t.content)
+                if not picked:  # "none of those": look again at the rest
+                    rest = [c for c in state.candidates if c.name not in {p.name for p in pending}]
+                    picked = plausible(rest, t.content) if rest else pool
+                pool, pending = picked, None
+        return pool
+
+    def select_or_ask(self, state: DialogueState, rng: random.Random) -> Turn:
+        pool = self._remaining(state)
+        names = ", ".join(c.name for c in pool)
+        if len(pool) == 1:
+            chosen = pool[0]
+            thought = (
+                f"The request points to {chosen.name}: {first_sentence(chosen.description)}. "
+                "No other candidate fits what the user said, so I select it."
+            )
+            return Turn(
+                role="assistant", thought=thought, tool_calls=[ToolCall(name=chosen.name)], phase=SELECTION
+            )
+        options = pool[: self.max_options]
+        prefixes = prefixes_of(state.candidates)
+        descriptors = option_descriptors(options, prefixes)
+        phrases = [descriptors[o.name] for o in options]
+        rng.shuffle(phrases)
+        verb = shared_verb(options, prefixes)
+        if verb and not any(p.startswith("the one ") for p in phrases):
+            question = rng.choice(self.bank.ask_shared_verb).format(verb=verb, options=join_options(phrases))
+        else:
+            phrases = [
+                p if not p.startswith("the one ") else f"{intent_of(o, prefixes).phrase} {p[8:]}"
+                for o, p in zip(options, [descriptors[o.name] for o in options], strict=True)
+            ]
+            rng.shuffle(phrases)
+            question = rng.choice(self.bank.ask_actions).format(options=join_options(phrases))
+        differences = "; ".join(f"{o.name}: {descriptors[o.name]}" for o in options)
+        thought = (
+            f"Candidates that match the request: {names}. They differ in what they do ({differences}). "
+            "I cannot tell which one the user means, so I ask about the difference without naming tools."
+        )
+        return Turn(
+            role="assistant",
+            thought=thought,
+            content=question,
+            phase=SELECTION,
+            act="seek_info",
+            action="clarify",
+        )
+
+    def complete(self, state: DialogueState, rng: random.Random) -> Turn:
+        gold = state.gold
+        said = " ".join(state.user_texts)
+        known: dict[str, Any] = {}
+        for key in gold.required:
+            found, value = extract_value(said, key, gold.properties[key])
+            if found:
+                known[key] = value
+        missing = [k for k in gold.required if k not in known]
+        have = (
+            ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in known.items()) or "nothing yet"
+        )
+        if not missing:
+            thought = (
+                f"The tool is {gold.name}. Required arguments: {', '.join(gold.required) or 'none'}; "
+                f"known: {have}. Nothing is missing, so I call it."
+            )
+            return Turn(
+                role="assistant",
+                thought=thought,
+                tool_calls=[ToolCall(name=gold.name, args=known)],
+                phase=COMPLETION,
+                act="function_calling",
+                action="call",
+            )
+        ask = missing[:3]
+        items = join_options([_param_item(gold, k) for k in ask], conj="and")
+        first_ask = not any(t.role == "assistant" and t.phase == COMPLETION for t in state.turns)
+        templates = self.bank.ask_values if first_ask else self.bank.ask_more
+        text = rng.choice(templates).format(
+            act=intent_of(gold, prefixes_of(state.candidates)).phrase,
+            items=items,
+            them="them" if len(ask) > 1 else "it",
+            is_are="are" if len(ask) > 1 else "is",
+        )
+        thought = (
+            f"The tool is {gold.name}. Required arguments: {', '.join(gold.required)}; known: {have}. "
+            f"Missing: {', '.join(missing)}. I ask for {', '.join(ask)} without guessing values."
+        )
+        return Turn(
+            role="assistant",
+            thought=thought,
+            content=text,
+            phase=COMPLETION,
+            act="seek_info",
+            action="request",
+        )
+
+
+TEACHER_SELECTION_RULES = (
+    "Several listed tools may look alike. Until you are sure which one the user needs, ask one short "
+    "question that separates the plausible tools by what actually differs between them. When you are "
+    "sure, output the call list for that tool (arguments you already know, or {})."
+)
+TEACHER_COMPLETION_RULES = (
+    "The right tool is decided. Ask for the required arguments that are still missing, a few at a time, "
+    "using only values the user stated. When every required argument is known, output the call list "
+    "with exactly the required arguments."
+)
+
+
+class LLMTeacher:
+    """Assistant teacher played by a chat model in the paper's prompt format."""
+
+    def __init__(
+        self, backend: ChatBackend, *, temperature: float = 0.3, max_tokens: int = 512, retries: int = 2
+    ):
+        self.backend, self.temperature, self.max_tokens, self.retries = (
+            backend,
+            temperature,
+            max_tokens,
+            retries,
+        )
+        self.name = f"{backend.name}:{backend.model}"
+
+    async def act(self, state: DialogueState, rng: random.Random) -> TeacherMove:
+        if state.phase == SELECTION:
+            tools, rules = state.candidates, TEACHER_SELECTION_RULES
+        else:
+            tools, rules = [state.gold], TEACHER_COMPLETION_RULES
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system_prompt(tools, extra_instructions=rules)}
+        ]
+        for t in state.turns:
+            if t.role == "user":
+                messages.append({"role": "user", "content": t.content})
+            else:
+                messages.append({"role": "assistant", "content": render_assistant(t, include_thought=False)})
+        usage = Usage()
+        reason = "no attempt"
+        for _ in range(self.retries + 1):
+            result = await self.backend.chat(
+                messages, temperature=self.temperature, max_tokens=self.max_tokens, seed=rng.randrange(2**31)
+            )
+            usage.add(result.usage)
+            parsed = parse_assistant(result.text)
+            if parsed.kind == "malformed":
+                reason = parsed.reason or "malformed"
+                continue
+            if not parsed.thought:
+                reason = "no reasoning trace"
+                continue
+            if parsed.kind == "tool_calls":
+                return TeacherMove(
+                    Turn(
+                        role="assistant",
+                        thought=parsed.thought,
+                        tool_calls=parsed.tool_calls,
+                        phase=state.phase,
+                        act="function_calling",
+                        action="call",
+                    ),
+                    usage,
+                )
+            asks = "?" in parsed.content
+            action = ("clarify" if state.phase == SELECTION else "request") if asks else "response"
+            act = "seek_info" if asks else "inform"
+            return TeacherMove(
+                Turn(
+                    role="assistant",
+                    thought=parsed.thought,
+                    content=parsed.content,
+                    phase=state.phase,
+                    act=act,
+                    action=action,
+                ),
+                usage,
+            )
+        raise BackendError(f"teacher output unusable after {self.retries + 1} tries: {reason}")

@@ -1,0 +1,173 @@
+"""The user-proxy: `ScriptedUser` (rule-based, see the package docstring) and `LLMUser` (a chat
+model playing the user, roles flipped)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+from data_gen.agents.options import gold_choice, offered_options, prefixes_of, restated_need
+from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
+from data_gen.llm.base import BackendError, ChatBackend, Usage
+from data_gen.phrasing import cap, vague_request
+from data_gen.schema import Persona, Tool
+from data_gen.text import humanise_param
+from data_gen.values import extract_value, phrase_values, render_value
+from data_gen.wording import DEFAULT_TONE, Wording, wording
+
+_THANKS = {
+    "friendly": " Thanks!",
+    "chatty": " Thanks a lot!",
+    "formal": " Thank you.",
+    "impatient": "",
+    "terse": "",
+}
+
+
+def _tone(persona: Persona, bank: Wording) -> str:
+    return persona.tone if persona.tone in bank.openings else DEFAULT_TONE
+
+
+def _asked_values(state: DialogueState, question: str) -> list[str]:
+    q = question.lower()
+    return [k for k in state.gold.required if humanise_param(k).lower() in q or k.lower() in q]
+
+
+class ScriptedUser:
+    """Rule-based user-proxy (see the `data_gen.agents` docstring).
+
+    `phrasing` picks the wording bank (`train` for corpora, `heldout` for the benchmark and
+    evaluation). `encoder` (optional, a `data_gen.similarity` encoder) lets it read questions by
+    meaning as well as by words."""
+
+    name = "scripted"
+    volunteer_probability = 0.25
+
+    def __init__(self, *, phrasing: str = "train", encoder: Any = None) -> None:
+        self.bank = wording(phrasing)
+        self.phrasing = phrasing
+        self.encoder = encoder
+
+    async def reply(self, state: DialogueState, rng: random.Random) -> tuple[str, Usage]:
+        return self.say(state, rng), Usage()
+
+    def say(self, state: DialogueState, rng: random.Random) -> str:
+        """The next user message. A question that asks for the gold tool's arguments gets values;
+        one that offers options gets a choice; anything else in the selection phase gets the
+        need restated."""
+        if not state.turns:
+            return self.opening(state, rng)
+        question = state.last_assistant.content if state.last_assistant else ""
+        if state.phase != SELECTION:
+            return self.answer_values(state, question, rng)
+        options = offered_options(question, state.candidates, self.encoder)
+        if len(options) < 2 and _asked_values(state, question):
+            return self.answer_values(state, question, rng)
+        return self.answer_selection(state, question, rng, options)
+
+    def opening(self, state: DialogueState, rng: random.Random) -> str:
+        gold, persona = state.gold, state.persona
+        act = vague_request(gold, state.candidates, prefixes_of(state.candidates))
+        template = rng.choice(self.bank.openings[_tone(persona, self.bank)])
+        role = f"the {persona.role.lower()}" if persona.role else "someone"
+        text = template.format(act=act, Act=cap(act), role=role, department=persona.department or "my team")
+        if persona.jargon and rng.random() < 0.3:
+            text += " " + rng.choice(self.bank.jargon).format(term=rng.choice(persona.jargon))
+        if state.gold_args and rng.random() < self.volunteer_probability:
+            key = rng.choice(sorted(state.gold_args))
+            text += " " + phrase_values([(humanise_param(key), render_value(state.gold_args[key]))], rng)
+        return text
+
+    def answer_selection(
+        self, state: DialogueState, question: str, rng: random.Random, options: list[Tool] | None = None
+    ) -> str:
+        gold = state.gold
+        if options is None:
+            options = offered_options(question, state.candidates, self.encoder)
+        if len(options) >= 2 and gold.name in {o.name for o in options}:
+            choice = gold_choice(gold, options, rng)
+            return rng.choice(self.bank.pick).format(choice=choice, Choice=cap(choice))
+        need = restated_need(gold, state.candidates, rng)
+        if len(options) >= 2 or (len(options) == 1 and options[0].name != gold.name):
+            return rng.choice(self.bank.none_fits).format(need=need)
+        if len(options) == 1:  # a yes/no question about the right option
+            return f"Yes: {gold_choice(gold, state.candidates, rng)}."
+        return rng.choice(self.bank.restate).format(need=need)
+
+    def answer_values(self, state: DialogueState, question: str, rng: random.Random) -> str:
+        gold = state.gold
+        said = " ".join(state.user_texts)
+        remaining = [k for k in gold.required if not extract_value(said, k, gold.properties[k])[0]]
+        asked = [k for k in _asked_values(state, question) if k in remaining]
+        if not asked:
+            if remaining:  # answer what is still needed rather than stall
+                asked = remaining[:1]
+            else:
+                return rng.choice(self.bank.nothing_more)
+        give = asked
+        if len(remaining) > 2 and len(asked) > 1:
+            give = asked[: rng.randint(1, len(asked) - 1)]
+        pairs = [(humanise_param(k), render_value(state.gold_args[k])) for k in give]
+        return phrase_values(pairs, rng) + _THANKS.get(_tone(state.persona, self.bank), "")
+
+
+USER_SYSTEM = """You play a person at work who is chatting with an AI assistant. Stay in character.
+
+Who you are: {persona}
+What you want: {goal}
+The action you need is this one (never say its name): {gold_name}: {gold_desc}
+Other actions the assistant might confuse it with (never say their names): {distractors}
+The exact values you will give when asked (never invent others): {values}
+
+How to talk:
+- {phase_rule}
+- Answer only what the assistant asked; do not volunteer extra details.
+- When asked for several values and more than two are still missing, you may give only some of them.
+- Write one or two short sentences, in your own voice. Never mention tool or function names.
+- Output only what you say, nothing else."""
+
+_USER_PHASE = {
+    SELECTION: "Start vague: say what you want in words that could fit several of the actions above, "
+    "then answer the assistant's questions about which one you mean.",
+    COMPLETION: "The assistant knows which action you need. Give the values it asks for.",
+}
+
+
+class LLMUser:
+    """User-proxy played by a chat model (roles flipped: the model writes the user's lines)."""
+
+    def __init__(self, backend: ChatBackend, *, temperature: float = 0.8, max_tokens: int = 160) -> None:
+        self.backend, self.temperature, self.max_tokens = backend, temperature, max_tokens
+        self.name = f"{backend.name}:{backend.model}"
+
+    async def reply(self, state: DialogueState, rng: random.Random) -> tuple[str, Usage]:
+        system = USER_SYSTEM.format(
+            persona=state.persona.description,
+            goal=state.goal,
+            gold_name=state.gold.name,
+            gold_desc=state.gold.description,
+            distractors="; ".join(
+                f"{c.name}: {c.description}" for c in state.candidates if c.name != state.gold.name
+            ),
+            values=json.dumps(state.gold_args, ensure_ascii=False) if state.gold_args else "none needed",
+            phase_rule=_USER_PHASE[state.phase],
+        )
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        for t in state.turns:
+            if t.role == "user":
+                messages.append({"role": "assistant", "content": t.content})
+            else:
+                messages.append({"role": "user", "content": t.content or "(the assistant is working on it)"})
+        if len(messages) == 1:
+            messages.append({"role": "user", "content": "(The assistant is waiting for your first message.)"})
+        result = await self.backend.chat(
+            messages, temperature=self.temperature, max_tokens=self.max_tokens, seed=rng.randrange(2**31)
+        )
+        text = result.text.strip().strip('"').strip()
+        for c in state.candidates:  # a user never names a tool
+            text = re.sub(re.escape(c.name), "that", text, flags=re.IGNORECASE)
+        if not text:
+            raise BackendError("the user-proxy model returned an empty message")
+        return text, result.usage
