@@ -44,6 +44,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
 from data_gen.format import HISTORY_REASONING  # noqa: E402
 
 ROOT = Path(_ROOT)
@@ -437,7 +438,11 @@ def print_table(results: dict[str, Any]) -> None:
 
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     """The options and the parts to run (an unknown part is a usage error, exit 2)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.run",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=DefaultsHelpFormatter,
+    )
     parser.add_argument("--out", default=str(ROOT / "bench" / "results.json"), help="results file")
     parser.add_argument(
         "--only", default=",".join(PARTS), help=f"comma-separated parts of: {', '.join(PARTS)}"

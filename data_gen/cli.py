@@ -11,7 +11,13 @@ import json
 import sys
 from collections.abc import Sequence
 
-from data_gen.cliargs import OneLineArgumentParser, finite_float, non_negative_int, positive_int
+from data_gen.cliargs import (
+    DefaultsHelpFormatter,
+    OneLineArgumentParser,
+    finite_float,
+    non_negative_int,
+    positive_int,
+)
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.gen_config import GenerationConfig, RoleSpec
@@ -214,28 +220,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Every option's help ends with its default: `(default: 5)`, `(default: off)` for a switch.
-    An option whose default is None says in its own help what happens when it is not given."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if "default" in text or not action.option_strings or action.default in (None, argparse.SUPPRESS):
-            return text
-        if isinstance(action, argparse._StoreTrueAction):  # noqa: SLF001 - argparse has no public name for it
-            return f"{text} (default: off)"
-        return f"{text} (default: %(default)s)"
-
-
 def _command(sub: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
     """A subcommand whose --help shows every option's default."""
-    return sub.add_parser(name, help=summary, description=summary, formatter_class=HelpFormatter)
+    return sub.add_parser(name, help=summary, description=summary, formatter_class=DefaultsHelpFormatter)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """`python -m data_gen` and its subcommands."""
     parser = OneLineArgumentParser(
-        prog="python -m data_gen", description=__doc__.splitlines()[0], formatter_class=HelpFormatter
+        prog="python -m data_gen", description=__doc__.splitlines()[0], formatter_class=DefaultsHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do")
     for add in (

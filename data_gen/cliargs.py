@@ -9,6 +9,26 @@ import sys
 from typing import NoReturn
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help in which every option shows its default: ``(default: X)`` is appended, ``(default:
+    off)`` / ``(default: on)`` for a switch, unless the help text already speaks of its default or
+    there is none to show (None: the help says what happens when the option is left out; an
+    empty list; a required positional)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if "default" in text.lower() or default is None or default is argparse.SUPPRESS:
+            return text
+        if isinstance(default, bool):
+            return f"{text} (default: {'on' if default else 'off'})"
+        if isinstance(default, (list, tuple)) and not default:
+            return text
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 class OneLineArgumentParser(argparse.ArgumentParser):
     """`argparse` that reports a bad command line as one line (`error: PROG: MESSAGE (see
     --help)`), exit 2. Subparsers made from it are of the same class."""

@@ -58,7 +58,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -327,6 +327,21 @@ _INT = re.compile(r"-?\d+")
 _THINK = re.compile(r"<think>.*?</think>", re.S)
 
 
+async def _counts_by_dialogue(
+    counts: Callable[[Dialogue], Awaitable[tuple[list[int], int]]],
+    dialogues: Sequence[Dialogue],
+    concurrency: int,
+) -> dict[str, tuple[list[int], int]]:
+    """`counts` of every dialogue, at most `concurrency` at a time, keyed by dialogue id."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(d: Dialogue) -> tuple[str, tuple[list[int], int]]:
+        async with gate:
+            return d.id, await counts(d)
+
+    return dict(await asyncio.gather(*(one(d) for d in dialogues)))
+
+
 class LLMItemCounter:
     """Counts the function-related items of an utterance with an LLM (DICE-Bench used GPT-4o-mini).
 
@@ -388,13 +403,7 @@ class LLMItemCounter:
         self, dialogues: Sequence[Dialogue], *, concurrency: int = 4
     ) -> dict[str, tuple[list[int], int]]:
         """`counts` for every dialogue, `concurrency` dialogues at a time, keyed by dialogue id."""
-        gate = asyncio.Semaphore(max(1, concurrency))
-
-        async def one(d: Dialogue) -> tuple[str, tuple[list[int], int]]:
-            async with gate:
-                return d.id, await self.counts(d)
-
-        return dict(await asyncio.gather(*(one(d) for d in dialogues)))
+        return await _counts_by_dialogue(self.counts, dialogues, concurrency)
 
 
 def dicebench_doc(tool: Any) -> dict[str, Any]:
@@ -498,10 +507,4 @@ class DiceBenchItemCounter:
         self, dialogues: Sequence[Dialogue], *, concurrency: int = 4
     ) -> dict[str, tuple[list[int], int]]:
         """`counts` for every dialogue, `concurrency` dialogues at a time, keyed by dialogue id."""
-        gate = asyncio.Semaphore(max(1, concurrency))
-
-        async def one(d: Dialogue) -> tuple[str, tuple[list[int], int]]:
-            async with gate:
-                return d.id, await self.counts(d)
-
-        return dict(await asyncio.gather(*(one(d) for d in dialogues)))
+        return await _counts_by_dialogue(self.counts, dialogues, concurrency)

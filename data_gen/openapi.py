@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from data_gen.errors import InputError
-from data_gen.schema import Tool
+from data_gen.schema import Tool, local_ref_target
 from data_gen.tool_records import (
     FieldError,
     RecordEntry,
@@ -53,15 +53,9 @@ class _Resolver:
             raise FieldError(fld, f"$ref must be a string, got {type(ref).__name__}")
         if not ref.startswith("#"):
             raise FieldError(fld, f"only local $refs ('#/...') are supported, got {ref!r}")
-        node: Any = self.doc
-        for part in [p for p in ref[1:].split("/") if p]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                raise FieldError(fld, f"unresolved $ref {ref!r}")
+        node = local_ref_target(self.doc, ref)
+        if node is None:
+            raise FieldError(fld, f"unresolved $ref {ref!r}")
         return node
 
     def deref(self, node: Any, fld: str, stack: tuple[str, ...] = ()) -> Any:

@@ -65,6 +65,24 @@ _FORMAT_OF_ALIAS = {"date": "date", "datetime": "date-time", "date-time": "date-
 _UNTYPED = {"any", ""}
 
 
+def local_ref_target(root: Any, ref: str) -> Any:
+    """The node a local JSON pointer (``#/$defs/Money``, ``#/components/schemas/Pet``) names in
+    `root`, with RFC 6901 escapes (``~1`` = "/", ``~0`` = "~"); None when `ref` is not local or
+    names nothing."""
+    if not ref.startswith("#"):
+        return None
+    node: Any = root
+    for part in [p for p in ref[1:].split("/") if p]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
 def normalise_type(raw: Any) -> tuple[str | None, str | None]:
     """Map a type spelling to `(json_schema_type, implied_format)`.
 

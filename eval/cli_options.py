@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from data_gen.cliargs import OneLineArgumentParser, positive_int
+from data_gen.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, positive_int
 from data_gen.errors import InputError
 from data_gen.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
 from eval.policies import POLICIES
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BENCH",
-    "DefaultsHelpFormatter",
     "EvalArgumentParser",
     "add_format_args",
     "add_model_args",
@@ -41,26 +40,6 @@ __all__ = [
 ]
 
 DEFAULT_BENCH = "eval/benchmarks/diabench_heldout_v1.jsonl"
-
-
-class DefaultsHelpFormatter(argparse.HelpFormatter):
-    """Help that shows every option's default: ``(default: X)`` is appended unless the help text
-    already names its default, or there is none to show (None: the help says what happens when
-    the option is left out; False: a switch; an empty list)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        default = action.default
-        if (
-            "default" in text.lower()
-            or default is None
-            or default is False
-            or default is argparse.SUPPRESS
-            or (isinstance(default, (list, tuple)) and not default)
-            or (not action.option_strings and action.nargs not in ("?", "*"))
-        ):
-            return text
-        return f"{text} (default: %(default)s)"
 
 
 class EvalArgumentParser(OneLineArgumentParser):

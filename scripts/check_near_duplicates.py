@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
 from data_gen.schema import Tool  # noqa: E402
 
 W_NAME, W_DESC, W_PARAM = 0.40, 0.35, 0.25
@@ -162,9 +163,18 @@ def report(tools: list[Tool], threshold: float = THRESHOLD, pairs: int = 0) -> d
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("catalogue", nargs="?", default=str(ROOT / "data_gen" / "assets" / "catalogue.json"))
-    parser.add_argument("--threshold", type=float, default=THRESHOLD)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=DefaultsHelpFormatter
+    )
+    parser.add_argument(
+        "catalogue",
+        nargs="?",
+        default=str(ROOT / "data_gen" / "assets" / "catalogue.json"),
+        help="catalogue JSON to check",
+    )
+    parser.add_argument(
+        "--threshold", type=float, default=THRESHOLD, help="near-duplicate score threshold (A.4)"
+    )
     parser.add_argument("--pairs", type=int, default=0, help="also list the N closest cross-family pairs")
     args = parser.parse_args(argv)
     raw = json.loads(Path(args.catalogue).read_text(encoding="utf-8"))

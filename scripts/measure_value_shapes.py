@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from data_gen.catalogue import load_catalogue
+from data_gen.cliargs import DefaultsHelpFormatter
 from data_gen.values import ValueGenerator, _stable_rng
 
 _MARKER = r"(?:\be\.\s?g\.?|\bfor (?:example|instance)\b|\bsuch as\b|\blike\b)"
@@ -118,8 +119,8 @@ def measure(path: str, draws: int, verbose: bool) -> tuple[int, int, int, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("catalogues", nargs="+")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
+    ap.add_argument("catalogues", nargs="+", help="catalogue JSON files")
     ap.add_argument("--draws", type=int, default=20, help="values drawn per parameter (default 20)")
     ap.add_argument("-v", "--verbose", action="store_true", help="list the parameters that miss")
     args = ap.parse_args()

@@ -27,6 +27,7 @@ import json  # noqa: E402
 import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
 from data_gen.format import PROMPT_FORMAT_FILE  # noqa: E402
 from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer  # noqa: E402
 
@@ -88,7 +89,9 @@ def merge(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="train/merge.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="train/merge.py", description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter
+    )
     parser.add_argument(
         "--adapter", required=True, help="folder written by train/sft.py (adapter_config.json)"
     )

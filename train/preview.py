@@ -17,6 +17,7 @@ import os
 import sys
 from typing import Any
 
+from data_gen.cliargs import DefaultsHelpFormatter
 from data_gen.errors import InputError
 from data_gen.schema import load_dialogues
 from train.config import RecipeError, device_defaults, parse_recipe
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m train.preview",
         description="Print turn-sliced samples with the trained span marked.",
         epilog="Any other --key value is a recipe override, as for train/sft.py.",
+        formatter_class=DefaultsHelpFormatter,
     )
     parser.add_argument("recipe", help="recipe YAML")
     parser.add_argument("--num", type=int, default=3, help="samples to print (default 3)")
@@ -64,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         help="show only the last N characters of each prompt (default 0: all of it)",
     )
     parser.add_argument(
-        "--color", action=argparse.BooleanOptionalAction, default=None, help="colour the trained span"
+        "--color",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="colour the trained span (default: when stdout is a terminal)",
     )
     opts, overrides = parser.parse_known_args(argv)
     color = sys.stdout.isatty() if opts.color is None else opts.color

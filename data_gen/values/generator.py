@@ -20,7 +20,7 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from data_gen.schema import Persona, Tool
+from data_gen.schema import Persona, Tool, local_ref_target
 from data_gen.text import param_tokens
 from data_gen.values import formats
 from data_gen.values.checking import check_value, declared_types, is_num, json_equal
@@ -54,22 +54,6 @@ def pick_type(spec: dict[str, Any]) -> str:
     return "string"
 
 
-def _local_ref(ref: str, root: dict[str, Any]) -> Any:
-    """The target of a local JSON pointer ``#/$defs/Money`` in `root`, or None."""
-    if not ref.startswith("#"):
-        return None
-    node: Any = root
-    for part in [p for p in ref[1:].split("/") if p]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
 def composed(
     spec: dict[str, Any], root: dict[str, Any], rng: random.Random, depth: int = 0
 ) -> dict[str, Any]:
@@ -81,7 +65,7 @@ def composed(
         return spec
     parts: list[Any] = []
     if isinstance(spec.get("$ref"), str):
-        parts.append(_local_ref(spec["$ref"], root))
+        parts.append(local_ref_target(root, spec["$ref"]))
     parts += spec.get("allOf") if isinstance(spec.get("allOf"), list) else []
     for key in ("anyOf", "oneOf"):
         options = (

@@ -129,12 +129,13 @@ def _walk(parser: argparse.ArgumentParser, path: str = "python -m data_gen"):
 
 
 def test_every_option_has_help_and_shows_its_default() -> None:
-    from data_gen.cli import HelpFormatter, build_parser
+    from data_gen.cli import build_parser
+    from data_gen.cliargs import DefaultsHelpFormatter
 
     missing_help, missing_default, commands = [], [], 0
     for path, parser in _walk(build_parser()):
         commands += 1
-        formatter = HelpFormatter(path)
+        formatter = DefaultsHelpFormatter(path)
         for action in parser._actions:
             if isinstance(action, argparse._HelpAction):
                 continue

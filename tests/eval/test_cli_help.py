@@ -7,8 +7,8 @@ import argparse
 
 import pytest
 
+from data_gen.cliargs import DefaultsHelpFormatter
 from eval.cli import build_parser, main
-from eval.cli_options import DefaultsHelpFormatter
 
 
 def _walk(parser: argparse.ArgumentParser, path: str = "python -m eval"):
