@@ -58,6 +58,24 @@ def test_python_m_diaforge_cli() -> None:
     assert "usage: python -m eval" in proc.stdout
 
 
+def test_installed_command_is_not_shadowed_by_a_file_in_the_working_folder(tmp_path: Path) -> None:
+    """`python -m eval` in a folder holding an `eval.py` of the user's runs that file; the installed
+    `diaforge` (what `make setup` puts beside the interpreter) runs the project's own module."""
+    script = Path(sys.executable).parent / "diaforge"
+    assert script.exists(), f"{script}: the console script is not installed (make setup installs it)"
+    (tmp_path / "eval.py").write_text('print("the user\'s own eval.py")\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    shadowed = subprocess.run(
+        [sys.executable, "-m", "eval", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert "the user's own eval.py" in shadowed.stdout  # the hazard the console command avoids
+    proc = subprocess.run(
+        [str(script), "eval", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: python -m eval" in proc.stdout and "own eval.py" not in proc.stdout
+
+
 def test_console_script_is_declared() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '\ndiaforge = "diaforge_cli.main:cli"\n' in pyproject
