@@ -135,6 +135,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         max_attempts=args.max_attempts,
         distractors=args.distractors,
         phrasing=args.phrasing,
+        reasoning=args.reasoning,
         validators=False if args.no_validators else None,
         num_shards=args.num_shards,
         shard_index=args.shard_index,
@@ -312,6 +313,7 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--max-attempts", type=positive_int, help=_config_help("max_attempts"))
     g.add_argument("--distractors", choices=("nearest", "random"), help=_config_help("distractors"))
     g.add_argument("--phrasing", choices=("train", "heldout"), help=_config_help("phrasing"))
+    g.add_argument("--reasoning", choices=("summary", "lookup"), help=_config_help("reasoning"))
     g.add_argument("--num-shards", type=positive_int, help=_config_help("num_shards"))
     g.add_argument("--shard-index", type=non_negative_int, help=_config_help("shard_index"))
     g.add_argument("--personas", help=_config_help("personas"))

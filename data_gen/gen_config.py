@@ -36,6 +36,7 @@ FINGERPRINT_FIELDS = (
     "distractors",
     "validators",
     "phrasing",
+    "reasoning",
 )
 
 
@@ -127,6 +128,12 @@ class GenerationConfig(_Strict):
         description="Wording bank of the scripted user-proxy and teacher: train for training corpora, heldout "
         "for the evaluation benchmark (data_gen.wording; the two share no template).",
     )
+    reasoning: str = Field(
+        "summary",
+        description="Style of the scripted teacher's argument-completion thoughts: summary states its conclusions "
+        "(the paper's style); lookup first copies the tool's signature and quotes the user's words holding each "
+        "value (data_gen.agents.lookup; what teaches small models to look things up).",
+    )
     concurrency: int = Field(
         8, ge=1, description="Model requests in flight at once (seeds in flight: twice that)."
     )
@@ -176,6 +183,15 @@ class GenerationConfig(_Strict):
 
         if value not in PHRASING_CHOICES:
             raise ValueError(f"phrasing must be one of {', '.join(PHRASING_CHOICES)}")
+        return value
+
+    @field_validator("reasoning")
+    @classmethod
+    def _known_reasoning(cls, value: str) -> str:
+        from data_gen.agents.lookup import REASONING_STYLES
+
+        if value not in REASONING_STYLES:
+            raise ValueError(f"reasoning must be one of {', '.join(REASONING_STYLES)}")
         return value
 
     @field_validator("encoder")

@@ -212,7 +212,7 @@ class Engine:
         self.teacher = (
             LLMTeacher(backends["assistant"], **knobs("assistant"))
             if backends.get("assistant")
-            else ScriptedTeacher(phrasing=cfg.phrasing)
+            else ScriptedTeacher(phrasing=cfg.phrasing, reasoning=cfg.reasoning)
         )
         self.relevancy = (
             LLMJudge(backends["relevancy"], "relevancy", **knobs("relevancy", temperature=False))

@@ -165,6 +165,7 @@ async def _run(args: argparse.Namespace) -> Path:
         "backend": args.backend,
         "max_new_tokens": budget.max_new_tokens if budget else None,
         "budget": budget.as_dict() if budget else None,
+        "decoding": {"greedy": True, "loop_stop": cfg.loop_stop and cfg.backend == "hf"},
         "prompt_format": choice.as_dict(),
         "modes": modes,
         "user_proxy": user.name,
@@ -277,6 +278,13 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
         "assistant turn in the model's tokenizer, plus 25%% (at least 32)",
     )
     r.add_argument("--device", default="cpu", help="torch device of an hf model (cpu, cuda, cuda:1, ...)")
+    r.add_argument(
+        "--loop-stop",
+        choices=("on", "off"),
+        default="on",
+        help="hf: end a reply whose tail repeats one block 3 times in a row (counted as truncated, as the "
+        "budget would have made it) instead of generating it to the budget",
+    )
     r.add_argument("--out", help="run folder (default outputs/eval/<model>-<prompt mode>)")
     r.add_argument("--label", help="name of the model in reports")
     r.add_argument("--quiet", action="store_true", help="no progress bars or loading messages")

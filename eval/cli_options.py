@@ -196,6 +196,7 @@ def model_spec(args: argparse.Namespace) -> tuple[ModelSpec, FormatChoice]:
         batch_size=args.batch_size,
         device=args.device,
         seed=getattr(args, "seed", 0),
+        loop_stop=getattr(args, "loop_stop", "on") == "on",
     )
     cfg.validate()
     return cfg, choice

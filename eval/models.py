@@ -39,6 +39,7 @@ from data_gen.format import (
     shown_value,
 )
 from data_gen.llm.base import BackendConfigError
+from data_gen.llm.loops import LOOP_FINISH, LoopStop
 from data_gen.schema import Dialogue, Turn
 from eval.policies import POLICIES, make_policy
 
@@ -65,7 +66,8 @@ class Reply:
     """The text the model wrote (for a native reply, its message as JSON)."""
     truncated: bool = False
     """The backend stopped at the token budget without an end-of-turn token (hf), or the server
-    said ``finish_reason == "length"`` (openai, vllm): the output is incomplete."""
+    said ``finish_reason == "length"`` (openai, vllm), or the loop stop ended a reply that kept
+    repeating itself (hf, ``finish_reason == "loop"``): the output is incomplete."""
 
     @property
     def kind(self) -> str:
@@ -101,6 +103,9 @@ class ModelSpec:
     """0 = greedy (the default: evaluation should be deterministic)."""
     batch_size: int = 8
     device: str = "cpu"
+    loop_stop: bool = True
+    """`hf`: end a reply whose tail repeats one block over and over (`data_gen.llm.loops`) instead of
+    generating it to the budget; it counts as truncated, as the budget would have made it."""
     prefix_cache: bool = True
     """`hf`: reuse the keys and values of each dialogue's earlier turns and of the shared system
     prompt (`data_gen.llm.prefix_cache`); False recomputes every prompt with `model.generate`."""
@@ -407,6 +412,7 @@ class ModelUnderTest:
                 max_new_tokens=cfg.max_new_tokens,
                 default_temperature=cfg.temperature or None,
                 prefix_cache=cfg.prefix_cache,
+                loop_stop=LoopStop() if cfg.loop_stop else None,
             )
         elif cfg.backend == "openai":
             from data_gen.llm.openai_backend import OpenAIBackend
@@ -481,7 +487,7 @@ class ModelUnderTest:
 
     @staticmethod
     def _text_reply(text: str, finish_reason: str | None = None) -> Reply:
-        return Reply(parse_assistant(text), text, truncated=finish_reason == "length")
+        return Reply(parse_assistant(text), text, truncated=finish_reason in ("length", LOOP_FINISH))
 
 
 def reply_to_turn(reply: Reply, phase: str | None = None) -> Turn:

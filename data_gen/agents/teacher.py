@@ -7,6 +7,7 @@ import json
 import random
 from typing import Any
 
+from data_gen.agents.lookup import REASONING_STYLES, completion_thought
 from data_gen.agents.options import narrow, plausible, prefixes_of
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove
 from data_gen.format import parse_assistant, render_assistant, system_prompt
@@ -36,14 +37,19 @@ def _param_item(tool: Tool, key: str) -> str:
 
 
 class ScriptedTeacher:
-    """Rule-based assistant teacher (see the `data_gen.agents` docstring). `phrasing` picks the wording bank."""
+    """Rule-based assistant teacher (see the `data_gen.agents` docstring). `phrasing` picks the
+    wording bank; `reasoning` the style of its argument-completion thoughts (`summary`, or
+    `lookup`: `data_gen.agents.lookup`)."""
 
     name = "scripted"
     max_options = 4
 
-    def __init__(self, *, phrasing: str = "train") -> None:
+    def __init__(self, *, phrasing: str = "train", reasoning: str = "summary") -> None:
+        if reasoning not in REASONING_STYLES:
+            raise ValueError(f"reasoning must be one of {', '.join(REASONING_STYLES)}, got {reasoning!r}")
         self.bank = wording(phrasing)
         self.phrasing = phrasing
+        self.reasoning = reasoning
 
     async def act(self, state: DialogueState, rng: random.Random) -> TeacherMove:
         if state.phase == SELECTION:
@@ -121,8 +127,14 @@ class ScriptedTeacher:
         have = (
             ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in known.items()) or "nothing yet"
         )
+        ask = missing[:3]
+        lookup = (
+            completion_thought(gold, known, missing, ask, state.user_texts)
+            if self.reasoning == "lookup"
+            else None
+        )
         if not missing:
-            thought = (
+            thought = lookup or (
                 f"The tool is {gold.name}. Required arguments: {', '.join(gold.required) or 'none'}; "
                 f"known: {have}. Nothing is missing, so I call it."
             )
@@ -134,7 +146,6 @@ class ScriptedTeacher:
                 act="function_calling",
                 action="call",
             )
-        ask = missing[:3]
         items = join_options([_param_item(gold, k) for k in ask], conj="and")
         first_ask = not any(t.role == "assistant" and t.phase == COMPLETION for t in state.turns)
         templates = self.bank.ask_values if first_ask else self.bank.ask_more
@@ -144,7 +155,7 @@ class ScriptedTeacher:
             them="them" if len(ask) > 1 else "it",
             is_are="are" if len(ask) > 1 else "is",
         )
-        thought = (
+        thought = lookup or (
             f"The tool is {gold.name}. Required arguments: {', '.join(gold.required)}; known: {have}. "
             f"Missing: {', '.join(missing)}. I ask for {', '.join(ask)} without guessing values."
         )

@@ -34,6 +34,7 @@ from data_gen.format.prompt import (
     read_system_prompt_file,
     system_prompt,
     tool_listing,
+    tool_signature,
 )
 from data_gen.format.prompt_format import (
     EXPORT_FORMATS,
@@ -78,4 +79,5 @@ __all__ = [
     "to_chat_messages",
     "to_hf_conversational",
     "tool_listing",
+    "tool_signature",
 ]

@@ -63,11 +63,17 @@ def _compact_param(tool: Tool, key: str, spec: dict[str, Any]) -> str:
     return f"{key}{star}: {kind}"
 
 
-def compact_tool(tool: Tool) -> str:
-    """One line per tool: `name(arg*: type, opt: type): description` (`*` marks required
-    arguments; enums list their values). About a quarter of the tokens of the JSON spec."""
+def tool_signature(tool: Tool) -> str:
+    """`name(arg*: type, opt: type)`: the head of a tool's compact line (`*` marks required
+    arguments; enums list their values)."""
     params = ", ".join(_compact_param(tool, k, v) for k, v in tool.properties.items())
-    return f"- {tool.name}({params}): {tool.description}"
+    return f"{tool.name}({params})"
+
+
+def compact_tool(tool: Tool) -> str:
+    """One line per tool: `name(arg*: type, opt: type): description` (`tool_signature`, then the
+    description). About a quarter of the tokens of the JSON spec."""
+    return f"- {tool_signature(tool)}: {tool.description}"
 
 
 def tool_listing(tools: list[Tool], style: str = "json") -> str:

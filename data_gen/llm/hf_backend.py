@@ -4,7 +4,9 @@ The prompt is the tokenizer's own chat template (`add_generation_prompt=True`, `
 through when given), generation stops at the end-of-turn token (the model's eos ids plus the
 template's end-of-turn marker such as `<|im_end|>` or `<|eot_id|>`), and only the new tokens are
 decoded. A reply that reached the token budget with neither an end-of-turn token nor a stop
-string comes back with `finish_reason="length"` (cut off), any other with `"stop"`.
+string comes back with `finish_reason="length"` (cut off), one ended by the loop stop
+(`loop_stop`, `data_gen.llm.loops`: its tail repeats one block over and over) with `"loop"`, any
+other with `"stop"`.
 Temperature 0 (or None with `default_temperature=None`) is greedy; otherwise tokens are sampled
 with a `torch.Generator` seeded by `seed`, so a seeded request gives the same reply every time
 and never touches torch's global random state.
@@ -31,6 +33,7 @@ from typing import Any
 import torch
 
 from data_gen.llm.base import BackendConfigError, ChatResult, Usage
+from data_gen.llm.loops import LOOP_FINISH, LoopStop
 from data_gen.llm.prefix_cache import DEFAULT_MAX_CACHED_TOKENS, PrefixCachedGenerator, supports_prefix_cache
 
 logger = logging.getLogger(__name__)
@@ -115,6 +118,18 @@ class _StopOnStrings:
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
 
+class _StopOnLoop:
+    """Stopping criterion of `model.generate`: a row is done once its new tokens loop (`LoopStop`)."""
+
+    def __init__(self, loop_stop: LoopStop, prompt_width: int) -> None:
+        self.loop_stop = loop_stop
+        self.prompt_width = prompt_width
+
+    def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+        done = [self.loop_stop(row) for row in input_ids[:, self.prompt_width :].tolist()]
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
 class HFBackend:
     """Local transformers model as a chat backend.
 
@@ -131,6 +146,8 @@ class HFBackend:
         prefix_cache: reuse the keys and values of earlier prompts (module docstring), default
             True; ignored for models whose cache cannot be reused that way.
         max_cached_tokens: how many tokens of keys and values the prefix cache keeps.
+        loop_stop: end a reply whose tail loops (`data_gen.llm.loops.LoopStop`) with
+            ``finish_reason="loop"``; None (the default) lets it run to the budget.
     """
 
     name = "hf"
@@ -146,6 +163,7 @@ class HFBackend:
         top_p: float = 1.0,
         prefix_cache: bool = True,
         max_cached_tokens: int = DEFAULT_MAX_CACHED_TOKENS,
+        loop_stop: LoopStop | None = None,
     ) -> None:
         path = Path(model_path).expanduser()
         if not path.is_dir():
@@ -168,6 +186,7 @@ class HFBackend:
             raise BackendConfigError(f"cannot move the model to device {device!r}: {exc}") from None
         self._setup(model, tokenizer, str(path), max_new_tokens, default_temperature, top_p)
         self._use_prefix_cache(prefix_cache, max_cached_tokens)
+        self.loop_stop = loop_stop
 
     @classmethod
     def from_model(
@@ -181,11 +200,13 @@ class HFBackend:
         top_p: float = 1.0,
         prefix_cache: bool = True,
         max_cached_tokens: int = DEFAULT_MAX_CACHED_TOKENS,
+        loop_stop: LoopStop | None = None,
     ) -> HFBackend:
         """Wrap an already loaded model (e.g. a base model with a PEFT adapter) and tokenizer."""
         self = cls.__new__(cls)
         self._setup(model, tokenizer, model_name, max_new_tokens, default_temperature, top_p)
         self._use_prefix_cache(prefix_cache, max_cached_tokens)
+        self.loop_stop = loop_stop
         return self
 
     def _use_prefix_cache(self, wanted: bool, max_cached_tokens: int) -> None:
@@ -302,6 +323,8 @@ class HFBackend:
         criteria = StoppingCriteriaList()
         if stop and any(stop):
             criteria.append(_StopOnStrings(self.tokenizer, list(stop), width))
+        if self.loop_stop is not None:
+            criteria.append(_StopOnLoop(self.loop_stop, width))
         with self._thread_lock, torch.inference_mode():
             output = self.hf_model.generate(
                 input_ids=input_ids,
@@ -343,12 +366,17 @@ class HFBackend:
             return logits.argmax(dim=-1)
 
         stops = _StopOnStrings(self.tokenizer, list(stop), 0) if stop and any(stop) else None
+        loops = self.loop_stop
+
+        def stopped(new_ids: list[int]) -> bool:
+            return (stops is not None and stops.holds_stop(new_ids)) or (loops is not None and loops(new_ids))
+
         with self._thread_lock:
             generated = self.prefix_cache.generate(
                 prompts,
                 max_new_tokens=max_new_tokens,
                 choose=choose,
-                stopped_by_text=stops.holds_stop if stops is not None else None,
+                stopped_by_text=stopped if stops is not None or loops is not None else None,
             )
         return [g.ids for g in generated]
 
@@ -366,6 +394,8 @@ class HFBackend:
                 stopped = True
         # No end-of-turn token and no stop string within the budget: the reply was cut off.
         finish = "stop" if stopped or len(new_ids) < max_new_tokens else "length"
+        if finish == "stop" and not stopped and self.loop_stop is not None and self.loop_stop.period(new_ids):
+            finish = LOOP_FINISH
         usage = Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids), requests=1)
         return ChatResult(text=text, usage=usage, model=self.model, finish_reason=finish)
 

@@ -1,0 +1,111 @@
+"""The teacher's `lookup` reasoning style: the signature is copied from the listing, each value is
+quoted from the user's own words, and the dialogue is otherwise the `summary` style's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from data_gen.agents.lookup import completion_thought, value_quote
+from data_gen.format import compact_tool, tool_signature
+from data_gen.schema import Tool
+
+
+def _tool() -> Tool:
+    return Tool(
+        name="get_gl_account_balance",
+        description="Returns the balance of a general ledger account.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "gl_account": {"type": "string"},
+                "quantity": {"type": "number"},
+                "file_format": {"type": "string", "enum": ["xlsx", "csv"]},
+            },
+            "required": ["gl_account", "quantity"],
+        },
+    )
+
+
+def test_the_signature_is_the_head_of_the_compact_listing_line() -> None:
+    tool = _tool()
+    assert (
+        tool_signature(tool)
+        == 'get_gl_account_balance(gl_account*: string, quantity*: number, file_format: "xlsx"|"csv")'
+    )
+    assert compact_tool(tool).startswith(f"- {tool_signature(tool)}: ")
+
+
+@pytest.mark.parametrize(
+    ("turns", "key", "value", "quote"),
+    [
+        (["Sure, the GL account is 292134."], "gl_account", "292134", "GL account is 292134"),
+        (["Go with LM-001993 as the matter ID."], "matter_id", "LM-001993", "LM-001993 as the matter ID"),
+        (["set the plant to QX63", "quantity: 6. Thanks!"], "quantity", 6.0, "quantity: 6"),
+        # "6" inside "QX63" is not the value; the latest turn that holds it as a word is quoted.
+        (["quantity: 6", "set the plant to QX63"], "quantity", 6, "quantity: 6"),
+        (["The ids are A-1, B-2 and C-3."], "ids", ["A-1", "B-2", "C-3"], "ids are A-1, B-2 and C-3"),
+        (["It is 2026-01-05, nothing else."], "due_date", "2026-01-05", "2026-01-05"),
+        (["I said nothing of it."], "gl_account", "292134", None),
+        (["yes, it is urgent"], "is_urgent", True, None),
+    ],
+)
+def test_value_quote(turns, key, value, quote) -> None:
+    assert value_quote(turns, key, value) == quote
+
+
+def test_completion_thought_asks_then_calls() -> None:
+    tool = _tool()
+    asking = completion_thought(tool, {}, ["gl_account", "quantity"], ["gl_account", "quantity"], ["Hi"])
+    assert asking == (
+        f"The tool is {tool_signature(tool)}. Required: gl_account, quantity. Nothing is known yet. "
+        "Missing: gl_account, quantity. I ask for gl_account, quantity."
+    )
+    users = ["the GL account is 292134", "quantity: 6"]
+    calling = completion_thought(tool, {"gl_account": "292134", "quantity": 6.0}, [], [], users)
+    assert calling.endswith(
+        'Known: gl_account: `GL account is 292134` gives "292134"; quantity: `quantity: 6` gives 6.0. '
+        "Nothing is missing, so I call it."
+    )
+
+
+def test_generated_lookup_dialogues_copy_what_they_claim(tmp_path) -> None:
+    """Every lookup thought of a generated corpus holds the gold tool's signature exactly as the
+    listing shows it, and every quote is words the user said; the turns other than thoughts are
+    those of the summary style for the same seeds."""
+    import asyncio
+
+    from data_gen.engine import generate
+    from data_gen.gen_config import GenerationConfig
+
+    runs = {}
+    for style in ("summary", "lookup"):
+        cfg = GenerationConfig(
+            catalogue="data_gen/assets/catalogue_train.json",
+            out=str(tmp_path / style),
+            num_dialogues=12,
+            seed=4,
+            reasoning=style,
+            plots=False,
+            export=False,
+            progress=False,
+            encoder="tfidf",
+        )
+        asyncio.run(generate(cfg))
+        runs[style] = [json.loads(line) for line in open(tmp_path / style / "dialogues.jsonl")]
+    assert len(runs["lookup"]) == len(runs["summary"]) > 0
+    checked = 0
+    for a, b in zip(runs["summary"], runs["lookup"], strict=True):
+        assert [(t["role"], t.get("content"), t.get("tool_calls")) for t in a["turns"]] == [
+            (t["role"], t.get("content"), t.get("tool_calls")) for t in b["turns"]
+        ]
+        gold = next(Tool.model_validate(c) for c in b["candidate_tools"] if c["name"] == b["seed_tool"])
+        said = " ".join(t["content"] for t in b["turns"] if t["role"] == "user")
+        for t in b["turns"]:
+            if t["role"] == "assistant" and t.get("phase") == "argument_completion":
+                assert t["thought"].startswith(f"The tool is {tool_signature(gold)}. ")
+                for quote in t["thought"].split("`")[1::2]:
+                    checked += 1
+                    assert quote in said
+    assert checked > 10
