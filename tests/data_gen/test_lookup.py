@@ -93,7 +93,9 @@ def test_generated_lookup_dialogues_copy_what_they_claim(tmp_path) -> None:
             encoder="tfidf",
         )
         asyncio.run(generate(cfg))
-        runs[style] = [json.loads(line) for line in open(tmp_path / style / "dialogues.jsonl")]
+        runs[style] = [
+            json.loads(line) for line in (tmp_path / style / "dialogues.jsonl").read_text().splitlines()
+        ]
     assert len(runs["lookup"]) == len(runs["summary"]) > 0
     checked = 0
     for a, b in zip(runs["summary"], runs["lookup"], strict=True):
