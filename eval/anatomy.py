@@ -48,16 +48,18 @@ bool            one clause of U(d) (split at ``. , ; ! ?``, newlines and the wor
                 the user-proxy says flags ("the government official is yes")
 list / tuple    it is not empty and every element is grounded (under the same key)
 dict            it is not empty and every value is grounded (under its own key)
-number          it is mentioned as DICE-Score's value matcher reads it (`data_gen.dice`: its
-                rendering, "3" for 3.0, the comma-grouped form "1,000", or an English cardinal
-                "three"), or a numeral written in U(d) (digits with optional comma grouping and
-                fraction, not part of a date, a time or a word) is numerically equal: 12.5 is
-                grounded by "12.50"
+number          a numeral written in U(d) is numerically equal (optional sign, digits with
+                optional comma grouping and fraction, not part of a word, a date, a clock time
+                or a range: 12.5 is grounded by "12.50", 1000 by "1,000", 85.1 by the JSON
+                ``"percent":85.1``; 3 is not by "2026-03-09", 10 not by "10:30"), or,
+                for a whole number below a million, one of its English cardinals occurs as
+                words (`data_gen.dice.number_words`: "three", "twenty-five")
 string          it occurs in U(d) between word boundaries after the normalisation of
                 `values_match` (NFKC, case folding, whitespace collapsed; surrounding quotes
-                stripped), as DICE-Score's matcher reads it; or it is a date or datetime and a
-                date or datetime written in U(d) is the same under the date rules of
-                `values_match` ("2026/03/09" is grounded by "2026-03-09")
+                stripped), as DICE-Score's value matcher reads it (`data_gen.dice`, which also
+                reads a whole-number string "4" in "four" and a cardinal "four" in "4"); or it
+                is a date or datetime and a date or datetime written in U(d) is the same under
+                the date rules of `values_match` ("2026/03/09" is grounded by "2026-03-09")
 ==============  ================================================================================
 
 `compute_anatomy` gives the dict for one set of dialogues (`ANATOMY_KEYS`), `anatomy_by_mode`
@@ -67,15 +69,17 @@ one per mode and `anatomy_breakdowns` one per breakdown slice (`eval.metrics.com
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from data_gen.dice import DiceItem, item_mentioned
+from data_gen.dice import DiceItem, item_mentioned, number_words
 from data_gen.text import stem, words
 from eval.metrics import (
     _is_number,
+    _normalise_text,
     _temporal,
     _temporal_equal,
     compute_breakdowns,
@@ -125,7 +129,8 @@ _ROUND = 6
 
 _CLAUSE_SPLIT = re.compile(r"[.,;!?\n]|\band\b", re.IGNORECASE)
 _FLAG_WORDS = {True: frozenset({"yes", "true"}), False: frozenset({"no", "false"})}
-_NUMERAL = re.compile(r"(?<![\w.,/:-])\d+(?:,\d{3})*(?:\.\d+)?(?![\w/:-]|[.,]\d)")
+_NUMERAL = re.compile(r"(?<![\w.,/-])[+-]?\d+(?:,\d{3})*(?:\.\d+)?(?![\w/-]|[.,]\d)")
+_CLOCK = re.compile(r"(?<!\w)\d{1,2}:\d{2}(?::\d{2})?(?!\w)")
 _TEMPORAL = re.compile(
     r"(?<![\w-])\d{4}([-/])\d{2}\1\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})?)?(?![\w-])"
 )
@@ -152,7 +157,16 @@ def _flag_said(key: str, value: bool, said: str) -> bool:
 
 
 def _numerals(said: str) -> list[float]:
-    return [float(m.group(0).replace(",", "")) for m in _NUMERAL.finditer(said)]
+    """The numerals of `said`, dates, datetimes and clock times blanked out first."""
+    text = _CLOCK.sub(" ", _TEMPORAL.sub(" ", said))
+    return [float(m.group(0).replace(",", "")) for m in _NUMERAL.finditer(text)]
+
+
+def _cardinal_said(value: float, said: str) -> bool:
+    if not (math.isfinite(value) and float(value).is_integer()):
+        return False
+    text = _normalise_text(said)
+    return any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text) for w in number_words(int(value)))
 
 
 def _temporals(said: str) -> list[Any]:
@@ -171,10 +185,10 @@ def value_grounded(key: str, value: Any, said: str) -> bool:
         return bool(value) and all(value_grounded(key, v, said) for v in value)
     if isinstance(value, dict):
         return bool(value) and all(value_grounded(str(k), v, said) for k, v in value.items())
+    if _is_number(value):
+        return any(n == value for n in _numerals(said)) or _cardinal_said(value, said)
     if item_mentioned(said, DiceItem("", key, value)):
         return True
-    if _is_number(value):
-        return any(n == value for n in _numerals(said))
     if isinstance(value, str):
         wanted = _temporal(value)
         return wanted is not None and any(_temporal_equal(wanted, t) for t in _temporals(said))
