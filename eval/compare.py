@@ -14,10 +14,21 @@ from pathlib import Path
 from typing import Any
 
 from data_gen.errors import InputError
+from eval.anatomy import anatomy_breakdowns, compute_anatomy
+from eval.metrics import split_by_mode
 from eval.policies import POLICIES
 from eval.report import DEFAULT_WANDB_PROJECT, log_folder_to_wandb, plot_tradeoff, write_atomic
-from eval.tables import DOWN, MODE_TITLE, fmt, markdown_table, mode_metrics, paper_tables, table1
-from eval.transcripts import MODES
+from eval.tables import (
+    DOWN,
+    MODE_TITLE,
+    anatomy_section,
+    fmt,
+    markdown_table,
+    mode_metrics,
+    paper_tables,
+    table1,
+)
+from eval.transcripts import MODES, read_transcripts
 
 __all__ = ["DEFAULT_COMPARE_DIR", "compare_runs", "floor_policy", "floors_section", "output_table"]
 
@@ -36,7 +47,25 @@ def _load_run(run_dir: str | Path) -> tuple[Path, dict[str, Any]]:
         raise InputError(f"invalid JSON ({exc.msg} at line {exc.lineno})", path=path) from None
     if not isinstance(data, dict) or not any(isinstance(data.get(m), dict) for m in MODES):
         raise InputError("holds neither 'static' nor 'dynamic' metrics", path=path)
+    if "anatomy" not in data:
+        data.update(_anatomy_from_transcripts(path.parent / "transcripts.jsonl"))
     return path, data
+
+
+def _anatomy_from_transcripts(path: Path) -> dict[str, Any]:
+    """``anatomy`` and ``anatomy_breakdowns`` of a run whose ``metrics.json`` predates them,
+    recomputed from the ``transcripts.jsonl`` beside it; nothing when there is none or it cannot
+    be read."""
+    if not path.is_file():
+        return {}
+    try:
+        groups = split_by_mode(read_transcripts(path))
+    except InputError:  # the metrics are still worth comparing without their anatomy
+        return {}
+    return {
+        "anatomy": {mode: compute_anatomy(ts) for mode, ts in groups.items()},
+        "anatomy_breakdowns": {mode: anatomy_breakdowns(ts) for mode, ts in groups.items()},
+    }
 
 
 def floor_policy(metrics: Mapping[str, Any]) -> str | None:
@@ -128,14 +157,17 @@ def compare_runs(
     wandb_cfg: Mapping[str, Any] | None = None,
 ) -> str:
     """Compare runs: returns the Table 1 markdown (one row per run, labelled by its ``model``) and
-    writes ``comparison.md`` (Table 1, then Tables 3-6 per mode, malformed and truncated output,
-    the runs against the floors, then the run folders) and ``comparison.png`` (the trade-off plot,
+    writes ``comparison.md`` (Table 1, then Tables 3-6 per mode, the anatomy of the dialogues per
+    mode (`eval.anatomy`), malformed and truncated output, the runs against the floors, then the
+    run folders) and ``comparison.png`` (the trade-off plot,
     one point per run) into `out_dir`, by default ``outputs/compare`` under the current folder.
 
     Runs of a reference policy (``metrics.json``'s ``backend`` is one of `eval.policies.POLICIES`)
     are the floors: they are listed after the models, marked "(ceiling)" for `reference` and
     "(floor)" for the others in the markdown and the plot (where they are squares), and in the JSON
-    report each run's metrics carry ``"floor": true|false`` and ``"policy"``. Two runs with the same
+    report each run's metrics carry ``"floor": true|false`` and ``"policy"``, and its anatomy as
+    ``report[label]["anatomy"][mode]`` (recomputed from the run's ``transcripts.jsonl`` when its
+    ``metrics.json`` predates the anatomy; absent when neither has it). Two runs with the same
     label are told apart by their folder names. `wandb_cfg` (as in `write_run`) logs the comparison
     to W&B: the runs and their prompt formats as config, every run's metrics as the summary, the
     written files as an artifact. Printing is left to the caller."""
@@ -157,6 +189,7 @@ def compare_runs(
     out = Path(out_dir) if out_dir is not None else DEFAULT_COMPARE_DIR
     out.mkdir(parents=True, exist_ok=True)
     parts = [f"# Comparison of {len(rows)} runs", *paper_tables(shown)]
+    parts += anatomy_section(shown)
     parts += ["## Malformed and truncated output", output_table(shown)]
     parts += floors_section(rows)
     parts.append("## Runs")

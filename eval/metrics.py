@@ -119,7 +119,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
@@ -480,8 +480,11 @@ def required_bucket(count: int) -> str:
     return "3+" if count >= 3 else str(count)
 
 
-def compute_breakdowns(transcripts: Sequence[Transcript]) -> dict[str, dict[str, dict[str, Any]]]:
-    """`compute_metrics` per slice::
+def compute_breakdowns(
+    transcripts: Sequence[Transcript],
+    compute: Callable[[Sequence[Transcript]], dict[str, Any]] | None = None,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """`compute_metrics` (or `compute`, e.g. `eval.anatomy.compute_anatomy`) per slice::
 
         {"by_near_duplicate": {"near_duplicate": {...}, "no_near_duplicate": {...}},
          "by_required_args": {"0": {...}, "1": {...}, "2": {...}, "3+": {...}}}
@@ -489,16 +492,17 @@ def compute_breakdowns(transcripts: Sequence[Transcript]) -> dict[str, dict[str,
     Slices with no dialogue are left out (their zeros would read as results). Call it on one
     mode's transcripts at a time.
     """
+    compute = compute or compute_metrics
     by_dup: dict[str, dict[str, Any]] = {}
     for key, flag in (("near_duplicate", True), ("no_near_duplicate", False)):
         group = [t for t in transcripts if t.has_near_duplicate is flag]
         if group:
-            by_dup[key] = compute_metrics(group)
+            by_dup[key] = compute(group)
     by_req: dict[str, dict[str, Any]] = {}
     for bucket in REQUIRED_BUCKETS:
         group = [t for t in transcripts if required_bucket(t.required_params) == bucket]
         if group:
-            by_req[bucket] = compute_metrics(group)
+            by_req[bucket] = compute(group)
     return {"by_near_duplicate": by_dup, "by_required_args": by_req}
 
 

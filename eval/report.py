@@ -11,12 +11,17 @@
        "dynamic": {...},                                        # present when dynamic mode ran
        "breakdowns": {"static": {"by_near_duplicate": {...}, "by_required_args": {...}}, "dynamic": ...},
        "ended": {"static": {"tool_call": 80, "t_max": 30, "reference_end": 9, "truncated": 0, "error": 0}, ...},
+       "anatomy": {"static": {"n": ..., "calls_n": ..., "right_tool": ..., "right_tool_n": ..., ...}, ...},
+       "anatomy_breakdowns": {"static": {"by_near_duplicate": {...}, "by_required_args": {...}}, ...},
        ...extra}                                                # whatever the caller adds
 
   with the metric keys of `eval.metrics.METRIC_KEYS`;
 * ``report.md``: the paper's tables for this run (Table 1: Acc/FTR/TAR static | dynamic; Tables
   3 and 5: TCP TCR PKP PKR Acc FTR TAR per mode; Tables 4 and 6: ConvRel TTR NGD3 plus NGD2 and
-  NGD4), the malformed-output and truncated shares, how dialogues ended, and the breakdowns;
+  NGD4), the anatomy of the dialogues (`eval.anatomy`: asks first, right tool, right keys, right
+  values, values grounded in the user's words, values invented, each with its counts), the
+  malformed-output and truncated shares, how dialogues ended, and the breakdowns (C.1 metrics and
+  anatomy per slice);
 * ``tradeoff.png``: the Figure 3 trade-off plot (x = 1 − TAR, y = Acc, marker size and colour
   ∝ FTR), one point for the run;
 * optionally a W&B run (`log_to_wandb`), offline into the run folder when there is no API key.
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from data_gen.wandb_offline import has_wandb_credentials
+from eval.anatomy import anatomy_breakdowns, compute_anatomy
 from eval.metrics import (
     compute_breakdowns,
     compute_metrics,
@@ -56,7 +62,7 @@ __all__ = [
     "write_run",
 ]
 
-RESERVED_KEYS = ("model", *MODES, "breakdowns", "ended")
+RESERVED_KEYS = ("model", *MODES, "breakdowns", "ended", "anatomy", "anatomy_breakdowns")
 DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 
@@ -66,8 +72,9 @@ DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 
 def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
-    """Per-mode metrics, breakdowns and endings: everything of ``metrics.json`` but the label and
-    the caller's extras. `write_run` stores it and `score_transcripts` recomputes it."""
+    """Per-mode metrics, breakdowns, endings and anatomy (`eval.anatomy`): everything of
+    ``metrics.json`` but the label and the caller's extras. `write_run` stores it and
+    `score_transcripts` recomputes it."""
     groups = split_by_mode(transcripts)
     out: dict[str, Any] = {mode: compute_metrics(ts) for mode, ts in groups.items()}
     out["breakdowns"] = {mode: compute_breakdowns(ts) for mode, ts in groups.items()}
@@ -75,12 +82,15 @@ def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
         mode: {ending: sum(1 for t in ts if t.ended == ending) for ending in ENDINGS}
         for mode, ts in groups.items()
     }
+    out["anatomy"] = {mode: compute_anatomy(ts) for mode, ts in groups.items()}
+    out["anatomy_breakdowns"] = {mode: anatomy_breakdowns(ts) for mode, ts in groups.items()}
     return out
 
 
 def score_transcripts(path: str | Path) -> dict[str, Any]:
     """Recompute, with no model, what `write_run` stored from a ``transcripts.jsonl`` (or a run
-    folder holding one): ``{"static": ..., "dynamic": ..., "breakdowns": ..., "ended": ...}``.
+    folder holding one): ``{"static": ..., "dynamic": ..., "breakdowns": ..., "ended": ...,
+    "anatomy": ..., "anatomy_breakdowns": ...}``.
     A bad file raises `InputError` naming the file, the line and the field."""
     p = Path(path)
     if p.is_dir():
@@ -226,7 +236,8 @@ def write_run(
     `run_dir` and return the ``metrics.json`` dict.
 
     `extra` adds top-level keys to ``metrics.json`` (benchmark, checkpoint, settings, ...); it
-    may not replace ``model``, ``static``, ``dynamic``, ``breakdowns`` or ``ended``. `wandb_cfg`,
+    may not replace ``model``, ``static``, ``dynamic``, ``breakdowns``, ``ended``, ``anatomy`` or
+    ``anatomy_breakdowns``. `wandb_cfg`,
     when given, logs the run to W&B with `log_to_wandb`: keys ``project`` (default
     ``diaforge-eval``), ``run_name`` (default the label), ``tags``, ``entity``; a key set to
     None takes its default.

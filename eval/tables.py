@@ -10,14 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from eval.anatomy import ANATOMY_SHARES
 from eval.transcripts import MODES
 
 __all__ = [
+    "ANATOMY_NOTE",
+    "ANATOMY_TITLES",
     "CONV_COLUMNS",
     "DOWN",
     "MODE_TITLE",
     "TOOL_COLUMNS",
     "UP",
+    "anatomy_section",
+    "anatomy_table",
     "fmt",
     "markdown_table",
     "mode_metrics",
@@ -39,6 +44,23 @@ TOOL_COLUMNS = (
     ("TAR", DOWN),
 )
 CONV_COLUMNS = (("ConvRel", UP), ("TTR", UP), ("NGD3", UP), ("NGD2", UP), ("NGD4", UP))
+ANATOMY_TITLES = {
+    "asks_first": "asks first",
+    "right_tool": f"right tool ({UP})",
+    "right_keys": f"right keys ({UP})",
+    "right_values": f"right values ({UP})",
+    "values_grounded": f"values grounded ({UP})",
+    "values_invented": f"invented a value ({DOWN})",
+}
+ANATOMY_NOTE = (
+    "The sub-skills behind Acc, each a share (numerator/denominator): *asks first* of all dialogues "
+    "(the first assistant turn is a reply with a question mark); *right tool* of the dialogues with a "
+    "call (the first call turn calls the gold tool only); *right keys* of those with the right tool "
+    "(exactly the gold key set); *right values* of those with the right keys (every value matches); "
+    "*values grounded* of the argument values of the first call turn (said by the user before it); "
+    '*invented a value* of the dialogues with a call (at least one value not grounded). "–": '
+    'nothing to count. Definitions: README, "The anatomy of a dialogue", and `eval/anatomy.py`.'
+)
 _SLICE_TITLES = {
     "near_duplicate": "near-duplicate among candidates",
     "no_near_duplicate": "no near-duplicate among candidates",
@@ -128,6 +150,43 @@ def paper_tables(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
     return parts
 
 
+def _anatomy_cell(anatomy: Mapping[str, Any], share: str, num: str, den: str) -> str:
+    value = anatomy.get(share)
+    return f"{'–' if value is None else fmt(value)} ({anatomy.get(num, 0)}/{anatomy.get(den, 0)})"
+
+
+def anatomy_table(rows: Sequence[tuple[str, Mapping[str, Any] | None]], first: str = "Model") -> str:
+    """One row per (label, `eval.anatomy.compute_anatomy` dict): n, then each share with its
+    numerator and denominator ("0.36 (9/25)"); a row whose dict is None shows "–"."""
+    headers = [first, "n"] + [ANATOMY_TITLES[share] for share, _, _ in ANATOMY_SHARES]
+    body = []
+    for label, anatomy in rows:
+        if anatomy is None:
+            body.append([label] + ["–"] * (len(headers) - 1))
+        else:
+            body.append(
+                [label, str(anatomy.get("n", 0))] + [_anatomy_cell(anatomy, *k) for k in ANATOMY_SHARES]
+            )
+    return markdown_table(headers, body)
+
+
+def anatomy_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """The anatomy of several runs (``metrics.json``-like dicts): one table per mode that any run
+    ran, one row per run that ran it ("–" for a run whose ``metrics.json`` has no anatomy)."""
+    modes = [m for m in MODES if any(mode_metrics(metrics, m) is not None for _, metrics in rows)]
+    if not modes:
+        return []
+    parts = ["## The anatomy of the dialogues", ANATOMY_NOTE]
+    for mode in modes:
+        table = [
+            (label, (metrics.get("anatomy") or {}).get(mode))
+            for label, metrics in rows
+            if mode_metrics(metrics, mode) is not None
+        ]
+        parts += [f"### {MODE_TITLE[mode]} evaluation", anatomy_table(table)]
+    return parts
+
+
 def _percent(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -148,6 +207,10 @@ def render_report(metrics: Mapping[str, Any], label: str) -> str:
         "`eval/metrics.py`.",
     ]
     parts += paper_tables([(label, metrics)])
+    anatomy = metrics.get("anatomy") or {}
+    if anatomy:
+        parts += ["## The anatomy of the dialogues", ANATOMY_NOTE]
+        parts.append(anatomy_table([(MODE_TITLE.get(m, m), a) for m, a in anatomy.items()], first="Mode"))
 
     parts.append("## Malformed and truncated output")
     lines = []
@@ -172,17 +235,33 @@ def render_report(metrics: Mapping[str, Any], label: str) -> str:
             )
         )
 
-    breakdowns = metrics.get("breakdowns") or {}
-    if breakdowns:
-        parts.append("## Breakdowns")
-        columns = (("Acc", UP), ("FTR", DOWN), ("TAR", DOWN), *TOOL_COLUMNS[:4])
-        for mode, groups in breakdowns.items():
-            rows = []
-            for group in ("by_near_duplicate", "by_required_args"):
-                for key, m in (groups.get(group) or {}).items():
-                    rows.append(
-                        [_SLICE_TITLES.get(key, key), str(m["n"])] + [fmt(m.get(c)) for c, _ in columns]
-                    )
-            parts.append(f"### {MODE_TITLE.get(mode, mode)} evaluation")
-            parts.append(markdown_table(["Slice", "n"] + [f"{c} ({a})" for c, a in columns], rows))
+    parts += _breakdown_section(metrics)
     return "\n\n".join(parts) + "\n"
+
+
+def _slices(groups: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(title, dict) of every slice of one mode's breakdowns, near-duplicate slices first."""
+    return [
+        (_SLICE_TITLES.get(key, key), m)
+        for group in ("by_near_duplicate", "by_required_args")
+        for key, m in (groups.get(group) or {}).items()
+    ]
+
+
+def _breakdown_section(metrics: Mapping[str, Any]) -> list[str]:
+    """The breakdowns of ``report.md``: per mode, the C.1 metrics per slice, then the anatomy per
+    slice when ``metrics.json`` has it."""
+    breakdowns = metrics.get("breakdowns") or {}
+    if not breakdowns:
+        return []
+    parts = ["## Breakdowns"]
+    columns = (("Acc", UP), ("FTR", DOWN), ("TAR", DOWN), *TOOL_COLUMNS[:4])
+    anatomy = metrics.get("anatomy_breakdowns") or {}
+    for mode, groups in breakdowns.items():
+        rows = [[title, str(m["n"])] + [fmt(m.get(c)) for c, _ in columns] for title, m in _slices(groups)]
+        parts.append(f"### {MODE_TITLE.get(mode, mode)} evaluation")
+        parts.append(markdown_table(["Slice", "n"] + [f"{c} ({a})" for c, a in columns], rows))
+        if anatomy.get(mode):
+            parts.append(f"Anatomy by slice ({MODE_TITLE.get(mode, mode).lower()}):")
+            parts.append(anatomy_table(_slices(anatomy[mode]), first="Slice"))
+    return parts
