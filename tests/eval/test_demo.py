@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from data_gen.errors import InputError
-from eval.demo import DemoConfig, gain_summary, plot_curve, render_gain, run_curve
+from eval.demo import DemoConfig, gain_summary, render_gain
+from eval.demo_curve import plot_curve, run_curve
 
 
 def _runs(tuned: float, base: float, floor: float, ftr_tuned: float, ftr_base: float) -> dict:

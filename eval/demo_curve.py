@@ -1,0 +1,166 @@
+"""`python -m eval demo-curve`: the learning curve of the demo's recipe. It trains at several corpus
+sizes (the first N dialogues of the demo's corpus) and evaluates each tuned model on the demo's
+held-out dialogues, with the anatomy (`eval.anatomy`) at every point, so a curve shows which
+sub-skill moves with more data and not only Acc."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from data_gen.errors import InputError
+from eval.demo import (
+    DEFAULT_CURVE_SIZES,
+    DemoConfig,
+    Runner,
+    complete_run,
+    eval_args,
+    is_trained,
+    model_and_corpus,
+    plain_config,
+    python_argv,
+    train_command,
+)
+
+# --------------------------------------------------------------------------------------------
+
+
+def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> dict[str, Any]:
+    """Train at each corpus size (the first N dialogues of the demo's corpus, generated if
+    missing) and evaluate each tuned model dynamically on the demo's dialogues; writes
+    ``<out>/curve/curve.json`` and ``curve.png`` (dynamic Acc against training samples, the base
+    and the name-overlap floor as lines)."""
+    cfg.validate()
+    if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
+        raise InputError(f"--sizes must be whole numbers >= 1, got {list(sizes)!r}")
+    if max(sizes) > cfg.dialogues:
+        raise InputError(f"--sizes go up to {max(sizes)} dialogues but --dialogues is {cfg.dialogues}")
+    out = cfg.out / "curve"
+    if cfg.fresh and out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    runner = Runner(cfg.threads)
+    data = cfg.out / "data"
+    model_and_corpus(runner, cfg, data)
+    points = [_curve_point(runner, cfg, data, out / f"n{n}", n) for n in sorted(set(sizes))]
+    demo_point = _demo_point(cfg.out)
+    if demo_point is not None and demo_point["dialogues"] not in {p["dialogues"] for p in points}:
+        points.append(demo_point)  # the demo's own tuned model: same recipe, same dialogues
+        points.sort(key=lambda p: p["dialogues"])
+    references = {}
+    for label in ("base", "name-overlap"):
+        path = cfg.out / "eval" / label / "metrics.json"
+        if path.is_file():
+            references[label] = json.loads(path.read_text(encoding="utf-8")).get("dynamic", {})
+    result = {
+        "points": points,
+        "references": references,
+        "timings": {s.name: s.seconds for s in runner.stages},
+        "commands": {s.name: s.commands for s in runner.stages if s.commands},
+        "config": plain_config(cfg),
+    }
+    (out / "curve.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    plot_curve(result, out / "curve.png")
+    for p in points:
+        a = p.get("anatomy", {})
+        print(
+            f"{p['dialogues']:>5} dialogues, {p['samples']:>5} samples: dynamic Acc {p['dynamic'].get('Acc')}, "
+            f"FTR {p['dynamic'].get('FTR')}; asks first {a.get('asks_first')}, right tool {a.get('right_tool')}, "
+            f"right keys {a.get('right_keys')}, values grounded {a.get('values_grounded')}"
+        )
+    print(f"curve in {out / 'curve.json'} and {out / 'curve.png'}")
+    return result
+
+
+def _curve_point(runner: Runner, cfg: DemoConfig, data: Path, folder: Path, n: int) -> dict[str, Any]:
+    """Train on the first `n` dialogues of the corpus in `data` into ``folder/sft``, evaluate the
+    tuned model dynamically into ``folder/eval``; the curve's point for `n` (each stage resumable)."""
+    sft = folder / "sft"
+    trained = runner.stage(
+        f"train {n}",
+        is_trained(sft),
+        lambda s, f=sft, k=n: runner.run(s, train_command(cfg, data / "dialogues.jsonl", f, k)),
+    )
+    runner.stage(
+        f"eval {n}",
+        complete_run(folder / "eval"),
+        lambda s, f=folder, m=sft: runner.run(
+            s,
+            python_argv(
+                "-m",
+                "eval",
+                "run",
+                "--model",
+                m,
+                "--label",
+                f"tuned-{f.name}",
+                "--out",
+                f / "eval",
+                "--batch-size",
+                cfg.batch_size,
+                *eval_args(cfg, "dynamic"),
+            ),
+        ),
+    )
+    summary = json.loads((sft / "train_summary.json").read_text(encoding="utf-8"))
+    metrics = json.loads((folder / "eval" / "metrics.json").read_text(encoding="utf-8"))
+    return {
+        "dialogues": n,
+        "samples": summary["stats"]["samples"],
+        "dynamic": metrics.get("dynamic", {}),
+        "anatomy": metrics.get("anatomy", {}).get("dynamic", {}),
+        "train_seconds": trained.seconds,
+    }
+
+
+def _demo_point(out: Path) -> dict[str, Any] | None:
+    """The point of the demo's own tuned model (``<out>/sft`` and ``<out>/eval/tuned``), if the
+    demo has run: the curve need not train that size again."""
+    summary_path, metrics_path = out / "sft" / "train_summary.json", out / "eval" / "tuned" / "metrics.json"
+    if not (summary_path.is_file() and metrics_path.is_file()):
+        return None
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    report = out / "report.json"
+    seconds = (
+        json.loads(report.read_text(encoding="utf-8")).get("timings", {}).get("train")
+        if report.is_file()
+        else None
+    )
+    metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+    return {
+        "dialogues": summary["stats"]["dialogues"],
+        "samples": summary["stats"]["samples"],
+        "dynamic": metrics.get("dynamic", {}),
+        "anatomy": metrics.get("anatomy", {}).get("dynamic", {}),
+        "train_seconds": seconds,
+        "from": "demo",
+    }
+
+
+def plot_curve(result: dict[str, Any], path: Path) -> None:
+    """Dynamic Acc (and FTR) against training samples, with the references as horizontal lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    xs = [p["samples"] for p in result["points"]]
+    ax.plot(xs, [p["dynamic"].get("Acc", 0.0) for p in result["points"]], "o-", label="tuned: dynamic Acc")
+    ax.plot(xs, [p["dynamic"].get("FTR", 0.0) for p in result["points"]], "s--", label="tuned: dynamic FTR")
+    for (label, metrics), style in zip(result["references"].items(), (":", "-."), strict=False):
+        if "Acc" in metrics:
+            ax.axhline(metrics["Acc"], linestyle=style, color="grey", label=f"{label}: dynamic Acc")
+    ax.set_xscale("log")
+    ax.set_xlabel("training samples (turn-sliced)")
+    ax.set_ylabel("share of dialogues")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
