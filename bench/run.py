@@ -18,6 +18,9 @@ Parts (all by default):
 - dynamic_eval: wall time of dynamic evaluation of SmolLM2-135M, one dialogue at a time with
                 every prompt recomputed, over batched through the prefix cache (batch 8); also
                 batched without the cache.
+- eval_loop:    the demo's evaluation loop (static and dynamic, demo format and a realistic
+                budget), one dialogue at a time without cache or loop stop, over batch 8 through
+                the prefix cache with the loop stop (bench/evalloop.py).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
 from data_gen.format import HISTORY_REASONING  # noqa: E402
 
 ROOT = Path(_ROOT)
-PARTS = ("token_ratio", "loss_parity", "step_speedup", "datagen", "dynamic_eval")
+PARTS = ("token_ratio", "loss_parity", "step_speedup", "datagen", "dynamic_eval", "eval_loop")
 CATALOGUE = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 FIXTURE = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
@@ -425,6 +428,11 @@ def print_table(results: dict[str, Any]) -> None:
             ">= 4",
             "dynamic eval wall time, SmolLM2: batch 1 recomputed / batch 8 prefix-cached",
         ),
+        (
+            "eval_loop_speedup",
+            "",
+            "static+dynamic eval, demo format: one at a time / batch 8 cached with loop stop",
+        ),
     ]
     width = max(len(r[0]) for r in rows)
     print()
@@ -522,6 +530,10 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
     )
     m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
     m.part(parts, "dynamic_eval", "dynamic_eval_batched_speedup", bench_dynamic_eval, work)
+    if "eval_loop" in parts:
+        from bench.evalloop import bench_eval_loop
+
+        m.part(parts, "eval_loop", "eval_loop_speedup", bench_eval_loop, ROOT, smollm2_path(), BENCH)
     return m
 
 

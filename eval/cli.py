@@ -165,7 +165,12 @@ async def _run(args: argparse.Namespace) -> Path:
         "backend": args.backend,
         "max_new_tokens": budget.max_new_tokens if budget else None,
         "budget": budget.as_dict() if budget else None,
-        "decoding": {"greedy": True, "loop_stop": cfg.loop_stop and cfg.backend == "hf"},
+        "decoding": {
+            "greedy": True,
+            "loop_stop": cfg.loop_stop and cfg.backend == "hf",
+            "constrain_calls": cfg.constrain_calls,
+            "constraint_stats": model.constraint_stats,
+        },
         "prompt_format": choice.as_dict(),
         "modes": modes,
         "user_proxy": user.name,
@@ -284,6 +289,13 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
         default="on",
         help="hf: end a reply whose tail repeats one block 3 times in a row (counted as truncated, as the "
         "budget would have made it) instead of generating it to the budget",
+    )
+    r.add_argument(
+        "--constrain-calls",
+        choices=("on", "off"),
+        default="off",
+        help="hf: once a reply opens a call list, keep it a valid call to a candidate with the keys and "
+        "value types of its schema (strict function calling); apply it alike to every model compared",
     )
     r.add_argument("--out", help="run folder (default outputs/eval/<model>-<prompt mode>)")
     r.add_argument("--label", help="name of the model in reports")

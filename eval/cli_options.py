@@ -197,6 +197,7 @@ def model_spec(args: argparse.Namespace) -> tuple[ModelSpec, FormatChoice]:
         device=args.device,
         seed=getattr(args, "seed", 0),
         loop_stop=getattr(args, "loop_stop", "on") == "on",
+        constrain_calls=getattr(args, "constrain_calls", "off") == "on" and args.backend == "hf",
     )
     cfg.validate()
     return cfg, choice

@@ -103,6 +103,10 @@ class ModelSpec:
     """0 = greedy (the default: evaluation should be deterministic)."""
     batch_size: int = 8
     device: str = "cpu"
+    constrain_calls: bool = False
+    """`hf`: constrained decoding of call lists (`data_gen.llm.constrain`): once a reply opens
+    ``[``, the tool name comes from the dialogue's candidates and the argument keys and value types
+    from its JSON Schema, as strict function calling does. Greedy only."""
     loop_stop: bool = True
     """`hf`: end a reply whose tail repeats one block over and over (`data_gen.llm.loops`) instead of
     generating it to the budget; it counts as truncated, as the budget would have made it."""
@@ -122,6 +126,8 @@ class ModelSpec:
         return self.prompt_format.prompt_mode == "native"
 
     def validate(self) -> None:
+        if self.constrain_calls and self.backend != "hf":
+            raise InputError("--constrain-calls on is implemented for the hf backend only")
         if self.backend not in BACKENDS:
             raise InputError(f"unknown model backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
         if not isinstance(self.prompt_format, PromptFormat):
@@ -397,6 +403,8 @@ class ModelUnderTest:
         self._backend = None
         self._vllm = None
         self._policy = None
+        self._token_texts: list[str] | None = None
+        self._constraints: list[Any] = []
         if cfg.is_policy:
             self._policy = make_policy(cfg.backend, seed=cfg.seed)
             self.info = {"kind": "policy", "path": None, "base": None, "policy": cfg.backend}
@@ -462,6 +470,7 @@ class ModelUnderTest:
                 seed=0,
                 tools=tools if self.cfg.native else None,
                 batch_size=self.cfg.batch_size,
+                constraints=[self._constraint(d) for d in dialogues] if self.cfg.constrain_calls else None,
             )
             return [self._text_reply(r.text, r.finish_reason) for r in results]
         if self.cfg.backend == "openai":
@@ -484,6 +493,34 @@ class ModelUnderTest:
 
             return await asyncio.gather(*(one(m, t) for m, t in zip(convs, tools, strict=True)))
         return self._vllm.generate(convs, tools)
+
+    def _constraint(self, d: Dialogue) -> Any:
+        """The call constraint of one dialogue (its candidates' schemas); counts are kept in
+        `constraint_stats`."""
+        from data_gen.llm.constrain import CallConstraint, CallGrammar, token_texts_of
+
+        if self._token_texts is None:
+            self._token_texts = token_texts_of(self._backend.tokenizer)
+        tokenizer = self._backend.tokenizer
+        rule = CallConstraint(
+            CallGrammar({t.name: t.parameters for t in d.candidate_tools}),
+            self._token_texts,
+            self._backend.eos_token_ids,
+            lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
+        )
+        self._constraints.append(rule)
+        return rule
+
+    @property
+    def constraint_stats(self) -> dict[str, int] | None:
+        """Tokens chosen under the call constraint and the times no allowed token was found
+        among the best (the model's own token then stood); None when calls were not constrained."""
+        if not self.cfg.constrain_calls:
+            return None
+        return {
+            "constrained_tokens": sum(c.steps for c in self._constraints),
+            "fallbacks": sum(c.fallbacks for c in self._constraints),
+        }
 
     @staticmethod
     def _text_reply(text: str, finish_reason: str | None = None) -> Reply:

@@ -130,6 +130,18 @@ class _StopOnLoop:
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
 
+def _row_constraint(constraints: list[Any] | None) -> Any:
+    """The `constrain` hook of `PrefixCachedGenerator.generate` for per-prompt constraints."""
+    if not constraints or all(c is None for c in constraints):
+        return None
+
+    def constrain(index: int, new_ids: list[int], logits: torch.Tensor) -> int | None:
+        rule = constraints[index]
+        return None if rule is None else rule.choose(new_ids, logits)
+
+    return constrain
+
+
 class HFBackend:
     """Local transformers model as a chat backend.
 
@@ -292,12 +304,25 @@ class HFBackend:
         max_new_tokens: int,
         seed: int | None,
         stop: list[str] | None,
+        constraints: list[Any] | None = None,
     ) -> list[list[int]]:
         """Left-pad, generate, and return each row's new tokens up to and including its first
-        end-of-turn token (which `completion_tokens` counts, as servers do)."""
+        end-of-turn token (which `completion_tokens` counts, as servers do). `constraints` holds
+        one `CallConstraint` (or None) per prompt: constrained call decoding, greedy and
+        prefix-cached only."""
+        constrained = constraints is not None and any(c is not None for c in constraints)
+        if constrained and (self.prefix_cache is None or temperature):
+            raise BackendConfigError(
+                f"{self.model}: constrained call decoding needs greedy decoding through the prefix cache"
+            )
         if self.prefix_cache is not None:
             return self._generate_cached(
-                prompts, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, stop=stop
+                prompts,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                seed=seed,
+                stop=stop,
+                constraints=constraints,
             )
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -356,6 +381,7 @@ class HFBackend:
         max_new_tokens: int,
         seed: int | None,
         stop: list[str] | None,
+        constraints: list[Any] | None = None,
     ) -> list[list[int]]:
         """`_generate_ids` through the prefix cache (same contract)."""
         sampler = _SeededSampler(temperature, self.top_p, seed) if temperature else None
@@ -377,6 +403,7 @@ class HFBackend:
                 max_new_tokens=max_new_tokens,
                 choose=choose,
                 stopped_by_text=stopped if stops is not None or loops is not None else None,
+                constrain=_row_constraint(constraints),
             )
         return [g.ids for g in generated]
 
@@ -465,6 +492,7 @@ class HFBackend:
         tools: list[dict[str, Any]] | list[list[dict[str, Any]] | None] | None = None,
         stop: list[str] | None = None,
         batch_size: int = 8,
+        constraints: list[Any] | None = None,
     ) -> list[ChatResult]:
         """Replies to several conversations, in their order, generated `batch_size` at a time
         with left padding (conversations of similar length are grouped to limit padding).
@@ -472,6 +500,8 @@ class HFBackend:
         `tools` is either one list of tool specs shared by every conversation, or one entry per
         conversation (a list of specs or None). Greedy replies equal one-by-one `chat` replies;
         sampled replies with a seed are reproducible for the same batch composition.
+        `constraints` (one per conversation, or None) constrain the call lists of greedy replies
+        (`data_gen.llm.constrain`).
         """
         if not conversations:
             return []
@@ -494,6 +524,7 @@ class HFBackend:
                 max_new_tokens=budget,
                 seed=None if seed is None else seed + start,
                 stop=stop,
+                constraints=None if constraints is None else [constraints[i] for i in chunk],
             )
             for i, new_ids in zip(chunk, rows, strict=True):
                 results[i] = self._to_result(len(prompts[i]), new_ids, stop, budget)

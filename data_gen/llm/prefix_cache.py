@@ -185,11 +185,14 @@ class PrefixCachedGenerator:
         max_new_tokens: int,
         choose: Callable[[torch.Tensor], torch.Tensor],
         stopped_by_text: Callable[[list[int]], bool] | None = None,
+        constrain: Callable[[int, list[int], torch.Tensor], int | None] | None = None,
     ) -> list[Generated]:
         """New tokens for each prompt, decoded together.
 
         `choose` maps a ``[rows, vocab]`` logits tensor to the chosen token ids (greedy: argmax);
-        `stopped_by_text(new_ids)` says whether a row's text so far holds a stop string.
+        `stopped_by_text(new_ids)` says whether a row's text so far holds a stop string;
+        `constrain(prompt_index, new_ids, row_logits)` may replace a row's choice with another
+        token (constrained decoding, `data_gen.llm.constrain`), or return None to keep it.
         """
         from transformers import DynamicCache
 
@@ -218,7 +221,17 @@ class PrefixCachedGenerator:
         outputs: list[list[int]] = [[] for _ in prompts]
         done: list[Generated | None] = [None] * rows
         positions = torch.tensor(lengths, dtype=torch.long, device=device)
-        token = choose(torch.cat(firsts))
+
+        def pick(logits: torch.Tensor) -> torch.Tensor:
+            token = choose(logits)
+            if constrain is not None:
+                for b, i in enumerate(active):
+                    forced = constrain(i, outputs[i], logits[b])
+                    if forced is not None:
+                        token[b] = forced
+            return token
+
+        token = pick(torch.cat(firsts))
         while True:
             keep = []
             for b, i in enumerate(active):
@@ -247,7 +260,7 @@ class PrefixCachedGenerator:
             )
             cache = out.past_key_values
             positions = positions + 1
-            token = choose(out.logits[:, -1, :])
+            token = pick(out.logits[:, -1, :])
         return [g for g in done if g is not None]
 
     def _keep(self, prompt: list[int], new: list[int], cache: Any, row: int) -> None:

@@ -1,0 +1,107 @@
+"""The `eval_loop` part of `make bench`: the demo's evaluation loop (static and dynamic, SmolLM2 in
+the demo's prompt format, the demo's token budget) timed three ways in one run:
+
+* `one_at_a_time`: batch 1, every prompt recomputed by `model.generate`, every reply run to its
+  end of turn or the budget (the loop before the prefix cache and the loop stop);
+* `cached`: batch 8 through the prefix cache (`data_gen.llm.prefix_cache`), no loop stop;
+* `cached_loop_stop`: the same with the loop stop (`data_gen.llm.loops`), what `eval run` does.
+
+The value is one_at_a_time over cached_loop_stop. Under greedy decoding the first two must give
+the same replies; the loop stop shortens looping replies, so for it the check is that every turn
+has the same kind (reply, call, malformed, truncated) and every metric and anatomy share is equal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+DEMO_SYSTEM_PROMPT = Path("recipes") / "smollm2-135m" / "system_prompt.txt"
+
+
+def _model(path: Path, root: Path, *, batch_size: int, prefix_cache: bool, loop_stop: bool, budget: int):
+    from data_gen.format import PromptFormat, read_system_prompt_file
+    from eval.models import ModelSpec, ModelUnderTest
+
+    fmt = PromptFormat(tool_style="compact", system_prompt=read_system_prompt_file(root / DEMO_SYSTEM_PROMPT))
+    return ModelUnderTest(
+        ModelSpec(
+            model=str(path),
+            max_new_tokens=budget,
+            batch_size=batch_size,
+            prompt_format=fmt,
+            prefix_cache=prefix_cache,
+            loop_stop=loop_stop,
+        )
+    )
+
+
+def _evaluate(model: Any, bench: list, t_max: int) -> list[dict[str, Any]]:
+    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from eval.runner import DynamicConfig, run_dynamic, run_static
+
+    near_dup = {d.id: False for d in bench}
+    user = VotingUser(ScriptedUser(phrasing="heldout"), ScriptedVoter(), n=3, m=3)
+
+    async def both() -> list[dict[str, Any]]:
+        static = await run_static(model, bench, near_dup, progress=False)
+        dynamic = await run_dynamic(model, bench, near_dup, user, DynamicConfig(t_max=t_max), progress=False)
+        return [*static, *dynamic]
+
+    return asyncio.run(both())
+
+
+def _kinds(records: list[dict[str, Any]]) -> list[list[str]]:
+    return [[t.get("kind", t["role"]) for t in r["turns"]] for r in records]
+
+
+def _scores(records: list[dict[str, Any]]) -> dict[str, Any]:
+    from eval.anatomy import anatomy_by_mode
+    from eval.metrics import metrics_by_mode
+    from eval.transcripts import Transcript
+
+    transcripts = [Transcript.model_validate(r) for r in records]
+    return {"metrics": metrics_by_mode(transcripts), "anatomy": anatomy_by_mode(transcripts)}
+
+
+def bench_eval_loop(
+    root: Path, model_path: Path, bench_path: Path, num_dialogues: int = 4, t_max: int = 3, budget: int = 320
+) -> dict[str, Any]:
+    """The three timings and the checks (module docstring)."""
+    from data_gen.schema import load_dialogues
+
+    bench = load_dialogues(bench_path)[:num_dialogues]
+    runs: dict[str, tuple[float, list]] = {}
+    for name, batch, cache, loops in (
+        ("cached_loop_stop", 8, True, True),
+        ("cached", 8, True, False),
+        ("one_at_a_time", 1, False, False),
+    ):
+        model = _model(model_path, root, batch_size=batch, prefix_cache=cache, loop_stop=loops, budget=budget)
+        start = time.perf_counter()
+        records = _evaluate(model, bench, t_max)
+        runs[name] = (time.perf_counter() - start, records)
+    raws = {n: [[t.get("raw") for t in r["turns"]] for r in recs] for n, (_, recs) in runs.items()}
+    fast, plain, slow = (runs[n][0] for n in ("cached_loop_stop", "cached", "one_at_a_time"))
+    generated = {
+        n: sum(len(t.get("raw") or "") for r in recs for t in r["turns"] if t["role"] == "assistant")
+        for n, (_, recs) in runs.items()
+    }
+    return {
+        "value": round(slow / fast, 3),
+        "seconds": {n: round(s, 2) for n, (s, _) in runs.items()},
+        "cached_over_one_at_a_time": round(slow / plain, 3),
+        "loop_stop_over_cached": round(plain / fast, 3),
+        "generated_characters": generated,
+        "cached_replies_identical_to_one_at_a_time": raws["cached"] == raws["one_at_a_time"],
+        "loop_stop_turn_kinds_identical": _kinds(runs["cached_loop_stop"][1]) == _kinds(runs["cached"][1]),
+        "loop_stop_scores_identical": _scores(runs["cached_loop_stop"][1]) == _scores(runs["cached"][1]),
+        "setup": (
+            f"eval.runner.run_static then run_dynamic on the first {num_dialogues} dialogues of the held-out "
+            f"benchmark, SmolLM2-135M-Instruct (base) in the demo's format (compact listing, "
+            f"{DEMO_SYSTEM_PROMPT}), hf backend on CPU, greedy, max_new_tokens={budget}, t_max={t_max}, "
+            "scripted voting user n=3 m=3 (heldout wording)"
+        ),
+    }

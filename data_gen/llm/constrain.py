@@ -1,0 +1,366 @@
+"""Constrained decoding of tool calls, as strict function calling does it (OpenAI's `strict`,
+vLLM's guided decoding): once a reply opens a call list, every token it writes keeps the text a
+prefix of a valid call list (one call or more), where a call is ``{"name": N, "args": A}`` with N one of the
+candidate tools and A an object whose keys are properties of N's JSON Schema (each at most once,
+every required one before the object closes) and whose values have the property's type (enum
+values exactly). After the list closes only the end of turn may follow.
+
+`CallGrammar.viable(text)` says whether `text` (the reply from its ``[`` on) can still be completed
+into such a list; `CallConstraint` turns that into a token choice: the highest-scoring token whose
+text keeps the call viable (greedy decoding restricted to the grammar, found by scanning tokens in
+descending logit order). Text before the call list (the thought, or a reply that is not a call) is
+never constrained, so a model that asks a question asks it as it would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+_WS = " \t\n\r"
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9]\d*)(?:\.\d*)?(?:(?<=\d)[eE][+-]?\d*)?)?")
+THINK_CLOSE = "</think>"
+
+
+class _Incomplete(Exception):
+    """The text ended where more was needed: a viable prefix."""
+
+
+class _Invalid(Exception):
+    """The text cannot be completed into a valid call list."""
+
+
+@dataclass
+class _Cursor:
+    text: str
+    i: int = 0
+
+    def ws(self) -> None:
+        while self.i < len(self.text) and self.text[self.i] in _WS:
+            self.i += 1
+
+    def peek(self) -> str:
+        if self.i >= len(self.text):
+            raise _Incomplete
+        return self.text[self.i]
+
+    def expect(self, literal: str) -> None:
+        rest = self.text[self.i : self.i + len(literal)]
+        if not literal.startswith(rest):
+            raise _Invalid
+        if len(rest) < len(literal):
+            raise _Incomplete
+        self.i += len(literal)
+
+    def string(self, escapes: bool = True) -> str:
+        """A JSON string; returns its decoded value (raises _Incomplete with the value so far
+        stored in `partial`). Without `escapes` (a tool name, a key) a backslash is invalid."""
+        self.expect('"')
+        out = []
+        while True:
+            if self.i >= len(self.text):
+                self.partial = "".join(out)
+                raise _Incomplete
+            c = self.text[self.i]
+            if c == '"':
+                self.i += 1
+                return "".join(out)
+            if c == "\\":
+                if not escapes:
+                    raise _Invalid
+                if self.i + 1 >= len(self.text):
+                    self.partial = "".join(out)
+                    raise _Incomplete
+                esc = self.text[self.i + 1]
+                if esc == "u":
+                    digits = self.text[self.i + 2 : self.i + 6]
+                    if not re.fullmatch(r"[0-9a-fA-F]*", digits):
+                        raise _Invalid
+                    if len(digits) < 4:
+                        self.partial = "".join(out)
+                        raise _Incomplete
+                    out.append(chr(int(digits, 16)))
+                    self.i += 6
+                    continue
+                if esc not in '"\\/bfnrt':
+                    raise _Invalid
+                out.append(json.loads(f'"\\{esc}"'))
+                self.i += 2
+                continue
+            if c in "\n\r" or ord(c) < 0x20:
+                raise _Invalid
+            out.append(c)
+            self.i += 1
+
+    partial: str = field(default="")
+
+
+def _number(cur: _Cursor, integer: bool) -> None:
+    rest = cur.text[cur.i :]
+    whole = _NUMBER_PREFIX.match(rest)
+    if whole is not None and whole.end() == len(rest):  # the text ends inside the number
+        if integer and any(c in rest for c in ".eE"):
+            raise _Invalid
+        raise _Incomplete
+    m = _NUMBER.match(rest)
+    if m is None or (integer and any(c in m.group(0) for c in ".eE")):
+        raise _Invalid
+    cur.i += m.end()
+
+
+def _any(cur: _Cursor) -> None:
+    """Any JSON value."""
+    cur.ws()
+    c = cur.peek()
+    if c == '"':
+        cur.string()
+    elif c == "{":
+        _container(cur, "{", "}", lambda: (cur.string(), cur.ws(), cur.expect(":"), _any(cur)))
+    elif c == "[":
+        _container(cur, "[", "]", lambda: _any(cur))
+    elif c in "-0123456789":
+        _number(cur, integer=False)
+    else:
+        for literal in ("true", "false", "null"):
+            if literal.startswith(cur.text[cur.i : cur.i + len(literal)]):
+                cur.expect(literal)
+                return
+        raise _Invalid
+
+
+def _container(cur: _Cursor, open_: str, close: str, item: Any, *, allow_empty: bool = True) -> None:
+    cur.expect(open_)
+    cur.ws()
+    if cur.peek() == close:
+        if not allow_empty:
+            raise _Invalid
+        cur.i += 1
+        return
+    while True:
+        cur.ws()
+        item()
+        cur.ws()
+        c = cur.peek()
+        cur.i += 1
+        if c == close:
+            return
+        if c != ",":
+            raise _Invalid
+
+
+def _value(cur: _Cursor, spec: dict[str, Any]) -> None:
+    """A JSON value of the type `spec` describes (anything for a schema it cannot check)."""
+    cur.ws()
+    if spec.get("enum"):
+        options = [json.dumps(v, ensure_ascii=False) for v in spec["enum"]]
+        rest = cur.text[cur.i :]
+        full = [o for o in options if rest.startswith(o)]
+        if full:
+            cur.i += len(max(full, key=len))
+            return
+        if any(o.startswith(rest) for o in options):
+            raise _Incomplete
+        raise _Invalid
+    kind = spec.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    c = cur.peek()
+    if kind == "string":
+        if c != '"':
+            raise _Invalid
+        cur.string()
+    elif kind in ("number", "integer"):
+        if c not in "-0123456789":
+            raise _Invalid
+        _number(cur, integer=kind == "integer")
+    elif kind == "boolean":
+        for literal in ("true", "false"):
+            if literal.startswith(cur.text[cur.i : cur.i + len(literal)]):
+                cur.expect(literal)
+                return
+        raise _Invalid
+    elif kind == "array":
+        items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
+        if c != "[":
+            raise _Invalid
+        _container(cur, "[", "]", lambda: _value(cur, items))
+    elif kind == "object":
+        if c != "{":
+            raise _Invalid
+        _any(cur)
+    else:
+        _any(cur)
+
+
+@dataclass(frozen=True)
+class CallGrammar:
+    """The call lists allowed for one set of candidate tools (module docstring)."""
+
+    tools: dict[str, dict[str, Any]]
+    """Tool name -> its JSON Schema of parameters (``properties``, ``required``)."""
+
+    @classmethod
+    def from_specs(cls, specs: Sequence[dict[str, Any]]) -> CallGrammar:
+        """From OpenAI-style specs (``{"name", "parameters"}``, or wrapped in ``"function"``)."""
+        tools = {}
+        for spec in specs:
+            fn = spec.get("function", spec)
+            tools[fn["name"]] = fn.get("parameters") or {}
+        return cls(tools)
+
+    def _args(self, cur: _Cursor, name: str) -> None:
+        schema = self.tools[name]
+        props = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        seen: set[str] = set()
+        cur.expect("{")
+        cur.ws()
+        if cur.peek() == "}":
+            if required:
+                raise _Invalid
+            cur.i += 1
+            return
+        while True:
+            cur.ws()
+            try:
+                key = cur.string(escapes=False)
+            except _Incomplete:
+                if not any(k.startswith(cur.partial) for k in props if k not in seen):
+                    raise _Invalid from None
+                raise
+            if key not in props or key in seen:
+                raise _Invalid
+            seen.add(key)
+            cur.ws()
+            cur.expect(":")
+            _value(cur, props[key])
+            cur.ws()
+            c = cur.peek()
+            cur.i += 1
+            if c == "}":
+                if not required <= seen:
+                    raise _Invalid
+                return
+            if c != "," or seen >= set(props):
+                raise _Invalid
+
+    def _call(self, cur: _Cursor) -> None:
+        cur.expect("{")
+        cur.ws()
+        cur.expect('"name"')
+        cur.ws()
+        cur.expect(":")
+        cur.ws()
+        try:
+            name = cur.string(escapes=False)
+        except _Incomplete:
+            if not any(n.startswith(cur.partial) for n in self.tools):
+                raise _Invalid from None
+            raise
+        if name not in self.tools:
+            raise _Invalid
+        cur.ws()
+        cur.expect(",")
+        cur.ws()
+        cur.expect('"args"')
+        cur.ws()
+        cur.expect(":")
+        cur.ws()
+        self._args(cur, name)
+        cur.ws()
+        cur.expect("}")
+
+    def viable(self, text: str) -> bool:
+        """Whether `text` (starting at the call list's ``[``) is a call list or can still become
+        one; trailing whitespace after the closing ``]`` is allowed, anything else is not."""
+        return self.state(text) != "invalid"
+
+    def state(self, text: str) -> str:
+        """``complete`` (a whole call list, then at most whitespace), ``open`` (a viable prefix)
+        or ``invalid``."""
+        cur = _Cursor(text)
+        try:
+            cur.ws()
+            _container(cur, "[", "]", lambda: self._call(cur), allow_empty=False)
+            cur.ws()
+        except _Incomplete:
+            return "open"
+        except _Invalid:
+            return "invalid"
+        return "complete" if cur.i == len(text) else "invalid"
+
+
+def call_start(reply: str) -> int | None:
+    """Where the call list of a reply begins (the index of its ``[``), when the reply (after its
+    thought, if it has one) opens with one; None otherwise, or when the thought is still open."""
+    body_at = 0
+    if reply.lstrip().startswith("<think>"):
+        close = reply.find(THINK_CLOSE)
+        if close < 0:
+            return None
+        body_at = close + len(THINK_CLOSE)
+    body = reply[body_at:]
+    stripped = body.lstrip()
+    if not stripped.startswith("["):
+        return None
+    return body_at + len(body) - len(stripped)
+
+
+class CallConstraint:
+    """Greedy decoding restricted to `grammar` once a reply opens its call list (module docstring).
+
+    `token_texts` holds each token id's text (`token_texts_of`); `eos_ids` the end-of-turn tokens.
+    `choose` returns the token to write instead of the model's free choice, or None when the reply
+    is not in a call list (or no token among the `max_scan` best keeps it viable, which `fallbacks`
+    counts: the model's own choice then stands and the parser judges the result)."""
+
+    def __init__(
+        self,
+        grammar: CallGrammar,
+        token_texts: Sequence[str],
+        eos_ids: Sequence[int],
+        decode: Any,
+        *,
+        max_scan: int = 4096,
+    ) -> None:
+        self.grammar = grammar
+        self.token_texts = token_texts
+        self.eos_ids = list(eos_ids)
+        self.decode = decode
+        self.max_scan = max_scan
+        self.steps = 0
+        """Tokens chosen under the constraint."""
+        self.fallbacks = 0
+
+    def choose(self, new_ids: Sequence[int], logits: Any) -> int | None:
+        """The token to write next, given the reply's tokens so far and the next-token logits."""
+        text = self.decode(list(new_ids)) if new_ids else ""
+        start = call_start(text)
+        if start is None:
+            return None
+        call = text[start:]
+        self.steps += 1
+        if self.grammar.state(call) == "complete":
+            return self.eos_ids[0]
+        import torch
+
+        k = min(self.max_scan, logits.shape[-1])
+        for token in torch.topk(logits.float(), k).indices.tolist():
+            piece = self.token_texts[token]
+            if not piece or token in self.eos_ids:  # special tokens carry no text to check
+                continue
+            if self.grammar.viable(call + piece):
+                return int(token)
+        self.fallbacks += 1
+        return None
+
+
+def token_texts_of(tokenizer: Any) -> list[str]:
+    """The text of every token id of `tokenizer` on its own (special tokens as empty text)."""
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    size = len(tokenizer)
+    return ["" if i in special else tokenizer.decode([i]) for i in range(size)]
