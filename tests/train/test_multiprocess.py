@@ -71,7 +71,9 @@ def env_with_probe(probe_dir: Path) -> dict[str, str]:
 def launch(config: str, output_dir: Path, probe_dir: Path, *extra: str) -> str:
     """Train the tiny recipe with prefix-shared rows through `python -m train.launch`."""
     probe_dir.mkdir(parents=True, exist_ok=True)
-    two = [] if config == "accelerate_configs/cpu.yaml" else ["--num_processes", "2", "--mixed_precision", "no"]
+    two = (
+        [] if config == "accelerate_configs/cpu.yaml" else ["--num_processes", "2", "--mixed_precision", "no"]
+    )
     command = [
         sys.executable,
         "-m",
@@ -150,7 +152,9 @@ def test_two_processes_match_one(backend, one_process, tmp_path):
     if backend.startswith("zero"):
         import importlib.util
 
-        assert importlib.util.find_spec("deepspeed"), "deepspeed is missing: `make setup` installs it (dev extra)"
+        assert importlib.util.find_spec("deepspeed"), (
+            "deepspeed is missing: `make setup` installs it (dev extra)"
+        )
     config, distributed_type, zero_stage = BACKENDS[backend]
     ref_dir, ref_probe = one_process
     out = tmp_path / "run"
@@ -167,7 +171,8 @@ def test_two_processes_match_one(backend, one_process, tmp_path):
     want, got = losses(ref_dir), losses(out)
     assert sorted(got) == sorted(want) == [1, 2, 3, 4, 5, 6]
     steps = [want[s] for s in sorted(want)]
-    assert min(abs(a - b) for a, b in zip(steps, steps[1:])) > 100 * LOSS_TOL  # the tolerance can tell steps apart
+    # The tolerance can tell one step from the next.
+    assert min(abs(a - b) for a, b in zip(steps, steps[1:], strict=False)) > 100 * LOSS_TOL
     for step in want:
         assert got[step] == pytest.approx(want[step], abs=LOSS_TOL), (step, got, want)
     assert_adapters_match(adapter(out), adapter(ref_dir))
@@ -205,7 +210,12 @@ def test_two_processes_match_one(backend, one_process, tmp_path):
         "checkpoint-6/rng_state_1.pth",
     }
     mine = written(ranks["0"])
-    for name in ("adapter_model.safetensors", "trainer_state.json", "train_summary.json", "data_fingerprint.json"):
+    for name in (
+        "adapter_model.safetensors",
+        "trainer_state.json",
+        "train_summary.json",
+        "data_fingerprint.json",
+    ):
         assert name in mine
     assert "checkpoint-3/adapter_model.safetensors" in mine
     assert ranks["1"]["log_lines"] == []
@@ -234,7 +244,9 @@ def test_fsdp2_config_trains_ddp_on_cpu(tmp_path):
     accelerate stays MULTI_CPU and wraps the model in DDP. If this fails, accelerate has learned FSDP
     on CPU: add fsdp2 to BACKENDS."""
     out = tmp_path / "run"
-    launch("accelerate_configs/fsdp2.yaml", out, tmp_path / "probe", "--max_steps", "1", "--save_strategy", "no")
+    launch(
+        "accelerate_configs/fsdp2.yaml", out, tmp_path / "probe", "--max_steps", "1", "--save_strategy", "no"
+    )
     ranks = probes(tmp_path / "probe")
     assert sorted(ranks) == ["0", "1"]
     engine = ranks["0"]["engine"]

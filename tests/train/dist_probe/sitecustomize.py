@@ -116,7 +116,11 @@ def _patch_trainer(module) -> None:
     trainer_class.training_step = probed_training_step
 
 
-_PATCHES = {"torch": _patch_torch, "safetensors.torch": _patch_safetensors, "transformers.trainer": _patch_trainer}
+_PATCHES = {
+    "torch": _patch_torch,
+    "safetensors.torch": _patch_safetensors,
+    "transformers.trainer": _patch_trainer,
+}
 
 
 class _PatchAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
