@@ -46,7 +46,11 @@ def test_every_node_gets_its_rank_and_the_main_address(tmp_path):
         assert command[1:3] == ["-m", "train.launch"]
         args = launch_command_parser().parse_args(command[3:])
         assert args.training_script == "train/sft.py"
-        assert args.training_script_args == ["recipes/llama-3.3-70b/sft_zero3.yaml", "--run_name", "two words"]
+        assert args.training_script_args == [
+            "recipes/llama-3.3-70b/sft_zero3.yaml",
+            "--run_name",
+            "two words",
+        ]
         args, defaults, _ = _validate_launch_command(args)
         # What `accelerate launch` sets next, on its way to the DeepSpeed launcher.
         fields = list(defaults.deepspeed_config) + ["mixed_precision"]
