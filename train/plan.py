@@ -1,0 +1,325 @@
+"""GPU memory planner for a training recipe: what one GPU holds at the peak of a LoRA/QLoRA step.
+
+    python -m train.plan RECIPE.yaml [--gpus N] [--gpu-memory GiB] [--json]
+
+Per GPU, in GiB: the base weights at the recipe's precision and quantisation; the LoRA parameters with
+their gradients and AdamW states; the activations of one micro-batch (the recipe's rows per step x
+`max_length` tokens) with or without gradient checkpointing; the logits and the loss (and what a fused
+loss, `use_liger_kernel: true`, saves); and what the sharding of the accelerate config named in the
+recipe's header (DDP, ZeRO-2, ZeRO-3, FSDP) divides by the number of GPUs. When the total does not fit
+it names what to turn, in order: checkpointing, the fused loss, rows per step, ZeRO-3 over the GPUs,
+4-bit, more GPUs or nodes.
+
+The rules (bytes; h hidden size, i MLP width, kv key/value width, V vocabulary, L layers):
+
+* Weights: bf16, 2 per parameter. 8-bit (bitsandbytes LLM.int8): 1 per parameter of the linear layers;
+  4-bit NF4: 0.5 plus its scales. With either, `prepare_model_for_kbit_training` (train/modeling.py)
+  upcasts every other parameter (embeddings, untied head, norms) to fp32: 4 each, and the hidden states
+  that leave the fp32 embedding stay fp32. ZeRO-3 and FSDP divide bf16 weights by the GPUs and gather
+  about two layers at a time; quantised weights do not shard.
+* LoRA: r x (in + out) parameters per adapted linear, fp32, 16 per parameter (weight, gradient, two
+  AdamW moments). ZeRO-2 shards gradients and moments (12 of the 16), ZeRO-3 and FSDP all 16.
+* Activations per token: a layer keeps 2 x (10h + 4i + 3kv) + 24h bytes (bf16 inputs of its linears,
+  rotary and attention outputs; RMSNorm works in fp32). Without checkpointing all L layers; with it the
+  L layer inputs (2h, or 4h in fp32) plus one layer recomputed during its backward.
+* Logits per token: V x (head bytes + 8): the head's output, its fp32 copy for the loss and the
+  log-softmax with its gradient (10 for a bf16 head, 12 for an fp32 one). A fused linear-cross-entropy
+  (Liger) computes them in chunks: about 8h.
+* Tokens per micro-batch: rows per step x `max_length`. Prefix-shared packed rows are that full;
+  for naive rows it is the worst case (a batch is padded to its longest sample).
+
+The activation and logit coefficients were fitted to two H100 measurements (prefix-shared, 1 and 2 rows
+of 4,096 tokens, no checkpointing; field notes, section 4) and checked against the others: padded
+baselines, checkpointing with and without Liger, the Gemma-3-4B recipe and an out-of-memory run
+(tests/train/test_plan.py). A plan fits when its peak is within `USABLE` of the card: the CUDA context,
+the allocator's fragmentation and NCCL buffers take the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+GIB = 2**30
+USABLE = 0.9  # of the card's memory a plan may use
+LORA_BYTES = 16  # fp32 weight + gradient + AdamW exp_avg + exp_avg_sq
+SHARDED_STATE = {"none": 0, "zero2": 12, "zero3": 16, "fsdp": 16}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A decoder's dimensions (its config.json), enough to count parameters and activations."""
+
+    hidden: int
+    intermediate: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    tied: bool
+    #: Linear parameters outside the decoder layers that are loaded but not adapted (a vision tower).
+    extra_linear: int = 0
+    #: Decoder linear parameters when the layers are not uniform (Nemotron's pruned blocks).
+    decoder_linear: int | None = None
+
+    @property
+    def q_dim(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.kv_heads * self.head_dim
+
+    def layer_linears(self) -> list[tuple[int, int]]:
+        """(in, out) of each linear of one decoder layer: q, k, v, o, gate, up, down."""
+        h, i = self.hidden, self.intermediate
+        return [(h, self.q_dim), (h, self.kv_dim), (h, self.kv_dim), (self.q_dim, h), (h, i), (h, i), (i, h)]
+
+    def linear_params(self) -> int:
+        if self.decoder_linear is not None:
+            return self.decoder_linear
+        return self.layers * sum(a * b for a, b in self.layer_linears())
+
+    def embedding_params(self) -> int:
+        return self.vocab * self.hidden * (1 if self.tied else 2)
+
+
+# Architectures by hub id (their config.json; nothing is downloaded). Gemma 3 loads its SigLIP vision
+# tower (about 0.41 B linear parameters) with the language model.
+SIGLIP_LINEAR = 27 * (4 * 1152 * 1152 + 2 * 1152 * 4304)
+SHAPES: dict[str, Shape] = {
+    "meta-llama/Llama-3.2-3B-Instruct": Shape(3072, 8192, 28, 24, 8, 128, 128256, True),
+    "google/gemma-3-4b-it": Shape(2560, 10240, 34, 8, 4, 256, 262208, True, SIGLIP_LINEAR),
+    "google/gemma-3-12b-it": Shape(3840, 15360, 48, 16, 8, 256, 262208, True, SIGLIP_LINEAR),
+    "google/gemma-3-27b-it": Shape(5376, 21504, 62, 32, 16, 128, 262208, True, SIGLIP_LINEAR),
+    "meta-llama/Llama-3.3-70B-Instruct": Shape(8192, 28672, 80, 64, 8, 128, 128256, False),
+    # 49.9 B parameters: Llama-3.3-70B with blocks pruned by NAS; an average layer stands in for them.
+    "nvidia/Llama-3_3-Nemotron-Super-49B-v1": Shape(
+        8192, 18432, 80, 64, 8, 128, 128256, False, decoder_linear=47_800_000_000
+    ),
+}
+SHAPES["meta-llama/Llama-3.2-3B"] = SHAPES["meta-llama/Llama-3.2-3B-Instruct"]
+
+
+@dataclass
+class Setup:
+    """What one GPU runs: the model, its precision, one micro-batch and the sharding."""
+
+    shape: Shape
+    quant: str = "bf16"  # bf16 | 8bit | 4bit
+    lora_r: int = 16
+    lora_layers_only: bool = True  # adapters on the decoder's linears (not a vision tower)
+    tokens: int = 4096  # per micro-batch on one GPU
+    checkpointing: bool = True
+    fused_loss: bool = False
+    gpus: int = 1
+    sharding: str = "none"  # none (DDP or one GPU) | zero2 | zero3 | fsdp
+    offload: bool = False  # ZeRO-3 with weights and optimizer states in CPU memory
+
+
+@dataclass
+class Plan:
+    """Peak memory of one GPU, by part, in GiB."""
+
+    setup: dict[str, Any]
+    parts: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        return round(sum(self.parts.values()), 2)
+
+    def fits(self, gpu_memory: float) -> bool:
+        return self.total <= USABLE * gpu_memory
+
+
+def estimate(setup: Setup) -> Plan:
+    s = setup.shape
+    h, i, kv = s.hidden, s.intermediate, s.kv_dim
+    quantised = setup.quant in ("8bit", "4bit")
+    shard = setup.sharding in ("zero3", "fsdp") and not quantised
+    linear = s.linear_params() + s.extra_linear
+    other = s.embedding_params()
+    if quantised:
+        per_linear = 1.0 if setup.quant == "8bit" else 0.5 + 0.5 / 64 * 4 / 8  # NF4 + double-quantised scales
+        weights = linear * per_linear + other * 4
+    else:
+        weights = (linear + other) * 2
+    if shard:
+        layer = (weights - other * 2) / s.layers
+        weights = 0.0 if setup.offload else weights / setup.gpus + 2 * layer
+    lora = s.layers * sum(setup.lora_r * (a + b) for a, b in s.layer_linears())
+    if s.decoder_linear is not None:  # scale to the pruned decoder
+        lora = int(lora * s.decoder_linear / (s.layers * sum(a * b for a, b in s.layer_linears())))
+    sharded = SHARDED_STATE[setup.sharding] if setup.gpus > 1 else 0
+    lora_bytes = lora * (LORA_BYTES - sharded + sharded / setup.gpus)
+    if setup.offload:
+        lora_bytes = lora * 4 / setup.gpus
+    per_layer = 2 * (10 * h + 4 * i + 3 * kv) + 24 * h
+    residual = 4 * h if quantised else 2 * h
+    per_token = s.layers * residual + per_layer if setup.checkpointing else s.layers * per_layer
+    head_bytes = 4 if quantised else 2
+    logits = 8 * h if setup.fused_loss else s.vocab * (head_bytes + 8)
+    plan = Plan(setup={**asdict(setup), "shape": asdict(s)})
+    plan.parts = {
+        "weights": round(weights / GIB, 2),
+        "lora_and_optimizer": round(lora_bytes / GIB, 2),
+        "activations": round(setup.tokens * per_token / GIB, 2),
+        "logits_and_loss": round(setup.tokens * logits / GIB, 2),
+    }
+    plan.setup["lora_params"] = lora
+    plan.setup["fused_loss_saves_gib"] = round(setup.tokens * (s.vocab * (head_bytes + 8) - 8 * h) / GIB, 2)
+    return plan
+
+
+# --------------------------------------------------------------------------------------------
+# Recipes
+# --------------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARDING_OF = {"MULTI_GPU": "none", "NO": "none", "FSDP": "fsdp"}
+
+
+def accelerate_config(recipe_text: str) -> tuple[str | None, dict[str, Any]]:
+    match = re.search(r"^# Accelerate config: (\S+)", recipe_text, re.M)
+    if not match:
+        return None, {}
+    path = ROOT / match.group(1)
+    return match.group(1), (yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {})
+
+
+def setup_of(recipe: str | Path, gpus: int | None = None) -> tuple[Setup, dict[str, Any]]:
+    """The Setup a recipe (and the accelerate config its header names) trains with."""
+    text = Path(recipe).read_text(encoding="utf-8")
+    data = yaml.safe_load(text) or {}
+    model = data.get("model_name_or_path", "")
+    if model not in SHAPES:
+        raise SystemExit(f"error: {recipe}: no shape known for model '{model}' (train/plan.py: SHAPES)")
+    config_name, config = accelerate_config(text)
+    kind = str(config.get("distributed_type", "NO"))
+    ds = config.get("deepspeed_config") or {}
+    sharding = f"zero{ds.get('zero_stage', 2)}" if kind == "DEEPSPEED" else SHARDING_OF.get(kind, "none")
+    quant = "8bit" if data.get("load_in_8bit") else "4bit" if data.get("load_in_4bit") else "bf16"
+    rows = int(data.get("per_device_train_batch_size", 1))
+    setup = Setup(
+        shape=SHAPES[model],
+        quant=quant,
+        lora_r=int(data.get("lora_r", 16)),
+        tokens=rows * int(data.get("max_length", 1024)),
+        checkpointing=bool(data.get("gradient_checkpointing", False)),
+        fused_loss=bool(data.get("use_liger_kernel", False)),
+        gpus=gpus or int(config.get("num_processes", 1)),
+        sharding=sharding,
+        offload=ds.get("offload_param_device", "none") == "cpu",
+    )
+    return setup, {"model": model, "accelerate_config": config_name, "rows_per_step": rows}
+
+
+def advice(setup: Setup, gpu_memory: float) -> list[str]:
+    """What to turn, first to last, each with the peak it gives; the first line that fits is the advice."""
+    steps: list[tuple[str, dict[str, Any]]] = []
+    if not setup.checkpointing:
+        steps.append(("gradient_checkpointing: true", {"checkpointing": True}))
+    if not setup.fused_loss:
+        steps.append(("use_liger_kernel: true (fused loss; pip install liger-kernel)", {"fused_loss": True}))
+    if setup.tokens > 4096:
+        steps.append(
+            (
+                "per_device_train_batch_size: 1, gradient_accumulation_steps up",
+                {"tokens": min(setup.tokens, 4096)},
+            )
+        )
+    if setup.quant == "bf16" and setup.sharding not in ("zero3", "fsdp"):
+        steps.append(("accelerate_configs/deepspeed_zero3.yaml (or fsdp2.yaml)", {"sharding": "zero3"}))
+    if setup.quant != "4bit" and setup.sharding not in ("zero3", "fsdp"):
+        steps.append(("load_in_4bit: true (QLoRA)", {"quant": "4bit"}))
+    if setup.quant == "bf16":
+        for gpus in (8, 16, 32):
+            if gpus > setup.gpus:
+                steps.append(
+                    (
+                        f"{gpus} GPUs ({math.ceil(gpus / 8)} node(s) of 8), ZeRO-3",
+                        {"gpus": gpus, "sharding": "zero3"},
+                    )
+                )
+    lines, current = [], asdict(setup) | {"shape": setup.shape}
+    for text, change in steps:
+        current |= change
+        plan = estimate(Setup(**current))
+        fits = plan.fits(gpu_memory)
+        lines.append(f"{text}: {plan.total:.1f} GiB{' (fits)' if fits else ''}")
+        if fits:
+            break
+    return lines
+
+
+def report(recipe: str, gpus: int | None, gpu_memory: float) -> dict[str, Any]:
+    setup, where = setup_of(recipe, gpus)
+    plan = estimate(setup)
+    return {
+        "recipe": str(recipe),
+        **where,
+        "gpus": setup.gpus,
+        "sharding": setup.sharding + (" + offload" if setup.offload else ""),
+        "quantisation": setup.quant,
+        "tokens_per_micro_batch": setup.tokens,
+        "gradient_checkpointing": setup.checkpointing,
+        "fused_loss": setup.fused_loss,
+        "per_gpu_gib": plan.parts,
+        "total_gib": plan.total,
+        "fused_loss_saves_gib": plan.setup["fused_loss_saves_gib"],
+        "without_checkpointing_gib": estimate(
+            Setup(**(asdict(setup) | {"shape": setup.shape, "checkpointing": False}))
+        ).total,
+        "gpu_memory_gib": gpu_memory,
+        "fits": plan.fits(gpu_memory),
+        "advice": [] if plan.fits(gpu_memory) else advice(setup, gpu_memory),
+    }
+
+
+def format_report(r: dict[str, Any]) -> str:
+    lines = [
+        f"{r['recipe']}: {r['model']}, {r['quantisation']}, {r['gpus']} GPU(s), sharding {r['sharding']}"
+        f" ({r['accelerate_config']})",
+        f"micro-batch: {r['tokens_per_micro_batch']} tokens, checkpointing {r['gradient_checkpointing']},"
+        f" fused loss {r['fused_loss']}",
+        "per GPU (GiB):",
+    ]
+    lines += [f"  {name:<20} {value:8.2f}" for name, value in r["per_gpu_gib"].items()]
+    lines.append(
+        f"  {'total':<20} {r['total_gib']:8.2f}   (without checkpointing: {r['without_checkpointing_gib']:.1f})"
+    )
+    if not r["fused_loss"]:
+        lines.append(f"  a fused loss (use_liger_kernel: true) would save {r['fused_loss_saves_gib']:.1f}")
+    verdict = "fits" if r["fits"] else "does NOT fit"
+    lines.append(f"{verdict} a {r['gpu_memory_gib']:g} GiB GPU (plans use up to {USABLE:.0%} of it)")
+    if r["advice"]:
+        lines.append("to fit, turn (cumulative):")
+        lines += [f"  {line}" for line in r["advice"]]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m train.plan", description=__doc__.split("\n\n")[0])
+    p.add_argument("recipe", help="a recipe YAML (its header names the accelerate config)")
+    p.add_argument("--gpus", type=int, help="GPUs (default: num_processes of the accelerate config)")
+    p.add_argument(
+        "--gpu-memory", type=float, default=79.6, help="GiB of one GPU (default 79.6: an H100 80 GB)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    args = p.parse_args(argv)
+    r = report(args.recipe, args.gpus, args.gpu_memory)
+    print(json.dumps(r, indent=2) if args.json else format_report(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
