@@ -1,0 +1,27 @@
+"""`make bench`'s eval_loop part on a tiny model: the three loops run, the cached loop repeats the
+one-at-a-time loop's replies, and the loop stop keeps every turn's kind and every score."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.evalloop import bench_eval_loop
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
+
+
+def test_eval_loop_part_on_a_tiny_model(tmp_path: Path) -> None:
+    from data_gen.schema import load_dialogues
+    from train.modeling import build_tiny_model
+
+    texts = [t.content for d in load_dialogues(BENCH)[:10] for t in d.turns if t.content]
+    model = build_tiny_model(tmp_path / "tiny", texts=texts, seed=1)
+    out = bench_eval_loop(ROOT, model, BENCH, num_dialogues=2, t_max=2, budget=64)
+    assert out["value"] > 0
+    assert set(out["seconds"]) == {"one_at_a_time", "cached", "cached_loop_stop"}
+    assert out["cached_replies_identical_to_one_at_a_time"] is True
+    assert out["loop_stop_turn_kinds_identical"] is True
+    assert out["loop_stop_scores_identical"] is True
+    # The loop stop only ever shortens replies.
+    assert out["generated_characters"]["cached_loop_stop"] <= out["generated_characters"]["cached"]
