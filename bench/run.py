@@ -11,6 +11,8 @@ Parts (all by default):
                 in fp32 (and the largest relative difference of the LoRA gradients);
 - step_speedup: LoRA training throughput (samples per second) of SmolLM2-135M on CPU, prefix-shared
                 over naive, on the same dialogues;
+- loss_positions: step time of the prefix-shared trainer on SmolLM2, loss at every position over
+                loss at the trained positions only (bench/loss_positions.py);
 - datagen:      requests per second through the OpenAI backend against a local OpenAI-compatible
                 server with a fixed latency, over the ideal (concurrency / latency), at 8, 32, 64
                 requests in flight; also through the engine's own scheduling (seeds of sequential
@@ -48,7 +50,7 @@ from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
 from data_gen.format import HISTORY_REASONING  # noqa: E402
 
 ROOT = Path(_ROOT)
-PARTS = ("token_ratio", "loss_parity", "step_speedup", "datagen", "dynamic_eval")
+PARTS = ("token_ratio", "loss_parity", "step_speedup", "loss_positions", "datagen", "dynamic_eval")
 CATALOGUE = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 FIXTURE = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
@@ -419,6 +421,7 @@ def print_table(results: dict[str, Any]) -> None:
             "largest per-sample loss difference (fp32, tiny Llama + LoRA)",
         ),
         ("step_speedup_shared_vs_naive", "", "LoRA training samples/s on CPU, SmolLM2, shared / naive"),
+        ("loss_positions_step_speedup", "> 1", "SmolLM2 step time, loss_positions all / trained"),
         ("datagen_concurrency_efficiency", ">= 0.9 at 64", "achieved requests/s / (in flight / latency)"),
         (
             "dynamic_eval_batched_speedup",
@@ -453,6 +456,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument(
         "--step-dialogues", type=int, default=4, help="dialogues of the SmolLM2 step benchmark"
     )
+    parser.add_argument("--positions-rounds", type=int, default=3, help="rows of the loss_positions part")
     parser.add_argument(
         "--latency",
         type=float,
@@ -494,15 +498,16 @@ class Measurements:
 def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measurements:
     """Run the selected parts in `work`, sharing the corpus and the SmolLM2 tokenizer."""
     from bench.datagen import bench_datagen
+    from bench.loss_positions import bench_loss_positions
     from data_gen.schema import load_dialogues
 
     m = Measurements()
     corpus = tokenizer = model_path = None
-    if {"token_ratio", "loss_parity", "step_speedup"} & set(parts):
+    if {"token_ratio", "loss_parity", "step_speedup", "loss_positions"} & set(parts):
         t = time.perf_counter()
         corpus = generate_corpus(work / "corpus", args.dialogues)
         m.timings["corpus"] = time.perf_counter() - t
-    if {"token_ratio", "step_speedup"} & set(parts):
+    if {"token_ratio", "step_speedup", "loss_positions"} & set(parts):
         from transformers import AutoTokenizer
 
         model_path = smollm2_path()
@@ -519,6 +524,16 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         model_path,
         tokenizer,
         args.step_dialogues,
+    )
+    m.part(
+        parts,
+        "loss_positions",
+        "loss_positions_step_speedup",
+        bench_loss_positions,
+        corpus,
+        model_path,
+        tokenizer,
+        args.positions_rounds,
     )
     m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
     m.part(parts, "dynamic_eval", "dynamic_eval_batched_speedup", bench_dynamic_eval, work)
