@@ -106,7 +106,7 @@ def bench_loss_positions(dialogues, model_path: Path, tokenizer, rounds: int) ->
         "max_rel_loss_diff": max(loss_diffs),
         "refused": trainer._positions_refused,
         "setup": (
-            "SmolLM2-135M-Instruct fp32, LoRA r=16 alpha=16 all-linear, sdpa, the prefix-shared trainer's "
+            f"{Path(model_path).name} fp32, LoRA r=16 alpha=16 all-linear, sdpa, the prefix-shared trainer's "
             "compute_loss + backward + AdamW step (lr 0), one dialogue's row per step, batch 1; slicing as "
             f"{DEMO_RECIPE.relative_to(ROOT)}; torch threads {torch.get_num_threads()}"
         ),
