@@ -1,4 +1,5 @@
-"""The `eval_loop` part of `make bench`: the demo's evaluation loop (static and dynamic, SmolLM2 in
+"""The evaluation parts of `make bench`. `dynamic_eval` (`bench_dynamic_eval`): the dynamic loop
+of the base model three ways at a small budget. `eval_loop`: the demo's evaluation loop (static and dynamic, SmolLM2 in
 the demo's prompt format, the demo's token budget) timed three ways in one run:
 
 * `one_at_a_time`: batch 1, every prompt recomputed by `model.generate`, every reply run to its
@@ -103,5 +104,71 @@ def bench_eval_loop(
             f"benchmark, SmolLM2-135M-Instruct (base) in the demo's format (compact listing, "
             f"{DEMO_SYSTEM_PROMPT}), hf backend on CPU, greedy, max_new_tokens={budget}, t_max={t_max}, "
             "scripted voting user n=3 m=3 (heldout wording)"
+        ),
+    }
+
+
+def bench_dynamic_eval(
+    work: Path, num_dialogues: int = 8, t_max: int = 3, max_new_tokens: int = 48
+) -> dict[str, Any]:
+    """Dynamic evaluation of SmolLM2-135M-Instruct (base, which never calls a tool, so every
+    dialogue runs its t_max turns) on the first held-out benchmark dialogues, three ways: one
+    dialogue at a time recomputing every prompt (`model.generate`, the path before the prefix
+    cache), batched the same way, and batched through the prefix cache (the default)."""
+    from bench.run import BENCH, smollm2_path
+    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from data_gen.format import PromptFormat
+    from data_gen.schema import load_dialogues
+    from eval.models import ModelSpec, ModelUnderTest
+    from eval.runner import DynamicConfig, run_dynamic
+
+    bench = load_dialogues(BENCH)[:num_dialogues]
+    path = smollm2_path()
+    user = VotingUser(ScriptedUser(phrasing="heldout"), ScriptedVoter(), n=3, m=3)
+    cfg = DynamicConfig(t_max=t_max)
+    near_dup = {d.id: False for d in bench}
+
+    def timed(batch_size: int, prefix_cache: bool) -> tuple[float, list, ModelUnderTest]:
+        # Compact tool listings, as `make demo` evaluates; a fresh model each time, so no run
+        # starts with another's cache.
+        model = ModelUnderTest(
+            ModelSpec(
+                model=str(path),
+                max_new_tokens=max_new_tokens,
+                batch_size=batch_size,
+                prompt_format=PromptFormat(tool_style="compact"),
+                prefix_cache=prefix_cache,
+            )
+        )
+        start = time.perf_counter()
+        records = asyncio.run(run_dynamic(model, bench, near_dup, user, cfg, progress=False))
+        return time.perf_counter() - start, records, model
+
+    t_cached, cached, model = timed(8, True)
+    stats = model._backend.prefix_cache.stats
+    t_batched, batched, _ = timed(8, False)
+    t_sequential, sequential, _ = timed(1, False)
+    turns = sum(1 for r in cached for t in r["turns"] if t["role"] == "assistant")
+    generated = sum(len(t.get("raw") or "") for r in cached for t in r["turns"] if t["role"] == "assistant")
+
+    def raws(records: list) -> list:
+        return [[t.get("raw") for t in r["turns"]] for r in records]
+
+    return {
+        "value": round(t_sequential / t_cached, 3),
+        "cached_batched_seconds": round(t_cached, 3),
+        "batched_seconds": round(t_batched, 3),
+        "sequential_seconds": round(t_sequential, 3),
+        "batched_over_sequential_without_cache": round(t_sequential / t_batched, 3),
+        "prompt_tokens_reused": round(stats.reuse_share, 3),
+        "dialogues": len(bench),
+        "assistant_turns": turns,
+        "generated_characters": generated,
+        "transcripts_identical": raws(cached) == raws(batched) == raws(sequential),
+        "setup": (
+            f"eval.runner.run_dynamic, SmolLM2-135M-Instruct (base), hf backend on CPU, greedy, tool_style "
+            f"compact, max_new_tokens={max_new_tokens}, t_max={t_max}, scripted voting user n=3 m=3 (heldout "
+            "wording); sequential = batch 1 with model.generate, batched = batch 8 with model.generate, "
+            "cached = batch 8 through the prefix cache (eval.models.ModelSpec.prefix_cache)"
         ),
     }

@@ -11,6 +11,8 @@ Parts (all by default):
                 in fp32 (and the largest relative difference of the LoRA gradients);
 - step_speedup: LoRA training throughput (samples per second) of SmolLM2-135M on CPU, prefix-shared
                 over naive, on the same dialogues;
+- loss_positions: step time of the prefix-shared trainer on SmolLM2, loss at every position over
+                loss at the trained positions only (bench/loss_positions.py);
 - datagen:      requests per second through the OpenAI backend against a local OpenAI-compatible
                 server with a fixed latency, over the ideal (concurrency / latency), at 8, 32, 64
                 requests in flight; also through the engine's own scheduling (seeds of sequential
@@ -51,7 +53,15 @@ from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
 from data_gen.format import HISTORY_REASONING  # noqa: E402
 
 ROOT = Path(_ROOT)
-PARTS = ("token_ratio", "loss_parity", "step_speedup", "datagen", "dynamic_eval", "eval_loop")
+PARTS = (
+    "token_ratio",
+    "loss_parity",
+    "step_speedup",
+    "loss_positions",
+    "datagen",
+    "dynamic_eval",
+    "eval_loop",
+)
 CATALOGUE = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 FIXTURE = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
@@ -335,71 +345,6 @@ def bench_step_speedup(dialogues, model_path: Path, tokenizer, num_dialogues: in
 # --------------------------------------------------------------------------------------------
 
 
-def bench_dynamic_eval(
-    work: Path, num_dialogues: int = 8, t_max: int = 3, max_new_tokens: int = 48
-) -> dict[str, Any]:
-    """Dynamic evaluation of SmolLM2-135M-Instruct (base, which never calls a tool, so every
-    dialogue runs its t_max turns) on the first held-out benchmark dialogues, three ways: one
-    dialogue at a time recomputing every prompt (`model.generate`, the path before the prefix
-    cache), batched the same way, and batched through the prefix cache (the default)."""
-    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
-    from data_gen.format import PromptFormat
-    from data_gen.schema import load_dialogues
-    from eval.models import ModelSpec, ModelUnderTest
-    from eval.runner import DynamicConfig, run_dynamic
-
-    bench = load_dialogues(BENCH)[:num_dialogues]
-    path = smollm2_path()
-    user = VotingUser(ScriptedUser(phrasing="heldout"), ScriptedVoter(), n=3, m=3)
-    cfg = DynamicConfig(t_max=t_max)
-    near_dup = {d.id: False for d in bench}
-
-    def timed(batch_size: int, prefix_cache: bool) -> tuple[float, list, ModelUnderTest]:
-        # Compact tool listings, as `make demo` evaluates; a fresh model each time, so no run
-        # starts with another's cache.
-        model = ModelUnderTest(
-            ModelSpec(
-                model=str(path),
-                max_new_tokens=max_new_tokens,
-                batch_size=batch_size,
-                prompt_format=PromptFormat(tool_style="compact"),
-                prefix_cache=prefix_cache,
-            )
-        )
-        start = time.perf_counter()
-        records = asyncio.run(run_dynamic(model, bench, near_dup, user, cfg, progress=False))
-        return time.perf_counter() - start, records, model
-
-    t_cached, cached, model = timed(8, True)
-    stats = model._backend.prefix_cache.stats
-    t_batched, batched, _ = timed(8, False)
-    t_sequential, sequential, _ = timed(1, False)
-    turns = sum(1 for r in cached for t in r["turns"] if t["role"] == "assistant")
-    generated = sum(len(t.get("raw") or "") for r in cached for t in r["turns"] if t["role"] == "assistant")
-
-    def raws(records: list) -> list:
-        return [[t.get("raw") for t in r["turns"]] for r in records]
-
-    return {
-        "value": round(t_sequential / t_cached, 3),
-        "cached_batched_seconds": round(t_cached, 3),
-        "batched_seconds": round(t_batched, 3),
-        "sequential_seconds": round(t_sequential, 3),
-        "batched_over_sequential_without_cache": round(t_sequential / t_batched, 3),
-        "prompt_tokens_reused": round(stats.reuse_share, 3),
-        "dialogues": len(bench),
-        "assistant_turns": turns,
-        "generated_characters": generated,
-        "transcripts_identical": raws(cached) == raws(batched) == raws(sequential),
-        "setup": (
-            f"eval.runner.run_dynamic, SmolLM2-135M-Instruct (base), hf backend on CPU, greedy, tool_style "
-            f"compact, max_new_tokens={max_new_tokens}, t_max={t_max}, scripted voting user n=3 m=3 (heldout "
-            "wording); sequential = batch 1 with model.generate, batched = batch 8 with model.generate, "
-            "cached = batch 8 through the prefix cache (eval.models.ModelSpec.prefix_cache)"
-        ),
-    }
-
-
 # --------------------------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------------------------
@@ -422,6 +367,7 @@ def print_table(results: dict[str, Any]) -> None:
             "largest per-sample loss difference (fp32, tiny Llama + LoRA)",
         ),
         ("step_speedup_shared_vs_naive", "", "LoRA training samples/s on CPU, SmolLM2, shared / naive"),
+        ("loss_positions_step_speedup", "> 1", "SmolLM2 step time, loss_positions all / trained"),
         ("datagen_concurrency_efficiency", ">= 0.9 at 64", "achieved requests/s / (in flight / latency)"),
         (
             "dynamic_eval_batched_speedup",
@@ -461,6 +407,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument(
         "--step-dialogues", type=int, default=4, help="dialogues of the SmolLM2 step benchmark"
     )
+    parser.add_argument("--positions-rounds", type=int, default=3, help="rows of the loss_positions part")
     parser.add_argument(
         "--latency",
         type=float,
@@ -502,15 +449,16 @@ class Measurements:
 def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measurements:
     """Run the selected parts in `work`, sharing the corpus and the SmolLM2 tokenizer."""
     from bench.datagen import bench_datagen
+    from bench.loss_positions import bench_loss_positions
     from data_gen.schema import load_dialogues
 
     m = Measurements()
     corpus = tokenizer = model_path = None
-    if {"token_ratio", "loss_parity", "step_speedup"} & set(parts):
+    if {"token_ratio", "loss_parity", "step_speedup", "loss_positions"} & set(parts):
         t = time.perf_counter()
         corpus = generate_corpus(work / "corpus", args.dialogues)
         m.timings["corpus"] = time.perf_counter() - t
-    if {"token_ratio", "step_speedup"} & set(parts):
+    if {"token_ratio", "step_speedup", "loss_positions"} & set(parts):
         from transformers import AutoTokenizer
 
         model_path = smollm2_path()
@@ -528,11 +476,21 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         tokenizer,
         args.step_dialogues,
     )
+    m.part(
+        parts,
+        "loss_positions",
+        "loss_positions_step_speedup",
+        bench_loss_positions,
+        corpus,
+        model_path,
+        tokenizer,
+        args.positions_rounds,
+    )
     m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
+    from bench.evalloop import bench_dynamic_eval, bench_eval_loop
+
     m.part(parts, "dynamic_eval", "dynamic_eval_batched_speedup", bench_dynamic_eval, work)
     if "eval_loop" in parts:
-        from bench.evalloop import bench_eval_loop
-
         m.part(parts, "eval_loop", "eval_loop_speedup", bench_eval_loop, ROOT, smollm2_path(), BENCH)
     return m
 

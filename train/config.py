@@ -27,6 +27,7 @@ warnings.filterwarnings("ignore", message="`is_gradient_checkpointing", category
 # two decide only how the training samples are built.
 OVERFLOW = ("drop", "truncate_history")
 SLICING = ("naive", "prefix_shared")
+LOSS_POSITIONS = ("all", "trained")  # train/loss_positions.py
 
 
 class RecipeError(Exception):
@@ -129,6 +130,17 @@ class DiaforgeArguments:
             "choices": list(SLICING),
         },
     )
+    loss_positions: str = field(
+        default="trained",
+        metadata={
+            "help": "Where the LM head and the loss run. 'trained' (default): only at the positions whose next "
+            "token is trained (the model gets `logits_to_keep`; train/loss_positions.py): TRL's loss, gradients "
+            "and metrics up to float rounding, without projecting the prompt tokens onto the vocabulary. 'all': "
+            "TRL's own loss over every position. Models whose forward takes no tensor `logits_to_keep` fall back "
+            "to 'all' with a warning.",
+            "choices": list(LOSS_POSITIONS),
+        },
+    )
     system_prompt_file: str | None = field(
         default=None,
         metadata={
@@ -181,6 +193,7 @@ class DiaforgeArguments:
             ("overflow", OVERFLOW),
             ("tool_style", TOOL_STYLES),
             ("slicing", SLICING),
+            ("loss_positions", LOSS_POSITIONS),
         ):
             value = getattr(self, name)
             if value not in allowed:

@@ -407,15 +407,17 @@ def block_mask_from_dense(attention_mask):
     return create_block_mask(mask_mod, b, None, length, length, device=attention_mask.device)
 
 
-def prefix_shared_trainer_class():
+def prefix_shared_trainer_class(loss_positions: str = "all"):
     """`trl.SFTTrainer` for prefix-shared rows. The loss is TRL's own (per-token NLL summed over
-    the label tokens and divided by their number in the batch, or in the whole accumulated step):
-    only the `num_tokens` metric is corrected, since TRL counts tokens as ``attention_mask.sum()``,
-    which is meaningless for a 4D float mask. With ``attn_implementation: flex_attention`` the
-    model gets a `BlockMask` made from the dense mask (untested on GPU; CPU has no flex backward)."""
-    from trl import SFTTrainer
+    the label tokens and divided by their number in the batch, or in the whole accumulated step),
+    computed by TRL over every position (``loss_positions="all"``) or from the logits of the trained
+    positions only (``"trained"``, train/loss_positions.py); the `num_tokens` metric is corrected,
+    since TRL counts tokens as ``attention_mask.sum()``, which is meaningless for a 4D float mask.
+    With ``attn_implementation: flex_attention`` the model gets a `BlockMask` made from the dense
+    mask (untested on GPU; CPU has no flex backward)."""
+    from train.loss_positions import positions_trainer_class
 
-    class PrefixSharedSFTTrainer(SFTTrainer):
+    class PrefixSharedSFTTrainer(positions_trainer_class(loss_positions)):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             mask = inputs.get("attention_mask")
             if mask is None or mask.ndim != 4:

@@ -42,7 +42,10 @@ class RowLayout(Protocol):
 
 @dataclass
 class PaddedLayout:
-    """One row per sample; TRL pads or packs them and trains with its own `SFTTrainer`."""
+    """One row per sample; TRL pads or packs them and trains with its own `SFTTrainer` (with the
+    loss at the trained positions only, for ``loss_positions: trained``)."""
+
+    loss_positions: str = "all"
 
     def configure_model(self, model_args: Any) -> None:
         """Nothing to set: any attention implementation takes padded rows."""
@@ -56,14 +59,16 @@ class PaddedLayout:
         return {}
 
     def trainer(self, training_args: Any, tokenizer: Any, model: Any) -> tuple[type, dict[str, Any]]:
-        from trl import SFTTrainer
+        from train.loss_positions import positions_trainer_class
 
-        return SFTTrainer, {}
+        return positions_trainer_class(self.loss_positions), {}
 
 
 @dataclass
 class PrefixSharedLayout:
     """Each dialogue's samples in one row with a 4D attention mask (train/prefix_shared.py)."""
+
+    loss_positions: str = "all"
 
     #: Statistics of the training rows, set by `datasets`.
     stats: Any = field(default=None, init=False)
@@ -116,12 +121,15 @@ class PrefixSharedLayout:
         training_args.packing = False
         training_args.padding_free = False
         training_args.remove_unused_columns = False
-        return prefix_shared_trainer_class(), {"data_collator": collator}
+        return prefix_shared_trainer_class(self.loss_positions), {"data_collator": collator}
 
 
 LAYOUTS: dict[str, type] = {"naive": PaddedLayout, "prefix_shared": PrefixSharedLayout}
 
 
-def row_layout(slicing: str) -> RowLayout:
-    """The layout of a recipe's `slicing` value (already checked against `train.config.SLICING`)."""
-    return LAYOUTS[slicing]()
+def row_layout(slicing: str, loss_positions: str = "all") -> RowLayout:
+    """The layout of a recipe's `slicing` value (already checked against `train.config.SLICING`),
+    its trainer computing the loss at `loss_positions` (train/loss_positions.py)."""
+    layout = LAYOUTS[slicing]()
+    layout.loss_positions = loss_positions
+    return layout

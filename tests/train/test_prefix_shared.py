@@ -368,19 +368,19 @@ def test_flex_attention_block_mask_matches_sdpa(tiny, dialogues):
 
 def test_training_with_prefix_shared_slicing(tmp_path, monkeypatch):
     """`--slicing prefix_shared` on the tiny recipe: the rows reach the model with their 4D mask and
-    position ids, TRL's first loss is the naive token mean of the same samples, the num_tokens
+    position ids, the first loss is the naive token mean of the same samples, the num_tokens
     metric counts the real tokens, and the loss falls."""
     import json
 
-    import trl
     from transformers import AutoModelForCausalLM
 
     from data_gen.schema import load_dialogues
     from train import sft
+    from train.loss_positions import TrainedPositionsLoss
     from train.modeling import load_tokenizer
 
     seen = []
-    original = trl.SFTTrainer.compute_loss
+    original = TrainedPositionsLoss.compute_loss
 
     def recording(self, model, inputs, *args, **kwargs):
         loss = original(self, model, inputs, *args, **kwargs)
@@ -389,7 +389,7 @@ def test_training_with_prefix_shared_slicing(tmp_path, monkeypatch):
         )
         return loss
 
-    monkeypatch.setattr(trl.SFTTrainer, "compute_loss", recording)
+    monkeypatch.setattr(TrainedPositionsLoss, "compute_loss", recording)
     out = tmp_path / "run"
     result = sft.run(
         [TINY, "--output_dir", str(out), "--slicing", "prefix_shared", "--max_steps", "10",
@@ -401,7 +401,7 @@ def test_training_with_prefix_shared_slicing(tmp_path, monkeypatch):
     assert first["attention_mask"].ndim == 4 and first["attention_mask"].dtype == torch.float32
     assert "position_ids" in first and int(first["position_ids"].max()) > first["input_ids"].shape[1] // 2
 
-    # TRL's loss on the first row (LoRA B starts at zero: the base model) is the mean over its
+    # The loss on the first row (LoRA B starts at zero: the base model) is the mean over its
     # trained tokens of the naive samples' per-token losses.
     tokenizer = load_tokenizer(str(out / "tiny-base"))
     samples = slice_corpus(tokenizer, load_dialogues(DIALOGUES), "strip", max_length=2048)

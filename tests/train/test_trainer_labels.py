@@ -24,20 +24,19 @@ def one_thread():
 
 
 def test_labels_reaching_the_model_are_the_slicers(tmp_path, monkeypatch, one_thread):
-    import trl
-
     from train import sft
+    from train.loss_positions import TrainedPositionsLoss
     from train.modeling import load_tokenizer
     from train.slicing import SliceConfig, TurnSlicer
 
     seen = []
-    original = trl.SFTTrainer.compute_loss
+    original = TrainedPositionsLoss.compute_loss
 
     def recording_compute_loss(self, model, inputs, *args, **kwargs):
         seen.append({k: inputs[k].detach().clone() for k in ("input_ids", "labels", "attention_mask")})
         return original(self, model, inputs, *args, **kwargs)
 
-    monkeypatch.setattr(trl.SFTTrainer, "compute_loss", recording_compute_loss)
+    monkeypatch.setattr(TrainedPositionsLoss, "compute_loss", recording_compute_loss)
     out = tmp_path / "run"
     result = sft.run(
         [
