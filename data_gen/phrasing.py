@@ -138,6 +138,7 @@ _BOUNDARY_WORDS = (
     "than because including except whether over"
 )
 _BOUNDARY = frozenset(_BOUNDARY_WORDS.split())
+_CLAUSE_DETERMINERS = frozenset({"a", "an", "the", "my", "your", "our", "their", "this", "these", "those"})
 _PARTICLES = frozenset({"up", "out", "off", "back", "down"})
 _SUBJECTS = frozenset({"you", "i", "we", "they", "he", "she", "it", "that", "which", "whose", "who"})
 _LOOKUP_LEADS = {
@@ -169,6 +170,130 @@ def first_sentence(text: str) -> str:
 
 def _tokens(sentence: str) -> list[str]:
     return _TOKEN.findall(sentence)
+
+
+# Lead-ins that say how to use a tool before saying what it does: "Use this to cancel ...", "This
+# tool cancels ...", "Allows you to cancel ...", "A function that returns ...". What follows them
+# is read as the description.
+_TOOL_WORDS = r"(?:tool|function|endpoint|api|operation|method|action|command|service|utility)"
+_LEAD_INS = tuple(
+    re.compile(rx, re.IGNORECASE)
+    for rx in (
+        rf"^(?:please\s+)?(?:use|call|invoke)\s+(?:this|it)(?:\s+{_TOOL_WORDS})?"
+        r"(?:\s+(?:when|if)\s+(?:you|the user|a user|users)\s+(?:need|needs|want|wants|wish|wishes)\s+to"
+        r"|\s+to|\s+for)\s+",
+        rf"^(?:this|the)\s+{_TOOL_WORDS}(?:\s+(?:is used to|is used for|can be used to|can be used for|is for"
+        r"|will|can|lets you|allows you to|enables you to|helps you to|helps you|helps to))?\s+",
+        rf"^(?:an?\s+)?{_TOOL_WORDS}\s+(?:that|which|to|for|used to|used for)\s+",
+        r"^(?:allows|lets|enables|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
+        r"^(?:is\s+)?(?:used|designed|intended)\s+(?:to|for)\s+",
+        r"^(?:can be used to|helps to)\s+",
+    )
+)
+
+
+def strip_lead_in(sentence: str) -> str:
+    """The description's sentence without a lead-in about using the tool ("Use this to cancel an
+    order" -> "cancel an order", "This tool returns ..." -> "returns ...")."""
+    for _ in range(3):
+        for rx in _LEAD_INS:
+            m = rx.match(sentence)
+            rest = sentence[m.end() :] if m else ""
+            toks = _tokens(rest)
+            if toks and _opens_with_verb(toks):  # "The service desk queue ..." keeps its words
+                sentence = rest
+                break
+        else:
+            return sentence
+    return sentence
+
+
+def _opens_with_verb(tokens: Sequence[str]) -> bool:
+    nxt = tokens[1] if len(tokens) > 1 else ""
+    return bool(verb_lemma(tokens[0], nxt) or is_base_verb(tokens[0]) or _gerund_base(tokens[0]))
+
+
+# Verbs whose description means "give me information": a tool that "returns" a rate is one a
+# person asks to *get* the rate from (unless the tool is about returning something).
+_INFO_VERBS = {"return": "get"}
+# Verbs that read a thing out: their object is definite ("get the shipping status").
+LOOKUP_VERBS = frozenset(
+    "get fetch retrieve read show view check find look lookup query describe display list search".split()
+)
+
+
+def _gerund_base(word: str) -> str | None:
+    """The base verb of a gerund that cannot be a noun (`cancelling` -> `cancel`), else None."""
+    w = word.lower()
+    if not w.endswith("ing") or len(w) < 6:
+        return None
+    known = _lemmas(w)
+    verbs = known.get("VERB")
+    if verbs and "NOUN" not in known and "ADJ" not in known:
+        return verbs[0]
+    return None
+
+
+def _imperative_verb(tokens: Sequence[str], name_words: Sequence[str]) -> str | None:
+    """The base verb opening an imperative description ("Cancel an order ...", "Retrieve weather
+    information ...", "List orders ..."), None when the first word opens a noun phrase instead
+    ("Open incidents assigned to you", "Order details of a cart")."""
+    first = tokens[0]
+    w = first.lower()
+    nxt = tokens[1].lower() if len(tokens) > 1 else ""
+    if not nxt or not nxt[:1].isalnum():
+        return None
+    gerund = _gerund_base(w)
+    if gerund:
+        return gerund if nxt in DETERMINERS and nxt != "that" else None
+    if not is_base_verb(w) or (first.isupper() and len(first) > 1):
+        return None
+    pos = _lemmas(w)
+    pos = _lemmas(w)
+    if nxt in ("or", "and") and len(tokens) > 3 and is_base_verb(tokens[2]):
+        if "NOUN" not in pos or tokens[3].lower() in DETERMINERS:
+            return w  # "Add or replace the emergency contact", "Book or cancel a flight"
+    if nxt in _BOUNDARY | {"of"} or nxt in _SUBJECTS - {"that"} or nxt.endswith("ed"):
+        return None
+    if (nxt in DETERMINERS and nxt != "that") or nxt in _PARTICLES:
+        return w
+    if "ADJ" in pos:  # "Open incidents assigned to you"
+        return None
+    lead = name_words[0] if name_words else ""
+    if lead and (lead == w or stem(lead) == stem(w)):
+        return w
+    if "NOUN" not in pos:  # "Retrieve weather information", "Fetch news headlines"
+        return w
+    if lead and is_base_verb(lead):  # get_order_details: "Order details", list_x: "Leave requests"
+        return None
+    return w if _is_plural(nxt) and is_noun(nxt) else None
+
+
+_NOMINAL_SUFFIXES = (
+    ("lation", ""),  # cancellation -> cancel
+    ("ation", "e"),  # creation -> create
+    ("ation", ""),  # confirmation -> confirm
+    ("ition", "e"),  # definition -> define
+    ("ion", "e"),  # deletion -> delete
+    ("ion", ""),  # correction -> correct
+    ("ment", ""),  # payment -> pay
+    ("al", "e"),  # approval -> approve, removal -> remove
+    ("al", ""),  # renewal -> renew
+    ("ure", "e"),  # closure -> close
+    ("y", ""),  # delivery -> deliver
+)
+
+
+def deverbal(noun: str) -> str | None:
+    """The verb a noun of action is made from by a suffix (`cancellation` -> `cancel`, `approval`
+    -> `approve`, `payment` -> `pay`), None when it is not one (`order`, `status`)."""
+    w = noun.lower()
+    for suffix, repl in _NOMINAL_SUFFIXES:
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            cand = w[: -len(suffix)] + repl
+            if is_base_verb(cand):
+                return cand
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,6 +345,10 @@ def _object_words(
             if seen_of or not obj:
                 break
             seen_of = True
+        elif low == "given" and obj and i + 1 < len(tokens) and tokens[i + 1].lower() in DETERMINERS:
+            break  # "the area of a triangle | given its base and height"
+        elif low in _CLAUSE_DETERMINERS and obj and _relative_clause_at(tokens, i):
+            break  # "the orders a customer placed": a relative clause starts at its subject
         obj.append(t)
         i += 1
     tail: list[str] = []
@@ -229,6 +358,27 @@ def _object_words(
     while len(obj) > 1 and _dangling(obj[-1]):
         tail.insert(0, obj.pop())
     return obj, tail
+
+
+_CLAUSE_VERBS = frozenset("has have had is are was were does did will can may must owns made".split())
+
+
+def _relative_clause_at(tokens: Sequence[str], i: int) -> bool:
+    """Whether the determiner at `i`, right after a noun, opens a relative clause without "that"
+    (`the orders | a customer placed`, `a price increase | a supplier has announced`): a verb
+    follows its noun within three words. A second object (`send a supplier | the questionnaire`)
+    has none."""
+    prev = tokens[i - 1].lower() if i > 0 else ""
+    pos = set(_lemmas(prev))
+    if "NOUN" not in pos or not pos <= {"NOUN", "VERB"}:
+        return False
+    for t in tokens[i + 1 : i + 4]:
+        low = t.lower()
+        if t in ",;:()" or low in _BOUNDARY:
+            return False
+        if low in _CLAUSE_VERBS or (low.endswith("ed") and "NOUN" not in _lemmas(low)):
+            return True
+    return False
 
 
 def _dangling(word: str) -> bool:
@@ -277,19 +427,28 @@ def _name_words(tool: Tool, prefixes: frozenset[str] = frozenset()) -> list[str]
 
 def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
     """The tool's intent, from its description when that reads as an action or a look-up."""
-    tokens = _tokens(first_sentence(tool.description or ""))
+    tokens = _tokens(strip_lead_in(first_sentence(tool.description or "")))
+    name_ws = _name_words(tool, prefixes)
     if tokens:
         first = tokens[0]
         low = first.lower()
         nxt = tokens[1].lower() if len(tokens) > 1 else ""
         verb = verb_lemma(first, nxt)
+        imperative = verb is None and (verb := _imperative_verb(tokens, name_ws)) is not None
+        if verb in _INFO_VERBS and verb not in name_ws:  # "Returns the spot rate" -> get the spot rate
+            verb = _INFO_VERBS[verb]
         if (
             verb and nxt == "," and "," in tokens[2:8] and "NOUN" not in _lemmas(first)
         ):  # "Approves, in one go, every ..."
             tokens = [first, *tokens[tokens.index(",", 2) + 1 :]]
             nxt = tokens[1].lower() if len(tokens) > 1 else ""
-        if verb and nxt in ("or", "and") and len(tokens) > 2 and verb_lemma(tokens[2]):
-            verb = f"{verb} {nxt} {verb_lemma(tokens[2])}"
+        second = None
+        if len(tokens) > 2:
+            second = verb_lemma(tokens[2]) or (
+                tokens[2].lower() if imperative and is_base_verb(tokens[2]) else None
+            )
+        if verb and nxt in ("or", "and") and second:
+            verb = f"{verb} {nxt} {second}"
             tokens = [first, *tokens[3:]]
             nxt = tokens[1].lower() if len(tokens) > 1 else ""
         adverb = nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"}
@@ -323,24 +482,56 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
                 obj, tail = _object_words(tokens, 0, coordinate=True)
             if obj:
                 obj = _lower_obj(obj)
+                action = _nominal_action(obj, tail, name_ws)
+                if action is not None:
+                    return action
                 if obj[0].lower() not in DETERMINERS:
                     obj = ["the", *obj]
                 head, nouns = _noun_info(obj)
                 text = " ".join(obj).replace(" ,", ",")
                 return Intent("look up", text, " ".join(_lower_obj(tail)), head, "lookup", nouns)
-    ws = _name_words(tool, prefixes)
+    ws = name_ws
     if (
         len(ws) > 1
         and is_base_verb(ws[0])
         and "NOUN" not in _lemmas(ws[0])
         and ws[1] not in _BOUNDARY | {"of"}
     ):
-        obj = with_article(" ".join(ws[1:]))
+        rest = " ".join(ws[1:])
+        verb = _INFO_VERBS.get(ws[0], ws[0])
+        obj = f"the {rest}" if verb in LOOKUP_VERBS and not _is_plural(ws[-1]) else with_article(rest)
         head, nouns = _noun_info(obj.split())
-        return Intent(ws[0], obj, "", head, "name", nouns)
+        return Intent(verb, obj, "", head, "name", nouns)
+    if len(ws) > 1 and (verb := deverbal(ws[-1])) and ws[0] not in _BOUNDARY | {"of"}:
+        obj = with_article(" ".join(ws[:-1]))  # order_cancellation -> cancel an order
+        head, nouns = _noun_info(obj.split())
+        return Intent(verb, obj, "", head, "name", nouns)
     obj = "the " + " ".join(ws)
     head, nouns = _noun_info(obj.split())
     return Intent("deal with", obj, "", head, "name", nouns)
+
+
+def _nominal_action(obj: Sequence[str], tail: Sequence[str], name_ws: Sequence[str]) -> Intent | None:
+    """A noun-phrase description whose head is a noun of action the tool's name also says ("Order
+    cancellation for unshipped orders" of `cancel_order`, "Creation of a user account" of
+    `create_user`) as that action: `cancel an order`, `create a user account`. None otherwise."""
+    low = [w.lower() for w in obj]
+    cut = low.index("of") if "of" in low else len(low)
+    before = [w for w in obj[:cut] if w.lower() not in DETERMINERS]
+    if not before:
+        return None
+    verb = deverbal(before[-1])
+    name_stems = {stem(w) for w in name_ws}
+    if not verb or stem(verb) not in name_stems or before[-1].lower() in name_ws:
+        return None
+    rest = list(obj[cut + 1 :]) if cut < len(obj) else before[:-1]
+    if not rest:
+        return None
+    text = " ".join(rest)
+    if rest[0].lower() not in DETERMINERS:
+        text = with_article(text)
+    head, nouns = _noun_info(text.split())
+    return Intent(verb, text, " ".join(_lower_obj(tail)), head, "description", nouns)
 
 
 # --------------------------------------------------------------------------------------------
