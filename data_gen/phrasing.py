@@ -29,7 +29,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from data_gen.schema import Tool
-from data_gen.text import STOPWORDS, content_stems, name_tokens, stem, words
+from data_gen.text import (
+    STOPWORDS,
+    content_stems,
+    line_of_business_key,
+    name_tokens,
+    stem,
+    tool_stems,
+    words,
+)
 
 # --------------------------------------------------------------------------------------------
 # English helpers (lemminflect for verbs, inflect for articles and number)
@@ -217,9 +225,10 @@ def _opens_with_verb(tokens: Sequence[str]) -> bool:
 # person asks to *get* the rate from (unless the tool is about returning something).
 _INFO_VERBS = {"return": "get"}
 # Verbs that read a thing out: their object is definite ("get the shipping status").
-LOOKUP_VERBS = frozenset(
-    "get fetch retrieve read show view check find look lookup query describe display list search".split()
+_LOOKUP_VERB_WORDS = (
+    "get fetch retrieve read show view check find look lookup query describe display list search"
 )
+LOOKUP_VERBS = frozenset(_LOOKUP_VERB_WORDS.split())
 
 
 def _gerund_base(word: str) -> str | None:
@@ -249,10 +258,13 @@ def _imperative_verb(tokens: Sequence[str], name_words: Sequence[str]) -> str | 
     if not is_base_verb(w) or (first.isupper() and len(first) > 1):
         return None
     pos = _lemmas(w)
-    pos = _lemmas(w)
-    if nxt in ("or", "and") and len(tokens) > 3 and is_base_verb(tokens[2]):
-        if "NOUN" not in pos or tokens[3].lower() in DETERMINERS:
-            return w  # "Add or replace the emergency contact", "Book or cancel a flight"
+    if (
+        nxt in ("or", "and")
+        and len(tokens) > 3
+        and is_base_verb(tokens[2])
+        and ("NOUN" not in pos or tokens[3].lower() in DETERMINERS)
+    ):
+        return w  # "Add or replace the emergency contact", "Book or cancel a flight"
     if nxt in _BOUNDARY | {"of"} or nxt in _SUBJECTS - {"that"} or nxt.endswith("ed"):
         return None
     if (nxt in DETERMINERS and nxt != "that") or nxt in _PARTICLES:
@@ -360,7 +372,8 @@ def _object_words(
     return obj, tail
 
 
-_CLAUSE_VERBS = frozenset("has have had is are was were does did will can may must owns made".split())
+_CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
+_CLAUSE_VERBS = frozenset(_CLAUSE_VERB_WORDS.split())
 
 
 def _relative_clause_at(tokens: Sequence[str], i: int) -> bool:
@@ -763,3 +776,145 @@ def artefacts(text: str) -> list[str]:
 
 def stopword(w: str) -> bool:
     return w.lower() in STOPWORDS
+
+
+# --------------------------------------------------------------------------------------------
+# Phrases a description style leaves behind, and words from another trade
+# --------------------------------------------------------------------------------------------
+
+_ARTICLE_WORDS = "a an the my your our their its"
+_DET_WORD = re.compile(rf"\b({'|'.join(_ARTICLE_WORDS.split())})\s+([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.I)
+
+
+def _verb_only(word: str) -> bool:
+    """A verb in its base form that cannot be a noun or an adjective (`cancel`, `get`, `retrieve`)."""
+    pos = _lemmas(word)
+    return is_base_verb(word) and set(pos) == {"VERB"} and not word.lower().endswith(("ing", "ed"))
+
+
+def _verb_phrases(tools: Sequence[Tool]) -> set[str]:
+    """The two or three words that open each tool's action (`list the orders`, `change the
+    delivery`, `start a return`): a determiner before them marks a verb phrase used as a noun."""
+    out: set[str] = set()
+    for t in tools:
+        i = intent_of(t)
+        if i.source == "lookup" or i.verb == "deal with":
+            continue
+        obj = i.obj.split()
+        words_ = [*i.verb.split()[:1], *obj[: 2 if obj and obj[0].lower() in DETERMINERS else 1]]
+        if len(words_) >= 2:
+            out.add(" ".join(words_).lower())
+    return out
+
+
+def determiner_before_verb(text: str, tools: Sequence[Tool] = ()) -> list[str]:
+    """Spans where a determiner stands before a verb phrase ("the cancel an order", "look up the
+    get the ...", "the list the orders"): a description written as an order, pasted where a noun
+    belongs. A word that is only a verb always counts; one that is also a noun (`list`, `change`)
+    counts when the words after it open one of `tools`' actions."""
+    phrases = _verb_phrases(tools)
+    found: list[str] = []
+    for m in _DET_WORD.finditer(text):
+        det, word, after = m.group(1), m.group(2), m.group(3) or ""
+        low = word.lower()
+        rest = text[m.end(2) :].lower().split()
+        following = " ".join([low, *rest[:2]]).strip(" ,.;:?!")
+        hit = _verb_only(low) and (not after or after.lower() not in {"-", "to"})
+        hit = hit or any(following.startswith(p) for p in phrases if p.split()[0] == low)
+        if hit:
+            found.append(f"{det} {word} {after}".strip())
+    return found
+
+
+_LOOKUP_WORDS = ("look up", "check", "find", "get", "retrieve", "fetch", "see", "view", "show")
+_OPENING_LEAD = r"(?:^|\bto|\bme|\bwe|\bmust|\bgotta|\bplease|:)\s+"
+
+
+def _verb_words(intent: Intent) -> set[str]:
+    v = intent.verb.lower()
+    out = {w for w in v.split() if w not in ("or", "and", "up", "out", "with", "whether")}
+    if intent.source == "lookup" or v.split()[0] in LOOKUP_VERBS or v == "look up":
+        out |= set(_LOOKUP_WORDS)
+    return out
+
+
+def contradicting_verbs(opening: str, gold: Tool, candidates: Sequence[Tool]) -> list[str]:
+    """Verbs the user's opening asks for that are not what the gold tool does: another
+    candidate's action ("I need to cancel the order" for a re-order) or a look-up ("look up the
+    order") for a tool that acts. A vague verb (`sort out`, `deal with`, `help with`) never
+    contradicts."""
+    prefixes = catalogue_prefixes(candidates, share=0.5)
+    own = _verb_words(intent_of(gold, prefixes))
+    others: set[str] = set(_LOOKUP_WORDS)
+    for c in candidates:
+        if c.name != gold.name:
+            i = intent_of(c, prefixes)
+            if i.verb not in ("deal with", "look up") and i.source != "lookup":
+                others.add(i.verb.split()[0].lower())
+    others = {v for v in others if v.split()[0] not in own and v not in own}
+    found = []
+    low = opening.lower()
+    for v in sorted(others):
+        rx = rf"{_OPENING_LEAD}({re.escape(v)})\s+(?:up\s+)?(?:the|a|an|my|our|some|something|this|these|those|all|every|it)\b"
+        if re.search(rx, low):
+            found.append(v)
+    return found
+
+
+def catalogue_terms(
+    gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] = frozenset()
+) -> list[str]:
+    """Words of the catalogue's own world to use as a user's shop talk when the persona's jargon
+    belongs to another line of business: nouns of the gold tool's object that other candidates
+    also speak of (`order` among order tools)."""
+    g = intent_of(gold, prefixes)
+    stems_of = [tool_stems(c) for c in candidates if c.name != gold.name]
+    out: list[str] = []
+    for w in re.findall(r"[a-z][a-z\-]+", f"{g.full_object} {' '.join(name_tokens(gold))}".lower()):
+        if len(w) < 3 or w in DETERMINERS | _BOUNDARY or stopword(w) or not is_noun(w):
+            continue
+        single = _inflect_engine().singular_noun(w) or w
+        if any(stem(single) in s for s in stems_of) and single not in out:
+            out.append(single)
+    return out
+
+
+@lru_cache(maxsize=1)
+def trade_words() -> dict[str, frozenset[str]]:
+    """Shop talk by line of business, from the bundled persona bank: each jargon term and the
+    lines of business whose people use it (`CAPA` -> manufacturing, `RMA` -> customer service)."""
+    import json
+    from importlib import resources
+
+    lines: dict[str, set[str]] = {}
+    path = resources.files("data_gen") / "assets" / "personas.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            for term in rec.get("jargon") or ():
+                lines.setdefault(term, set()).add(line_of_business_key(rec.get("line_of_business")))
+    return {t: frozenset(v) for t, v in lines.items()}
+
+
+def _term_in(term: str, text: str) -> bool:
+    flags = 0 if any(c.isupper() for c in term) else re.IGNORECASE
+    return re.search(rf"(?<![\w&/-]){re.escape(term)}(?![\w&/-])", text, flags) is not None
+
+
+def foreign_trade_words(
+    text: str, gold: Tool, candidates: Sequence[Tool], extra: dict[str, frozenset[str]] | None = None
+) -> list[str]:
+    """Jargon of another line of business in `text`: a term of the persona bank (or `extra`) that
+    the gold tool's line of business does not use and no candidate tool's own words contain (an
+    online shop never hears about CAPA or the CMDB)."""
+    own = line_of_business_key(gold.metadata.get("line_of_business"))
+    catalogue = " ".join(
+        f"{c.name.replace('_', ' ')} {c.description} {' '.join(c.properties)}" for c in candidates
+    )
+    found = []
+    for term, lines in {**trade_words(), **(extra or {})}.items():
+        if own and own in lines:
+            continue
+        if _term_in(term, text) and not _term_in(term, catalogue):
+            found.append(term)
+    return found
