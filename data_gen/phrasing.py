@@ -146,6 +146,7 @@ _BOUNDARY_WORDS = (
     "than because including except whether over"
 )
 _BOUNDARY = frozenset(_BOUNDARY_WORDS.split())
+_PREP_LINKS = frozenset({"for", "with", "to", "about", "on", "into", "from"})
 _CLAUSE_DETERMINERS = frozenset({"a", "an", "the", "my", "your", "our", "their", "this", "these", "those"})
 _PARTICLES = frozenset({"up", "out", "off", "back", "down"})
 _SUBJECTS = frozenset({"you", "i", "we", "they", "he", "she", "it", "that", "which", "whose", "who"})
@@ -265,6 +266,15 @@ def _imperative_verb(tokens: Sequence[str], name_words: Sequence[str]) -> str | 
         and ("NOUN" not in pos or tokens[3].lower() in DETERMINERS)
     ):
         return w  # "Add or replace the emergency contact", "Book or cancel a flight"
+    if (
+        nxt in _PREP_LINKS
+        and len(tokens) > 2
+        and ("NOUN" not in pos or w in name_words)
+        and (tokens[2].lower() in DETERMINERS or is_noun(tokens[2]))
+    ):
+        return w  # "Search for a book", "Interact with a language model"
+    if nxt.endswith("ed") and "NOUN" not in pos and nxt not in _BOUNDARY:
+        return w  # "Retrieve detailed information"
     if nxt in _BOUNDARY | {"of"} or nxt in _SUBJECTS - {"that"} or nxt.endswith("ed"):
         return None
     if (nxt in DETERMINERS and nxt != "that") or nxt in _PARTICLES:
@@ -466,10 +476,16 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
             nxt = tokens[1].lower() if len(tokens) > 1 else ""
         adverb = nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"}
         pronoun = nxt in _SUBJECTS and "NOUN" in _lemmas(first)  # "Contracts you own", not "Assigns you a"
-        not_object = nxt in _BOUNDARY or nxt.endswith("ed") or pronoun or not nxt[:1].isalnum()
+        linked = imperative and nxt in _PREP_LINKS  # "Search for a book"
+        not_object = (
+            (nxt in _BOUNDARY and not linked)
+            or (nxt.endswith("ed") and not imperative)
+            or pronoun
+            or not nxt[:1].isalnum()
+        )
         if verb and nxt and not (not_object or adverb):
             start = 1
-            if nxt in _PARTICLES:
+            if nxt in _PARTICLES or linked:
                 verb, start = f"{verb} {nxt}", 2
             if [w.lower() for w in tokens[start : start + 4]] == ["all", "or", "part", "of"]:
                 start += 4
@@ -786,7 +802,7 @@ _ARTICLE_WORDS = "a an the my your our their its"
 _DET_WORD = re.compile(rf"\b({'|'.join(_ARTICLE_WORDS.split())})\s+([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.I)
 
 
-def _verb_only(word: str) -> bool:
+def verb_only(word: str) -> bool:
     """A verb in its base form that cannot be a noun or an adjective (`cancel`, `get`, `retrieve`)."""
     pos = _lemmas(word)
     return is_base_verb(word) and set(pos) == {"VERB"} and not word.lower().endswith(("ing", "ed"))
@@ -819,7 +835,9 @@ def determiner_before_verb(text: str, tools: Sequence[Tool] = ()) -> list[str]:
         low = word.lower()
         rest = text[m.end(2) :].lower().split()
         following = " ".join([low, *rest[:2]]).strip(" ,.;:?!")
-        hit = _verb_only(low) and (not after or after.lower() not in {"-", "to"})
+        nxt = after.lower()
+        opens = not after or nxt in DETERMINERS | _PARTICLES | _PREP_LINKS or text[m.end(2) :][:1] in ",.;:?!"
+        hit = verb_only(low) and opens
         hit = hit or any(following.startswith(p) for p in phrases if p.split()[0] == low)
         if hit:
             found.append(f"{det} {word} {after}".strip())
@@ -909,7 +927,7 @@ def foreign_trade_words(
     online shop never hears about CAPA or the CMDB)."""
     own = line_of_business_key(gold.metadata.get("line_of_business"))
     catalogue = " ".join(
-        f"{c.name.replace('_', ' ')} {c.description} {' '.join(c.properties)}" for c in candidates
+        f"{c.name} {c.description} {' '.join(c.properties)}".replace("_", " ") for c in candidates
     )
     found = []
     for term, lines in {**trade_words(), **(extra or {})}.items():

@@ -155,17 +155,11 @@ def naturalness_validator(d: Dialogue) -> Verdict:
         wrong = contradicting_verbs(d.turns[0].content, gold, d.candidate_tools)
         if wrong:
             return _fail(name, f"contradicting_intent: the opening asks to {wrong[0]}, {gold.name} does not")
-        values = [render_value(v) for v in d.gold_args.values()]
-        for i, t in enumerate(d.turns):
-            if t.role != "user":
-                continue
-            text = t.content
-            for v in values:  # a value the user gives is not its shop talk
-                text = text.replace(v, " ")
-            foreign = foreign_trade_words(text, gold, d.candidate_tools, _persona_terms(d))
-            if foreign:
-                lob = gold.metadata.get("line_of_business") or "no line of business"
-                return _fail(name, f"foreign_jargon: turn {i}: '{foreign[0]}' is not talk of {lob}")
+        foreign = foreign_jargon(d)
+        if foreign:
+            i, term = foreign[0]
+            lob = gold.metadata.get("line_of_business") or "no line of business"
+            return _fail(name, f"foreign_jargon: turn {i}: '{term}' is not talk of {lob}")
     if gold is not None:
         user_stems: set[str] = set()
         for t in d.turns:
@@ -178,6 +172,27 @@ def naturalness_validator(d: Dialogue) -> Verdict:
                     f"unsettled_choice: the user never said what separates {gold.name} from {other.name}",
                 )
     return Verdict(validator=name, passed=True)
+
+
+def foreign_jargon(d: Dialogue) -> list[tuple[int, str]]:
+    """`(turn, term)` for each user turn that talks the jargon of a line of business other than
+    the gold tool's (`data_gen.phrasing.foreign_trade_words`); the values the user gives are
+    left out, they are data, not shop talk."""
+    gold = d.gold_tool
+    if gold is None:
+        return []
+    values = [render_value(v) for v in d.gold_args.values()]
+    out = []
+    for i, t in enumerate(d.turns):
+        if t.role != "user":
+            continue
+        text = t.content
+        for v in values:
+            text = text.replace(v, " ")
+        foreign = foreign_trade_words(text, gold, d.candidate_tools, _persona_terms(d))
+        if foreign:
+            out.append((i, foreign[0]))
+    return out
 
 
 def _persona_terms(d: Dialogue) -> dict[str, frozenset[str]]:

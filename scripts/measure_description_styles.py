@@ -31,8 +31,9 @@ from pathlib import Path
 
 from data_gen.catalogue import load_catalogue, save_catalogue
 from data_gen.cliargs import DefaultsHelpFormatter
-from data_gen.phrasing import contradicting_verbs, determiner_before_verb, foreign_trade_words
+from data_gen.phrasing import contradicting_verbs, determiner_before_verb
 from data_gen.schema import load_dialogues
+from data_gen.validators import foreign_jargon
 
 ROOT = Path(__file__).resolve().parents[1]
 BFCL_FILES = (
@@ -94,8 +95,7 @@ def measure(run: Path) -> dict[str, float | int]:
         pasted += bool(hits)
         wrong = contradicting_verbs(d.turns[0].content, gold, d.candidate_tools) if gold else []
         contradicting += bool(wrong)
-        users = " ".join(t.content for t in d.turns if t.role == "user")
-        foreign += bool(gold and foreign_trade_words(users, gold, d.candidate_tools))
+        foreign += bool(foreign_jargon(d))
         if (hits or wrong) and len(examples) < 3:
             examples.append(f"{d.seed_tool}: {hits[:1] or wrong[:1]} in {d.turns[0].content!r}")
     return {
