@@ -244,7 +244,9 @@ def _gerund_base(word: str) -> str | None:
     return None
 
 
-def _imperative_verb(tokens: Sequence[str], name_words: Sequence[str]) -> str | None:
+def _imperative_verb(
+    tokens: Sequence[str], name_words: Sequence[str], full_name: Sequence[str] = ()
+) -> str | None:
     """The base verb opening an imperative description ("Cancel an order ...", "Retrieve weather
     information ...", "List orders ..."), None when the first word opens a noun phrase instead
     ("Open incidents assigned to you", "Order details of a cart")."""
@@ -281,6 +283,9 @@ def _imperative_verb(tokens: Sequence[str], name_words: Sequence[str]) -> str | 
         return w
     if "ADJ" in pos:  # "Open incidents assigned to you"
         return None
+    first_word = full_name[0] if full_name else ""
+    if first_word and first_word != w and is_base_verb(first_word) and "NOUN" in pos:
+        return None  # get_commission_statement: "Commission statement of ...", list_x: "Work anniversaries"
     lead = name_words[0] if name_words else ""
     if lead and (lead == w or stem(lead) == stem(w)):
         return w
@@ -457,7 +462,7 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
         low = first.lower()
         nxt = tokens[1].lower() if len(tokens) > 1 else ""
         verb = verb_lemma(first, nxt)
-        imperative = verb is None and (verb := _imperative_verb(tokens, name_ws)) is not None
+        imperative = verb is None and (verb := _imperative_verb(tokens, name_ws, name_tokens(tool))) is not None
         if verb in _INFO_VERBS and verb not in name_ws:  # "Returns the spot rate" -> get the spot rate
             verb = _INFO_VERBS[verb]
         if (

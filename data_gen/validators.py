@@ -9,6 +9,7 @@ benchmark leak its answer. Its reasons start with a kind (`tool_name_in_reply`,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from data_gen.format import parse_assistant, render_assistant
@@ -176,19 +177,20 @@ def naturalness_validator(d: Dialogue) -> Verdict:
 
 def foreign_jargon(d: Dialogue) -> list[tuple[int, str]]:
     """`(turn, term)` for each user turn that talks the jargon of a line of business other than
-    the gold tool's (`data_gen.phrasing.foreign_trade_words`); the values the user gives are
-    left out, they are data, not shop talk."""
+    the gold tool's (`data_gen.phrasing.foreign_trade_words`); the values the user gives and its
+    own role and department are left out, they are data, not shop talk."""
     gold = d.gold_tool
     if gold is None:
         return []
-    values = [render_value(v) for v in d.gold_args.values()]
+    given = [render_value(v) for v in d.gold_args.values()]
+    given += [x for x in (d.persona.role, d.persona.department) if x]  # who the user is, not shop talk
     out = []
     for i, t in enumerate(d.turns):
         if t.role != "user":
             continue
         text = t.content
-        for v in values:
-            text = text.replace(v, " ")
+        for v in sorted(given, key=len, reverse=True):
+            text = re.sub(re.escape(v), " ", text, flags=re.IGNORECASE)
         foreign = foreign_trade_words(text, gold, d.candidate_tools, _persona_terms(d))
         if foreign:
             out.append((i, foreign[0]))
