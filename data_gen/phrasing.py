@@ -462,7 +462,9 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
         low = first.lower()
         nxt = tokens[1].lower() if len(tokens) > 1 else ""
         verb = verb_lemma(first, nxt)
-        imperative = verb is None and (verb := _imperative_verb(tokens, name_ws, name_tokens(tool))) is not None
+        imperative = (
+            verb is None and (verb := _imperative_verb(tokens, name_ws, name_tokens(tool))) is not None
+        )
         if verb in _INFO_VERBS and verb not in name_ws:  # "Returns the spot rate" -> get the spot rate
             verb = _INFO_VERBS[verb]
         if (
