@@ -271,7 +271,7 @@ def _imperative_verb(
     if (
         nxt in _PREP_LINKS
         and len(tokens) > 2
-        and ("NOUN" not in pos or w in name_words)
+        and ("NOUN" not in pos or w in name_words or w in full_name[:1])
         and (tokens[2].lower() in DETERMINERS or is_noun(tokens[2]))
     ):
         return w  # "Search for a book", "Interact with a language model"
@@ -287,7 +287,7 @@ def _imperative_verb(
     if first_word and first_word != w and is_base_verb(first_word) and "NOUN" in pos:
         return None  # get_commission_statement: "Commission statement of ...", list_x: "Work anniversaries"
     lead = name_words[0] if name_words else ""
-    if lead and (lead == w or stem(lead) == stem(w)):
+    if any(x and (x == w or stem(x) == stem(w)) for x in (lead, first_word)):
         return w
     if "NOUN" not in pos:  # "Retrieve weather information", "Fetch news headlines"
         return w
@@ -481,9 +481,9 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
             verb = f"{verb} {nxt} {second}"
             tokens = [first, *tokens[3:]]
             nxt = tokens[1].lower() if len(tokens) > 1 else ""
-        adverb = nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"}
+        linked = imperative and nxt in _PREP_LINKS  # "Search for a book", "Connect to a network"
+        adverb = not linked and (nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"})
         pronoun = nxt in _SUBJECTS and "NOUN" in _lemmas(first)  # "Contracts you own", not "Assigns you a"
-        linked = imperative and nxt in _PREP_LINKS  # "Search for a book"
         not_object = (
             (nxt in _BOUNDARY and not linked)
             or (nxt.endswith("ed") and not imperative)
@@ -839,6 +839,8 @@ def determiner_before_verb(text: str, tools: Sequence[Tool] = ()) -> list[str]:
     found: list[str] = []
     for m in _DET_WORD.finditer(text):
         det, word, after = m.group(1), m.group(2), m.group(3) or ""
+        if text[m.end(2) : m.end(2) + 1] in "-'’" and m.end(2) < len(text):
+            continue  # "a dine-in order", "the play's"
         low = word.lower()
         rest = text[m.end(2) :].lower().split()
         following = " ".join([low, *rest[:2]]).strip(" ,.;:?!")
