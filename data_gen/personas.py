@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -28,6 +27,7 @@ from data_gen.errors import InputError
 from data_gen.hygiene import load_json, read_text_file
 from data_gen.schema import Persona, Tool, validate_record
 from data_gen.similarity import Encoder, get_encoder, tool_text
+from data_gen.text import line_of_business_key
 
 DEFAULT_TOP_K = 10
 LOB_BONUS = 2.0  # larger than any cosine gap, so the line of business decides first
@@ -40,11 +40,7 @@ def same_line_of_business(a: object, b: object) -> bool:
     return bool(ka) and ka == kb
 
 
-def _lob_key(label: object) -> str:
-    if not isinstance(label, str):
-        return ""
-    text = label.lower().replace("&", " and ")
-    return " ".join(re.findall(r"[a-z0-9]+", text))
+_lob_key = line_of_business_key
 
 
 def bundled_personas_path() -> Path:

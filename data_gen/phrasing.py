@@ -29,7 +29,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from data_gen.schema import Tool
-from data_gen.text import STOPWORDS, content_stems, name_tokens, stem, words
+from data_gen.text import (
+    STOPWORDS,
+    content_stems,
+    line_of_business_key,
+    name_tokens,
+    stem,
+    tool_stems,
+    words,
+)
 
 # --------------------------------------------------------------------------------------------
 # English helpers (lemminflect for verbs, inflect for articles and number)
@@ -138,6 +146,8 @@ _BOUNDARY_WORDS = (
     "than because including except whether over"
 )
 _BOUNDARY = frozenset(_BOUNDARY_WORDS.split())
+_PREP_LINKS = frozenset({"for", "with", "to", "about", "on", "into", "from"})
+_CLAUSE_DETERMINERS = frozenset({"a", "an", "the", "my", "your", "our", "their", "this", "these", "those"})
 _PARTICLES = frozenset({"up", "out", "off", "back", "down"})
 _SUBJECTS = frozenset({"you", "i", "we", "they", "he", "she", "it", "that", "which", "whose", "who"})
 _LOOKUP_LEADS = {
@@ -169,6 +179,148 @@ def first_sentence(text: str) -> str:
 
 def _tokens(sentence: str) -> list[str]:
     return _TOKEN.findall(sentence)
+
+
+# Lead-ins that say how to use a tool before saying what it does: "Use this to cancel ...", "This
+# tool cancels ...", "Allows you to cancel ...", "A function that returns ...". What follows them
+# is read as the description.
+_TOOL_WORDS = r"(?:tool|function|endpoint|api|operation|method|action|command|service|utility)"
+_LEAD_INS = tuple(
+    re.compile(rx, re.IGNORECASE)
+    for rx in (
+        rf"^(?:please\s+)?(?:use|call|invoke)\s+(?:this|it)(?:\s+{_TOOL_WORDS})?"
+        r"(?:\s+(?:when|if)\s+(?:you|the user|a user|users)\s+(?:need|needs|want|wants|wish|wishes)\s+to"
+        r"|\s+to|\s+for)\s+",
+        rf"^(?:this|the)\s+{_TOOL_WORDS}(?:\s+(?:is used to|is used for|can be used to|can be used for|is for"
+        r"|will|can|lets you|allows you to|enables you to|helps you to|helps you|helps to))?\s+",
+        rf"^(?:an?\s+)?{_TOOL_WORDS}\s+(?:that|which|to|for|used to|used for)\s+",
+        r"^(?:allows|lets|enables|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
+        r"^(?:is\s+)?(?:used|designed|intended)\s+(?:to|for)\s+",
+        r"^(?:can be used to|helps to)\s+",
+    )
+)
+
+
+def strip_lead_in(sentence: str) -> str:
+    """The description's sentence without a lead-in about using the tool ("Use this to cancel an
+    order" -> "cancel an order", "This tool returns ..." -> "returns ...")."""
+    for _ in range(3):
+        for rx in _LEAD_INS:
+            m = rx.match(sentence)
+            rest = sentence[m.end() :] if m else ""
+            toks = _tokens(rest)
+            if toks and _opens_with_verb(toks):  # "The service desk queue ..." keeps its words
+                sentence = rest
+                break
+        else:
+            return sentence
+    return sentence
+
+
+def _opens_with_verb(tokens: Sequence[str]) -> bool:
+    nxt = tokens[1] if len(tokens) > 1 else ""
+    return bool(verb_lemma(tokens[0], nxt) or is_base_verb(tokens[0]) or _gerund_base(tokens[0]))
+
+
+# Verbs whose description means "give me information": a tool that "returns" a rate is one a
+# person asks to *get* the rate from (unless the tool is about returning something).
+_INFO_VERBS = {"return": "get"}
+# Verbs that read a thing out: their object is definite ("get the shipping status").
+_LOOKUP_VERB_WORDS = (
+    "get fetch retrieve read show view check find look lookup query describe display list search"
+)
+LOOKUP_VERBS = frozenset(_LOOKUP_VERB_WORDS.split())
+
+
+def _gerund_base(word: str) -> str | None:
+    """The base verb of a gerund that cannot be a noun (`cancelling` -> `cancel`), else None."""
+    w = word.lower()
+    if not w.endswith("ing") or len(w) < 6:
+        return None
+    known = _lemmas(w)
+    verbs = known.get("VERB")
+    if verbs and "NOUN" not in known and "ADJ" not in known:
+        return verbs[0]
+    return None
+
+
+def _imperative_verb(
+    tokens: Sequence[str], name_words: Sequence[str], full_name: Sequence[str] = ()
+) -> str | None:
+    """The base verb opening an imperative description ("Cancel an order ...", "Retrieve weather
+    information ...", "List orders ..."), None when the first word opens a noun phrase instead
+    ("Open incidents assigned to you", "Order details of a cart")."""
+    first = tokens[0]
+    w = first.lower()
+    nxt = tokens[1].lower() if len(tokens) > 1 else ""
+    if not nxt or not nxt[:1].isalnum():
+        return None
+    gerund = _gerund_base(w)
+    if gerund:
+        return gerund if nxt in DETERMINERS and nxt != "that" else None
+    if not is_base_verb(w) or (first.isupper() and len(first) > 1):
+        return None
+    pos = _lemmas(w)
+    if (
+        nxt in ("or", "and")
+        and len(tokens) > 3
+        and is_base_verb(tokens[2])
+        and ("NOUN" not in pos or tokens[3].lower() in DETERMINERS)
+    ):
+        return w  # "Add or replace the emergency contact", "Book or cancel a flight"
+    if (
+        nxt in _PREP_LINKS
+        and len(tokens) > 2
+        and ("NOUN" not in pos or w in name_words or w in full_name[:1])
+        and (tokens[2].lower() in DETERMINERS or is_noun(tokens[2]))
+    ):
+        return w  # "Search for a book", "Interact with a language model"
+    if nxt.endswith("ed") and "NOUN" not in pos and nxt not in _BOUNDARY:
+        return w  # "Retrieve detailed information"
+    if nxt in _BOUNDARY | {"of"} or nxt in _SUBJECTS - {"that"} or nxt.endswith("ed"):
+        return None
+    if (nxt in DETERMINERS and nxt != "that") or nxt in _PARTICLES:
+        return w
+    if "ADJ" in pos:  # "Open incidents assigned to you"
+        return None
+    first_word = full_name[0] if full_name else ""
+    if first_word and first_word != w and is_base_verb(first_word) and "NOUN" in pos:
+        return None  # get_commission_statement: "Commission statement of ...", list_x: "Work anniversaries"
+    lead = name_words[0] if name_words else ""
+    if any(x and (x == w or stem(x) == stem(w)) for x in (lead, first_word)):
+        return w
+    if "NOUN" not in pos:  # "Retrieve weather information", "Fetch news headlines"
+        return w
+    if lead and is_base_verb(lead):  # get_order_details: "Order details", list_x: "Leave requests"
+        return None
+    return w if _is_plural(nxt) and is_noun(nxt) else None
+
+
+_NOMINAL_SUFFIXES = (
+    ("lation", ""),  # cancellation -> cancel
+    ("ation", "e"),  # creation -> create
+    ("ation", ""),  # confirmation -> confirm
+    ("ition", "e"),  # definition -> define
+    ("ion", "e"),  # deletion -> delete
+    ("ion", ""),  # correction -> correct
+    ("ment", ""),  # payment -> pay
+    ("al", "e"),  # approval -> approve, removal -> remove
+    ("al", ""),  # renewal -> renew
+    ("ure", "e"),  # closure -> close
+    ("y", ""),  # delivery -> deliver
+)
+
+
+def deverbal(noun: str) -> str | None:
+    """The verb a noun of action is made from by a suffix (`cancellation` -> `cancel`, `approval`
+    -> `approve`, `payment` -> `pay`), None when it is not one (`order`, `status`)."""
+    w = noun.lower()
+    for suffix, repl in _NOMINAL_SUFFIXES:
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            cand = w[: -len(suffix)] + repl
+            if is_base_verb(cand):
+                return cand
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,6 +372,10 @@ def _object_words(
             if seen_of or not obj:
                 break
             seen_of = True
+        elif low == "given" and obj and i + 1 < len(tokens) and tokens[i + 1].lower() in DETERMINERS:
+            break  # "the area of a triangle | given its base and height"
+        elif low in _CLAUSE_DETERMINERS and obj and _relative_clause_at(tokens, i):
+            break  # "the orders a customer placed": a relative clause starts at its subject
         obj.append(t)
         i += 1
     tail: list[str] = []
@@ -229,6 +385,28 @@ def _object_words(
     while len(obj) > 1 and _dangling(obj[-1]):
         tail.insert(0, obj.pop())
     return obj, tail
+
+
+_CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
+_CLAUSE_VERBS = frozenset(_CLAUSE_VERB_WORDS.split())
+
+
+def _relative_clause_at(tokens: Sequence[str], i: int) -> bool:
+    """Whether the determiner at `i`, right after a noun, opens a relative clause without "that"
+    (`the orders | a customer placed`, `a price increase | a supplier has announced`): a verb
+    follows its noun within three words. A second object (`send a supplier | the questionnaire`)
+    has none."""
+    prev = tokens[i - 1].lower() if i > 0 else ""
+    pos = set(_lemmas(prev))
+    if "NOUN" not in pos or not pos <= {"NOUN", "VERB"}:
+        return False
+    for t in tokens[i + 1 : i + 4]:
+        low = t.lower()
+        if t in ",;:()" or low in _BOUNDARY:
+            return False
+        if low in _CLAUSE_VERBS or (low.endswith("ed") and "NOUN" not in _lemmas(low)):
+            return True
+    return False
 
 
 def _dangling(word: str) -> bool:
@@ -277,27 +455,44 @@ def _name_words(tool: Tool, prefixes: frozenset[str] = frozenset()) -> list[str]
 
 def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
     """The tool's intent, from its description when that reads as an action or a look-up."""
-    tokens = _tokens(first_sentence(tool.description or ""))
+    tokens = _tokens(strip_lead_in(first_sentence(tool.description or "")))
+    name_ws = _name_words(tool, prefixes)
     if tokens:
         first = tokens[0]
         low = first.lower()
         nxt = tokens[1].lower() if len(tokens) > 1 else ""
         verb = verb_lemma(first, nxt)
+        imperative = (
+            verb is None and (verb := _imperative_verb(tokens, name_ws, name_tokens(tool))) is not None
+        )
+        if verb in _INFO_VERBS and verb not in name_ws:  # "Returns the spot rate" -> get the spot rate
+            verb = _INFO_VERBS[verb]
         if (
             verb and nxt == "," and "," in tokens[2:8] and "NOUN" not in _lemmas(first)
         ):  # "Approves, in one go, every ..."
             tokens = [first, *tokens[tokens.index(",", 2) + 1 :]]
             nxt = tokens[1].lower() if len(tokens) > 1 else ""
-        if verb and nxt in ("or", "and") and len(tokens) > 2 and verb_lemma(tokens[2]):
-            verb = f"{verb} {nxt} {verb_lemma(tokens[2])}"
+        second = None
+        if len(tokens) > 2:
+            second = verb_lemma(tokens[2]) or (
+                tokens[2].lower() if imperative and is_base_verb(tokens[2]) else None
+            )
+        if verb and nxt in ("or", "and") and second:
+            verb = f"{verb} {nxt} {second}"
             tokens = [first, *tokens[3:]]
             nxt = tokens[1].lower() if len(tokens) > 1 else ""
-        adverb = nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"}
+        linked = imperative and nxt in _PREP_LINKS  # "Search for a book", "Connect to a network"
+        adverb = not linked and (nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"})
         pronoun = nxt in _SUBJECTS and "NOUN" in _lemmas(first)  # "Contracts you own", not "Assigns you a"
-        not_object = nxt in _BOUNDARY or nxt.endswith("ed") or pronoun or not nxt[:1].isalnum()
+        not_object = (
+            (nxt in _BOUNDARY and not linked)
+            or (nxt.endswith("ed") and not imperative)
+            or pronoun
+            or not nxt[:1].isalnum()
+        )
         if verb and nxt and not (not_object or adverb):
             start = 1
-            if nxt in _PARTICLES:
+            if nxt in _PARTICLES or linked:
                 verb, start = f"{verb} {nxt}", 2
             if [w.lower() for w in tokens[start : start + 4]] == ["all", "or", "part", "of"]:
                 start += 4
@@ -323,24 +518,56 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
                 obj, tail = _object_words(tokens, 0, coordinate=True)
             if obj:
                 obj = _lower_obj(obj)
+                action = _nominal_action(obj, tail, name_ws)
+                if action is not None:
+                    return action
                 if obj[0].lower() not in DETERMINERS:
                     obj = ["the", *obj]
                 head, nouns = _noun_info(obj)
                 text = " ".join(obj).replace(" ,", ",")
                 return Intent("look up", text, " ".join(_lower_obj(tail)), head, "lookup", nouns)
-    ws = _name_words(tool, prefixes)
+    ws = name_ws
     if (
         len(ws) > 1
         and is_base_verb(ws[0])
         and "NOUN" not in _lemmas(ws[0])
         and ws[1] not in _BOUNDARY | {"of"}
     ):
-        obj = with_article(" ".join(ws[1:]))
+        rest = " ".join(ws[1:])
+        verb = _INFO_VERBS.get(ws[0], ws[0])
+        obj = f"the {rest}" if verb in LOOKUP_VERBS and not _is_plural(ws[-1]) else with_article(rest)
         head, nouns = _noun_info(obj.split())
-        return Intent(ws[0], obj, "", head, "name", nouns)
+        return Intent(verb, obj, "", head, "name", nouns)
+    if len(ws) > 1 and (verb := deverbal(ws[-1])) and ws[0] not in _BOUNDARY | {"of"}:
+        obj = with_article(" ".join(ws[:-1]))  # order_cancellation -> cancel an order
+        head, nouns = _noun_info(obj.split())
+        return Intent(verb, obj, "", head, "name", nouns)
     obj = "the " + " ".join(ws)
     head, nouns = _noun_info(obj.split())
     return Intent("deal with", obj, "", head, "name", nouns)
+
+
+def _nominal_action(obj: Sequence[str], tail: Sequence[str], name_ws: Sequence[str]) -> Intent | None:
+    """A noun-phrase description whose head is a noun of action the tool's name also says ("Order
+    cancellation for unshipped orders" of `cancel_order`, "Creation of a user account" of
+    `create_user`) as that action: `cancel an order`, `create a user account`. None otherwise."""
+    low = [w.lower() for w in obj]
+    cut = low.index("of") if "of" in low else len(low)
+    before = [w for w in obj[:cut] if w.lower() not in DETERMINERS]
+    if not before:
+        return None
+    verb = deverbal(before[-1])
+    name_stems = {stem(w) for w in name_ws}
+    if not verb or stem(verb) not in name_stems or before[-1].lower() in name_ws:
+        return None
+    rest = list(obj[cut + 1 :]) if cut < len(obj) else before[:-1]
+    if not rest:
+        return None
+    text = " ".join(rest)
+    if rest[0].lower() not in DETERMINERS:
+        text = with_article(text)
+    head, nouns = _noun_info(text.split())
+    return Intent(verb, text, " ".join(_lower_obj(tail)), head, "description", nouns)
 
 
 # --------------------------------------------------------------------------------------------
@@ -572,3 +799,149 @@ def artefacts(text: str) -> list[str]:
 
 def stopword(w: str) -> bool:
     return w.lower() in STOPWORDS
+
+
+# --------------------------------------------------------------------------------------------
+# Phrases a description style leaves behind, and words from another trade
+# --------------------------------------------------------------------------------------------
+
+_ARTICLE_WORDS = "a an the my your our their its"
+_DET_WORD = re.compile(rf"\b({'|'.join(_ARTICLE_WORDS.split())})\s+([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.I)
+
+
+def verb_only(word: str) -> bool:
+    """A verb in its base form that cannot be a noun or an adjective (`cancel`, `get`, `retrieve`)."""
+    pos = _lemmas(word)
+    return is_base_verb(word) and set(pos) == {"VERB"} and not word.lower().endswith(("ing", "ed"))
+
+
+def _verb_phrases(tools: Sequence[Tool]) -> set[str]:
+    """The two or three words that open each tool's action (`list the orders`, `change the
+    delivery`, `start a return`): a determiner before them marks a verb phrase used as a noun."""
+    out: set[str] = set()
+    for t in tools:
+        i = intent_of(t)
+        if i.source == "lookup" or i.verb == "deal with":
+            continue
+        obj = i.obj.split()
+        words_ = [*i.verb.split()[:1], *obj[: 2 if obj and obj[0].lower() in DETERMINERS else 1]]
+        if len(words_) >= 2:
+            out.add(" ".join(words_).lower())
+    return out
+
+
+def determiner_before_verb(text: str, tools: Sequence[Tool] = ()) -> list[str]:
+    """Spans where a determiner stands before a verb phrase ("the cancel an order", "look up the
+    get the ...", "the list the orders"): a description written as an order, pasted where a noun
+    belongs. A word that is only a verb always counts; one that is also a noun (`list`, `change`)
+    counts when the words after it open one of `tools`' actions."""
+    phrases = _verb_phrases(tools)
+    found: list[str] = []
+    for m in _DET_WORD.finditer(text):
+        det, word, after = m.group(1), m.group(2), m.group(3) or ""
+        if text[m.end(2) : m.end(2) + 1] in "-'’" and m.end(2) < len(text):
+            continue  # "a dine-in order", "the play's"
+        low = word.lower()
+        rest = text[m.end(2) :].lower().split()
+        following = " ".join([low, *rest[:2]]).strip(" ,.;:?!")
+        nxt = after.lower()
+        opens = not after or nxt in DETERMINERS | _PARTICLES | _PREP_LINKS or text[m.end(2) :][:1] in ",.;:?!"
+        hit = verb_only(low) and opens
+        hit = hit or any(following.startswith(p) for p in phrases if p.split()[0] == low)
+        if hit:
+            found.append(f"{det} {word} {after}".strip())
+    return found
+
+
+_LOOKUP_WORDS = ("look up", "check", "find", "get", "retrieve", "fetch", "see", "view", "show")
+_OPENING_LEAD = r"(?:^|\bto|\bme|\bwe|\bmust|\bgotta|\bplease|:)\s+"
+
+
+def _verb_words(intent: Intent) -> set[str]:
+    v = intent.verb.lower()
+    out = {w for w in v.split() if w not in ("or", "and", "up", "out", "with", "whether")}
+    if intent.source == "lookup" or v.split()[0] in LOOKUP_VERBS or v == "look up":
+        out |= set(_LOOKUP_WORDS)
+    return out
+
+
+def contradicting_verbs(opening: str, gold: Tool, candidates: Sequence[Tool]) -> list[str]:
+    """Verbs the user's opening asks for that are not what the gold tool does: another
+    candidate's action ("I need to cancel the order" for a re-order) or a look-up ("look up the
+    order") for a tool that acts. A vague verb (`sort out`, `deal with`, `help with`) never
+    contradicts."""
+    prefixes = catalogue_prefixes(candidates, share=0.5)
+    own = _verb_words(intent_of(gold, prefixes))
+    others: set[str] = set(_LOOKUP_WORDS)
+    for c in candidates:
+        if c.name != gold.name:
+            i = intent_of(c, prefixes)
+            if i.verb not in ("deal with", "look up") and i.source != "lookup":
+                others.add(i.verb.split()[0].lower())
+    others = {v for v in others if v.split()[0] not in own and v not in own}
+    found = []
+    low = opening.lower()
+    for v in sorted(others):
+        rx = rf"{_OPENING_LEAD}({re.escape(v)})\s+(?:up\s+)?(?:the|a|an|my|our|some|something|this|these|those|all|every|it)\b"
+        if re.search(rx, low):
+            found.append(v)
+    return found
+
+
+def catalogue_terms(
+    gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] = frozenset()
+) -> list[str]:
+    """Words of the catalogue's own world to use as a user's shop talk when the persona's jargon
+    belongs to another line of business: nouns of the gold tool's object that other candidates
+    also speak of (`order` among order tools)."""
+    g = intent_of(gold, prefixes)
+    stems_of = [tool_stems(c) for c in candidates if c.name != gold.name]
+    out: list[str] = []
+    for w in re.findall(r"[a-z][a-z\-]+", f"{g.full_object} {' '.join(name_tokens(gold))}".lower()):
+        if len(w) < 3 or w in DETERMINERS | _BOUNDARY or stopword(w) or not is_noun(w):
+            continue
+        single = _inflect_engine().singular_noun(w) or w
+        if any(stem(single) in s for s in stems_of) and single not in out:
+            out.append(single)
+    return out
+
+
+@lru_cache(maxsize=1)
+def trade_words() -> dict[str, frozenset[str]]:
+    """Shop talk by line of business, from the bundled persona bank: each jargon term and the
+    lines of business whose people use it (`CAPA` -> manufacturing, `RMA` -> customer service)."""
+    import json
+    from importlib import resources
+
+    lines: dict[str, set[str]] = {}
+    path = resources.files("data_gen") / "assets" / "personas.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            for term in rec.get("jargon") or ():
+                lines.setdefault(term, set()).add(line_of_business_key(rec.get("line_of_business")))
+    return {t: frozenset(v) for t, v in lines.items()}
+
+
+def _term_in(term: str, text: str) -> bool:
+    flags = 0 if any(c.isupper() for c in term) else re.IGNORECASE
+    return re.search(rf"(?<![\w&/-]){re.escape(term)}(?![\w&/-])", text, flags) is not None
+
+
+def foreign_trade_words(
+    text: str, gold: Tool, candidates: Sequence[Tool], extra: dict[str, frozenset[str]] | None = None
+) -> list[str]:
+    """Jargon of another line of business in `text`: a term of the persona bank (or `extra`) that
+    the gold tool's line of business does not use and no candidate tool's own words contain (an
+    online shop never hears about CAPA or the CMDB)."""
+    own = line_of_business_key(gold.metadata.get("line_of_business"))
+    catalogue = " ".join(
+        f"{c.name} {c.description} {' '.join(c.properties)}".replace("_", " ") for c in candidates
+    )
+    found = []
+    for term, lines in {**trade_words(), **(extra or {})}.items():
+        if own and own in lines:
+            continue
+        if _term_in(term, text) and not _term_in(term, catalogue):
+            found.append(term)
+    return found

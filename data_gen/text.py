@@ -264,3 +264,12 @@ def join_options(items: Sequence[str], conj: str = "or") -> str:
     if len(items) == 2:
         return f"{items[0]} {conj} {items[1]}"
     return f"{', '.join(items[:-1])}, {conj} {items[-1]}"
+
+
+def line_of_business_key(label: object) -> str:
+    """A line-of-business label compared case- and punctuation-insensitively: ``"Travel &
+    Expense"`` -> ``"travel and expense"``; anything but a string -> ``""``."""
+    if not isinstance(label, str):
+        return ""
+    text = label.lower().replace("&", " and ")
+    return " ".join(re.findall(r"[a-z0-9]+", text))

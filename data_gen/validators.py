@@ -4,17 +4,25 @@ the first failure, then runs the relevancy validator and the LLM critique concur
 
 The naturalness step is ours: it rejects what makes a corpus teach the wrong behaviour or a
 benchmark leak its answer. Its reasons start with a kind (`tool_name_in_reply`,
-`tool_name_from_user`, `template_artefact`, `unsettled_choice`), which `stats.json` counts."""
+`tool_name_from_user`, `template_artefact`, `determiner_before_verb`, `contradicting_intent`,
+`foreign_jargon`, `unsettled_choice`), which `stats.json` counts."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from data_gen.format import parse_assistant, render_assistant
-from data_gen.phrasing import artefacts, names_read_out
+from data_gen.phrasing import (
+    artefacts,
+    contradicting_verbs,
+    determiner_before_verb,
+    foreign_trade_words,
+    names_read_out,
+)
 from data_gen.schema import ACT_OF_ACTION, Dialogue, Tool, Verdict
-from data_gen.text import content_stems, name_tokens, stem, tool_stems
-from data_gen.values import check_arguments
+from data_gen.text import content_stems, line_of_business_key, name_tokens, stem, tool_stems
+from data_gen.values import check_arguments, render_value
 
 
 def _fail(name: str, reason: str) -> Verdict:
@@ -119,9 +127,11 @@ def near_duplicates(gold: Tool, candidates: Sequence[Tool]) -> list[Tool]:
 
 def naturalness_validator(d: Dialogue) -> Verdict:
     """No assistant reply reads out a tool name; no user turn names a tool the assistant did not
-    name first; no message carries template debris; and the call comes only after the user said
-    something that tells the gold tool apart from each of its near-duplicates among the
-    candidates."""
+    name first; no message carries template debris or a determiner before a verb phrase ("the
+    cancel an order"); the opening asks for no action the gold tool does not do ("look up the
+    order" for a re-order); no user turn talks the jargon of another line of business; and the
+    call comes only after the user said something that tells the gold tool apart from each of
+    its near-duplicates among the candidates."""
     name = "naturalness"
     said_by_assistant: set[str] = set()
     for i, t in enumerate(d.turns):
@@ -138,7 +148,19 @@ def naturalness_validator(d: Dialogue) -> Verdict:
         debris = artefacts(text)
         if debris:
             return _fail(name, f"template_artefact: turn {i}: {debris[0]}")
+        pasted = determiner_before_verb(text, d.candidate_tools)
+        if pasted:
+            return _fail(name, f"determiner_before_verb: turn {i}: '{pasted[0]}'")
     gold = d.gold_tool
+    if gold is not None and d.turns and d.turns[0].role == "user":
+        wrong = contradicting_verbs(d.turns[0].content, gold, d.candidate_tools)
+        if wrong:
+            return _fail(name, f"contradicting_intent: the opening asks to {wrong[0]}, {gold.name} does not")
+        foreign = foreign_jargon(d)
+        if foreign:
+            i, term = foreign[0]
+            lob = gold.metadata.get("line_of_business") or "no line of business"
+            return _fail(name, f"foreign_jargon: turn {i}: '{term}' is not talk of {lob}")
     if gold is not None:
         user_stems: set[str] = set()
         for t in d.turns:
@@ -151,6 +173,36 @@ def naturalness_validator(d: Dialogue) -> Verdict:
                     f"unsettled_choice: the user never said what separates {gold.name} from {other.name}",
                 )
     return Verdict(validator=name, passed=True)
+
+
+def foreign_jargon(d: Dialogue) -> list[tuple[int, str]]:
+    """`(turn, term)` for each user turn that talks the jargon of a line of business other than
+    the gold tool's (`data_gen.phrasing.foreign_trade_words`); the values the user gives and its
+    own role and department are left out, they are data, not shop talk."""
+    gold = d.gold_tool
+    if gold is None:
+        return []
+    given = [render_value(v) for v in d.gold_args.values()]
+    given += [x for x in (d.persona.role, d.persona.department) if x]  # who the user is, not shop talk
+    out = []
+    for i, t in enumerate(d.turns):
+        if t.role != "user":
+            continue
+        text = t.content
+        for v in sorted(given, key=len, reverse=True):
+            text = re.sub(re.escape(v), " ", text, flags=re.IGNORECASE)
+        foreign = foreign_trade_words(text, gold, d.candidate_tools, _persona_terms(d))
+        if foreign:
+            out.append((i, foreign[0]))
+    return out
+
+
+def _persona_terms(d: Dialogue) -> dict[str, frozenset[str]]:
+    """The dialogue persona's jargon, as the shop talk of its line of business."""
+    p = d.persona
+    if p is None or not p.jargon:
+        return {}
+    return {t: frozenset({line_of_business_key(p.line_of_business)}) for t in p.jargon}
 
 
 RULE_VALIDATORS = (format_validator, toolcall_validator, toolargs_validator, naturalness_validator)
@@ -169,11 +221,17 @@ def run_rule_validators(d: Dialogue) -> list[Verdict]:
 
 def naturalness_shares(dialogues: Sequence[Dialogue]) -> dict[str, float]:
     """Shares of dialogues with an assistant question that reads out a tool name, with a user turn
-    naming the gold tool before the assistant did, and with template debris in the opening: the
-    measures the scripted generator is held to (`stats.json` -> `naturalness`)."""
+    naming the gold tool before the assistant did, with template debris in the opening, with a
+    determiner before a verb phrase in any turn ("the cancel an order"), and with an opening whose
+    verb contradicts the gold tool: the measures the scripted generator is held to
+    (`stats.json` -> `naturalness`)."""
     n = len(dialogues) or 1
-    names_in_questions = user_names_gold = opening_debris = 0
+    names_in_questions = user_names_gold = opening_debris = pasted = contradicting = 0
     for d in dialogues:
+        pasted += any(determiner_before_verb(t.content or "", d.candidate_tools) for t in d.turns)
+        gold = d.gold_tool
+        if gold is not None and d.turns and d.turns[0].role == "user":
+            contradicting += bool(contradicting_verbs(d.turns[0].content, gold, d.candidate_tools))
         said: set[str] = set()
         asked_names = named_gold = False
         for t in d.turns:
@@ -190,4 +248,6 @@ def naturalness_shares(dialogues: Sequence[Dialogue]) -> dict[str, float]:
         "share_questions_naming_tools": names_in_questions / n,
         "share_user_naming_gold_unprompted": user_names_gold / n,
         "share_openings_with_artefacts": opening_debris / n,
+        "share_determiner_before_verb": pasted / n,
+        "share_openings_contradicting_verb": contradicting / n,
     }

@@ -216,6 +216,7 @@ def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) ->
     if intent.source != "name":
         text = f"I need to {intent.phrase}"
         if clause and stem(clause.split()[-1]) not in {stem(w) for w in words(text)} and rng.random() < 0.5:
-            text += f", {clause}"
+            # "start a return for an order that was delivered" says the need once, not twice
+            text = f"I need to {clause}" if clause.startswith(f"{intent.phrase} ") else f"{text}, {clause}"
         return in_user_voice(text) + "."
     return in_user_voice(f"What I need is about {clause}.") if clause else f"I need to {intent.phrase}."

@@ -12,7 +12,7 @@ from data_gen.agents.options import narrow, plausible, prefixes_of
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove
 from data_gen.format import parse_assistant, render_assistant, system_prompt
 from data_gen.llm.base import BackendError, ChatBackend, Usage
-from data_gen.phrasing import first_sentence, intent_of, option_descriptors, shared_verb
+from data_gen.phrasing import first_sentence, intent_of, option_descriptors, shared_verb, verb_only
 from data_gen.schema import Tool, ToolCall, Turn
 from data_gen.text import humanise_param, join_options
 from data_gen.values import extract_value
@@ -32,8 +32,12 @@ def value_hint(spec: dict[str, Any]) -> str:
 
 
 def _param_item(tool: Tool, key: str) -> str:
-    hint = value_hint(tool.properties.get(key, {}))
-    return f"the {humanise_param(key)}{f' ({hint})' if hint else ''}"
+    spec = tool.properties.get(key, {})
+    hint = value_hint(spec)
+    human = humanise_param(key)
+    if spec.get("type") == "boolean" and verb_only(human.split()[0]):
+        return f"whether to {human}"  # include_dissent: not "the include dissent"
+    return f"the {human}{f' ({hint})' if hint else ''}"
 
 
 class ScriptedTeacher:

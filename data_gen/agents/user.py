@@ -11,9 +11,10 @@ from typing import Any
 from data_gen.agents.options import gold_choice, offered_options, prefixes_of, restated_need
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
 from data_gen.llm.base import BackendError, ChatBackend, Usage
-from data_gen.phrasing import cap, vague_request
+from data_gen.personas import same_line_of_business
+from data_gen.phrasing import cap, catalogue_terms, vague_request
 from data_gen.schema import Persona, Tool
-from data_gen.text import humanise_param
+from data_gen.text import content_stems, humanise_param, tool_stems
 from data_gen.values import extract_value, phrase_values, render_value
 from data_gen.wording import DEFAULT_TONE, Wording, wording
 
@@ -33,6 +34,29 @@ def _tone(persona: Persona, bank: Wording) -> str:
 def _asked_values(state: DialogueState, question: str) -> list[str]:
     q = question.lower()
     return [k for k in state.gold.required if humanise_param(k).lower() in q or k.lower() in q]
+
+
+def _persona_fits(persona: Persona, gold: Tool, candidates: list[Tool]) -> bool:
+    """Whether the persona's trade is the tool's: the same line of business, or (for a tool that
+    declares none) a role whose words the candidate tools use (a returns coordinator among
+    refund tools)."""
+    if same_line_of_business(persona.line_of_business, gold.metadata.get("line_of_business")):
+        return True
+    if gold.metadata.get("line_of_business") or not persona.role:
+        return False
+    words_ = set().union(*(tool_stems(c) for c in candidates))
+    return bool(content_stems(persona.role) & words_)
+
+
+def shop_talk(persona: Persona, gold: Tool, candidates: list[Tool], prefixes: frozenset[str]) -> list[str]:
+    """The terms a user may drop as jargon: the persona's own when its line of business is the
+    tool's, else those of its terms the catalogue itself uses, else words of the catalogue
+    (`order` among order tools)."""
+    if same_line_of_business(persona.line_of_business, gold.metadata.get("line_of_business")):
+        return list(persona.jargon)
+    text = " ".join(f"{c.description} {' '.join(c.properties)}" for c in candidates)
+    own = [t for t in persona.jargon if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text)]
+    return own or catalogue_terms(gold, candidates, prefixes)
 
 
 class ScriptedUser:
@@ -69,12 +93,19 @@ class ScriptedUser:
 
     def opening(self, state: DialogueState, rng: random.Random) -> str:
         gold, persona = state.gold, state.persona
-        act = vague_request(gold, state.candidates, prefixes_of(state.candidates))
-        template = rng.choice(self.bank.openings[_tone(persona, self.bank)])
+        prefixes = prefixes_of(state.candidates)
+        act = vague_request(gold, state.candidates, prefixes)
+        templates = self.bank.openings[_tone(persona, self.bank)]
+        if not _persona_fits(persona, gold, state.candidates):  # no "I'm the buyer in Purchasing" in a shop
+            templates = (
+                tuple(t for t in templates if "{role}" not in t and "{department}" not in t) or templates
+            )
+        template = rng.choice(templates)
         role = f"the {persona.role.lower()}" if persona.role else "someone"
         text = template.format(act=act, Act=cap(act), role=role, department=persona.department or "my team")
-        if persona.jargon and rng.random() < 0.3:
-            text += " " + rng.choice(self.bank.jargon).format(term=rng.choice(persona.jargon))
+        terms = shop_talk(persona, gold, state.candidates, prefixes)
+        if terms and rng.random() < 0.3:
+            text += " " + rng.choice(self.bank.jargon).format(term=rng.choice(terms))
         if state.gold_args and rng.random() < self.volunteer_probability:
             key = rng.choice(sorted(state.gold_args))
             text += " " + phrase_values([(humanise_param(key), render_value(state.gold_args[key]))], rng)

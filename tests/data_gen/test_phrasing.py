@@ -70,7 +70,7 @@ def tool(name: str, description: str) -> Tool:
             "Adds or replaces the emergency contact on a record.",
             "add or replace the emergency contact",
         ),
-        ("fleet_conflict_of_interest_disclosure", "", "deal with the conflict of interest disclosure"),
+        ("fleet_conflict_of_interest_disclosure", "", "disclose a conflict of interest"),  # a noun of action
     ],
 )
 def test_intent_reads_the_description_not_the_first_word_of_the_name(name, description, phrase) -> None:

@@ -1,0 +1,156 @@
+"""How the scripted generator reads catalogues written in other description styles (issue 29).
+
+For each catalogue, run ``python -m data_gen generate --no-validators`` (so no dialogue is hidden
+by a rejection) and measure, over the dialogues that reach the end, the share holding a
+determiner before a verb phrase in any turn ("look up the cancel an order", "the list the
+orders") and the share whose opening asks for a verb that contradicts the gold tool ("look up the
+order" for a re-order), plus the share with jargon foreign to the tool's line of business. The
+detectors are this checkout's (`data_gen.phrasing`); the generator is the checkout given by
+``--generator`` (default: this one), so a baseline is measured by pointing it at an older
+checkout: ``git archive <commit> | tar -x -C /tmp/base``, then ``--generator /tmp/base``.
+
+Catalogues: any file `load_catalogue` reads, plus two we did not write: ``bfcl:N`` samples N
+distinct functions from the BFCL function docs installed with ``bfcl-eval`` (seeded, from its
+single-turn and live categories), and ``dice:PATH`` reads DICE-Bench's ``tool_docs.json``.
+
+    python scripts/measure_description_styles.py \\
+        tests/data_gen/fixtures/description_styles/imperative_orders.json bfcl:240 \\
+        dice:tests/fixtures/peers/dicebench/tool_docs.json --out /tmp/styles
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from data_gen.catalogue import load_catalogue, save_catalogue
+from data_gen.cliargs import DefaultsHelpFormatter
+from data_gen.phrasing import contradicting_verbs, determiner_before_verb
+from data_gen.schema import load_dialogues
+from data_gen.validators import foreign_jargon
+
+ROOT = Path(__file__).resolve().parents[1]
+BFCL_FILES = (
+    "BFCL_v4_simple_python.json",
+    "BFCL_v4_multiple.json",
+    "BFCL_v4_parallel.json",
+    "BFCL_v4_live_simple.json",
+    "BFCL_v4_live_multiple.json",
+)
+
+
+def bfcl_sample(n: int, seed: int, out: Path) -> Path:
+    """N distinct BFCL functions (first document of a name wins), drawn with `seed`, saved in the
+    toolkit format (records the loader rejects are skipped)."""
+    import bfcl_eval
+
+    data = Path(bfcl_eval.__file__).parent / "data"
+    docs: dict[str, dict] = {}
+    for name in BFCL_FILES:
+        for line in (data / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                for fn in json.loads(line).get("function", []):
+                    docs.setdefault(fn["name"], fn)
+    names = sorted(docs)
+    random.Random(seed).shuffle(names)
+    raw = out / "bfcl_raw.json"
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text(json.dumps([docs[k] for k in names[: n * 2]], ensure_ascii=False), encoding="utf-8")
+    tools = load_catalogue(raw, strict=False).tools[:n]
+    path = out / f"bfcl_{n}.json"
+    save_catalogue(tools, path)
+    return path
+
+
+def dice_catalogue(src: str, out: Path) -> Path:
+    from eval.peers.dicebench import load_dice_tools
+
+    path = out / "dice_tools.json"
+    save_catalogue(list(load_dice_tools(src).values()), path)
+    return path
+
+
+def resolve(spec: str, seed: int, out: Path) -> tuple[str, Path]:
+    if spec.startswith("bfcl:"):
+        return f"bfcl{spec[5:]}", bfcl_sample(int(spec[5:]), seed, out)
+    if spec.startswith("dice:"):
+        return "dice", dice_catalogue(spec[5:], out)
+    return Path(spec).stem, Path(spec)
+
+
+def measure(run: Path) -> dict[str, float | int]:
+    dialogues = load_dialogues(run / "dialogues.jsonl")
+    n = len(dialogues) or 1
+    pasted = contradicting = foreign = 0
+    examples: list[str] = []
+    for d in dialogues:
+        gold = d.gold_tool
+        hits = [h for t in d.turns for h in determiner_before_verb(t.content or "", d.candidate_tools)]
+        pasted += bool(hits)
+        wrong = contradicting_verbs(d.turns[0].content, gold, d.candidate_tools) if gold else []
+        contradicting += bool(wrong)
+        foreign += bool(foreign_jargon(d))
+        if (hits or wrong) and len(examples) < 3:
+            examples.append(f"{d.seed_tool}: {hits[:1] or wrong[:1]} in {d.turns[0].content!r}")
+    return {
+        "dialogues": len(dialogues),
+        "share_determiner_before_verb": round(pasted / n, 4),
+        "share_openings_contradicting_verb": round(contradicting / n, 4),
+        "share_foreign_jargon": round(foreign / n, 4),
+        "examples": examples,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
+    ap.add_argument("catalogues", nargs="+", help="catalogue files, bfcl:N or dice:PATH")
+    ap.add_argument("--generator", default=str(ROOT), help="checkout whose data_gen generates the dialogues")
+    ap.add_argument(
+        "--out", default="outputs/description_styles", help="folder for the runs and results.json"
+    )
+    ap.add_argument("--per-tool", type=int, default=2, help="dialogues per tool of each catalogue")
+    ap.add_argument("--seed", type=int, default=3, help="generation seed (and BFCL sample seed)")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    results = {}
+    for spec in args.catalogues:
+        label, path = resolve(spec, args.seed, out)
+        n_tools = len(load_catalogue(path, strict=False).tools)
+        run = out / f"run_{label}"
+        shutil.rmtree(run, ignore_errors=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "data_gen",
+            "generate",
+            "--catalogue",
+            str(path.resolve()),
+            "--num-dialogues",
+            str(n_tools * args.per_tool),
+            "--seed",
+            str(args.seed),
+            "--out",
+            str(run.resolve()),
+            "--no-validators",
+            "--no-plots",
+            "--no-export",
+            "--quiet",
+        ]
+        env = {**os.environ, "PYTHONPATH": str(Path(args.generator).resolve())}
+        subprocess.run(cmd, cwd=args.generator, env=env, check=True, capture_output=True)
+        results[label] = {"tools": n_tools, **measure(run)}
+        print(json.dumps({label: results[label]}, ensure_ascii=False), flush=True)
+    (out / "results.json").write_text(
+        json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
