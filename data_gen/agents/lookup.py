@@ -11,6 +11,13 @@ a list of required arguments it has not looked up and values it has not read (is
   since the words may hold double quotes), then writes the value as the call will carry it (JSON);
 * then says what is missing and what it asks for, or that it calls.
 
+A selection thought lists what each candidate does with the tool's name *after* its description
+(``moves stock to another plant (create_stock_transfer_inter_plant)``), and the first completion
+thought after the user answers starts by naming the option they chose the same way. With earlier
+thoughts kept in the history (`history_reasoning: keep`), naming the chosen option is a copy too:
+once the model has written the start of the description the user picked, the name follows it in
+its own earlier thought.
+
 A copy is what a small transformer does well (an induction head continues a span it has seen), so
 each decision follows from text that is a few tokens away instead of from a lookup across the
 prompt. The style changes only the thoughts: the replies, the calls and the dialogue are the same
@@ -82,12 +89,43 @@ def _value_lines(known: dict[str, Any], user_texts: list[str]) -> str:
     return "; ".join(parts)
 
 
+WHAT_EACH_DOES = "What each does: "
+
+
+def selection_thought(names: list[str], descriptors: dict[str, str]) -> str:
+    """The `lookup` thought of a disambiguating question: the plausible candidates, then what each
+    does with its name after the description."""
+    options = "; ".join(f"{descriptors[n]} ({n})" for n in names if n in descriptors)
+    return (
+        f"Candidates that match the request: {', '.join(names)}. {WHAT_EACH_DOES}{options}. "
+        "I ask which one the user means, without naming tools."
+    )
+
+
+def chosen_option(tool: Tool, earlier_thoughts: list[str]) -> str | None:
+    """``<description> (<name>)`` of `tool` as the latest selection thought wrote it, or None."""
+    pattern = re.compile(rf"(?:^|; )([^;()]+ \({re.escape(tool.name)}\))")
+    for thought in reversed(earlier_thoughts):
+        _, found, options = thought.partition(WHAT_EACH_DOES)
+        m = pattern.search(options) if found else None
+        if m:
+            return m.group(1)
+    return None
+
+
 def completion_thought(
-    tool: Tool, known: dict[str, Any], missing: list[str], ask: list[str], user_texts: list[str]
+    tool: Tool,
+    known: dict[str, Any],
+    missing: list[str],
+    ask: list[str],
+    user_texts: list[str],
+    chosen: str | None = None,
 ) -> str:
-    """The `lookup` thought of an argument-completion turn (module docstring): the signature, the
-    required keys, each known value with the user's words, then what is missing or the call."""
-    head = f"The tool is {tool_signature(tool)}. Required: {', '.join(tool.required) or 'none'}."
+    """The `lookup` thought of an argument-completion turn (module docstring): the option the user
+    chose (`chosen`, on the first completion turn after a question), the signature, the required
+    keys, each known value with the user's words, then what is missing or the call."""
+    head = f"The user chose {chosen}. " if chosen else ""
+    head += f"The tool is {tool_signature(tool)}. Required: {', '.join(tool.required) or 'none'}."
     values = _value_lines(known, user_texts)
     body = f" Known: {values}." if values else " Nothing is known yet."
     if not missing:

@@ -7,7 +7,7 @@ import json
 import random
 from typing import Any
 
-from data_gen.agents.lookup import REASONING_STYLES, completion_thought
+from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_thought, selection_thought
 from data_gen.agents.options import narrow, plausible, prefixes_of
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove
 from data_gen.format import parse_assistant, render_assistant, system_prompt
@@ -110,6 +110,8 @@ class ScriptedTeacher:
             f"Candidates that match the request: {names}. They differ in what they do ({differences}). "
             "I cannot tell which one the user means, so I ask about the difference without naming tools."
         )
+        if self.reasoning == "lookup":
+            thought = selection_thought([o.name for o in options], descriptors)
         return Turn(
             role="assistant",
             thought=thought,
@@ -132,11 +134,12 @@ class ScriptedTeacher:
             ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in known.items()) or "nothing yet"
         )
         ask = missing[:3]
-        lookup = (
-            completion_thought(gold, known, missing, ask, state.user_texts)
-            if self.reasoning == "lookup"
-            else None
-        )
+        lookup = None
+        if self.reasoning == "lookup":
+            first = not any(t.role == "assistant" and t.phase == COMPLETION for t in state.turns)
+            asked = [t.thought or "" for t in state.turns if t.role == "assistant" and t.phase == SELECTION]
+            chosen = chosen_option(gold, asked) if first and asked else None
+            lookup = completion_thought(gold, known, missing, ask, state.user_texts, chosen)
         if not missing:
             thought = lookup or (
                 f"The tool is {gold.name}. Required arguments: {', '.join(gold.required) or 'none'}; "

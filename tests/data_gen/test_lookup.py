@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from data_gen.agents.lookup import completion_thought, value_quote
+from data_gen.agents.lookup import chosen_option, completion_thought, selection_thought, value_quote
 from data_gen.format import compact_tool, tool_signature
 from data_gen.schema import Tool
 
@@ -106,8 +106,33 @@ def test_generated_lookup_dialogues_copy_what_they_claim(tmp_path) -> None:
         said = " ".join(t["content"] for t in b["turns"] if t["role"] == "user")
         for t in b["turns"]:
             if t["role"] == "assistant" and t.get("phase") == "argument_completion":
-                assert t["thought"].startswith(f"The tool is {tool_signature(gold)}. ")
+                assert f"The tool is {tool_signature(gold)}. " in t["thought"]
+                if t["thought"].startswith("The user chose "):
+                    assert t["thought"].split(". The tool is ")[0].endswith(f"({gold.name})")
                 for quote in t["thought"].split("`")[1::2]:
                     checked += 1
                     assert quote in said
     assert checked > 10
+
+
+def test_the_chosen_option_is_copied_from_the_selection_thought() -> None:
+    tool = _tool()
+    asked = selection_thought(
+        ["export_trial_balance", "get_gl_account_balance"],
+        {
+            "export_trial_balance": "export the trial balance",
+            "get_gl_account_balance": "the balance of one account",
+        },
+    )
+    assert asked.startswith(
+        "Candidates that match the request: export_trial_balance, get_gl_account_balance. "
+    )
+    assert (
+        "What each does: export the trial balance (export_trial_balance); the balance of one account "
+        in asked
+    )
+    chosen = chosen_option(tool, ["an older thought", asked])
+    assert chosen == "the balance of one account (get_gl_account_balance)"
+    assert chosen_option(tool, ["Candidates that match the request: get_gl_account_balance."]) is None
+    thought = completion_thought(tool, {}, ["gl_account"], ["gl_account"], ["the second"], chosen)
+    assert thought.startswith(f"The user chose {chosen}. The tool is {tool_signature(tool)}.")
