@@ -47,6 +47,9 @@ class DemoConfig:
     """Tool catalogue of the training corpus (the training lines of business only)."""
     dialogues: int = 200
     """Scripted dialogues to generate (the recipe's `max_dialogues` decides how many are trained on)."""
+    constrain_calls: bool = True
+    """Evaluate every model with constrained call decoding (`eval run --constrain-calls on`): the
+    same decoding option for the base and the tuned model, recorded in each run's metrics."""
     reasoning: str = "lookup"
     """Style of the teacher's argument-completion thoughts in the corpus (`data_gen.agents.lookup`):
     `lookup` copies the tool's signature and quotes the user's words before each value, which is
@@ -167,6 +170,8 @@ def eval_args(cfg: DemoConfig, modes: str = "static,dynamic") -> list[str]:
         str(cfg.seed),
         "--t-max",
         str(cfg.t_max),
+        "--constrain-calls",
+        "on" if cfg.constrain_calls else "off",
     ]
 
 
@@ -434,6 +439,12 @@ def add_demo_parsers(sub: Any) -> None:
             default=defaults.reasoning,
             help="style of the teacher's thoughts in the corpus (data_gen generate --reasoning)",
         )
+        p.add_argument(
+            "--constrain-calls",
+            choices=("on", "off"),
+            default="on" if defaults.constrain_calls else "off",
+            help="constrained call decoding for every model evaluated (eval run --constrain-calls)",
+        )
         p.add_argument("--threads", type=positive_int, help="torch threads (default: every core)")
         p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
         if name == "demo":
@@ -476,6 +487,7 @@ def _cmd_demo(args: Any) -> int:
         batch_size=args.batch_size,
         seed=args.seed,
         reasoning=args.reasoning,
+        constrain_calls=args.constrain_calls == "on",
         threads=args.threads,
         fresh=args.fresh,
     )
