@@ -269,14 +269,15 @@ def planned_peaks(args: argparse.Namespace) -> dict[str, float] | None:
     }
 
 
-def warn_if_too_big(planned: dict[str, float] | None, device: Any) -> None:
-    """Say which mode the planner expects to run out of this GPU's memory, before it does."""
+def warn_if_too_big(planned: dict[str, float] | None, device: Any) -> dict[str, float] | None:
+    """Say which mode the planner expects to run out of this GPU's memory, before it does;
+    returns `planned`."""
     import torch
 
     from train.plan import USABLE
 
     if not planned or torch.device(device).type != "cuda":
-        return
+        return planned
     memory = torch.cuda.get_device_properties(device).total_memory / 2**30
     for mode, peak in planned.items():
         if peak > USABLE * memory:
@@ -285,6 +286,15 @@ def warn_if_too_big(planned: dict[str, float] | None, device: Any) -> None:
                 f" {memory:.0f} GiB GPU (python -m train.plan; fewer --batch-size/--rows or"
                 " --gradient-checkpointing)"
             )
+    return planned
+
+
+def apply_liger() -> None:
+    try:
+        from liger_kernel.transformers import apply_liger_kernel_to_llama
+    except ImportError:
+        raise SystemExit("error: --liger needs liger-kernel (pip install liger-kernel)") from None
+    apply_liger_kernel_to_llama()
 
 
 def device_name(device: Any) -> str:
@@ -349,11 +359,8 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     attn = args.attn or ("flex" if on_cuda else "sdpa")
     dtype = torch.bfloat16 if on_cuda else torch.float32
     if args.liger:
-        try:
-            from liger_kernel.transformers import apply_liger_kernel_to_llama
-        except ImportError:
-            raise SystemExit("error: --liger needs liger-kernel (pip install liger-kernel)") from None
-        apply_liger_kernel_to_llama()
+        apply_liger()
+    planned = warn_if_too_big(planned_peaks(args), device)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="diaforge-gpu-bench-") as tmp:
         samples, tokenizer = load_samples(args, Path(tmp))
@@ -365,8 +372,6 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     model, linear_params = build_model(
         args.shape, len(tokenizer), attn, dtype, device, checkpointing=args.gradient_checkpointing
     )
-    planned = planned_peaks(args)
-    warn_if_too_big(planned, device)
     name = device_name(device)
     peak = peak_flops(name, args.peak_tflops)
     results: dict[str, Any] = {}
