@@ -78,7 +78,8 @@ REQUIREMENTS = (
     "datasets>=4.7",
     "pydantic>=2.7",
     "huggingface_hub>=1.31",
-    "pyarrow>=21",
+    "pyarrow>=24",  # datasets 5.2; the machine's own (a 40 MB wheel)
+    "fsspec>=2023.1.0,<=2026.9.0",
 )
 QUANTISED_REQUIREMENTS = ("bitsandbytes>=0.45",)
 
