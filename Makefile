@@ -127,3 +127,23 @@ GPU_BENCH_ARGS ?=
 .PHONY: bench-gpu
 bench-gpu: setup ## LoRA SFT throughput on a GPU, baseline vs prefix-shared
 	$(PY) -m bench.gpu_sft $(GPU_BENCH_ARGS)
+
+# One command on a GPU (bench/gpu_check.py): a few train/sft.py steps of a Llama-3.2-3B-shaped random
+# model in bf16, 8-bit and 4-bit LoRA, prefix-shared rows checked against naive slicing of the same
+# samples; tokens/s, MFU and peak memory per family to outputs/gpu_check/gpu_check.json. DRY_RUN=1:
+# the plan, the commands and the JSON's shape only (no model; CPU, CI). On a machine that has torch but
+# not our packages and no index: GPU_PY=python3 WHEELS=.whl, with the wheels of `make gpu-wheels`.
+DRY_RUN ?=
+GPU_PY ?= $(PY)
+WHEELS ?=
+GPU_SITE ?= outputs/gpu_check/site
+GPU_CHECK_ARGS ?=
+.PHONY: gpu-check gpu-wheels
+gpu-check: $(if $(filter $(PY),$(GPU_PY)),setup) ## bf16/8-bit/4-bit LoRA steps on a GPU, checked and timed (DRY_RUN=1: plan only)
+	@if [ -n "$(WHEELS)" ]; then $(GPU_PY) -m pip install -q --no-index --no-deps --no-compile --upgrade \
+	    --target $(GPU_SITE) $(WHEELS)/*.whl; fi
+	$(if $(WHEELS),PYTHONPATH=$(abspath $(GPU_SITE))$${PYTHONPATH:+:$$PYTHONPATH}) $(GPU_PY) -m bench.gpu_check \
+	    $(if $(filter 1 yes true,$(DRY_RUN)),--dry-run) $(GPU_CHECK_ARGS)
+
+gpu-wheels: setup ## download (and slim) the wheels gpu-check needs on a bare GPU machine into .whl/
+	$(PY) -m bench.gpu_check wheels --dest .whl

@@ -24,6 +24,12 @@ tokens/s (real tokens, padding excluded), MFU and peak memory. MFU counts 6 FLOP
 the linear layers (the output head included, attention scores excluded) per processed token, over
 the device's dense bf16 peak (`--peak-tflops` when the device is not known). The first `--warmup`
 steps of each mode are not timed.
+
+Defaults fit an 80 GB card by the memory planner (train/plan.py): TRL's own defaults, batch 8 and
+gradient checkpointing, put the baseline at 57.0 GiB at worst (every sample padded to 4,096 tokens)
+and one prefix-shared row at 12.7 GiB. Batch 8 without checkpointing (the old default) ran out of
+memory on an H100; the planner puts it at 222 GiB. Each mode's planned peak is written with the
+results, and a mode the planner expects not to fit the GPU is named before it runs.
 """
 
 from __future__ import annotations
@@ -243,6 +249,54 @@ def measure(
     }
 
 
+def planned_peaks(args: argparse.Namespace) -> dict[str, float] | None:
+    """The memory planner's peak (GiB, train/plan.py) of each mode at these settings: the baseline
+    at its worst case (every sample of a batch padded to `--max-length`), prefix-shared at `--rows`
+    full rows. None for a shape the planner does not know."""
+    from train.plan import SHAPES as PLANNED
+    from train.plan import Setup, estimate
+
+    if args.shape != "llama-3.2-3b":
+        return None
+    common = {
+        "shape": PLANNED["meta-llama/Llama-3.2-3B-Instruct"],
+        "checkpointing": args.gradient_checkpointing,
+        "fused_loss": args.liger,
+    }
+    return {
+        "baseline": estimate(Setup(tokens=args.batch_size * args.max_length, **common)).total,
+        "prefix_shared": estimate(Setup(tokens=args.rows * args.max_length, **common)).total,
+    }
+
+
+def warn_if_too_big(planned: dict[str, float] | None, device: Any) -> dict[str, float] | None:
+    """Say which mode the planner expects to run out of this GPU's memory, before it does;
+    returns `planned`."""
+    import torch
+
+    from train.plan import USABLE
+
+    if not planned or torch.device(device).type != "cuda":
+        return planned
+    memory = torch.cuda.get_device_properties(device).total_memory / 2**30
+    for mode, peak in planned.items():
+        if peak > USABLE * memory:
+            log(
+                f"warning: the planner puts {mode} at {peak:.1f} GiB, more than {USABLE:.0%} of this"
+                f" {memory:.0f} GiB GPU (python -m train.plan; fewer --batch-size/--rows or"
+                " --gradient-checkpointing)"
+            )
+    return planned
+
+
+def apply_liger() -> None:
+    try:
+        from liger_kernel.transformers import apply_liger_kernel_to_llama
+    except ImportError:
+        raise SystemExit("error: --liger needs liger-kernel (pip install liger-kernel)") from None
+    apply_liger_kernel_to_llama()
+
+
 def device_name(device: Any) -> str:
     import torch
 
@@ -279,7 +333,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=30, help="timed steps per mode")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps per mode")
     p.add_argument("--attn", choices=["flex", "sdpa"], help="prefix-shared attention (default: flex on CUDA)")
-    p.add_argument("--gradient-checkpointing", action="store_true", help="activation checkpointing")
+    p.add_argument(
+        "--gradient-checkpointing",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="activation checkpointing (default on, as TRL's SFTConfig: batch 8 x 4,096 without it needs"
+        " about 220 GiB by the planner)",
+    )
     p.add_argument("--liger", action="store_true", help="Liger kernels (liger-kernel must be installed)")
     p.add_argument("--peak-tflops", type=float, help="the device's dense bf16 peak, for MFU")
     p.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
@@ -299,11 +359,8 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     attn = args.attn or ("flex" if on_cuda else "sdpa")
     dtype = torch.bfloat16 if on_cuda else torch.float32
     if args.liger:
-        try:
-            from liger_kernel.transformers import apply_liger_kernel_to_llama
-        except ImportError:
-            raise SystemExit("error: --liger needs liger-kernel (pip install liger-kernel)") from None
-        apply_liger_kernel_to_llama()
+        apply_liger()
+    planned = warn_if_too_big(planned_peaks(args), device)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="diaforge-gpu-bench-") as tmp:
         samples, tokenizer = load_samples(args, Path(tmp))
@@ -349,6 +406,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
             "rows_per_step": args.rows,
             "gradient_checkpointing": args.gradient_checkpointing,
             "liger": args.liger,
+            "planned_peak_gib": planned,
             "samples": len(samples),
         },
         "run": {

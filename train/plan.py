@@ -92,6 +92,23 @@ class Shape:
     def embedding_params(self) -> int:
         return self.vocab * self.hidden * (1 if self.tied else 2)
 
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Shape:
+        """The shape of a Llama-like `config.json` (a local model folder, a model built on the spot)."""
+        text = config.get("text_config") or config
+        heads = int(text["num_attention_heads"])
+        hidden = int(text["hidden_size"])
+        return cls(
+            hidden=hidden,
+            intermediate=int(text["intermediate_size"]),
+            layers=int(text["num_hidden_layers"]),
+            heads=heads,
+            kv_heads=int(text.get("num_key_value_heads") or heads),
+            head_dim=int(text.get("head_dim") or hidden // heads),
+            vocab=int(text["vocab_size"]),
+            tied=bool(config.get("tie_word_embeddings", text.get("tie_word_embeddings", False))),
+        )
+
 
 # Architectures by hub id (their config.json; nothing is downloaded). Gemma 3 loads its SigLIP vision
 # tower (about 0.41 B linear parameters) with the language model.
@@ -223,8 +240,9 @@ def setup_of(recipe: str | Path, gpus: int | None = None) -> tuple[Setup, dict[s
     return setup, {"model": model, "accelerate_config": config_name, "rows_per_step": rows}
 
 
-def advice(setup: Setup, gpu_memory: float) -> list[str]:
-    """What to turn, first to last, each with the peak it gives; the first line that fits is the advice."""
+def knobs(setup: Setup, gpu_memory: float) -> list[tuple[str, float, bool]]:
+    """What to turn, first to last, each with the peak it gives (cumulative) and whether that fits;
+    the list stops at the first that fits."""
     steps: list[tuple[str, dict[str, Any]]] = []
     if not setup.checkpointing:
         steps.append(("gradient_checkpointing: true", {"checkpointing": True}))
@@ -250,15 +268,22 @@ def advice(setup: Setup, gpu_memory: float) -> list[str]:
                         {"gpus": gpus, "sharding": "zero3"},
                     )
                 )
-    lines, current = [], asdict(setup) | {"shape": setup.shape}
+    out, current = [], asdict(setup) | {"shape": setup.shape}
     for text, change in steps:
         current |= change
         plan = estimate(Setup(**current))
-        fits = plan.fits(gpu_memory)
-        lines.append(f"{text}: {plan.total:.1f} GiB{' (fits)' if fits else ''}")
-        if fits:
+        out.append((text, plan.total, plan.fits(gpu_memory)))
+        if out[-1][2]:
             break
-    return lines
+    return out
+
+
+def advice(setup: Setup, gpu_memory: float) -> list[str]:
+    """`knobs` as lines: what to turn, first to last, each with the peak it gives."""
+    return [
+        f"{text}: {total:.1f} GiB{' (fits)' if fits else ''}"
+        for text, total, fits in knobs(setup, gpu_memory)
+    ]
 
 
 def report(recipe: str, gpus: int | None, gpu_memory: float) -> dict[str, Any]:
@@ -305,6 +330,133 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append("to fit, turn (cumulative):")
         lines += [f"  {line}" for line in r["advice"]]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Out of memory during training: the knob to turn (train/sft.py)
+# --------------------------------------------------------------------------------------------
+
+OOM_GENERIC = (
+    "turn gradient_checkpointing: true, then per_device_train_batch_size: 1 (gradient_accumulation_steps "
+    "up) or a lower max_length, then ZeRO-3 over more GPUs (python -m train.plan RECIPE --gpus N shows "
+    "the peak by part)"
+)
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """A CUDA out-of-memory error: torch's own class, or a RuntimeError saying so (as some
+    extensions raise it)."""
+    try:
+        import torch
+
+        if isinstance(exc, torch.OutOfMemoryError):
+            return True
+    except ImportError:  # pragma: no cover - torch is a dependency
+        pass
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def shape_of_model(name_or_path: str, output_dir: str | None = None) -> Shape | None:
+    """The shape of a hub id the planner knows, or of a local folder's (or a tiny:// model's
+    built) config.json; None when neither."""
+    if name_or_path in SHAPES:
+        return SHAPES[name_or_path]
+    folder = Path(name_or_path).expanduser()
+    if name_or_path.startswith("tiny://") and output_dir:
+        folder = Path(output_dir) / "tiny-base"
+    try:
+        return Shape.from_config(json.loads((folder / "config.json").read_text(encoding="utf-8")))
+    except (OSError, KeyError, ValueError, TypeError):
+        return None
+
+
+def run_values(argv: list[str]) -> dict[str, Any]:
+    """The recipe keys of a `train/sft.py` command line (`RECIPE.yaml [--key value ...]`) over the
+    GPU defaults, read as the planner needs them (no TRL parsing: nothing is checked twice)."""
+    from train.config import device_defaults, read_recipe_yaml, split_recipe_argv
+
+    recipe, overrides = split_recipe_argv(argv)
+    values = {**device_defaults(True), **(read_recipe_yaml(recipe) if recipe else {})}
+    i = 0
+    while i < len(overrides):
+        key, eq, value = overrides[i].removeprefix("--").partition("=")
+        if not eq:
+            following = i + 1 < len(overrides) and not overrides[i + 1].startswith("--")
+            value = overrides[i + 1] if following else "true"
+            i += following
+        values[key.replace("-", "_")] = yaml.safe_load(value)
+        i += 1
+    return values
+
+
+def setup_of_run(values: dict[str, Any], env: dict[str, str]) -> Setup | None:
+    """The Setup of a training run's recipe values (`run_values`); sharding and GPU count from the
+    accelerate launcher's environment (ACCELERATE_USE_DEEPSPEED / _FSDP, WORLD_SIZE)."""
+    shape = shape_of_model(str(values.get("model_name_or_path") or ""), values.get("output_dir"))
+    if shape is None:
+        return None
+    sharding = "none"
+    if env.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true":
+        stage = env.get("ACCELERATE_DEEPSPEED_ZERO_STAGE", "2")
+        sharding = {"2": "zero2", "3": "zero3"}.get(stage, "none")
+    elif env.get("ACCELERATE_USE_FSDP", "").lower() == "true":
+        sharding = "fsdp"
+    rows = int(values.get("per_device_train_batch_size") or 1)
+    return Setup(
+        shape=shape,
+        quant="8bit" if values.get("load_in_8bit") else "4bit" if values.get("load_in_4bit") else "bf16",
+        lora_r=int(values.get("lora_r") or 16),
+        tokens=rows * int(values.get("max_length") or 1024),
+        checkpointing=bool(values.get("gradient_checkpointing")),
+        fused_loss=bool(values.get("use_liger_kernel")),
+        gpus=int(env.get("WORLD_SIZE", "1") or 1),
+        sharding=sharding,
+    )
+
+
+def device_memory_gib() -> float:
+    """This process's GPU, in GiB (79.6, an H100, when none is visible)."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory / GIB
+    except Exception:  # pragma: no cover - best effort, inside an error handler
+        pass
+    return 79.6
+
+
+def out_of_memory_line(
+    argv: list[str], gpu_memory: float | None = None, env: dict[str, str] | None = None
+) -> str:
+    """One line for a training run (`train/sft.py` arguments) that ran out of GPU memory: the
+    planner's peak for it and what to turn, in the planner's order, until it fits."""
+    import os
+
+    head = "error: CUDA out of memory"
+    gpu_memory = device_memory_gib() if gpu_memory is None else gpu_memory
+    try:
+        setup = setup_of_run(run_values(argv), dict(os.environ) if env is None else env)
+    except Exception:  # the run parsed before; anything odd here must not hide the OOM line
+        setup = None
+    if setup is None:
+        return f"{head}: {OOM_GENERIC}"
+    plan = estimate(setup)
+    where = f"the planner puts this run at {plan.total:.1f} GiB per GPU"
+    if plan.fits(gpu_memory):
+        # The planner thought it fits: name the knobs that take a fifth off its peak.
+        steps = knobs(setup, plan.total * 0.8 / USABLE)
+        where += f", within this {gpu_memory:.0f} GiB GPU (other processes or fragmentation hold the rest)"
+        turns = [f"{text} ({total:.1f} GiB)" for text, total, _ in steps]
+    else:
+        where += f", more than {USABLE:.0%} of this {gpu_memory:.0f} GiB GPU"
+        turns = [
+            f"{text} ({total:.1f} GiB{', fits' if fits else ''})"
+            for text, total, fits in knobs(setup, gpu_memory)
+        ]
+    if not turns:
+        return f"{head}: {where}; nothing left to turn in the recipe: a larger GPU or more of them"
+    return f"{head}: {where}; turn " + "; then ".join(turns)
 
 
 def main(argv: list[str] | None = None) -> int:

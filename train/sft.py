@@ -7,7 +7,8 @@ dialogues, load the tokenizer, slice the turns, load the model, build the traine
 recipe's `slicing` is one row-layout object chosen once (train/row_layout.py), which supplies the
 rows, the collator and the trainer class. A recipe is a flat YAML mapping of `DiaforgeArguments`
 (train/config.py), TRL `SFTConfig` and `ModelConfig` keys; see `recipes/` and `--help`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
-code 2 (set DIAFORGE_DEBUG=1 for the traceback). `python -m train.launch` is `accelerate launch`
+code 2 (set DIAFORGE_DEBUG=1 for the traceback); running out of GPU memory is one line naming
+what to turn, from the memory planner (train/plan.py), and exit code 3. `python -m train.launch` is `accelerate launch`
 with the recipe checked before any process starts and this exit code passed through; plain
 `accelerate launch` works too, but wraps any failure in a traceback of its own and exit code 1.
 """
@@ -317,6 +318,13 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("RANK", "0") == "0":  # every rank hits the same mistake: one line, not N
             print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # torch.OutOfMemoryError is one: name the knob, not a traceback
+        from train.plan import is_out_of_memory, out_of_memory_line
+
+        if os.environ.get("DIAFORGE_DEBUG") or not is_out_of_memory(exc):
+            raise
+        print(out_of_memory_line(argv), file=sys.stderr)
+        return 3
     return 0
 
 

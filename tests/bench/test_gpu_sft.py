@@ -81,3 +81,19 @@ def test_mfu_from_a_given_peak(tokenizer_dir: Path, tmp_path: Path) -> None:
 def test_too_few_rows_for_the_warmup_is_one_clear_error(tokenizer_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no timed steps"):
         gpu_sft.run(_args(tokenizer_dir, tmp_path / "r.json", "--warmup", "1000"))
+
+
+def test_the_defaults_fit_an_80_gb_gpu_by_the_planner() -> None:
+    """The old defaults (batch 8 x 4,096, no checkpointing) ran out of memory on an H100; the
+    defaults now are TRL's (checkpointing on), which the planner fits in 80 GB in both modes."""
+    from train.plan import USABLE
+
+    planned = gpu_sft.planned_peaks(gpu_sft.build_parser().parse_args([]))
+    assert planned == {
+        "baseline": pytest.approx(57.0, abs=0.1),
+        "prefix_shared": pytest.approx(12.7, abs=0.1),
+    }
+    assert max(planned.values()) <= USABLE * 79.6
+    old = gpu_sft.planned_peaks(gpu_sft.build_parser().parse_args(["--no-gradient-checkpointing"]))
+    assert old["baseline"] > 79.6
+    assert gpu_sft.planned_peaks(gpu_sft.build_parser().parse_args(["--shape", "tiny"])) is None
