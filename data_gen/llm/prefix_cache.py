@@ -194,7 +194,6 @@ class PrefixCachedGenerator:
         `constrain(prompt_index, new_ids, row_logits)` may replace a row's choice with another
         token (constrained decoding, `data_gen.llm.constrain`), or return None to keep it.
         """
-        from transformers import DynamicCache
 
         if not prompts:
             return []
@@ -206,17 +205,7 @@ class PrefixCachedGenerator:
         device = self.model.device
         rows = len(prompts)
         lengths = [len(p) for p in prompts]
-        width = max(lengths)
-        # Left-pad every row's keys and values to the longest prompt.
-        layers = []
-        for layer in range(len(caches[0])):
-            keys = torch.cat([_left_pad(c[layer][0], width) for c in caches])
-            values = torch.cat([_left_pad(c[layer][1], width) for c in caches])
-            layers.append((keys, values))
-        cache = DynamicCache(ddp_cache_data=layers)
-        mask = torch.zeros(rows, width, dtype=torch.long, device=device)
-        for i, n in enumerate(lengths):
-            mask[i, width - n :] = 1
+        cache, mask = _padded_batch(caches, lengths, device)
         active = list(range(rows))  # prompt index of each batch row
         outputs: list[list[int]] = [[] for _ in prompts]
         done: list[Generated | None] = [None] * rows
@@ -274,6 +263,23 @@ class PrefixCachedGenerator:
             for layer in cache.layers
         ]
         self._store(ids, kv)
+
+
+def _padded_batch(caches: list[list[tuple[torch.Tensor, torch.Tensor]]], lengths: list[int], device: Any):
+    """One `DynamicCache` of the rows' keys and values, each left-padded to the longest prompt,
+    and the attention mask that hides the padding."""
+    from transformers import DynamicCache
+
+    width = max(lengths)
+    layers = []
+    for layer in range(len(caches[0])):
+        keys = torch.cat([_left_pad(c[layer][0], width) for c in caches])
+        values = torch.cat([_left_pad(c[layer][1], width) for c in caches])
+        layers.append((keys, values))
+    mask = torch.zeros(len(lengths), width, dtype=torch.long, device=device)
+    for i, n in enumerate(lengths):
+        mask[i, width - n :] = 1
+    return DynamicCache(ddp_cache_data=layers), mask
 
 
 def _left_pad(t: torch.Tensor, width: int) -> torch.Tensor:
