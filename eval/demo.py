@@ -109,8 +109,11 @@ class Stage:
 class Runner:
     """Runs the demo's commands in the repository root and times its stages."""
 
-    def __init__(self, threads: int | None) -> None:
+    def __init__(self, threads: int | None, total: int | None = None) -> None:
         self.stages: list[Stage] = []
+        self.total = total
+        """How many stages the run has, for the `== [k/total]` lines (None: not shown)."""
+        self.started = time.monotonic()
         self.env = dict(os.environ)
         self.env.setdefault("HF_HUB_OFFLINE", "1")
         self.env.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -120,15 +123,17 @@ class Runner:
     def stage(self, name: str, done: bool, steps: Callable[[Stage], None]) -> Stage:
         stage = Stage(name)
         self.stages.append(stage)
+        head = f"== [{len(self.stages)}/{self.total}] {name}" if self.total else f"== {name}"
         if done:
             stage.skipped = True
-            print(f"== {name}: already complete, skipped", flush=True)
+            print(f"{head}: already complete, skipped", flush=True)
             return stage
-        print(f"== {name}", flush=True)
+        elapsed = (time.monotonic() - self.started) / 60
+        print(f"{head} (after {elapsed:.1f} min; its own progress bar shows its ETA)", flush=True)
         start = time.monotonic()
         steps(stage)
         stage.seconds = round(time.monotonic() - start, 1)
-        print(f"== {name}: {stage.seconds:.0f} s", flush=True)
+        print(f"{head}: {stage.seconds:.0f} s", flush=True)
         return stage
 
     def run(self, stage: Stage, argv: Sequence[str]) -> None:
@@ -256,7 +261,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     if cfg.fresh and out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
-    runner = Runner(cfg.threads)
+    runner = Runner(cfg.threads, total=7)
     started = time.monotonic()
     data, sft, runs = out / "data", out / "sft", out / "eval"
 

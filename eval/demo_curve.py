@@ -42,7 +42,7 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
     if cfg.fresh and out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
-    runner = Runner(cfg.threads)
+    runner = Runner(cfg.threads, total=2 + 2 * len(set(sizes)))
     data = cfg.out / "data"
     model_and_corpus(runner, cfg, data)
     points = [_curve_point(runner, cfg, data, out / f"n{n}", n) for n in sorted(set(sizes))]
