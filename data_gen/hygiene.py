@@ -419,7 +419,10 @@ def check_output_dir(path: str | Path, *, field: str | None = None, what: str = 
         if not q.is_dir():
             raise InputError(f"cannot create the {what}: {q} is a file, not a folder", path=p, field=field)
         for folder in reversed(missing):
-            folder.mkdir()
+            try:
+                folder.mkdir()
+            except FileExistsError:  # made meanwhile by another process (another rank)
+                continue
             created.append(folder)
         fd, probe = tempfile.mkstemp(dir=p, prefix=".diaforge-write-check-")
         os.close(fd)
