@@ -76,8 +76,10 @@ def int_between(low: int, high: int):  # noqa: ANN201 - an argparse type
 
     def parse(text: str) -> int:
         value = _int(text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must lie between {low:,} and {high:,}, got {value:,}")
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low:,}, got {value:,}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}, got {value:,}")
         return value
 
     parse.__name__ = f"int_between_{low}_{high}"

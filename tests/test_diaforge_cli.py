@@ -79,7 +79,7 @@ def test_installed_command_is_not_shadowed_by_a_file_in_the_working_folder(tmp_p
 def test_console_script_is_declared() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '\ndiaforge = "diaforge_cli.main:cli"\n' in pyproject
-    assert 'include = ["data_gen*", "train*", "eval*", "diaforge_cli*"]' in pyproject
+    assert 'include = ["data_gen*", "train*", "eval*", "bench*", "diaforge_cli*"]' in pyproject
     assert set(COMMANDS) == {"data", "train", "eval", "bench"}
 
 
