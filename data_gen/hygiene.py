@@ -443,9 +443,17 @@ def check_output_dir(path: str | Path, *, field: str | None = None, what: str = 
 
 def check_output_file(path: str | Path, *, field: str | None = None, what: str = "output file") -> Path:
     """`check_output_dir` for the folder of an output file, and that the file itself is not a
-    folder."""
+    folder; every failure names the file."""
     p = Path(path).expanduser()
     if p.is_dir():
         raise InputError(f"is a folder; {field or 'it'} names the {what}", path=p, field=field)
-    check_output_dir(p.parent if str(p.parent) else Path("."), field=field, what=f"folder of the {what}")
+    q = p.parent
+    while not q.exists() and q.parent != q:
+        q = q.parent
+    if q.exists() and not q.is_dir():
+        raise InputError(f"cannot create the {what}: {q} is a file, not a folder", path=p, field=field)
+    try:
+        check_output_dir(p.parent, field=field, what=f"folder of the {what}")
+    except InputError as exc:
+        raise InputError(f"cannot write the {what}: {exc.message}", path=p, field=field) from None
     return p

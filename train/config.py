@@ -362,7 +362,7 @@ def read_recipe_yaml(path: str | Path) -> dict[str, Any]:
     from data_gen.hygiene import load_yaml, read_text_file
 
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise RecipeError(f"{path}: recipe file not found")
     try:
         data = load_yaml(read_text_file(p, what="recipe file", max_bytes=1 << 20), path=p)
@@ -571,8 +571,13 @@ def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, whe
                     f"{where}: {key}: {path}: is a folder; name the dialogue JSONL file in it "
                     f"(e.g. {Path(path) / 'dialogues.jsonl'})"
                 )
-            if not found.is_file():
+            if not found.exists():
                 raise RecipeError(f"{where}: {key}: {path}: file not found")
+            if not found.is_file():
+                raise RecipeError(
+                    f"{where}: {key}: {path}: is not a regular file (a device, pipe or socket); "
+                    "name a dialogue JSONL file"
+                )
     try:
         diaforge_args.prompt_format()  # reads system_prompt_file: a bad one stops the run here
     except InputError as exc:
