@@ -59,6 +59,13 @@ logger = logging.getLogger(__name__)
 
 FORMATS = ("openai", "paper", "openapi", "toolkit")
 
+#: Largest catalogue file read (checked before a byte is read): about 40,000 tools of the bundled
+#: size, and far more than `MAX_TOOLS`; a 60 MB file is refused at once.
+MAX_CATALOGUE_BYTES = 32 * 1024 * 1024
+#: Most tools analysed or generated from at once. Near-duplicate analysis and distractor retrieval
+#: hold tool-by-tool similarity matrices, whose memory grows with the square of the tools.
+MAX_TOOLS = 5_000
+
 _YAML_SUFFIXES = {".yaml", ".yml"}
 _JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 
@@ -228,7 +235,7 @@ def _read_text(p: Path) -> str:
         raise InputError("no tools found: the file does not exist", path=p)
     if p.is_dir():
         raise InputError("no tools found: this is a directory, expected a catalogue file", path=p)
-    check_regular_file(p, what="catalogue")
+    check_regular_file(p, what="catalogue", max_bytes=MAX_CATALOGUE_BYTES)
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -451,6 +458,21 @@ def load_catalogue(path: str | Path, *, strict: bool = True, format: str | None 
         "unrecognised catalogue: expected a list of tools, {'tools': [...]}, JSON Lines, "
         f"a {{tool_name: spec}} map or an OpenAPI 3 document, got {type(doc).__name__}",
         path=src,
+    )
+
+
+def check_catalogue_size(catalogue: Catalogue) -> None:
+    """`InputError` before any similarity is computed when the catalogue holds more than
+    `MAX_TOOLS` tools, naming the limit, the memory it would take and the way around it."""
+    n = len(catalogue)
+    if n <= MAX_TOOLS:
+        return
+    gib = 3 * n * n * 8 / 2**30  # three float64 tool-by-tool matrices (name, description, parameters)
+    raise InputError(
+        f"holds {n:,} tools, over the limit of {MAX_TOOLS:,}: the similarity matrices grow with the square "
+        f"of the tools (about {gib:,.0f} GiB here); split it, e.g. by line of business, into catalogues of "
+        f"at most {MAX_TOOLS:,} tools",
+        path=catalogue.report.path if catalogue.report else None,
     )
 
 

@@ -29,7 +29,7 @@ EXIT_USAGE = 2
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from data_gen.catalogue import load_catalogue
+    from data_gen.catalogue import check_catalogue_size, load_catalogue
     from data_gen.similarity import analyze_catalogue, get_encoder
 
     if not 0.0 <= args.threshold <= 1.0:
@@ -37,6 +37,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise InputError(f"--k must be at least 1, got {args.k}")
     catalogue = load_catalogue(args.catalogue)
+    check_catalogue_size(catalogue)
     print(catalogue.report.summary(), file=sys.stderr)
     stats = analyze_catalogue(
         catalogue.tools, threshold=args.threshold, k=args.k, encoder=get_encoder(args.encoder)

@@ -79,11 +79,12 @@ class RunSummary:
 
 async def generate(cfg: GenerationConfig, *, tools: Sequence[Tool] | None = None) -> RunSummary:
     """Runs (or resumes) a generation run and writes every output."""
-    from data_gen.catalogue import load_catalogue
+    from data_gen.catalogue import check_catalogue_size, load_catalogue
 
     out = Path(cfg.out)
     if tools is None:
         catalogue = load_catalogue(cfg.catalogue)
+        check_catalogue_size(catalogue)
         tools = catalogue.tools
         digest = sha256_file(cfg.catalogue)
     else:
