@@ -119,7 +119,7 @@ eval-bfcl: setup ## BFCL regression check of MODEL=path (Appendix C.6)
 # Benchmarks, measured in one run on this machine: writes bench/results.json (see bench/README.md).
 .PHONY: bench
 bench: setup ## the CPU benchmarks, written to bench/results.json
-	OMP_NUM_THREADS=1 $(PY) -m bench.run
+	OMP_NUM_THREADS=1 $(PY) -m bench.run --out bench/results.json
 
 # LoRA SFT throughput of a Llama-3.2-3B-shaped model, baseline vs prefix-shared (for a GPU machine;
 # see bench/README.md). Extra options: make bench-gpu GPU_BENCH_ARGS="--attn sdpa".

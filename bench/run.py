@@ -1,7 +1,13 @@
 """Benchmarks on this machine (CPU), measured in one run, printed as a table and written to
-bench/results.json. What each number means: bench/README.md.
+--out (outputs/bench/results.json under the working folder by default; the reference numbers of
+this checkout are bench/results.json, refreshed with --out bench/results.json). What each number
+means: bench/README.md.
 
-    python -m bench.run [--out bench/results.json] [--only token_ratio,loss_parity,...]
+    python -m bench.run [--out FILE] [--only token_ratio,loss_parity,...]
+    diaforge bench [--out FILE] [--only ...]
+
+Nothing is written outside the folder of --out: SmolLM2 is read from the checkout's
+outputs/models when it is there, else materialised into <folder of --out>/models.
 
 Parts (all by default):
 
@@ -49,7 +55,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
+from data_gen.cliargs import DefaultsHelpFormatter, OneLineArgumentParser  # noqa: E402
 from data_gen.format import HISTORY_REASONING  # noqa: E402
 
 ROOT = Path(_ROOT)
@@ -67,6 +73,7 @@ FIXTURE = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 DEMO_RECIPE = ROOT / "recipes" / "smollm2-135m" / "demo.yaml"
 SMOLLM2 = ROOT / "outputs" / "models" / "SmolLM2-135M-Instruct"
+DEFAULT_OUT = "outputs/bench/results.json"
 IGNORE_INDEX = -100
 
 
@@ -99,13 +106,18 @@ def generate_corpus(out: Path, num_dialogues: int, seed: int = 0) -> list:
     return load_dialogues(out / "dialogues.jsonl")
 
 
-def smollm2_path() -> Path:
+def smollm2_path(out_dir: Path) -> Path:
+    """SmolLM2-135M-Instruct as a safetensors folder: the checkout's copy when there is one (only
+    read), else one materialised once into `out_dir`/models (the folder of --out)."""
     from data_gen.llm.smollm2 import is_materialised, materialise_smollm2
 
-    if not is_materialised(SMOLLM2):
-        log(f"materialising SmolLM2-135M-Instruct into {SMOLLM2}")
-        materialise_smollm2(SMOLLM2)
-    return SMOLLM2
+    if is_materialised(SMOLLM2):
+        return SMOLLM2
+    target = out_dir / "models" / SMOLLM2.name
+    if not is_materialised(target):
+        log(f"materialising SmolLM2-135M-Instruct into {target}")
+        materialise_smollm2(target)
+    return target
 
 
 def demo_slicing() -> dict[str, Any]:
@@ -392,12 +404,17 @@ def print_table(results: dict[str, Any]) -> None:
 
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     """The options and the parts to run (an unknown part is a usage error, exit 2)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="python -m bench.run",
         description=__doc__.split("\n\n")[0],
         formatter_class=DefaultsHelpFormatter,
     )
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results.json"), help="results file")
+    parser.add_argument(
+        "--out",
+        default=DEFAULT_OUT,
+        help="results file, under the working folder when relative (the checkout's reference numbers: "
+        "bench/results.json)",
+    )
     parser.add_argument(
         "--only", default=",".join(PARTS), help=f"comma-separated parts of: {', '.join(PARTS)}"
     )
@@ -422,6 +439,13 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         parser.error(f"unknown part(s): {', '.join(unknown)}")
+    from data_gen.errors import InputError
+    from data_gen.hygiene import check_output_file
+
+    try:
+        check_output_file(args.out, field="--out", what="results file")
+    except InputError as exc:
+        parser.error(str(exc))
     return args, parts
 
 
@@ -461,7 +485,7 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
     if {"token_ratio", "step_speedup", "loss_positions"} & set(parts):
         from transformers import AutoTokenizer
 
-        model_path = smollm2_path()
+        model_path = smollm2_path(Path(args.out).expanduser().resolve().parent)
         tokenizer = AutoTokenizer.from_pretrained(model_path)
     m.part(parts, "token_ratio", "token_ratio_shared_vs_naive", bench_token_ratio, corpus, tokenizer)
     parity_dialogues = [*load_dialogues(FIXTURE), *(corpus or [])[:6]]

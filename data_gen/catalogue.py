@@ -42,7 +42,7 @@ from typing import Any
 import yaml
 
 from data_gen.errors import InputError
-from data_gen.hygiene import MAX_DEPTH, json_problem, load_yaml
+from data_gen.hygiene import MAX_DEPTH, check_regular_file, json_problem, load_yaml
 from data_gen.openapi import openapi_entries
 from data_gen.schema import Tool
 from data_gen.tool_records import FieldError, RecordEntry, RecordLabel, build_record, one_line, with_name
@@ -58,6 +58,13 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 FORMATS = ("openai", "paper", "openapi", "toolkit")
+
+#: Largest catalogue file read (checked before a byte is read): about 40,000 tools of the bundled
+#: size, and far more than `MAX_TOOLS`; a 60 MB file is refused at once.
+MAX_CATALOGUE_BYTES = 32 * 1024 * 1024
+#: Most tools analysed or generated from at once. Near-duplicate analysis and distractor retrieval
+#: hold tool-by-tool similarity matrices, whose memory grows with the square of the tools.
+MAX_TOOLS = 5_000
 
 _YAML_SUFFIXES = {".yaml", ".yml"}
 _JSONL_SUFFIXES = {".jsonl", ".ndjson"}
@@ -194,10 +201,7 @@ def _collect(
             message = one_line(exc.message)
             if strict:
                 n = len(tools)
-                message += (
-                    f" ({_plural(n, 'valid tool')} read before this record; "
-                    "fix it or pass strict=False to skip invalid records)"
-                )
+                message += f" ({_plural(n, 'valid tool')} read before this record; fix or remove this record)"
                 raise InputError(message, path=path, record=record, field=exc.field) from None
             skipped.append(str(InputError(message, path=path, record=record, field=exc.field)))
             if first_problem is None:
@@ -231,6 +235,7 @@ def _read_text(p: Path) -> str:
         raise InputError("no tools found: the file does not exist", path=p)
     if p.is_dir():
         raise InputError("no tools found: this is a directory, expected a catalogue file", path=p)
+    check_regular_file(p, what="catalogue", max_bytes=MAX_CATALOGUE_BYTES)
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -253,19 +258,48 @@ def _parse_json(text: str, path: str | None = None) -> tuple[Any, list[tuple[str
     """The decoded document and, when it is an object, its top-level (key, value) pairs in order,
     duplicates included (a `{tool_name: spec}` map must not lose a tool silently)."""
     last: list[Any] = [None]
+    duplicates: list[tuple[str, Any]] = []
 
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         last[0] = pairs
+        key = _duplicate(pairs)
+        if key is not None:
+            duplicates.append((key, pairs))
         return dict(pairs)
 
     try:
         doc = json.loads(text, object_pairs_hook=hook)
     except RecursionError:
         raise InputError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels", path=path) from None
+    # A tool named twice in a {tool_name: spec} map is reported by the collector, by record.
+    nested = [key for key, pairs in duplicates if pairs is not last[0] or not isinstance(doc, dict)]
+    if nested:
+        raise InputError(_DUPLICATE_KEY.format(nested[0]), path=path, field=nested[0])
     problem = json_problem(doc)
     if problem is not None:
         raise InputError(f"invalid JSON: {problem[1]}", path=path, field=problem[0])
     return doc, (last[0] if isinstance(doc, dict) else None)
+
+
+_DUPLICATE_KEY = "duplicate key {!r} in one object: JSON readers keep only the last, so remove one"
+
+
+def _duplicate(pairs: list[tuple[str, Any]]) -> str | None:
+    """The first key that appears twice among an object's (key, value) pairs, or None."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
+
+
+def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook` refusing a key set twice in one object (`FieldError` naming it)."""
+    key = _duplicate(pairs)
+    if key is not None:
+        raise FieldError(key, _DUPLICATE_KEY.format(key))
+    return dict(pairs)
 
 
 def _parse_yaml(text: str, path: str) -> Any:
@@ -307,7 +341,7 @@ def _jsonl_entries(text: str, mode: str | None) -> Iterator[RecordEntry]:
 
         def build(line: str = line) -> tuple[Tool, str | None, str]:
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_strict_object)
             except json.JSONDecodeError as exc:
                 raise FieldError(None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
             except RecursionError:
@@ -315,14 +349,16 @@ def _jsonl_entries(text: str, mode: str | None) -> Iterator[RecordEntry]:
             problem = json_problem(obj)
             if problem is not None:
                 raise FieldError(problem[0], problem[1])
-            return build_record(obj, mode)
+            return build_record(obj, mode, strict_keys=True)
 
         yield RecordEntry(position=lineno, build=build)
 
 
 def _list_entries(records: list[Any], mode: str | None) -> Iterator[RecordEntry]:
     for i, obj in enumerate(records, start=1):
-        yield RecordEntry(position=RecordLabel(str(i)), build=lambda obj=obj: build_record(obj, mode))
+        yield RecordEntry(
+            position=RecordLabel(str(i)), build=lambda obj=obj: build_record(obj, mode, strict_keys=True)
+        )
 
 
 def _map_entries(pairs: list[tuple[str, Any]], mode: str | None) -> Iterator[RecordEntry]:
@@ -335,7 +371,7 @@ def _map_entries(pairs: list[tuple[str, Any]], mode: str | None) -> Iterator[Rec
             if "name" in spec and spec["name"] != name:
                 raise FieldError("name", f"name {spec['name']!r} differs from its key {name!r}", name=name)
             try:
-                tool = build_record({**spec, "name": name}, mode)[0]
+                tool = build_record({**spec, "name": name}, mode, strict_keys=True)[0]
             except FieldError as exc:
                 exc.name = name
                 raise
@@ -422,6 +458,21 @@ def load_catalogue(path: str | Path, *, strict: bool = True, format: str | None 
         "unrecognised catalogue: expected a list of tools, {'tools': [...]}, JSON Lines, "
         f"a {{tool_name: spec}} map or an OpenAPI 3 document, got {type(doc).__name__}",
         path=src,
+    )
+
+
+def check_catalogue_size(catalogue: Catalogue) -> None:
+    """`InputError` before any similarity is computed when the catalogue holds more than
+    `MAX_TOOLS` tools, naming the limit, the memory it would take and the way around it."""
+    n = len(catalogue)
+    if n <= MAX_TOOLS:
+        return
+    gib = 3 * n * n * 8 / 2**30  # three float64 tool-by-tool matrices (name, description, parameters)
+    raise InputError(
+        f"holds {n:,} tools, over the limit of {MAX_TOOLS:,}: the similarity matrices grow with the square "
+        f"of the tools (about {gib:,.0f} GiB here); split it, e.g. by line of business, into catalogues of "
+        f"at most {MAX_TOOLS:,} tools",
+        path=catalogue.report.path if catalogue.report else None,
     )
 
 

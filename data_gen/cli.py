@@ -15,19 +15,21 @@ from data_gen.cliargs import (
     DefaultsHelpFormatter,
     OneLineArgumentParser,
     finite_float,
+    int_between,
     non_negative_int,
     positive_int,
 )
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
-from data_gen.gen_config import GenerationConfig, RoleSpec
+from data_gen.gen_config import BACKENDS, MAX_CONCURRENCY, MAX_DIALOGUES, GenerationConfig, RoleSpec
+from data_gen.hygiene import check_output_dir, check_output_file
 from data_gen.llm.base import BackendConfigError
 
 EXIT_USAGE = 2
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from data_gen.catalogue import load_catalogue
+    from data_gen.catalogue import check_catalogue_size, load_catalogue
     from data_gen.similarity import analyze_catalogue, get_encoder
 
     if not 0.0 <= args.threshold <= 1.0:
@@ -35,6 +37,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise InputError(f"--k must be at least 1, got {args.k}")
     catalogue = load_catalogue(args.catalogue)
+    check_catalogue_size(catalogue)
     print(catalogue.report.summary(), file=sys.stderr)
     stats = analyze_catalogue(
         catalogue.tools, threshold=args.threshold, k=args.k, encoder=get_encoder(args.encoder)
@@ -146,6 +149,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     )
     if not cfg.catalogue:
         raise InputError("no catalogue given: pass --catalogue FILE or set `catalogue:` in the config")
+    check_output_dir(cfg.out, field="--out" if args.out else "out", what="run folder")
     summary = asyncio.run(generate(cfg))
     s = summary.stats
     emit(
@@ -163,6 +167,9 @@ def _cmd_build_benchmark(args: argparse.Namespace) -> int:
 
     from data_gen.engine import build_benchmark
 
+    check_output_file(args.out, field="--out", what="benchmark file")
+    if args.work_dir:
+        check_output_dir(args.work_dir, field="--work-dir", what="work folder")
     with tempfile.TemporaryDirectory(prefix="diabench-") as work:
         info = asyncio.run(
             build_benchmark(
@@ -198,12 +205,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from data_gen.format import export_format, read_system_prompt_file
     from data_gen.schema import load_dialogues
 
+    check_output_dir(args.out, field="--out", what="export folder")
     options = {"tool_style": args.tool_style, "target_reasoning": args.target_reasoning}
     if args.system_prompt_file:
         options["system_prompt"] = read_system_prompt_file(args.system_prompt_file)
     fmt = export_format(args.format, **options)
     tokenizer = None
     if args.tokenizer:
+        _check_tokenizer_path(args.tokenizer)
         from transformers import AutoTokenizer
 
         try:
@@ -212,6 +221,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
             raise InputError(
                 f"cannot load a tokenizer ({str(exc).splitlines()[0]})", path=args.tokenizer
             ) from None
+    if tokenizer is None and args.format == "hf":
+        print(
+            "warning: no --tokenizer: nothing checked that a chat template renders these records' tools "
+            "and tool calls (some drop them); pass --tokenizer MODEL_FOLDER to check",
+            file=sys.stderr,
+        )
     summary, warnings = export_dialogues(
         load_dialogues(args.dialogues), args.out, fmt, tokenizer=tokenizer, force=args.force
     )
@@ -219,6 +234,22 @@ def _cmd_export(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     emit(summary_line(summary))
     return 0
+
+
+def _check_tokenizer_path(name: str) -> None:
+    """`--tokenizer` names a folder that exists, or something that can only be a hub id."""
+    from pathlib import Path
+
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return
+    if path.exists():
+        raise InputError("is a file; --tokenizer names a model or tokenizer folder", path=name)
+    if name.startswith((".", "/", "~")) or name.count("/") != 1:
+        raise InputError(
+            "no such folder; --tokenizer names a model or tokenizer folder (or a hub id in the local cache)",
+            path=name,
+        )
 
 
 def _command(sub: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
@@ -282,7 +313,10 @@ def _add_analyze_corpus(sub: argparse._SubParsersAction) -> None:
         help="OpenAI-compatible server for an LLM counter (default: the OpenAI API, key in OPENAI_API_KEY)",
     )
     c.add_argument(
-        "--concurrency", type=positive_int, default=4, help="dialogues counted at once by an LLM counter"
+        "--concurrency",
+        type=int_between(1, MAX_CONCURRENCY),
+        default=4,
+        help="dialogues counted at once by an LLM counter",
     )
     c.set_defaults(func=_cmd_analyze_corpus)
 
@@ -305,9 +339,9 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     )
     g.add_argument("--catalogue", help=_config_help("catalogue"))
     g.add_argument("--out", help=_config_help("out"))
-    g.add_argument("--num-dialogues", type=positive_int, help=_config_help("num_dialogues"))
+    g.add_argument("--num-dialogues", type=int_between(1, MAX_DIALOGUES), help=_config_help("num_dialogues"))
     g.add_argument("--seed", type=int, help=_config_help("seed"))
-    g.add_argument("--concurrency", type=positive_int, help=_config_help("concurrency"))
+    g.add_argument("--concurrency", type=int_between(1, MAX_CONCURRENCY), help=_config_help("concurrency"))
     g.add_argument("--k", type=positive_int, help=_config_help("k"))
     g.add_argument("--t-max", type=positive_int, help=_config_help("t_max"))
     g.add_argument("--max-attempts", type=positive_int, help=_config_help("max_attempts"))
@@ -326,6 +360,7 @@ def _add_generate_backend(g: argparse.ArgumentParser) -> None:
     """The backend of every role (`roles:` in the config sets them one by one)."""
     g.add_argument(
         "--backend",
+        choices=BACKENDS,
         help=_config_help("backend", "backend for every role: scripted, openai or hf", model=RoleSpec),
     )
     g.add_argument(

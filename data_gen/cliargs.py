@@ -68,3 +68,19 @@ def finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value
+
+
+def int_between(low: int, high: int):  # noqa: ANN201 - an argparse type
+    """An argparse type: a whole number in [low, high] (`--concurrency 100000` is refused, not
+    tried)."""
+
+    def parse(text: str) -> int:
+        value = _int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low:,}, got {value:,}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}, got {value:,}")
+        return value
+
+    parse.__name__ = f"int_between_{low}_{high}"
+    return parse

@@ -79,11 +79,12 @@ class RunSummary:
 
 async def generate(cfg: GenerationConfig, *, tools: Sequence[Tool] | None = None) -> RunSummary:
     """Runs (or resumes) a generation run and writes every output."""
-    from data_gen.catalogue import load_catalogue
+    from data_gen.catalogue import check_catalogue_size, load_catalogue
 
     out = Path(cfg.out)
     if tools is None:
         catalogue = load_catalogue(cfg.catalogue)
+        check_catalogue_size(catalogue)
         tools = catalogue.tools
         digest = sha256_file(cfg.catalogue)
     else:
@@ -114,11 +115,18 @@ def _claim_run_folder(out: Path, fingerprint: dict[str, Any]) -> None:
     run_file = out / RUN_FILE
     previous = _read_run_file(run_file)
     if previous is not None and previous.get("fingerprint") != fingerprint and _holds_records(out):
-        old = previous.get("fingerprint") or {}
+        old = previous.get("fingerprint")
+        if not isinstance(old, dict) or not old:
+            raise InputError(
+                f"cannot be read, so the configuration of the records in {out} is unknown; "
+                "to resume them under the current configuration, remove this file alone (the records "
+                "stay), or use a new --out folder",
+                path=run_file,
+            )
         changed = sorted(k for k in set(old) | set(fingerprint) if old.get(k) != fingerprint.get(k))
         raise InputError(
             f"holds a run with a different configuration (changed: {', '.join(changed)}); "
-            "use a new --out folder or delete this one",
+            f"use a new --out folder, or rerun with the configuration recorded in {run_file} to resume it",
             path=out,
         )
     if previous is None or previous.get("fingerprint") != fingerprint:
@@ -181,7 +189,15 @@ async def _run_seeds(engine: Engine, cfg: GenerationConfig, out: Path, todo: lis
                 cost=f"${usage.cost_usd:.4f}",
             )
 
-        tasks = [asyncio.create_task(one(i)) for i in todo]
+        # A fixed pool of workers drawing from one iterator: memory stays bounded by the seeds in
+        # flight, not by the seeds of the run (a task per seed holds a kilobyte or more each).
+        pending = iter(todo)
+
+        async def worker() -> None:
+            for i in pending:
+                await one(i)
+
+        tasks = [asyncio.create_task(worker()) for _ in range(min(len(todo), max(2, 2 * cfg.concurrency)))]
         try:
             await asyncio.gather(*tasks)
         finally:

@@ -24,6 +24,12 @@ from data_gen.hygiene import load_yaml, read_text_file, sha256_file
 from data_gen.llm.base import ROLES
 
 BACKENDS = ("scripted", "openai", "hf")
+#: Most seeds one run (or shard) may hold: a larger run is split with num_shards or into runs.
+MAX_DIALOGUES = 1_000_000
+#: Most model requests in flight: past this a server queues them anyway, and every one holds
+#: memory and a connection here.
+MAX_CONCURRENCY = 1024
+PRICE_KEYS = ("input_per_million", "output_per_million")
 #: Top-level YAML keys that set the same `RoleSpec` field of every role.
 ROLE_DEFAULTS = ("backend", "model", "base_url")
 #: The fields that decide what a run generates, compared on resume (`GenerationConfig.fingerprint`).
@@ -106,7 +112,10 @@ class GenerationConfig(_Strict):
         description="Run folder (created; an existing one with the same configuration is resumed).",
     )
     num_dialogues: int = Field(
-        100, ge=1, description="Seeds to run. Seeds cycle through the catalogue's tools in a shuffled order."
+        100,
+        ge=1,
+        le=MAX_DIALOGUES,
+        description="Seeds to run. Seeds cycle through the catalogue's tools in a shuffled order.",
     )
     seed: int = Field(0, description="Run seed: every per-seed random generator derives from it.")
     k: int = Field(5, ge=1, description="Distractors per candidate pool (the paper's k=5).")
@@ -135,7 +144,10 @@ class GenerationConfig(_Strict):
         "value (data_gen.agents.lookup; what teaches small models to look things up).",
     )
     concurrency: int = Field(
-        8, ge=1, description="Model requests in flight at once (seeds in flight: twice that)."
+        8,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="Model requests in flight at once (seeds in flight: twice that).",
     )
     num_shards: int = Field(
         1, ge=1, description="Processes the seeds are split across: seed i runs in shard i mod num_shards."
@@ -168,6 +180,19 @@ class GenerationConfig(_Strict):
     plots: bool = Field(True, description="Write the corpus plots (plots/*.png).")
     export: bool = Field(True, description="Write the HF exports (hf_conversational.jsonl, hf_dataset/).")
     progress: bool = Field(True, description="Show a progress bar.")
+
+    @field_validator("prices")
+    @classmethod
+    def _known_prices(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for model, entry in value.items():
+            for key, usd in entry.items():
+                if key not in PRICE_KEYS:
+                    near = difflib.get_close_matches(key, PRICE_KEYS, n=1)
+                    hint = f"; did you mean {near[0]!r}?" if near else f" (use {' and '.join(PRICE_KEYS)})"
+                    raise FieldProblem(f"unknown price key {key!r}{hint}", f"prices.{model}.{key}")
+                if usd < 0:
+                    raise FieldProblem(f"a price must be 0 or more, got {usd:g}", f"prices.{model}.{key}")
+        return value
 
     @field_validator("distractors")
     @classmethod
@@ -366,6 +391,10 @@ _EXPECTED = {
     "dict_type": "a mapping",
     "model_type": "a mapping",
 }
+_TOO_LARGE = {
+    "num_dialogues": "split a larger corpus into several runs, or across processes with num_shards",
+    "concurrency": "a server queues requests past its own limit anyway",
+}
 _PRICES = "must map a model to {input_per_million: USD, output_per_million: USD}"
 
 
@@ -375,16 +404,19 @@ def config_error(exc: ValidationError, path: str | Path | None) -> InputError:
     loc = [str(part) for part in err["loc"]]
     field = ".".join(loc) or None
     kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    problem = ctx.get("error")
+    if kind == "value_error" and isinstance(problem, FieldProblem):
+        return InputError(str(problem), path=path, field=problem.field)
     if loc and loc[0] == "prices":
         return InputError(_PRICES, path=path, field="prices")
     if kind == "extra_forbidden":
         return _unknown_key(loc, path)
     if kind == "value_error":
-        problem = ctx.get("error")
-        if isinstance(problem, FieldProblem):
-            return InputError(str(problem), path=path, field=problem.field)
         return InputError(str(problem), path=path, field=field)
-    return InputError(_expectation(kind, value, ctx, err["msg"]), path=path, field=field)
+    message = _expectation(kind, value, ctx, err["msg"])
+    if kind == "less_than_equal" and field in _TOO_LARGE:
+        message += f"; {_TOO_LARGE[field]}"
+    return InputError(message, path=path, field=field)
 
 
 def _expectation(kind: str, value: Any, ctx: dict[str, Any], fallback: str) -> str:
@@ -396,6 +428,8 @@ def _expectation(kind: str, value: Any, ctx: dict[str, Any], fallback: str) -> s
     if kind == "greater_than_equal":
         bound = ctx["ge"]
         return f"must be 0 or more, got {shown}" if bound == 0 else f"must be at least {bound}, got {shown}"
+    if kind == "less_than_equal":
+        return f"must be at most {ctx['le']:,}, got {shown}"
     if kind == "greater_than":
         return f"must be more than {ctx['gt']:g}, got {shown}"
     return f"{fallback[:1].lower()}{fallback[1:]}, got {shown}"

@@ -17,9 +17,13 @@ One bad byte, one lone surrogate, one `1e999` or one absurdly nested value must 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
+import os
+import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -200,18 +204,37 @@ def decode_utf8(data: bytes, *, path: str | Path | None = None) -> str:
 def read_text_file(path: str | Path, *, what: str = "file", max_bytes: int = MAX_FILE_BYTES) -> str:
     """A whole text file as strict UTF-8, with every failure an `InputError` naming the file."""
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"{what} not found", path=p)
-    if p.is_dir():
-        raise InputError(f"is a directory, expected a {what}", path=p)
+    check_regular_file(p, what=what, max_bytes=max_bytes)
     try:
-        size = p.stat().st_size
-        if size > max_bytes:
-            raise InputError(f"{what} is {size} bytes; the limit is {max_bytes}", path=p)
         data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read the {what}: {exc.strerror or exc}", path=p) from None
+    if len(data) > max_bytes:  # it grew since it was measured
+        raise InputError(f"{what} is over {max_bytes} bytes, the limit", path=p)
     return decode_utf8(data, path=p)
+
+
+def check_regular_file(path: str | Path, *, what: str = "file", max_bytes: int = MAX_FILE_BYTES) -> int:
+    """The size of `path` in bytes, after checking, before a byte is read, that it is a regular
+    file (a device such as /dev/zero, a FIFO or a socket never ends) of at most `max_bytes`;
+    otherwise an `InputError` naming the file."""
+    p = Path(path)
+    try:
+        info = p.stat()
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", path=p) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the {what}: {exc.strerror or exc}", path=p) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"is a directory, expected a {what}", path=p)
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"is not a regular file (a device, pipe or socket), expected a {what}", path=p)
+    if info.st_size > max_bytes:
+        raise InputError(
+            f"{what} is {info.st_size:,} bytes, over the limit of {max_bytes:,}; split it into smaller files",
+            path=p,
+        )
+    return info.st_size
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,6 +313,37 @@ def _node_checks(node: Any, *, max_nodes: int, max_depth: int) -> str | None:
     return None
 
 
+def _duplicate_key(node: Any) -> tuple[str, int, int] | None:
+    """The first key set twice in one YAML mapping, as (dotted key, its line, the line of the first
+    one), or None. PyYAML keeps the last silently; a recipe or config that sets `learning_rate`
+    twice is a mistake either way. Merge keys (`<<`) are YAML's own and not counted."""
+    import yaml
+
+    seen: set[int] = set()
+    stack: list[tuple[str, Any]] = [("", node)]
+    while stack:
+        where, n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.MappingNode):
+            first: dict[str, int] = {}
+            for key_node, value_node in n.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                    key = key_node.value
+                    line = key_node.start_mark.line + 1
+                    dotted = f"{where}.{key}" if where else key
+                    if key in first:
+                        return dotted, line, first[key]
+                    first[key] = line
+                    stack.append((dotted, value_node))
+                else:
+                    stack.append((where, value_node))
+        elif isinstance(n, yaml.SequenceNode):
+            stack += [(where, v) for v in n.value]
+    return None
+
+
 def load_yaml(
     text: str,
     *,
@@ -313,6 +367,16 @@ def load_yaml(
         why = _node_checks(node, max_nodes=max_nodes, max_depth=max_depth)
         if why is not None:
             raise InputError(why, path=path)
+        duplicate = _duplicate_key(node)
+        if duplicate is not None:
+            key, line, first = duplicate
+            raise InputError(
+                f"duplicate key {key!r} (first set on line {first}); YAML would keep only the last, "
+                "so remove one of them",
+                path=path,
+                record=line,
+                field=key,
+            )
         value = loader.construct_document(node)
     finally:
         loader.dispose()
@@ -329,3 +393,67 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Output folders
+# --------------------------------------------------------------------------------------------
+
+
+def check_output_dir(path: str | Path, *, field: str | None = None, what: str = "output folder") -> Path:
+    """Check, before any work starts, that `path` is a folder this process can write in, or one
+    it can create; leaves nothing behind (folders made for the check are removed again). Every
+    failure is an `InputError` naming the folder and `field` (the flag or key that set it)."""
+    p = Path(path).expanduser()
+    created: list[Path] = []
+    try:
+        if p.exists() and not p.is_dir():
+            raise InputError(
+                f"exists and is not a folder; {field or 'it'} names the {what}", path=p, field=field
+            )
+        missing: list[Path] = []
+        q = p
+        while not q.exists() and q.parent != q:
+            missing.append(q)
+            q = q.parent
+        if not q.is_dir():
+            raise InputError(f"cannot create the {what}: {q} is a file, not a folder", path=p, field=field)
+        for folder in reversed(missing):
+            try:
+                folder.mkdir()
+            except FileExistsError:  # made meanwhile by another process (another rank)
+                continue
+            created.append(folder)
+        fd, probe = tempfile.mkstemp(dir=p, prefix=".diaforge-write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(p) else ""
+        raise InputError(
+            f"cannot create or write the {what}: {exc.strerror or exc}{where}; choose another folder",
+            path=p,
+            field=field,
+        ) from None
+    finally:
+        for folder in reversed(created):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+    return p
+
+
+def check_output_file(path: str | Path, *, field: str | None = None, what: str = "output file") -> Path:
+    """`check_output_dir` for the folder of an output file, and that the file itself is not a
+    folder; every failure names the file."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise InputError(f"is a folder; {field or 'it'} names the {what}", path=p, field=field)
+    q = p.parent
+    while not q.exists() and q.parent != q:
+        q = q.parent
+    if q.exists() and not q.is_dir():
+        raise InputError(f"cannot create the {what}: {q} is a file, not a folder", path=p, field=field)
+    try:
+        check_output_dir(p.parent, field=field, what=f"folder of the {what}")
+    except InputError as exc:
+        raise InputError(f"cannot write the {what}: {exc.message}", path=p, field=field) from None
+    return p

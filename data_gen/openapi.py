@@ -29,6 +29,7 @@ from data_gen.tool_records import (
     check_property,
     make_tool,
     one_line,
+    unknown_key,
     with_name,
 )
 
@@ -174,6 +175,44 @@ class _Arguments:
             self.required.append(key)
 
 
+# The fixed fields of an OpenAPI 3 Operation and Parameter object ("x-" extensions are allowed too):
+# a typo such as "paramters" would otherwise drop the operation's arguments silently.
+_OPERATION_KEYS = frozenset(
+    {
+        "tags",
+        "summary",
+        "description",
+        "externalDocs",
+        "operationId",
+        "parameters",
+        "requestBody",
+        "responses",
+        "callbacks",
+        "deprecated",
+        "security",
+        "servers",
+    }
+)
+_PARAMETER_KEYS = frozenset(
+    {
+        "name",
+        "in",
+        "description",
+        "required",
+        "deprecated",
+        "allowEmptyValue",
+        "style",
+        "explode",
+        "allowReserved",
+        "schema",
+        "example",
+        "examples",
+        "content",
+        "$ref",
+    }
+)
+
+
 def _merged_parameters(
     resolver: _Resolver, route: str, item: dict[str, Any], op: dict[str, Any], name: str
 ) -> dict[tuple[str, str], tuple[dict[str, Any], str]]:
@@ -200,6 +239,7 @@ def _merged_parameters(
                 raise FieldError(
                     f"{fld}.in", f"'in' must be one of {', '.join(_PARAM_LOCATIONS)}, got {loc!r}", name=name
                 )
+            unknown_key(param, _PARAMETER_KEYS, f"{fld}.", name=name)
             merged[(pname, loc)] = (param, fld)
     return merged
 
@@ -316,6 +356,12 @@ def _openapi_operation(
     """One operation as a tool, with the field its name came from and the record's format."""
     if not isinstance(op, dict):
         raise FieldError(None, f"operation must be an object, got {type(op).__name__}")
+    unknown_key(
+        op,
+        _OPERATION_KEYS,
+        "",
+        name=op.get("operationId") if isinstance(op.get("operationId"), str) else None,
+    )
     op_id = op.get("operationId")
     if op_id is not None and (not isinstance(op_id, str) or not op_id.strip()):
         raise FieldError("operationId", f"operationId must be a non-empty string, got {op_id!r}")

@@ -76,6 +76,54 @@ _SCHEMA_ANNOTATIONS = {
     "unevaluatedProperties",
 }
 
+# Keys a catalogue record may hold (`check_record_keys`); any key starting with "x-" (an
+# extension, as in OpenAPI) is allowed too. A typo such as "paramters" would otherwise load the
+# tool with no parameters at all.
+RECORD_KEYS = frozenset({"type", "function", "metadata"})
+FUNCTION_KEYS = frozenset(
+    {"type", "name", "description", "parameters", "params", "metadata", "strict", "response", "returns"}
+)
+# The JSON Schema (and OpenAPI schema object) vocabulary of a parameter, plus the paper maps'
+# `required: true|false`.
+PROPERTY_KEYS = frozenset(
+    {
+        *_SCHEMA_KEYWORDS,
+        *_SCHEMA_ANNOTATIONS,
+        "format",
+        "pattern",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "prefixItems",
+        "additionalItems",
+        "unevaluatedItems",
+        "example",
+        "readOnly",
+        "writeOnly",
+        "deprecated",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "dependencies",
+        "contentMediaType",
+        "contentEncoding",
+        "discriminator",
+        "xml",
+        "externalDocs",
+    }
+)
+
 # --------------------------------------------------------------------------------------------
 # Errors with a field, record labels
 # --------------------------------------------------------------------------------------------
@@ -283,10 +331,75 @@ def _paper_to_schema(params: Any, fld: str, *, name: str | None) -> dict[str, An
 # --------------------------------------------------------------------------------------------
 
 
-def build_record(obj: Any, mode: str | None) -> tuple[Tool, str | None, str]:
+def unknown_key(obj: dict[str, Any], known: frozenset[str], fld: str, *, name: str | None) -> None:
+    """`FieldError` for the first key of `obj` that is neither in `known` nor an "x-" extension,
+    naming the nearest known key when one is close."""
+    import difflib
+
+    for key in obj:
+        if isinstance(key, str) and (key in known or key.startswith("x-")):
+            continue
+        near = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]!r}?" if near else f" (known keys: {', '.join(sorted(known))})"
+        raise FieldError(f"{fld}{key}", f"unknown key {key!r}{hint}", name=name)
+
+
+def _check_schema_keys(schema: Any, fld: str, *, name: str | None) -> None:
+    """Unknown keys anywhere in a JSON Schema parameter (iteratively: properties, items, and the
+    schemas of anyOf/oneOf/allOf/not/additionalProperties)."""
+    stack = [(schema, fld)]
+    while stack:
+        node, where = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        unknown_key(node, PROPERTY_KEYS, f"{where}.", name=name)
+        props = node.get("properties")
+        if isinstance(props, dict):
+            stack += [(sub, f"{where}.properties.{key}") for key, sub in props.items()]
+        for key in ("items", "additionalProperties", "not", "if", "then", "else", "contains"):
+            if isinstance(node.get(key), dict):
+                stack.append((node[key], f"{where}.{key}"))
+        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            if isinstance(node.get(key), list):
+                stack += [(sub, f"{where}.{key}[{i}]") for i, sub in enumerate(node[key])]
+
+
+def check_record_keys(obj: Any, *, paper: bool | None = None) -> None:
+    """Refuse (`FieldError`) a key of a catalogue record that no reader knows: at the record,
+    in its function, in its parameters and in every parameter's schema. `paper`: the parameters
+    are a {param: spec} map (None: detect, as `build_record` does)."""
+    if not isinstance(obj, dict):
+        return
+    name = obj.get("name") if isinstance(obj.get("name"), str) else None
+    if "function" in obj:
+        unknown_key(obj, RECORD_KEYS, "", name=name)
+        body, prefix = obj["function"], "function."
+        if not isinstance(body, dict):
+            return
+        name = body.get("name") if isinstance(body.get("name"), str) else name
+    else:
+        body, prefix = obj, ""
+    unknown_key(body, FUNCTION_KEYS, prefix, name=name)
+    key = "params" if "params" in body else "parameters"
+    raw = body.get(key)
+    if not isinstance(raw, dict):
+        return
+    if paper is None:
+        paper = _looks_like_paper_map(raw) or (key == "params" and "properties" not in raw)
+    if paper:
+        for param, spec in raw.items():
+            _check_schema_keys(spec, f"{prefix}{key}.{param}", name=name)
+    else:
+        _check_schema_keys(raw, f"{prefix}{key}", name=name)
+
+
+def build_record(obj: Any, mode: str | None, *, strict_keys: bool = False) -> tuple[Tool, str | None, str]:
     """One record as (tool, the field its name came from, the record's format: ``paper``, ``toolkit``
     or ``openai``); `FieldError` naming the field when it is invalid. `mode`: None (detect), "paper"
-    (flat maps) or "schema" (JSON Schema parameters)."""
+    (flat maps) or "schema" (JSON Schema parameters). `strict_keys`: refuse unknown keys
+    (`check_record_keys`), as catalogue files do; peer benchmarks' own records are read as they are."""
+    if strict_keys:
+        check_record_keys(obj, paper=True if mode == "paper" else None)
     if not isinstance(obj, dict):
         raise FieldError(None, f"expected a JSON object for a tool, got {type(obj).__name__}")
     body, prefix, wrapped = obj, "", False

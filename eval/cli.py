@@ -305,6 +305,49 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=_cmd_run)
 
 
+#: Commands whose --out is a folder they write (the others' --out is a file).
+RUN_FOLDER_COMMANDS = ("run", "compare", "next-action", "turn-level", "bfcl", "dicebench")
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Before any work: every output this command line names can be written (`InputError` naming
+    the flag otherwise); nothing is left behind by the check."""
+    from data_gen.hygiene import check_output_dir, check_output_file
+
+    out = getattr(args, "out", None)
+    if out and args.command in RUN_FOLDER_COMMANDS:
+        check_output_dir(out, field="--out", what="run folder")
+    elif out and args.command == "import":
+        check_output_file(out, field="--out", what="dialogues file")
+    if getattr(args, "json", None) and args.command == "compare":
+        check_output_file(args.json, field="--json", what="JSON report")
+
+
+def check_device(args: argparse.Namespace) -> None:
+    """`--device cuda` (or `cuda:N`, `mps`) where torch sees no such device: refused before a
+    model is loaded (torch would fail with a traceback once the weights are in memory)."""
+    device = str(getattr(args, "device", None) or "cpu").strip()
+    if device == "cpu" or getattr(args, "backend", "hf") not in ("hf", "vllm"):
+        return
+    import torch
+
+    kind, _, index = device.partition(":")
+    if kind == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise InputError(
+                f"--device {device}: torch sees no CUDA GPU on this machine "
+                f"(torch {torch.__version__}); use --device cpu"
+            )
+        if index and (not index.isdigit() or int(index) >= count):
+            raise InputError(f"--device {device}: torch sees {count} CUDA GPU(s), cuda:0 to cuda:{count - 1}")
+    elif kind == "mps":
+        if not torch.backends.mps.is_available():
+            raise InputError(f"--device {device}: MPS is not available here; use --device cpu")
+    else:
+        raise InputError(f"--device {device!r}: unknown device; use cpu, cuda, cuda:N or mps")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m eval`` parser: every subcommand, each option with its help and default."""
     parser = EvalArgumentParser(
@@ -331,12 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        out = getattr(args, "out", None)
-        is_run_folder = args.command in ("run", "compare", "next-action", "turn-level")
-        if out and is_run_folder and Path(out).exists() and not Path(out).is_dir():
-            raise InputError(
-                "exists and is not a folder; --out names the run folder", path=out, field="--out"
-            )
+        check_outputs(args)
+        check_device(args)
         with results_only_on_stdout():
             return args.func(args)
     except (InputError, BackendConfigError) as exc:

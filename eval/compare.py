@@ -174,6 +174,15 @@ def compare_runs(
     if not run_dirs:
         raise ValueError("compare_runs needs at least one run folder")
     loaded = [_load_run(rd) for rd in run_dirs]
+    first: dict[Path, str] = {}
+    for given, (path, _) in zip(run_dirs, loaded, strict=True):
+        key = path.resolve()
+        if key in first:
+            raise InputError(
+                f"the same run is given twice (also as {first[key]}); list each run once",
+                path=given,
+            )
+        first[key] = str(given)
     labels = [str(data.get("model") or path.parent.name) for path, data in loaded]
     entries = []
     for (path, data), label in zip(loaded, labels, strict=True):

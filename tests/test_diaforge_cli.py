@@ -79,7 +79,7 @@ def test_installed_command_is_not_shadowed_by_a_file_in_the_working_folder(tmp_p
 def test_console_script_is_declared() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '\ndiaforge = "diaforge_cli.main:cli"\n' in pyproject
-    assert 'include = ["data_gen*", "train*", "eval*", "diaforge_cli*"]' in pyproject
+    assert 'include = ["data_gen*", "train*", "eval*", "bench*", "diaforge_cli*"]' in pyproject
     assert set(COMMANDS) == {"data", "train", "eval", "bench"}
 
 
@@ -108,3 +108,54 @@ def test_pre_commit_hooks_are_local() -> None:
         "end-of-file-fixer",
         "check-added-large-files",
     }
+
+
+def test_diaforge_train_recipe_from_any_folder(tmp_path: Path) -> None:
+    """`diaforge train RECIPE` in a folder outside the checkout: the training script is found in
+    the package, `--config_file cpu` is the bundled accelerate config, the recipe's relative
+    dataset path is found beside the recipe, and the outputs land under the working folder."""
+    work = tmp_path / "work"
+    (work / "recipes").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "fixtures" / "dialogues_small.jsonl", work / "recipes" / "d.jsonl")
+    (work / "recipes" / "r.yaml").write_text(
+        "model_name_or_path: tiny://llama\ndataset_path: d.jsonl\noutput_dir: out/sft\nreport_to: none\n"
+        "max_steps: 1\nmax_dialogues: 1\nsave_strategy: 'no'\nlogging_steps: 1\n",
+        encoding="utf-8",
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "WANDB_MODE": "disabled",
+        "OMP_NUM_THREADS": "1",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "diaforge_cli", "train", "--config_file", "cpu", "recipes/r.yaml"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (work / "out" / "sft" / "adapter_model.safetensors").is_file()
+    assert not (work / "recipes" / "out").exists()
+
+
+def test_diaforge_bench_writes_only_under_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`diaforge bench` from another folder: the default results file is under the working
+    folder (not the checkout's tracked bench/results.json), and SmolLM2 goes beside --out."""
+    from bench import run as bench_run
+
+    monkeypatch.chdir(tmp_path)
+    args, parts = bench_run.parse_args(["--only", "token_ratio"])
+    assert parts == ["token_ratio"]
+    assert not Path(args.out).is_absolute() and args.out.startswith("outputs/")
+    monkeypatch.setattr(bench_run, "SMOLLM2", tmp_path / "absent" / "SmolLM2-135M-Instruct")
+    made: list[Path] = []
+    import data_gen.llm.smollm2 as smollm2
+
+    monkeypatch.setattr(smollm2, "materialise_smollm2", made.append)
+    monkeypatch.setattr(smollm2, "is_materialised", lambda path: False)
+    bench_run.smollm2_path(tmp_path / "results")
+    assert made == [tmp_path / "results" / "models" / "SmolLM2-135M-Instruct"]

@@ -9,6 +9,7 @@ as in TRL and alignment-handbook; every key can be overridden on the command lin
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -374,7 +375,7 @@ def read_recipe_yaml(path: str | Path) -> dict[str, Any]:
     from data_gen.hygiene import load_yaml, read_text_file
 
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise RecipeError(f"{path}: recipe file not found")
     try:
         data = load_yaml(read_text_file(p, what="recipe file", max_bytes=1 << 20), path=p)
@@ -467,7 +468,41 @@ def parse_recipe(argv: Sequence[str] | None = None, *, device_defaults: dict[str
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RecipeError(f"{where}: {first}") from None
     check_ranges(training_args, model_args, where=where)
+    if recipe_path:
+        resolve_recipe_paths(diaforge_args, training_args, model_args, Path(recipe_path).parent)
     return diaforge_args, training_args, model_args, explicit_keys(recipe, overrides)
+
+
+#: Recipe keys that name files or folders to read. How a relative one is found
+#: (`resolve_recipe_paths`): in the working folder, else beside the recipe. `output_dir` is not
+#: among them: outputs go under the working folder, wherever the recipe lives.
+INPUT_PATH_KEYS = ("dataset_path", "eval_dataset_path", "system_prompt_file", "chat_template_path")
+
+
+def resolve_path(value: str, recipe_dir: Path) -> str:
+    """The one rule for a relative input path of a recipe: the working folder first; when nothing
+    is there, the recipe's own folder; when neither holds it, the value is left as written (and
+    its check reports it missing). Absolute paths are taken as they are."""
+    path = Path(value).expanduser()
+    if path.is_absolute() or path.exists():
+        return value
+    beside = recipe_dir / path
+    return str(beside) if beside.exists() else value
+
+
+def resolve_recipe_paths(diaforge_args: Any, training_args: Any, model_args: Any, recipe_dir: Path) -> None:
+    """Apply `resolve_path` to every input path of a recipe (and to `model_name_or_path` when it
+    names a folder beside the recipe), so a recipe runs from any folder."""
+    for obj in (diaforge_args, training_args):
+        for key in INPUT_PATH_KEYS:
+            value = getattr(obj, key, None)
+            if isinstance(value, str) and value:
+                setattr(obj, key, resolve_path(value, recipe_dir))
+            elif isinstance(value, list):
+                setattr(obj, key, [resolve_path(v, recipe_dir) if isinstance(v, str) else v for v in value])
+    name = model_args.model_name_or_path
+    if isinstance(name, str) and name and "://" not in name:
+        model_args.model_name_or_path = resolve_path(name, recipe_dir)
 
 
 #: Recipe keys that must be > 0, and those that must be >= 0 (TRL and transformers accept the
@@ -480,6 +515,9 @@ _POSITIVE = (
     "gradient_accumulation_steps",
     "lora_r",
     "lora_alpha",
+    "max_length",  # None (no limit) is allowed; -5 would slice every turn away after a model is built
+    "save_steps",  # 0 would save at every step of transformers' modulo, or never
+    "eval_steps",
 )
 _NON_NEGATIVE = (
     "warmup_ratio",
@@ -514,6 +552,15 @@ def check_ranges(training_args: Any, model_args: Any, *, where: str) -> None:
         raise RecipeError(
             f"{where}: max_steps must be -1 (use num_train_epochs) or at least 1, got {max_steps}"
         )
+    for name in ("lora_target_modules", "lora_modules_to_save"):
+        value = getattr(model_args, name, None)
+        if value is not None and not (
+            isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+        ):
+            raise RecipeError(
+                f"{where}: {name} must be a module name, a list of module names or 'all-linear', "
+                f"got {value!r}"
+            )
     ratio = getattr(training_args, "warmup_ratio", 0.0)
     if isinstance(ratio, float) and ratio > 1:
         raise RecipeError(f"{where}: warmup_ratio must lie in [0, 1], got {ratio}")
@@ -524,12 +571,36 @@ def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, whe
     TRL loss masking on top of ours, and an attention that takes prefix-shared rows; `where` (the recipe file) starts the
     one-line `RecipeError`. `train/sft.py` runs them after parsing, `python -m train.launch` before
     any process starts."""
+    from data_gen.errors import InputError
+    from data_gen.hygiene import check_output_dir
+
     if not diaforge_args.dataset_path:
         raise RecipeError(f"{where}: dataset_path is not set (the dialogue JSONL file(s) to train on)")
     for key in ("dataset_path", "eval_dataset_path"):
         for path in getattr(diaforge_args, key) or []:
-            if not Path(path).expanduser().is_file():
+            found = Path(path).expanduser()
+            if found.is_dir():
+                raise RecipeError(
+                    f"{where}: {key}: {path}: is a folder; name the dialogue JSONL file in it "
+                    f"(e.g. {Path(path) / 'dialogues.jsonl'})"
+                )
+            if not found.exists():
                 raise RecipeError(f"{where}: {key}: {path}: file not found")
+            if not found.is_file():
+                raise RecipeError(
+                    f"{where}: {key}: {path}: is not a regular file (a device, pipe or socket); "
+                    "name a dialogue JSONL file"
+                )
+    try:
+        diaforge_args.prompt_format()  # reads system_prompt_file: a bad one stops the run here
+    except InputError as exc:
+        raise RecipeError(f"{where}: system_prompt_file: {exc}") from None
+    try:
+        if os.environ.get("RANK", "0") == "0":  # one process probes the folder, not every rank
+            check_output_dir(training_args.output_dir, field="output_dir")
+    except InputError as exc:
+        raise RecipeError(f"{where}: {exc}") from None
+    _check_not_an_adapter(model_args.model_name_or_path, where=where)
     if training_args.assistant_only_loss:
         raise RecipeError(f"{where}: assistant_only_loss: turn slicing masks the loss itself; remove the key")
     attn = model_args.attn_implementation
@@ -540,6 +611,27 @@ def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, whe
             f"{where}: slicing: prefix_shared needs attn_implementation sdpa, eager or flex_attention, "
             f"got {attn!r}"
         )
+
+
+def _check_not_an_adapter(name: str | None, *, where: str) -> None:
+    """A LoRA adapter folder given as the model to train: say which base it belongs to."""
+    import json
+
+    folder = Path(str(name or "")).expanduser()
+    if not name or not folder.is_dir() or (folder / "config.json").exists():
+        return
+    adapter = folder / "adapter_config.json"
+    if not adapter.is_file():
+        return
+    try:
+        base = json.loads(adapter.read_text(encoding="utf-8")).get("base_model_name_or_path")
+    except (OSError, ValueError, AttributeError):
+        base = None
+    to_base = f"set model_name_or_path to its base, {base}," if base else "set model_name_or_path to its base"
+    raise RecipeError(
+        f"{where}: model_name_or_path: {name} is a LoRA adapter, not a model; {to_base} or merge it "
+        f"first (python -m train.merge --adapter {name} --output MERGED) and train on MERGED"
+    )
 
 
 def resolved_recipe(diaforge_args: Any, training_args: Any, model_args: Any) -> dict[str, Any]:

@@ -27,6 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 SFT_SCRIPT = Path(__file__).resolve().parent / "sft.py"
+#: The checkout (or installed tree) this package lives in, and its bundled accelerate configs.
+PROJECT_ROOT = SFT_SCRIPT.parents[1]
+ACCELERATE_CONFIGS = PROJECT_ROOT / "accelerate_configs"
+RECIPE_SUFFIXES = (".yaml", ".yml")
 
 
 def is_sft_script(args) -> bool:  # noqa: ANN001  (accelerate's launch Namespace)
@@ -34,6 +38,39 @@ def is_sft_script(args) -> bool:  # noqa: ANN001  (accelerate's launch Namespace
     if args.module:
         return args.training_script == "train.sft"
     return Path(args.training_script).resolve() == SFT_SCRIPT
+
+
+def find_script(args) -> None:  # noqa: ANN001  (accelerate's launch Namespace)
+    """The training script, wherever the command is typed: a recipe given where the script goes
+    (`diaforge train RECIPE.yaml ...`, as `trl sft --config`) runs this package's `train/sft.py`
+    on it, and a `train/sft.py` that is not in the working folder is this package's."""
+    if args.module:
+        return
+    script = Path(args.training_script)
+    if script.suffix.lower() in RECIPE_SUFFIXES:
+        args.training_script_args = [args.training_script, *args.training_script_args]
+        args.training_script = str(SFT_SCRIPT)
+    elif not script.exists() and script.as_posix().endswith("train/sft.py"):
+        args.training_script = str(SFT_SCRIPT)
+
+
+def find_config_file(args) -> None:  # noqa: ANN001
+    """`--config_file`: as given when it exists; else the bundled one of that name
+    (`accelerate_configs/cpu.yaml`, or just `cpu`) when this tree has it; else one line naming
+    the file and the bundled choices (`RecipeError`)."""
+    from train.config import RecipeError
+
+    given = getattr(args, "config_file", None)
+    if not given or Path(given).expanduser().is_file():
+        return
+    name = Path(given).name
+    for candidate in (PROJECT_ROOT / given, ACCELERATE_CONFIGS / name, ACCELERATE_CONFIGS / f"{name}.yaml"):
+        if candidate.is_file():
+            args.config_file = str(candidate)
+            return
+    bundled = sorted(p.stem for p in ACCELERATE_CONFIGS.glob("*.yaml")) if ACCELERATE_CONFIGS.is_dir() else []
+    choices = f"; the bundled ones: {', '.join(bundled)}" if bundled else ""
+    raise RecipeError(f"--config_file {given}: no such accelerate config file{choices}")
 
 
 def precheck(script_args: Sequence[str]) -> None:
@@ -49,7 +86,8 @@ def precheck(script_args: Sequence[str]) -> None:
 
 
 LAUNCH_USAGE = """\
-usage: python -m train.launch [accelerate launch options] train/sft.py RECIPE.yaml [--key value ...]
+usage: diaforge train [accelerate launch options] RECIPE.yaml [--key value ...]
+       python -m train.launch [accelerate launch options] [train/sft.py] RECIPE.yaml [--key value ...]
 
 `accelerate launch` with the recipe checked before any process starts and the script's exit code
 passed through (a recipe mistake: one line, exit code 2). The launcher's own options
@@ -70,7 +108,39 @@ def help_text(argv: Sequence[str]) -> str | None:
     for i, arg in enumerate(argv):
         if arg == "train.sft" or (arg.endswith(".py") and Path(arg).resolve() == SFT_SCRIPT):
             return help_requested(argv[i + 1 :])
+        if arg.endswith("train/sft.py") or (
+            arg.lower().endswith(RECIPE_SUFFIXES) and i == _first_positional(argv)
+        ):
+            return help_requested(argv[i:])
     return None
+
+
+def _first_positional(argv: Sequence[str]) -> int | None:
+    """Index of the first argument that is neither an option nor an option's value, as far as
+    can be told without accelerate's parser (its options that are switches take no value)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-"):
+            return i
+        i += 1 if "=" in arg or arg in _SWITCHES else 2
+    return None
+
+
+#: accelerate launch options that take no value (the others take one).
+_SWITCHES = {
+    "--cpu",
+    "--multi_gpu",
+    "--tpu",
+    "--use_deepspeed",
+    "--use_fsdp",
+    "-m",
+    "--module",
+    "--no_python",
+    "--debug",
+    "-q",
+    "--quiet",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -87,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.quiet = False  # with --quiet the single-process launcher exits 1 and the script's code is lost
     debug = bool(os.environ.get("DIAFORGE_DEBUG"))
     try:
+        find_script(args)
+        find_config_file(args)
         if is_sft_script(args):
             precheck(args.training_script_args)
         launch_command(args)

@@ -111,11 +111,10 @@ def read_system_prompt_file(path: str | Path) -> str:
     """The text of a system prompt file, stripped; `InputError` naming the file when it is missing
     or empty."""
     from data_gen.errors import InputError
+    from data_gen.hygiene import read_text_file
 
     p = Path(path)
-    if not p.is_file():
-        raise InputError("system prompt file not found", path=p)
-    text = p.read_text(encoding="utf-8").strip()
+    text = read_text_file(p, what="system prompt file", max_bytes=1 << 20).strip()
     if not text:
         raise InputError("the system prompt file is empty", path=p)
     return text

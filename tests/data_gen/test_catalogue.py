@@ -536,7 +536,7 @@ def test_invalid_jsonl_line(tmp_path: Path) -> None:
     )
     text = load_error(path)
     assert text.startswith(f"{path}, line 2: invalid JSON")
-    assert "(1 valid tool read before this record; fix it or pass strict=False" in text
+    assert "(1 valid tool read before this record; fix or remove this record)" in text
 
     cat = load_catalogue(path, strict=False)
     assert cat.names() == ["a", "c"]

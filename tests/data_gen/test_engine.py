@@ -259,7 +259,7 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--backend", "gpt5"], "unknown backend 'gpt5'"),
+        (["--backend", "gpt5"], "--backend: invalid choice: 'gpt5'"),
         (["--backend", "openai", "--model", "gpt-4o-mini"], "OPENAI_API_KEY is not set"),
         (["--backend", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"], "cannot reach"),
         (["--backend", "hf", "--model", "/nonexistent/model"], "/nonexistent/model"),

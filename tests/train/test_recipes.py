@@ -121,7 +121,7 @@ def test_unknown_key_and_bad_values_are_one_line_errors(tmp_path):
         parse_recipe([str(bad)])
     with pytest.raises(RecipeError, match=r"unknown option '--bogus_flag'"):
         parse_recipe([str(REPO / "recipes/tiny/sft.yaml"), "--bogus_flag", "1"])
-    bad.write_text(base + "prompt_mode: chat\n")
+    bad.write_text(base.replace("prompt_mode: prompt\n", "prompt_mode: chat\n"))
     with pytest.raises(RecipeError, match=r"prompt_mode must be one of prompt, native"):
         parse_recipe([str(bad)])
     bad.write_text("model_name_or_path: [unclosed\n")
@@ -131,6 +131,9 @@ def test_unknown_key_and_bad_values_are_one_line_errors(tmp_path):
         parse_recipe([str(tmp_path / "nope.yaml")])
     with pytest.raises(RecipeError, match=r"learning_rate"):
         parse_recipe([str(REPO / "recipes/tiny/sft.yaml"), "--learning_rate", "fast"])
+    bad.write_text(base + "learning_rate: 1.0e-3\n")  # the last of two would win silently
+    with pytest.raises(RecipeError, match=r"recipe.yaml, line \d+, field 'learning_rate': duplicate key"):
+        parse_recipe([str(bad)])
 
 
 def test_command_line_overrides_the_recipe():

@@ -54,7 +54,10 @@ def test_help_prints_at_once_without_torch_or_trl(call: str) -> None:
 def test_help_is_asked_for_only_by_a_help_flag() -> None:
     assert help_requested(["recipes/tiny/sft.yaml", "--learning_rate", "1e-4"]) is None
     assert help_text(["--num_processes", "2", "train/sft.py", "recipes/tiny/sft.yaml"]) is None
-    assert help_text(["--help"]).startswith("usage: python -m train.launch")
+    assert help_text(["--help"]).startswith("usage: diaforge train")
+    assert "python -m train.launch" in help_text(["--help"])
+    assert help_text(["--num_processes", "2", "recipes/tiny/sft.yaml", "--help"]) is not None
+    assert help_text(["--num_processes", "2", "recipes/tiny/sft.yaml"]) is None
 
 
 def test_sft_script_help_from_the_command_line() -> None:
