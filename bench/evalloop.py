@@ -109,13 +109,13 @@ def bench_eval_loop(
 
 
 def bench_dynamic_eval(
-    work: Path, num_dialogues: int = 8, t_max: int = 3, max_new_tokens: int = 48
+    path: Path, num_dialogues: int = 8, t_max: int = 3, max_new_tokens: int = 48
 ) -> dict[str, Any]:
     """Dynamic evaluation of SmolLM2-135M-Instruct (base, which never calls a tool, so every
     dialogue runs its t_max turns) on the first held-out benchmark dialogues, three ways: one
     dialogue at a time recomputing every prompt (`model.generate`, the path before the prefix
     cache), batched the same way, and batched through the prefix cache (the default)."""
-    from bench.run import BENCH, smollm2_path
+    from bench.run import BENCH
     from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
     from data_gen.format import PromptFormat
     from data_gen.schema import load_dialogues
@@ -123,7 +123,6 @@ def bench_dynamic_eval(
     from eval.runner import DynamicConfig, run_dynamic
 
     bench = load_dialogues(BENCH)[:num_dialogues]
-    path = smollm2_path()
     user = VotingUser(ScriptedUser(phrasing="heldout"), ScriptedVoter(), n=3, m=3)
     cfg = DynamicConfig(t_max=t_max)
     near_dup = {d.id: False for d in bench}

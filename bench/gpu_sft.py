@@ -120,7 +120,7 @@ def load_samples(args: argparse.Namespace, work: Path) -> tuple[list[dict[str, A
     else:
         from bench.run import smollm2_path
 
-        tokenizer = AutoTokenizer.from_pretrained(smollm2_path())
+        tokenizer = AutoTokenizer.from_pretrained(smollm2_path(Path(args.out).expanduser().resolve().parent))
     config = SliceConfig.of(max_length=args.max_length, history_reasoning=args.history_reasoning)
     samples, stats = TurnSlicer(tokenizer, config).slice_all(dialogues)
     log(f"{len(dialogues)} dialogues -> {stats.summary()}")

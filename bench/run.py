@@ -513,9 +513,13 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
     m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
     from bench.evalloop import bench_dynamic_eval, bench_eval_loop
 
-    m.part(parts, "dynamic_eval", "dynamic_eval_batched_speedup", bench_dynamic_eval, work)
+    out_dir = Path(args.out).expanduser().resolve().parent
+    if "dynamic_eval" in parts:
+        m.part(
+            parts, "dynamic_eval", "dynamic_eval_batched_speedup", bench_dynamic_eval, smollm2_path(out_dir)
+        )
     if "eval_loop" in parts:
-        m.part(parts, "eval_loop", "eval_loop_speedup", bench_eval_loop, ROOT, smollm2_path(), BENCH)
+        m.part(parts, "eval_loop", "eval_loop_speedup", bench_eval_loop, ROOT, smollm2_path(out_dir), BENCH)
     return m
 
 
