@@ -1,0 +1,100 @@
+"""Plain English about tools, for the scripted agents and the rule validators.
+
+A tool's *intent* is read from its description (first sentence), not from the first word of its
+identifier: "Books a domestic flight for an employee through the agency" gives the verb `book`
+and the object `a domestic flight`. Descriptions that open with a noun phrase ("Current exchange
+rate between two currencies", "Whether a supplier is blocked") become look-ups. Only when a tool
+has no usable description does the name speak, and then without its domain or numeric prefixes
+(`fleet_`, `fn_1126_`). Verb lemmas come from `lemminflect`, articles from `inflect`.
+
+The package, in reading order (each module imports only those before it):
+
+* `english`: word helpers (verb lemmas, articles, number) and the closed word classes;
+* `intents`: `intent_of`, a tool's verb and object, from any description style;
+* `options`: `option_descriptors` says what separates a group of tools (what is left of their
+  object phrases once the words they all share at the start and the end are removed), so a
+  question can offer "a domestic flight, an international flight, or a multi-city itinerary"
+  without naming a tool; `vague_request` is what a user says first: the gold tool's action at
+  the level its near neighbours share ("book a flight"), or only the subject when nothing
+  narrower is shared;
+* `checks`: what the rule validator rejects: a tool identifier or its word-for-word humanised
+  form in a message (`names_read_out`), template debris such as "a of" or unfilled braces
+  (`artefacts`), and the words a description style or another trade leaves behind.
+
+The wording banks (`train` for training corpora, `heldout` for the evaluation benchmark and its
+user-proxy, with no template in common) are in `data_gen.wording`.
+"""
+
+from __future__ import annotations
+
+from data_gen.phrasing.checks import (
+    artefacts,
+    catalogue_terms,
+    contradicting_verbs,
+    determiner_before_verb,
+    foreign_trade_words,
+    names_read_out,
+    trade_words,
+    verb_only,
+)
+from data_gen.phrasing.english import (
+    DETERMINERS,
+    _inflect_engine,
+    article,
+    cap,
+    deverbal,
+    first_sentence,
+    in_user_voice,
+    is_base_verb,
+    is_noun,
+    stopword,
+    verb_lemma,
+    with_article,
+)
+from data_gen.phrasing.intents import (
+    LOOKUP_VERBS,
+    Intent,
+    catalogue_prefixes,
+    intent_of,
+    strip_lead_in,
+)
+from data_gen.phrasing.options import (
+    distinguishing_clause,
+    option_descriptors,
+    shared_verb,
+    subject_of,
+    vague_request,
+)
+
+__all__ = [
+    "DETERMINERS",
+    "LOOKUP_VERBS",
+    "Intent",
+    "_inflect_engine",
+    "article",
+    "artefacts",
+    "cap",
+    "catalogue_prefixes",
+    "catalogue_terms",
+    "contradicting_verbs",
+    "determiner_before_verb",
+    "deverbal",
+    "distinguishing_clause",
+    "first_sentence",
+    "foreign_trade_words",
+    "in_user_voice",
+    "intent_of",
+    "is_base_verb",
+    "is_noun",
+    "names_read_out",
+    "option_descriptors",
+    "shared_verb",
+    "stopword",
+    "strip_lead_in",
+    "subject_of",
+    "trade_words",
+    "vague_request",
+    "verb_lemma",
+    "verb_only",
+    "with_article",
+]

@@ -1,0 +1,189 @@
+"""English word helpers for reading tool descriptions: verb lemmas (`lemminflect`), articles and
+number (`inflect`), the closed word classes the readers stop on, and a first sentence in tokens."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from data_gen.text import STOPWORDS
+
+
+@lru_cache(maxsize=1)
+def _inflect_engine():  # noqa: ANN202 - inflect.engine
+    import inflect
+
+    return inflect.engine()
+
+
+@lru_cache(maxsize=4096)
+def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    from lemminflect import getAllLemmas
+
+    return dict(getAllLemmas(word.lower()))
+
+
+def verb_lemma(word: str, following: str = "") -> str | None:
+    """The base form of a third-person verb (`Books` -> `book`), None if `word` is not one. A word
+    the lexicon does not know (`Unsubscribes`) counts as a verb when a determiner follows it."""
+    w = word.lower()
+    if not w.endswith("s") or len(w) < 4:
+        return None
+    known = _lemmas(w)
+    lemmas = known.get("VERB")
+    if lemmas and lemmas[0] != w:
+        return lemmas[0]
+    if not known and following.lower() in DETERMINERS:
+        return w[:-2] if w.endswith(("ches", "shes", "sses", "xes")) else w[:-1]
+    return None
+
+
+def is_base_verb(word: str) -> bool:
+    """Whether `word` is a verb in its base form (`book`, `approve`)."""
+    lemmas = _lemmas(word).get("VERB")
+    return bool(lemmas) and lemmas[0] == word.lower()
+
+
+def is_noun(word: str) -> bool:
+    return "NOUN" in _lemmas(word)
+
+
+def article(phrase: str) -> str:
+    """`a` or `an` for a noun phrase (`an hour`, `a user`)."""
+    return _inflect_engine().a(phrase).split(" ", 1)[0]
+
+
+def with_article(phrase: str) -> str:
+    """Prefixes `a`/`an` unless the phrase already starts with a determiner or is plural."""
+    ws = phrase.split()
+    if not ws:
+        return phrase
+    if ws[0].lower() in DETERMINERS or _is_plural(ws[-1]):
+        return phrase
+    return f"{article(phrase)} {phrase}"
+
+
+def _is_plural(word: str) -> bool:
+    w = word.lower()
+    if not w.endswith("s") or w.endswith(("ss", "us", "is")):
+        return False
+    return bool(_inflect_engine().singular_noun(w))
+
+
+def cap(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
+DETERMINERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "one",
+        "each",
+        "every",
+        "all",
+        "any",
+        "some",
+        "several",
+        "multiple",
+        "many",
+        "two",
+        "three",
+        "four",
+        "five",
+        "your",
+        "my",
+        "our",
+        "its",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "another",
+    ]
+)
+# Words after which an object phrase stops: what follows qualifies the action, it is not the thing acted on.
+_BOUNDARY_WORDS = (
+    "for through from to in on at with by via so when where while before after under against into "
+    "within without that which who whose and or as using across between during until unless if once "
+    "than because including except whether over"
+)
+_BOUNDARY = frozenset(_BOUNDARY_WORDS.split())
+_PREP_LINKS = frozenset({"for", "with", "to", "about", "on", "into", "from"})
+_CLAUSE_DETERMINERS = frozenset({"a", "an", "the", "my", "your", "our", "their", "this", "these", "those"})
+_PARTICLES = frozenset({"up", "out", "off", "back", "down"})
+_SUBJECTS = frozenset({"you", "i", "we", "they", "he", "she", "it", "that", "which", "whose", "who"})
+_LOOKUP_LEADS = {
+    "whether": "check whether",
+    "who": "find out who",
+    "which": "find out which",
+    "where": "find out where",
+    "when": "find out when",
+    "how": "find out how",
+    "what": "find out what",
+}
+_USER_VOICE = {"your": "my", "yours": "mine", "you": "I", "yourself": "myself"}
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;:()]")
+
+
+def in_user_voice(text: str) -> str:
+    """A phrase from a description (written to the user) as the user says it: `your` -> `my`,
+    `you` -> `I`."""
+    return re.sub(
+        r"\b(your|yours|you|yourself)\b", lambda m: _USER_VOICE[m.group(1).lower()], text, flags=re.IGNORECASE
+    )
+
+
+def first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    m = re.search(r"(?<=[a-z0-9)])[.!?](?:\s|$)", text)
+    return text[: m.start()] if m else text.rstrip(".")
+
+
+def _tokens(sentence: str) -> list[str]:
+    return _TOKEN.findall(sentence)
+
+
+def _gerund_base(word: str) -> str | None:
+    """The base verb of a gerund that cannot be a noun (`cancelling` -> `cancel`), else None."""
+    w = word.lower()
+    if not w.endswith("ing") or len(w) < 6:
+        return None
+    known = _lemmas(w)
+    verbs = known.get("VERB")
+    if verbs and "NOUN" not in known and "ADJ" not in known:
+        return verbs[0]
+    return None
+
+
+_NOMINAL_SUFFIXES = (
+    ("lation", ""),  # cancellation -> cancel
+    ("ation", "e"),  # creation -> create
+    ("ation", ""),  # confirmation -> confirm
+    ("ition", "e"),  # definition -> define
+    ("ion", "e"),  # deletion -> delete
+    ("ion", ""),  # correction -> correct
+    ("ment", ""),  # payment -> pay
+    ("al", "e"),  # approval -> approve, removal -> remove
+    ("al", ""),  # renewal -> renew
+    ("ure", "e"),  # closure -> close
+    ("y", ""),  # delivery -> deliver
+)
+
+
+def deverbal(noun: str) -> str | None:
+    """The verb a noun of action is made from by a suffix (`cancellation` -> `cancel`, `approval`
+    -> `approve`, `payment` -> `pay`), None when it is not one (`order`, `status`)."""
+    w = noun.lower()
+    for suffix, repl in _NOMINAL_SUFFIXES:
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            cand = w[: -len(suffix)] + repl
+            if is_base_verb(cand):
+                return cand
+    return None
+
+
+def stopword(w: str) -> bool:
+    return w.lower() in STOPWORDS

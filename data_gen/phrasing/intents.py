@@ -1,0 +1,420 @@
+"""A tool's intent, read from its description: the verb and the thing it acts on.
+
+The first sentence is read after any lead-in about using the tool ("Use this to", "This tool",
+"Allows you to"). A third-person verb ("Books a domestic flight ...") or an imperative ("Cancel an
+order ...") gives an action and its object; a question word ("Whether a supplier is blocked") or a
+noun phrase ("Current exchange rate between two currencies") gives a look-up, unless the noun
+phrase names the action the tool's name says ("Order cancellation ..." of `cancel_order`). Only
+when the description says neither does the name speak, without its domain or numeric prefixes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from data_gen.phrasing.english import (
+    _BOUNDARY,
+    _CLAUSE_DETERMINERS,
+    _LOOKUP_LEADS,
+    _PARTICLES,
+    _PREP_LINKS,
+    _SUBJECTS,
+    DETERMINERS,
+    _gerund_base,
+    _is_plural,
+    _lemmas,
+    _tokens,
+    deverbal,
+    first_sentence,
+    is_base_verb,
+    is_noun,
+    verb_lemma,
+    with_article,
+)
+from data_gen.schema import Tool
+from data_gen.text import name_tokens, stem
+
+# Lead-ins that say how to use a tool before saying what it does: "Use this to cancel ...", "This
+# tool cancels ...", "Allows you to cancel ...", "A function that returns ...". What follows them
+# is read as the description.
+_TOOL_WORDS = r"(?:tool|function|endpoint|api|operation|method|action|command|service|utility)"
+_LEAD_INS = tuple(
+    re.compile(rx, re.IGNORECASE)
+    for rx in (
+        rf"^(?:please\s+)?(?:use|call|invoke)\s+(?:this|it)(?:\s+{_TOOL_WORDS})?"
+        r"(?:\s+(?:when|if)\s+(?:you|the user|a user|users)\s+(?:need|needs|want|wants|wish|wishes)\s+to"
+        r"|\s+to|\s+for)\s+",
+        rf"^(?:this|the)\s+{_TOOL_WORDS}(?:\s+(?:is used to|is used for|can be used to|can be used for|is for"
+        r"|will|can|lets you|allows you to|enables you to|helps you to|helps you|helps to))?\s+",
+        rf"^(?:an?\s+)?{_TOOL_WORDS}\s+(?:that|which|to|for|used to|used for)\s+",
+        r"^(?:allows|lets|enables|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
+        r"^(?:is\s+)?(?:used|designed|intended)\s+(?:to|for)\s+",
+        r"^(?:can be used to|helps to)\s+",
+    )
+)
+
+
+def strip_lead_in(sentence: str) -> str:
+    """The description's sentence without a lead-in about using the tool ("Use this to cancel an
+    order" -> "cancel an order", "This tool returns ..." -> "returns ...")."""
+    for _ in range(3):
+        for rx in _LEAD_INS:
+            m = rx.match(sentence)
+            rest = sentence[m.end() :] if m else ""
+            toks = _tokens(rest)
+            if toks and _opens_with_verb(toks):  # "The service desk queue ..." keeps its words
+                sentence = rest
+                break
+        else:
+            return sentence
+    return sentence
+
+
+def _opens_with_verb(tokens: Sequence[str]) -> bool:
+    nxt = tokens[1] if len(tokens) > 1 else ""
+    return bool(verb_lemma(tokens[0], nxt) or is_base_verb(tokens[0]) or _gerund_base(tokens[0]))
+
+
+# Verbs whose description means "give me information": a tool that "returns" a rate is one a
+# person asks to *get* the rate from (unless the tool is about returning something).
+_INFO_VERBS = {"return": "get"}
+# Verbs that read a thing out: their object is definite ("get the shipping status").
+_LOOKUP_VERB_WORDS = (
+    "get fetch retrieve read show view check find look lookup query describe display list search"
+)
+LOOKUP_VERBS = frozenset(_LOOKUP_VERB_WORDS.split())
+
+
+def _imperative_verb(
+    tokens: Sequence[str], name_words: Sequence[str], full_name: Sequence[str] = ()
+) -> str | None:
+    """The base verb opening an imperative description ("Cancel an order ...", "Retrieve weather
+    information ...", "List orders ..."), None when the first word opens a noun phrase instead
+    ("Open incidents assigned to you", "Order details of a cart")."""
+    first = tokens[0]
+    w = first.lower()
+    nxt = tokens[1].lower() if len(tokens) > 1 else ""
+    if not nxt or not nxt[:1].isalnum():
+        return None
+    gerund = _gerund_base(w)
+    if gerund:
+        return gerund if nxt in DETERMINERS and nxt != "that" else None
+    if not is_base_verb(w) or (first.isupper() and len(first) > 1):
+        return None
+    pos = _lemmas(w)
+    if (
+        nxt in ("or", "and")
+        and len(tokens) > 3
+        and is_base_verb(tokens[2])
+        and ("NOUN" not in pos or tokens[3].lower() in DETERMINERS)
+    ):
+        return w  # "Add or replace the emergency contact", "Book or cancel a flight"
+    if (
+        nxt in _PREP_LINKS
+        and len(tokens) > 2
+        and ("NOUN" not in pos or w in name_words or w in full_name[:1])
+        and (tokens[2].lower() in DETERMINERS or is_noun(tokens[2]))
+    ):
+        return w  # "Search for a book", "Interact with a language model"
+    if nxt.endswith("ed") and "NOUN" not in pos and nxt not in _BOUNDARY:
+        return w  # "Retrieve detailed information"
+    if nxt in _BOUNDARY | {"of"} or nxt in _SUBJECTS - {"that"} or nxt.endswith("ed"):
+        return None
+    if (nxt in DETERMINERS and nxt != "that") or nxt in _PARTICLES:
+        return w
+    if "ADJ" in pos:  # "Open incidents assigned to you"
+        return None
+    first_word = full_name[0] if full_name else ""
+    if first_word and first_word != w and is_base_verb(first_word) and "NOUN" in pos:
+        return None  # get_commission_statement: "Commission statement of ...", list_x: "Work anniversaries"
+    lead = name_words[0] if name_words else ""
+    if any(x and (x == w or stem(x) == stem(w)) for x in (lead, first_word)):
+        return w
+    if "NOUN" not in pos:  # "Retrieve weather information", "Fetch news headlines"
+        return w
+    if lead and is_base_verb(lead):  # get_order_details: "Order details", list_x: "Leave requests"
+        return None
+    return w if _is_plural(nxt) and is_noun(nxt) else None
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What a tool does, as a verb and the thing it acts on.
+
+    `verb` is a base form (`book`, `look up`), `obj` the object noun phrase (`a domestic flight`),
+    `tail` the rest of the first sentence's object (`for an employee through the agency`), `head`
+    the object's last noun, `source` where it was read from (`description`, `lookup`, `name`)."""
+
+    verb: str
+    obj: str
+    tail: str = ""
+    head: str = ""
+    source: str = "description"
+    nouns: tuple[str, ...] = field(default_factory=tuple)
+    """Nouns of the object before the head (`training` in `a training request`)."""
+
+    @property
+    def phrase(self) -> str:
+        return f"{self.verb} {self.obj}".strip()
+
+    @property
+    def full_object(self) -> str:
+        return f"{self.obj} {self.tail}".strip()
+
+
+def _object_words(
+    tokens: list[str], start: int, limit: int = 8, *, coordinate: bool = False
+) -> tuple[list[str], list[str]]:
+    """The object phrase after a verb (or, with `coordinate`, a noun phrase that may join nouns
+    with and/or: `pickup and delivery punctuality`), and the rest of the clause after it."""
+    obj: list[str] = []
+    i = start
+    seen_of = False
+    while i < len(tokens) and len(obj) < limit:
+        t = tokens[i]
+        low = t.lower()
+        if t in ",;:()":
+            break
+        if low in _BOUNDARY and obj and not (coordinate and low in ("and", "or") and len(obj) < 4):
+            break
+        if low == "of":
+            if seen_of or not obj:
+                break
+            seen_of = True
+        elif low == "given" and obj and i + 1 < len(tokens) and tokens[i + 1].lower() in DETERMINERS:
+            break  # "the area of a triangle | given its base and height"
+        elif low in _CLAUSE_DETERMINERS and obj and _relative_clause_at(tokens, i):
+            break  # "the orders a customer placed": a relative clause starts at its subject
+        obj.append(t)
+        i += 1
+    tail: list[str] = []
+    while i < len(tokens) and len(tail) < 20 and tokens[i] not in ",;:()":
+        tail.append(tokens[i])
+        i += 1
+    while len(obj) > 1 and _dangling(obj[-1]):
+        tail.insert(0, obj.pop())
+    return obj, tail
+
+
+_CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
+_CLAUSE_VERBS = frozenset(_CLAUSE_VERB_WORDS.split())
+
+
+def _relative_clause_at(tokens: Sequence[str], i: int) -> bool:
+    """Whether the determiner at `i`, right after a noun, opens a relative clause without "that"
+    (`the orders | a customer placed`, `a price increase | a supplier has announced`): a verb
+    follows its noun within three words. A second object (`send a supplier | the questionnaire`)
+    has none."""
+    prev = tokens[i - 1].lower() if i > 0 else ""
+    pos = set(_lemmas(prev))
+    if "NOUN" not in pos or not pos <= {"NOUN", "VERB"}:
+        return False
+    for t in tokens[i + 1 : i + 4]:
+        low = t.lower()
+        if t in ",;:()" or low in _BOUNDARY:
+            return False
+        if low in _CLAUSE_VERBS or (low.endswith("ed") and "NOUN" not in _lemmas(low)):
+            return True
+    return False
+
+
+def _dangling(word: str) -> bool:
+    """A word an object phrase should not end on: a preposition, an article, a participle or an
+    adverb (`assigned`, `currently`, `early`)."""
+    w = word.lower()
+    if w in _BOUNDARY | {"of"} | DETERMINERS:
+        return True
+    pos = _lemmas(w)
+    return (
+        (w.endswith("ed") and "NOUN" not in pos)
+        or (bool(pos) and set(pos) <= {"ADV", "ADJ"})
+        or w.endswith("ly")
+    )
+
+
+def _lower_obj(ws: Sequence[str]) -> list[str]:
+    """Lower-cases ordinary words, keeps acronyms and codes (`IT`, `PO`, `W-2`)."""
+    return [w if (w.isupper() and len(w) > 1) or any(c.isdigit() for c in w) else w.lower() for w in ws]
+
+
+def _noun_info(obj: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    content = [w for w in obj if w.lower() not in DETERMINERS and w.lower() != "of"]
+    if "of" in [w.lower() for w in obj]:
+        content = [w for w in obj[: [w.lower() for w in obj].index("of")] if w.lower() not in DETERMINERS]
+    if not content:
+        return "", ()
+    head = content[-1]
+    nouns = tuple(w for w in content[:-1] if is_noun(w) and "ADJ" not in _lemmas(w) and "-" not in w)
+    return head, nouns
+
+
+def catalogue_prefixes(tools: Sequence[Tool], share: float = 0.2) -> frozenset[str]:
+    """Name words that open many names (`fleet`, `trial`, `fn`): a domain prefix, not a verb. A word
+    that is also a verb (`get`) counts only when it opens half again as many names."""
+    firsts = Counter(name_tokens(t)[0] for t in tools if name_tokens(t))
+    n = max(len(tools), 1)
+    common = {w for w, c in firsts.items() if c > 1 and c / n >= (share * 1.5 if is_base_verb(w) else share)}
+    return frozenset(common | {"fn", "api", "op", "v1", "v2"})
+
+
+def _name_words(tool: Tool, prefixes: frozenset[str] = frozenset()) -> list[str]:
+    ws = [w for w in name_tokens(tool) if not w.isdigit() and w not in prefixes]
+    return ws or name_tokens(tool)
+
+
+def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
+    """The tool's intent, from its description when that reads as an action or a look-up."""
+    tokens = _tokens(strip_lead_in(first_sentence(tool.description or "")))
+    name_ws = _name_words(tool, prefixes)
+    if tokens:
+        intent = _description_intent(tokens, name_ws, tool)
+        if intent is not None:
+            return intent
+    return _name_intent(name_ws)
+
+
+def _description_intent(tokens: list[str], name_ws: list[str], tool: Tool) -> Intent | None:
+    """What the description's first sentence says: an action and its object, a look-up led by a
+    question word, or a noun phrase to look up. None when it says none of these (the name speaks)."""
+    low = tokens[0].lower()
+    intent, verb, tokens = _action_intent(tokens, name_ws, tool)
+    if intent is not None:
+        return intent
+    if low in _LOOKUP_LEADS:
+        rest = " ".join(_lower_obj(tokens[1:14]))
+        rest = re.sub(r"\s+([,;:])", r"\1", rest).split(";")[0].rstrip(",:")
+        head, nouns = _noun_info(rest.split())
+        return Intent(_LOOKUP_LEADS[low], rest, "", head, "lookup", nouns)
+    if not verb:
+        return _noun_phrase_intent(tokens, name_ws)
+    return None
+
+
+def _opening_verb(tokens: list[str], name_ws: list[str], tool: Tool) -> tuple[str | None, bool, list[str]]:
+    """The verb opening the sentence (third person or imperative, `book or cancel` for two joined
+    by or/and), whether it is an imperative, and the tokens with a parenthetical after the verb or
+    the second verb of the pair removed."""
+    first = tokens[0]
+    nxt = tokens[1].lower() if len(tokens) > 1 else ""
+    verb = verb_lemma(first, nxt)
+    imperative = verb is None and (verb := _imperative_verb(tokens, name_ws, name_tokens(tool))) is not None
+    if verb in _INFO_VERBS and verb not in name_ws:  # "Returns the spot rate" -> get the spot rate
+        verb = _INFO_VERBS[verb]
+    if (
+        verb and nxt == "," and "," in tokens[2:8] and "NOUN" not in _lemmas(first)
+    ):  # "Approves, in one go, every ..."
+        tokens = [first, *tokens[tokens.index(",", 2) + 1 :]]
+        nxt = tokens[1].lower() if len(tokens) > 1 else ""
+    second = None
+    if len(tokens) > 2:
+        second = verb_lemma(tokens[2]) or (
+            tokens[2].lower() if imperative and is_base_verb(tokens[2]) else None
+        )
+    if verb and nxt in ("or", "and") and second:
+        verb = f"{verb} {nxt} {second}"
+        tokens = [first, *tokens[3:]]
+    return verb, imperative, tokens
+
+
+def _action_intent(
+    tokens: list[str], name_ws: list[str], tool: Tool
+) -> tuple[Intent | None, str | None, list[str]]:
+    """The action the sentence opens with and its object; else None. Also the verb (None when
+    what follows it is no object) and the tokens as `_opening_verb` left them."""
+    verb, imperative, tokens = _opening_verb(tokens, name_ws, tool)
+    first = tokens[0]
+    nxt = tokens[1].lower() if len(tokens) > 1 else ""
+    linked = imperative and nxt in _PREP_LINKS  # "Search for a book", "Connect to a network"
+    adverb = not linked and (nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"})
+    pronoun = nxt in _SUBJECTS and "NOUN" in _lemmas(first)  # "Contracts you own", not "Assigns you a"
+    not_object = (
+        (nxt in _BOUNDARY and not linked)
+        or (nxt.endswith("ed") and not imperative)
+        or pronoun
+        or not nxt[:1].isalnum()
+    )
+    if not (verb and nxt and not (not_object or adverb)):
+        return None, None, tokens
+    start = 1
+    if nxt in _PARTICLES or linked:
+        verb, start = f"{verb} {nxt}", 2
+    if [w.lower() for w in tokens[start : start + 4]] == ["all", "or", "part", "of"]:
+        start += 4
+    obj, tail = _object_words(tokens, start)
+    if obj:
+        obj = _lower_obj(obj)
+        head, nouns = _noun_info(obj)
+        intent = Intent(verb, " ".join(obj), " ".join(_lower_obj(tail)), head, "description", nouns)
+        return intent, verb, tokens
+    return None, verb, tokens
+
+
+def _noun_phrase_intent(tokens: list[str], name_ws: list[str]) -> Intent | None:
+    """A description that opens with a noun phrase: the action it names (`_nominal_action`), else
+    a look-up of the phrase. None when no object phrase opens it."""
+    if len(tokens) > 1 and tokens[1] == "," and "of" in [t.lower() for t in tokens[:14]]:
+        upto = [t.lower() for t in tokens].index("of")  # "Parties, term and owner of a contract"
+        listed, rest = tokens[:upto], tokens[upto:]
+        more, tail = _object_words(rest, 0, coordinate=True)
+        obj = [*listed, *more]
+    else:
+        obj, tail = _object_words(tokens, 0, coordinate=True)
+    if not obj:
+        return None
+    obj = _lower_obj(obj)
+    action = _nominal_action(obj, tail, name_ws)
+    if action is not None:
+        return action
+    if obj[0].lower() not in DETERMINERS:
+        obj = ["the", *obj]
+    head, nouns = _noun_info(obj)
+    text = " ".join(obj).replace(" ,", ",")
+    return Intent("look up", text, " ".join(_lower_obj(tail)), head, "lookup", nouns)
+
+
+def _name_intent(ws: list[str]) -> Intent:
+    """The intent the tool's name words say, when its description says none."""
+    if (
+        len(ws) > 1
+        and is_base_verb(ws[0])
+        and "NOUN" not in _lemmas(ws[0])
+        and ws[1] not in _BOUNDARY | {"of"}
+    ):
+        rest = " ".join(ws[1:])
+        verb = _INFO_VERBS.get(ws[0], ws[0])
+        obj = f"the {rest}" if verb in LOOKUP_VERBS and not _is_plural(ws[-1]) else with_article(rest)
+        head, nouns = _noun_info(obj.split())
+        return Intent(verb, obj, "", head, "name", nouns)
+    if len(ws) > 1 and (verb := deverbal(ws[-1])) and ws[0] not in _BOUNDARY | {"of"}:
+        obj = with_article(" ".join(ws[:-1]))  # order_cancellation -> cancel an order
+        head, nouns = _noun_info(obj.split())
+        return Intent(verb, obj, "", head, "name", nouns)
+    obj = "the " + " ".join(ws)
+    head, nouns = _noun_info(obj.split())
+    return Intent("deal with", obj, "", head, "name", nouns)
+
+
+def _nominal_action(obj: Sequence[str], tail: Sequence[str], name_ws: Sequence[str]) -> Intent | None:
+    """A noun-phrase description whose head is a noun of action the tool's name also says ("Order
+    cancellation for unshipped orders" of `cancel_order`, "Creation of a user account" of
+    `create_user`) as that action: `cancel an order`, `create a user account`. None otherwise."""
+    low = [w.lower() for w in obj]
+    cut = low.index("of") if "of" in low else len(low)
+    before = [w for w in obj[:cut] if w.lower() not in DETERMINERS]
+    if not before:
+        return None
+    verb = deverbal(before[-1])
+    name_stems = {stem(w) for w in name_ws}
+    if not verb or stem(verb) not in name_stems or before[-1].lower() in name_ws:
+        return None
+    rest = list(obj[cut + 1 :]) if cut < len(obj) else before[:-1]
+    if not rest:
+        return None
+    text = " ".join(rest)
+    if rest[0].lower() not in DETERMINERS:
+        text = with_article(text)
+    head, nouns = _noun_info(text.split())
+    return Intent(verb, text, " ".join(_lower_obj(tail)), head, "description", nouns)

@@ -1,0 +1,190 @@
+"""What separates a group of tools, and what a vague first request for one of them sounds like.
+
+`option_descriptors` gives each option the words of its object phrase that the others do not
+share, so a question can offer "a domestic flight, an international flight, or a multi-city
+itinerary" without naming a tool; `vague_request` is the gold tool's action at the level its near
+neighbours share ("book a flight"), or only the subject when nothing narrower is shared.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from data_gen.phrasing.english import (
+    _BOUNDARY,
+    DETERMINERS,
+    _inflect_engine,
+    _is_plural,
+    _lemmas,
+    _tokens,
+    stopword,
+    verb_lemma,
+    with_article,
+)
+from data_gen.phrasing.intents import _lower_obj, intent_of
+from data_gen.schema import Tool
+from data_gen.text import content_stems, name_tokens, stem
+
+
+def _common_prefix(seqs: Sequence[Sequence[str]]) -> int:
+    n = 0
+    while all(len(s) > n for s in seqs) and len({s[n].lower() for s in seqs}) == 1:
+        n += 1
+    return n
+
+
+def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
+    """The stretch of `tool`'s description around the first word none of `others` uses (name or
+    description): from the preposition or relative word before it to the next comma, at most a
+    dozen words, with a leading third-person verb put in its base form. The fact a person would
+    mention to tell the tool apart; empty when there is none."""
+    other: set[str] = set()
+    for o in others:
+        if o.name != tool.name:
+            other |= content_stems(o.description) | {stem(w) for w in name_tokens(o)}
+    text = " ".join((tool.description or "").split())
+    for sentence in re.split(r"(?<=[a-z0-9)])[.;!?](?:\s|$)", text):
+        toks = _tokens(sentence)
+        for k, t in enumerate(toks):
+            if t in ",;:()" or stopword(t) or stem(t) in other or not content_stems(t):
+                continue
+            start = k
+            while start > 0 and k - start < 4 and toks[start - 1] not in ",;:()":
+                start -= 1
+                if toks[start].lower() in _BOUNDARY | {"of"}:
+                    break
+            end = k + 1
+            while end < len(toks) and end - start < 12 and toks[end] not in ",;:()":
+                end += 1
+            piece = toks[start:end]
+            while len(piece) > 1 and piece[0].lower() in ("or", "and", "but", "so"):
+                piece = piece[1:]
+            if piece and start == 0:
+                lemma = verb_lemma(piece[0], piece[1] if len(piece) > 1 else "")
+                piece = [lemma, *piece[1:]] if lemma else piece
+            while len(piece) > 1 and piece[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
+                piece.pop()
+            return " ".join(_lower_obj(piece))
+    return ""
+
+
+def _starts_clause(word: str) -> bool:
+    """Whether a diff starting with `word` needs the shared words before it to make sense
+    (`you did not make`, `that was charged wrongly`, `received in the register`)."""
+    w = word.lower()
+    pos = set(_lemmas(w))
+    return (
+        w in _BOUNDARY | {"of", "you", "i", "we", "they", "it", "even", "although", "though", "unless"}
+        or w.endswith("ed")
+        or (bool(pos) and pos <= {"VERB"})
+    )
+
+
+def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = frozenset()) -> dict[str, str]:
+    """For each option, the words of its object phrase that set it apart from the others: the
+    full objects with the words all options share at their start and end removed (the shared
+    start is kept when the rest would not stand alone). When that leaves two options alike (or
+    one empty), the option's distinguishing clause is used instead. Written to the user."""
+    intents = {o.name: intent_of(o, prefixes) for o in options}
+    seqs = {n: i.full_object.split(",")[0].split() for n, i in intents.items()}
+    verbs = {i.verb for i in intents.values()}
+    lists = list(seqs.values())
+    pre = _common_prefix(lists)
+    suf = _common_prefix([list(reversed(s)) for s in lists])
+    out: dict[str, str] = {}
+    for o in options:
+        s = seqs[o.name]
+        core = s[pre : len(s) - suf] if len(s) - suf > pre else []
+        head = intents[o.name].head
+        cut = len(s) - suf
+        if head and head in s[cut:] and core and head not in core:
+            core = core + s[cut : cut + s[cut:].index(head) + 1]  # "a privacy impact assessment"
+        if pre and core and _starts_clause(core[0]):
+            shared = s[:pre]  # "a hotel room ... as a long stay", "a card transaction you did not make"
+            if len(shared) > 6:
+                shared = shared[: shared.index(head) + 1] if head in shared[:6] else shared[:3]
+            core = [*shared, *core]
+        elif pre and core and s[pre - 1].lower() in DETERMINERS:
+            core = [s[pre - 1], *core]
+        core = core[:14]
+        while len(core) > 1 and core[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
+            core.pop()
+        phrase = " ".join(core)
+        if intents[o.name].source == "name":
+            phrase = ""  # a phrase read off the identifier would read the name out
+        elif len(verbs) > 1:
+            phrase = f"{intents[o.name].verb} {phrase or intents[o.name].obj}"
+        out[o.name] = phrase
+    counts = Counter(out.values())
+    for o in options:
+        d = out[o.name]
+        if not d or counts[d] > 1 or len(d.split()) == 1 and d.lower() in DETERMINERS | _BOUNDARY:
+            clause = distinguishing_clause(o, options)
+            out[o.name] = f"the one {clause}" if clause else intents[o.name].phrase
+    return out
+
+
+def shared_verb(options: Sequence[Tool], prefixes: frozenset[str] = frozenset()) -> str | None:
+    verbs = {intent_of(o, prefixes).verb for o in options}
+    return verbs.pop() if len(verbs) == 1 else None
+
+
+def vague_request(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] = frozenset()) -> str:
+    """What the user asks for first: a verb phrase that fits the gold tool and at least one other
+    candidate, as specific as that allows (`book a flight`, `book something`, `get help with
+    travel bookings`)."""
+    g = intent_of(gold, prefixes)
+    others = [c for c in candidates if c.name != gold.name]
+    oi = [intent_of(c, prefixes) for c in others]
+    head = g.head.lower()
+    verb_s = g.verb.split()[0]
+
+    def covers(words_: Sequence[str]) -> int:
+        stems = {stem(w) for w in words_ if w}
+        n = 0
+        for c, i in zip(others, oi, strict=True):
+            pool = content_stems(c.description) | {stem(w) for w in name_tokens(c)} | content_stems(i.phrase)
+            pool |= {stem(i.verb.split()[0])}
+            n += stems <= pool
+        return n
+
+    if head and verb_s and g.source != "name":
+        compound = [n.lower() for n in g.nouns[-1:]]
+        for ws in ([*compound, head], [head]):
+            if covers([verb_s, *ws]):
+                obj = " ".join(ws)
+                if g.source == "lookup":
+                    return f"look up {'the ' + obj}"
+                return f"{g.verb} {with_article(obj) if not _is_plural(head) else obj}"
+    if verb_s and covers([verb_s]) and g.source != "lookup":
+        return f"{g.verb} something"
+    topic = subject_of(gold, candidates, prefixes)
+    return f"sort out something {topic}"
+
+
+def subject_of(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] = frozenset()) -> str:
+    """A subject the gold tool shares with other candidates (`travel bookings`), else its line of
+    business, else its head noun in the plural."""
+    heads = Counter()
+    for c in candidates:
+        h = intent_of(c, prefixes).head.lower()
+        if h and h.isalpha():
+            heads[stem(h)] += 1
+    g = intent_of(gold, prefixes).head.lower()
+    shared = [h for h, n in heads.most_common() if n > 1]
+    if g and stem(g) in shared:
+        return f"about {_plural(g)}"
+    lob = str(gold.metadata.get("line_of_business") or "").strip()
+    if lob:
+        return f"in {lob}"
+    if shared:
+        return f"about {_plural(shared[0])}"
+    return f"about {_plural(g)}" if g else "at work"
+
+
+def _plural(noun: str) -> str:
+    if _is_plural(noun):
+        return noun
+    return _inflect_engine().plural_noun(noun) or noun
