@@ -100,7 +100,7 @@ What follows is the help of train/sft.py.
 def help_text(argv: Sequence[str]) -> str | None:
     """The help a command line asks for, found without importing accelerate: ours when it starts
     with -h/--help, train/sft.py's when a help flag follows the sft script; otherwise None."""
-    from train.config import HELP_FLAGS, help_requested, recipe_help
+    from train.recipe_help import HELP_FLAGS, help_requested, recipe_help
 
     argv = list(argv)
     if argv and argv[0] in HELP_FLAGS:

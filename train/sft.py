@@ -37,7 +37,6 @@ from train.config import (  # noqa: E402
     RecipeError,
     check_recipe,
     device_defaults,
-    help_requested,
     parse_recipe,
     resolved_recipe,
     split_recipe_argv,
@@ -49,6 +48,7 @@ from train.modeling import (  # noqa: E402
     load_tokenizer,
     resolve_model_path,
 )
+from train.recipe_help import help_requested  # noqa: E402
 from train.row_layout import RowLayout, row_layout  # noqa: E402
 from train.slicing import (  # noqa: E402
     SliceConfig,

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from train.config import DiaforgeArguments, help_requested, recipe_help
+from train.config import DiaforgeArguments
 from train.launch import help_text
+from train.recipe_help import help_requested, recipe_help
 from train.row_layout import PaddedLayout, PrefixSharedLayout, row_layout
 
 REPO = Path(__file__).resolve().parents[2]
