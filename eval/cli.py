@@ -225,6 +225,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 f"{mode:8s} Acc {m['Acc']:.3f}  FTR {m['FTR']:.3f}  TAR {m['TAR']:.3f}  "
                 f"malformed {m['malformed']:.3f}  truncated {m['truncated']:.3f}  n={m['n']}"
             )
+            a = metrics.get("anatomy", {}).get(mode)
+            if a:
+                emit(
+                    f"{'':8s} asks first {a['asks_first_n']}/{a['n']}  right tool {a['right_tool_n']}/"
+                    f"{a['calls_n']}  right keys {a['right_keys_n']}/{a['right_tool_n']}  values grounded "
+                    f"{a['values_grounded_n']}/{a['values_n']}"
+                )
     emit(f"run folder: {out}")
     return 0
 
