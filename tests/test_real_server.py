@@ -137,10 +137,10 @@ def test_generate_and_eval_against_transformers_serve(served: ServedModel, tmp_p
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     env.pop("OPENAI_API_KEY", None)
     config = tmp_path / "gen.yaml"
-    roles = {r: {"max_tokens": 48, "timeout": 120, "max_retries": 1} for r in ("user", "values", "goal")}
+    roles = {r: {"max_tokens": 48, "timeout": 300, "max_retries": 1} for r in ("user", "values", "goal")}
     roles.update(
         {
-            r: {"max_tokens": 64, "timeout": 120, "max_retries": 1}
+            r: {"max_tokens": 64, "timeout": 300, "max_retries": 1}
             for r in ("assistant", "relevancy", "critique")
         }
     )
