@@ -334,13 +334,19 @@ class CallConstraint:
         self.max_scan = max_scan
         self.steps = 0
         """Tokens chosen under the constraint."""
+        self.free = False
+        """The reply's body has begun with something other than a call list: it never will be one,
+        so later tokens skip decoding the reply."""
         self.fallbacks = 0
 
     def choose(self, new_ids: Sequence[int], logits: Any) -> int | None:
         """The token to write next, given the reply's tokens so far and the next-token logits."""
+        if self.free:
+            return None
         text = self.decode(list(new_ids)) if new_ids else ""
         start = call_start(text)
         if start is None:
+            self.free = _body_is_not_a_call(text)
             return None
         call = text[start:]
         self.steps += 1
@@ -357,6 +363,20 @@ class CallConstraint:
                 return int(token)
         self.fallbacks += 1
         return None
+
+
+def _body_is_not_a_call(reply: str) -> bool:
+    """Whether the reply's body (after a closed thought, or the whole reply without one) has begun
+    with something other than ``[`` (a reply still writing ``<think>`` has not begun its body)."""
+    if "<think>".startswith(reply.lstrip()):
+        return False
+    if reply.lstrip().startswith("<think>"):
+        close = reply.find(THINK_CLOSE)
+        if close < 0:
+            return False
+        reply = reply[close + len(THINK_CLOSE) :]
+    body = reply.lstrip()
+    return bool(body) and not body.startswith("[")
 
 
 def token_texts_of(tokenizer: Any) -> list[str]:

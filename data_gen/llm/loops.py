@@ -49,8 +49,9 @@ class LoopStop:
             need = max(self.min_repeats * p, self.min_span)
             if need > n:
                 break
-            # The last `need` tokens have period p when each equals the one p before it.
-            if ids[n - need + p :] == ids[n - need : n - p]:
+            # The last `need` tokens have period p when each equals the one p before it; the last
+            # token alone rules out most periods without copying a slice.
+            if ids[n - 1] == ids[n - 1 - p] and ids[n - need + p :] == ids[n - need : n - p]:
                 return p
         return 0
 

@@ -127,3 +127,14 @@ def test_text_before_a_call_is_left_alone():
     rule = CallConstraint(GRAMMAR, [*VOCAB, ""], [len(VOCAB)], _decode)
     assert rule.choose([VOCAB.index("H")], torch.zeros(len(VOCAB) + 1)) is None
     assert rule.steps == 0
+
+
+def test_a_reply_that_answers_in_words_is_left_alone_from_then_on():
+    rule = CallConstraint(GRAMMAR, [*VOCAB, ""], [len(VOCAB)], _decode)
+    opening = [VOCAB.index(c) for c in "<thi"]
+    assert rule.choose(opening, torch.zeros(len(VOCAB) + 1)) is None and not rule.free
+    words = [VOCAB.index(c) for c in "<think>ok</think> Wh"]
+    assert rule.choose(words, torch.zeros(len(VOCAB) + 1)) is None and rule.free
+    call = [VOCAB.index(c) for c in "<think>ok</think>["]
+    fresh = CallConstraint(GRAMMAR, [*VOCAB, ""], [len(VOCAB)], _decode)
+    assert fresh.choose(call, torch.zeros(len(VOCAB) + 1)) is not None and not fresh.free
