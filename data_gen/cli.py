@@ -18,6 +18,7 @@ from data_gen.cliargs import (
     int_between,
     non_negative_int,
     positive_int,
+    share,
 )
 from data_gen.console import emit, results_only_on_stdout
 from data_gen.errors import InputError
@@ -139,6 +140,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         distractors=args.distractors,
         phrasing=args.phrasing,
         reasoning=args.reasoning,
+        no_tool_share=args.no_tool_share,
         validators=False if args.no_validators else None,
         num_shards=args.num_shards,
         shard_index=args.shard_index,
@@ -156,9 +158,17 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         f"{summary.accepted}/{summary.seeds} seeds accepted ({s['acceptance_rate']:.1%}) in {summary.seconds:.1f}s"
         f"{f' ({summary.skipped} already done)' if summary.skipped else ''}; "
         f"asked a disambiguating question: {s['share_asking_disambiguation']:.1%}; "
+        f"{_misses_note(s['no_tool'])}"
         f"tokens {summary.usage.total_tokens}, cost ${summary.usage.cost_usd:.4f}; output in {summary.out}"
     )
     return 0
+
+
+def _misses_note(stats: dict) -> str:
+    """The retrieval misses of a run, for its summary line ("" when the share is 0)."""
+    if not stats["seeds"]:
+        return ""
+    return f"retrieval misses: {stats['accepted']} accepted ({stats['accepted_share']:.1%} of the corpus); "
 
 
 def _cmd_build_benchmark(args: argparse.Namespace) -> int:
@@ -186,6 +196,31 @@ def _cmd_build_benchmark(args: argparse.Namespace) -> int:
         f"{info['records']} reference dialogues over {info['tools']} held-out tools "
         f"({', '.join(info['lines_of_business'])}) -> {args.out}"
     )
+    return 0
+
+
+def _cmd_build_no_tool_split(args: argparse.Namespace) -> int:
+    import asyncio
+    import tempfile
+
+    from data_gen.engine import build_no_tool_benchmark
+
+    check_output_file(args.out, field="--out", what="benchmark file")
+    if args.work_dir:
+        check_output_dir(args.work_dir, field="--work-dir", what="work folder")
+    with tempfile.TemporaryDirectory(prefix="diabench-no-tool-") as work:
+        info = asyncio.run(
+            build_no_tool_benchmark(
+                args.catalogue,
+                args.out,
+                work_dir=args.work_dir or work,
+                seeds=args.seeds,
+                seed=args.seed,
+                split=args.split or None,
+                progress=not args.quiet,
+            )
+        )
+    emit(f"{info['records']} retrieval misses from {info['seeds']} seeds over held-out tools -> {args.out}")
     return 0
 
 
@@ -268,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_analyze_corpus,
         _add_generate,
         _add_build_benchmark,
+        _add_build_no_tool_split,
         _add_export,
         _add_phrasing_overlap,
     ):
@@ -348,6 +384,7 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--distractors", choices=("nearest", "random"), help=_config_help("distractors"))
     g.add_argument("--phrasing", choices=("train", "heldout"), help=_config_help("phrasing"))
     g.add_argument("--reasoning", choices=("summary", "lookup"), help=_config_help("reasoning"))
+    g.add_argument("--no-tool-share", type=share, help=_config_help("no_tool_share"))
     g.add_argument("--num-shards", type=positive_int, help=_config_help("num_shards"))
     g.add_argument("--shard-index", type=non_negative_int, help=_config_help("shard_index"))
     g.add_argument("--personas", help=_config_help("personas"))
@@ -405,6 +442,28 @@ def _add_build_benchmark(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=_cmd_build_benchmark)
+
+
+def _add_build_no_tool_split(sub: argparse._SubParsersAction) -> None:
+    b = _command(
+        sub,
+        "build-no-tool-split",
+        "build the no-tool split of the held-out benchmark (retrieval misses: no candidate fits)",
+    )
+    b.add_argument(
+        "--catalogue", default="data_gen/assets/catalogue.json", help="catalogue holding the held-out tools"
+    )
+    b.add_argument("--split", default="heldout", help="tool split to use ('' for all tools)")
+    b.add_argument(
+        "--out",
+        default="eval/benchmarks/diabench_heldout_v1_no_tool.jsonl",
+        help="split JSONL to write (eval run finds <benchmark>_no_tool.jsonl beside its benchmark)",
+    )
+    b.add_argument("--seeds", type=positive_int, default=20, help="retrieval misses to try (one per tool)")
+    b.add_argument("--seed", type=int, default=20260128, help="run seed of the generation")
+    b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.set_defaults(func=_cmd_build_no_tool_split)
 
 
 def _add_export(sub: argparse._SubParsersAction) -> None:

@@ -70,6 +70,14 @@ def finite_float(text: str) -> float:
     return value
 
 
+def share(text: str) -> float:
+    """A share: a finite number from 0 to 1 (`--no-tool-share 0.1`)."""
+    value = finite_float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1], got {text!r}")
+    return value
+
+
 def int_between(low: int, high: int):  # noqa: ANN201 - an argparse type
     """An argparse type: a whole number in [low, high] (`--concurrency 100000` is refused, not
     tried)."""

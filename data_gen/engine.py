@@ -37,6 +37,7 @@ from data_gen.errors import InputError
 from data_gen.gen_config import GenerationConfig
 from data_gen.hygiene import sha256_file
 from data_gen.llm.base import Usage
+from data_gen.no_tool import no_tool_stats
 from data_gen.personas import load_personas
 from data_gen.run_stats import corpus_stats, export_corpus, plot_corpus, usage_split
 from data_gen.schema import (
@@ -247,6 +248,7 @@ def _finish(
     write_jsonl(rejects_path, rejects)
     seeds = len(engine.seed_indices())
     stats = corpus_stats(accepted, rejects, num_seeds=seeds)
+    stats["no_tool"] = no_tool_stats(accepted, share=cfg.no_tool_share, seeds=len(engine.misses))
     stats["run"] = {"seconds": round(seconds, 3), "seeds_this_session": len(todo), "usage": usage.as_dict()}
     split = usage_split(accepted, rejects)
     stats["usage"] = split
@@ -339,6 +341,9 @@ def _holds_records(out: Path) -> bool:
 # --------------------------------------------------------------------------------------------
 
 BENCHMARK_VERSION = "diabench-heldout-v1"
+NO_TOOL_VERSION = "diabench-heldout-v1-no-tool"
+"""The no-tool split of the held-out benchmark (issue 28): retrieval misses over held-out tools,
+kept in a file of its own beside the benchmark (`<benchmark>_no_tool.jsonl`)."""
 
 
 async def build_benchmark(
@@ -354,28 +359,80 @@ async def build_benchmark(
     """Builds the evaluation set from held-out tools only: for every tool (times
     `seeds_per_tool`) a persona, goal, gold arguments, a candidate pool drawn from the held-out
     tools, and a validated reference dialogue for static evaluation. Returns counts."""
+    return await _build_split(
+        catalogue_path,
+        out_path,
+        work_dir,
+        split,
+        BENCHMARK_VERSION,
+        progress,
+        seed=seed,
+        seeds_per_tool=seeds_per_tool,
+        no_tool_share=0.0,
+    )
+
+
+async def build_no_tool_benchmark(
+    catalogue_path: str | Path,
+    out_path: str | Path,
+    *,
+    work_dir: str | Path,
+    seeds: int = 20,
+    seed: int = 20260128,
+    split: str | None = "heldout",
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Builds the no-tool split the same way, from held-out tools only: `seeds` retrieval misses
+    (`data_gen.no_tool`; the first `seeds` tools of the run's shuffled order, each withheld from
+    its k+1 nearest held-out neighbours), each with a validated reference dialogue that ends in the
+    teacher's refusal. Returns counts."""
+    return await _build_split(
+        catalogue_path,
+        out_path,
+        work_dir,
+        split,
+        NO_TOOL_VERSION,
+        progress,
+        seed=seed,
+        num_dialogues=seeds,
+        no_tool_share=1.0,
+    )
+
+
+async def _build_split(
+    catalogue_path: str | Path,
+    out_path: str | Path,
+    work_dir: str | Path,
+    split: str | None,
+    version: str,
+    progress: bool,
+    **settings: Any,
+) -> dict[str, Any]:
+    """A benchmark file from a scripted generation run over the catalogue's `split` tools with the
+    held-out wording; `settings` are the run's seed, size and `no_tool_share`."""
     from data_gen.catalogue import load_catalogue
 
     catalogue = load_catalogue(catalogue_path)
     tools = catalogue.split(split).tools if split else catalogue.tools
+    per_tool = settings.pop("seeds_per_tool", 1)
     cfg = GenerationConfig(
         catalogue=str(catalogue_path),
         out=str(work_dir),
-        num_dialogues=len(tools) * seeds_per_tool,
-        seed=seed,
+        num_dialogues=settings.pop("num_dialogues", len(tools) * per_tool),
         phrasing="heldout",
         plots=False,
         export=False,
         progress=progress,
+        **settings,
     )
     summary = await generate(cfg, tools=tools)
     records = []
     for d in iter_jsonl(Path(work_dir) / DIALOGUES_FILE, Dialogue):
-        d.provenance.source = BENCHMARK_VERSION
+        d.provenance.source = version
         records.append(d)
     write_jsonl(out_path, records)
     return {
-        "version": BENCHMARK_VERSION,
+        "version": version,
         "tools": len(tools),
         "seeds": summary.seeds,
         "records": len(records),

@@ -143,6 +143,14 @@ class GenerationConfig(_Strict):
         "(the paper's style); lookup first copies the tool's signature and quotes the user's words holding each "
         "value (data_gen.agents.lookup; what teaches small models to look things up).",
     )
+    no_tool_share: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="Share of seeds that become retrieval misses (issue 28, data_gen.no_tool): the seed tool is "
+        "kept out of the candidates while its nearest neighbours stay, and the teacher disambiguates, then says "
+        "plainly that none of its tools does it. 0 keeps the paper's corpus (README, Generating dialogues).",
+    )
     concurrency: int = Field(
         8,
         ge=1,
@@ -266,6 +274,8 @@ class GenerationConfig(_Strict):
         )
         fp["persona_top_k"] = self.persona_top_k
         fp["encoder"] = encoder_identity(self.encoder)
+        if self.no_tool_share:  # only when set: a run folder made before the share existed resumes
+            fp["no_tool_share"] = self.no_tool_share
         return fp
 
 

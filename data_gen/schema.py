@@ -334,9 +334,16 @@ class Provenance(BaseModel):
     created_at: str | None = None
 
 
+WITHHELD_TOOL = "withheld_tool"
+"""The `provenance` key of a retrieval miss: the spec of the tool the user needs, which is not
+among the candidates (`Dialogue.withheld_tool`)."""
+
+
 class Dialogue(BaseModel):
     """A seed tool, the candidates shown to the assistant, the persona and goal, the gold
-    arguments, and the turns. `seed_tool=None` marks a case where no tool should be called."""
+    arguments, and the turns. `seed_tool=None` marks a case where no tool should be called; a
+    retrieval miss (issue 28) also keeps the tool the user needs in `provenance.withheld_tool`
+    (with `gold_args` its values), which the user-proxy pursues and no candidate is."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -358,11 +365,31 @@ class Dialogue(BaseModel):
             raise ValueError(f"candidate_tools has duplicate names: {', '.join(dupes)}")
         if self.seed_tool is not None and self.seed_tool not in names:
             raise ValueError(f"seed_tool {self.seed_tool!r} is not among candidate_tools")
+        raw = (self.provenance.model_extra or {}).get(WITHHELD_TOOL)
+        if raw is not None:
+            if self.seed_tool is not None:
+                raise ValueError(
+                    "a record with provenance.withheld_tool has no gold tool: seed_tool must be null"
+                )
+            try:
+                withheld = Tool.model_validate(raw)
+            except ValidationError as exc:
+                field, msg = _first_error(exc)
+                raise ValueError(f"provenance.withheld_tool{'.' + field if field else ''}: {msg}") from None
+            if withheld.name in names:
+                raise ValueError(f"provenance.withheld_tool {withheld.name!r} is among candidate_tools")
         return self
 
     @property
     def gold_tool(self) -> Tool | None:
         return next((t for t in self.candidate_tools if t.name == self.seed_tool), None)
+
+    @property
+    def withheld_tool(self) -> Tool | None:
+        """The tool a retrieval miss kept out of the candidates (what the user needs); None for
+        every other record."""
+        raw = (self.provenance.model_extra or {}).get(WITHHELD_TOOL)
+        return Tool.model_validate(raw) if raw is not None else None
 
     def assistant_turns(self) -> list[int]:
         """Indices of the assistant turns, in order."""

@@ -35,14 +35,15 @@ from data_gen.agents import (
 from data_gen.errors import InputError
 from data_gen.gen_config import GenerationConfig
 from data_gen.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, Usage
+from data_gen.no_tool import converse_miss, miss_candidates, miss_seeds
 from data_gen.personas import PersonaSampler, load_personas
 from data_gen.rng import seeded_rng
-from data_gen.schema import Dialogue, Provenance, Tool, Turn, Verdict
+from data_gen.schema import WITHHELD_TOOL, Dialogue, Provenance, Tool, Turn, Verdict
 from data_gen.similarity import DistractorRetriever, get_encoder
 from data_gen.validators import run_rule_validators
 from data_gen.values import ValueGenerator
 
-RETRYABLE = ("selection", "candidates")
+RETRYABLE = ("selection", "candidates", "no_tool")
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,7 +136,7 @@ class Attempt:
     """The result of one attempt at a seed."""
 
     dialogue: Dialogue | None
-    stage: str  # accepted | candidates | selection | t_max | format | toolcall | toolargs | relevancy | critique | backend
+    stage: str  # accepted | candidates | selection | t_max | format | toolcall | toolargs | no_tool | naturalness | relevancy | critique | backend
     reason: str
     usage: Usage
 
@@ -175,6 +176,13 @@ class Engine:
         if len(self.pool) < cfg.k + 1:
             raise InputError(
                 f"the catalogue has {len(self.pool)} tools; at least k+1 = {cfg.k + 1} are needed",
+                path=cfg.catalogue,
+            )
+        self.misses = miss_seeds(cfg.num_dialogues, cfg.no_tool_share, cfg.seed)
+        if self.misses and len(self.pool) < cfg.k + 2:
+            raise InputError(
+                f"the catalogue has {len(self.pool)} tools; a retrieval miss (no_tool_share > 0) shows k+1 "
+                f"other tools, so at least k+2 = {cfg.k + 2} are needed",
                 path=cfg.catalogue,
             )
         encoder = get_encoder(cfg.encoder)
@@ -291,15 +299,22 @@ class Engine:
         """One attempt at seed `index`: its metadata, the dialogue, then the validator cascade."""
         rng = seeded_rng(self.cfg.seed, index, attempt)
         usage = Usage()
-        state = await self._metadata(gold, rng, usage)
-        if gold.name not in {c.name for c in state.candidates}:
+        miss = index in self.misses
+        state = await self._metadata(gold, rng, usage, miss=miss)
+        if not miss and gold.name not in {c.name for c in state.candidates}:
             return Attempt(None, "candidates", "gold tool not among the candidates", usage)
         finished, wrong = await self._converse(state, rng, usage)
         dialogue = self._snapshot(index, attempt, state, usage)
         if wrong is not None:
-            return Attempt(dialogue, "selection", f"selected {wrong}, gold tool is {gold.name}", usage)
+            reason = (
+                f"called {wrong}, but no candidate fits ({gold.name} was withheld)"
+                if miss
+                else f"selected {wrong}, gold tool is {gold.name}"
+            )
+            return Attempt(dialogue, "selection", reason, usage)
         if not finished:
-            return Attempt(dialogue, "t_max", f"no tool call within {self.cfg.t_max} turns", usage)
+            ending = "refusal" if miss else "tool call"
+            return Attempt(dialogue, "t_max", f"no {ending} within {self.cfg.t_max} turns", usage)
         if not self.cfg.validators:
             dialogue.provenance.verdicts = [
                 Verdict(validator="cascade", passed=True, reason="validators off")
@@ -307,8 +322,11 @@ class Engine:
             return Attempt(dialogue, "accepted", "validators off", usage)
         return await self._judge(dialogue, state, usage)
 
-    async def _metadata(self, gold: Tool, rng: random.Random, usage: Usage) -> DialogueState:
-        """The seed's persona, gold arguments, goal and candidate pool (in this order of draws)."""
+    async def _metadata(
+        self, gold: Tool, rng: random.Random, usage: Usage, *, miss: bool = False
+    ) -> DialogueState:
+        """The seed's persona, gold arguments, goal and candidate pool (in this order of draws); a
+        retrieval miss (`data_gen.no_tool`) gets candidates without the gold tool."""
         persona = self._persona(gold, rng)
         gold_args: dict[str, Any] | None = None
         if self.backends.get("values") is not None:
@@ -321,16 +339,22 @@ class Engine:
             usage.add(u)
         else:
             goal = scripted_goal(gold, persona, gold_args)
-        candidates = self.candidates(gold, rng)
+        if miss:
+            candidates = miss_candidates(self.retriever, gold, self.cfg.k, self.cfg.distractors, rng)
+        else:
+            candidates = self.candidates(gold, rng)
         return DialogueState(
-            gold=gold, candidates=candidates, persona=persona, goal=goal, gold_args=gold_args
+            gold=gold, candidates=candidates, persona=persona, goal=goal, gold_args=gold_args, no_tool=miss
         )
 
     async def _converse(
         self, state: DialogueState, rng: random.Random, usage: Usage
     ) -> tuple[bool, str | None]:
         """The two-phase dialogue, at most `t_max` user turns, until the teacher calls the tool in
-        the completion phase. Returns whether it did, and the wrongly selected tool (or None)."""
+        the completion phase. Returns whether it did, and the wrongly selected tool (or None). A
+        retrieval miss runs until the teacher refuses instead (`data_gen.no_tool.converse_miss`)."""
+        if state.no_tool:
+            return await converse_miss(self.user, self.teacher, state, rng, usage, self.cfg.t_max)
         for _ in range(self.cfg.t_max):
             text, u = await self.user.reply(state, rng)
             usage.add(u)
@@ -354,9 +378,10 @@ class Engine:
         """The validator cascade: the rule validators, then (if they all pass) both judges."""
         verdicts = run_rule_validators(dialogue)
         if verdicts[-1].passed:
+            critique_args = {"no_tool": True} if state.no_tool else {}
             (rel, u1), (crit, u2) = await asyncio.gather(
                 self.relevancy.judge(dialogue.turns, state.gold, state.goal),
-                self.critique.judge(dialogue.turns, state.candidates),
+                self.critique.judge(dialogue.turns, state.candidates, **critique_args),
             )
             usage.add(u1)
             usage.add(u2)
@@ -369,10 +394,12 @@ class Engine:
         return Attempt(dialogue, "accepted", "passed every validator", usage)
 
     def _snapshot(self, index: int, attempt: int, state: DialogueState, usage: Usage) -> Dialogue:
-        """The dialogue so far, as a record."""
+        """The dialogue so far, as a record (a retrieval miss: no seed tool, the tool the user
+        needs in `provenance.withheld_tool`)."""
+        extra = {WITHHELD_TOOL: state.gold.model_dump(mode="json")} if state.no_tool else {}
         return Dialogue(
-            id=f"{index:06d}-{state.gold.name}",
-            seed_tool=state.gold.name,
+            id=f"{index:06d}-{'miss-' if state.no_tool else ''}{state.gold.name}",
+            seed_tool=None if state.no_tool else state.gold.name,
             candidate_tools=state.candidates,
             persona=state.persona,
             goal=state.goal,
@@ -387,6 +414,7 @@ class Engine:
                 source="utc-gen",
                 seed_index=index,
                 distractors=self.cfg.distractors,
+                **extra,
             ),
         )
 

@@ -1,6 +1,9 @@
 """The rule-based part of the validator cascade (DiaFORGE A.2), in its fixed order:
 format -> tool call -> tool arguments -> naturalness. Each returns a `Verdict`; the engine stops at
-the first failure, then runs the relevancy validator and the LLM critique concurrently.
+the first failure, then runs the relevancy validator and the LLM critique concurrently. A
+retrieval miss (`Dialogue.withheld_tool`, issue 28) runs format -> no_tool -> naturalness instead:
+`no_tool_validator` checks that nothing is called, that nobody asks for arguments, and that the
+refusal ends the dialogue only after the user has said enough to rule out every candidate.
 
 The naturalness step is ours: it rejects what makes a corpus teach the wrong behaviour or a
 benchmark leak its answer. Its reasons start with a kind (`tool_name_in_reply`,
@@ -12,6 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from data_gen.agents.options import narrow, offered_options
+from data_gen.agents.refusal import is_refusal, set_apart
+from data_gen.agents.state import COMPLETION
 from data_gen.format import parse_assistant, render_assistant
 from data_gen.phrasing import (
     artefacts,
@@ -108,6 +114,55 @@ def toolargs_validator(d: Dialogue) -> Verdict:
     return Verdict(validator=name, passed=True)
 
 
+def no_tool_validator(d: Dialogue) -> Verdict:
+    """A retrieval miss: no assistant turn calls a tool (`call_without_fit`); nobody asks for
+    arguments (`asked_arguments`: an argument-completion or request turn, or a user turn after the
+    opening that gives one of the need's values, as if asked); the dialogue ends at its first
+    refusal (`data_gen.agents.refusal.is_refusal`; `no_refusal`); and before it the user has ruled
+    out every candidate (`early_refusal`: a refusal to a vague opening is as wrong as a guess). A
+    candidate is ruled out when the user's answers (not the opening) set it apart from the need
+    (`data_gen.agents.refusal.set_apart`) or when an assistant question offered it
+    (`offered_options`, read by words) and the user's answer turned it down (`narrow`); a
+    near-duplicate of the need (`near_duplicates`) must also be told apart in the user's answers,
+    as the naturalness validator asks of a call (`unsettled_choice`)."""
+    name = "no_tool"
+    need = d.withheld_tool
+    if need is None or d.seed_tool is not None:
+        return _fail(name, "not a retrieval miss: no provenance.withheld_tool, or a gold tool is set")
+    values = [render_value(v).strip('"') for v in d.gold_args.values() if not isinstance(v, bool)]
+    said, down, offered = [], set(), []
+    for i, t in enumerate(d.turns):
+        if t.role == "user":
+            given = [v for v in values if v and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", t.content)]
+            if i > 0 and given:
+                return _fail(
+                    name, f"asked_arguments: turn {i}: the user gives {given[0]}, as if asked for it"
+                )
+            down |= (
+                {o.name for o in offered} - {o.name for o in narrow(offered, t.content)} if offered else set()
+            )
+            said.append(t.content)
+            offered = []
+            continue
+        if t.tool_calls:
+            return _fail(name, f"call_without_fit: turn {i} calls {t.tool_calls[0].name}; no candidate fits")
+        if t.phase == COMPLETION or t.action == "request":
+            return _fail(name, f"asked_arguments: turn {i} asks for arguments no candidate will use")
+        if is_refusal(t.content) and i != len(d.turns) - 1:
+            return _fail(name, f"no_refusal: turn {i} refuses, yet the dialogue goes on")
+        offered = offered_options(t.content, d.candidate_tools) if "?" in t.content else []
+    if not d.turns or not is_refusal(d.turns[-1].content):
+        return _fail(name, "no_refusal: the dialogue does not end with a plain refusal")
+    answers = " ".join(said[1:])
+    for c in d.candidate_tools:
+        if c.name not in down and not set_apart(need, c, answers):
+            return _fail(name, f"early_refusal: the user never ruled out {c.name} (the need is {need.name})")
+    for c in near_duplicates(need, d.candidate_tools):
+        if not (tool_stems(need) - tool_stems(c)) & content_stems(answers):
+            return _fail(name, f"early_refusal: the user never said what separates {need.name} from {c.name}")
+    return Verdict(validator=name, passed=True)
+
+
 def near_duplicates(gold: Tool, candidates: Sequence[Tool]) -> list[Tool]:
     """Candidates a user could mean instead of `gold`: the same name family (half of the name
     words shared) or half of the description's content words shared."""
@@ -151,7 +206,7 @@ def naturalness_validator(d: Dialogue) -> Verdict:
         pasted = determiner_before_verb(text, d.candidate_tools)
         if pasted:
             return _fail(name, f"determiner_before_verb: turn {i}: '{pasted[0]}'")
-    gold = d.gold_tool
+    gold = d.gold_tool or d.withheld_tool  # what the user needs
     if gold is not None and d.turns and d.turns[0].role == "user":
         wrong = contradicting_verbs(d.turns[0].content, gold, d.candidate_tools)
         if wrong:
@@ -161,6 +216,7 @@ def naturalness_validator(d: Dialogue) -> Verdict:
             i, term = foreign[0]
             lob = gold.metadata.get("line_of_business") or "no line of business"
             return _fail(name, f"foreign_jargon: turn {i}: '{term}' is not talk of {lob}")
+    gold = d.gold_tool
     if gold is not None:
         user_stems: set[str] = set()
         for t in d.turns:
@@ -177,9 +233,10 @@ def naturalness_validator(d: Dialogue) -> Verdict:
 
 def foreign_jargon(d: Dialogue) -> list[tuple[int, str]]:
     """`(turn, term)` for each user turn that talks the jargon of a line of business other than
-    the gold tool's (`data_gen.phrasing.foreign_trade_words`); the values the user gives and its
-    own role and department are left out, they are data, not shop talk."""
-    gold = d.gold_tool
+    the gold tool's (`data_gen.phrasing.foreign_trade_words`; a retrieval miss: the withheld
+    tool's); the values the user gives and its own role and department are left out, they are
+    data, not shop talk."""
+    gold = d.gold_tool or d.withheld_tool
     if gold is None:
         return []
     given = [render_value(v) for v in d.gold_args.values()]
@@ -206,12 +263,15 @@ def _persona_terms(d: Dialogue) -> dict[str, frozenset[str]]:
 
 
 RULE_VALIDATORS = (format_validator, toolcall_validator, toolargs_validator, naturalness_validator)
+NO_TOOL_VALIDATORS = (format_validator, no_tool_validator, naturalness_validator)
+"""The rule validators of a retrieval miss."""
 
 
 def run_rule_validators(d: Dialogue) -> list[Verdict]:
-    """Runs the rule validators in order and stops at the first failure."""
+    """Runs the rule validators in order (those of a retrieval miss for a record with a withheld
+    tool) and stops at the first failure."""
     verdicts = []
-    for v in RULE_VALIDATORS:
+    for v in NO_TOOL_VALIDATORS if d.withheld_tool is not None else RULE_VALIDATORS:
         verdict = v(d)
         verdicts.append(verdict)
         if not verdict.passed:

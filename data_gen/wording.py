@@ -5,7 +5,8 @@ evaluation benchmark and plays the user-proxy during evaluation, so a model cann
 recalling training sentences (`python -m data_gen phrasing-overlap` measures what is left).
 Slots: `{act}` a verb phrase, `{Act}` the same capitalised, `{role}`/`{department}` from the
 persona, `{verb}` a verb shared by the options, `{options}` the options joined with "or",
-`{choice}` what the user picks, `{need}` a restated need, `{items}` requested arguments.
+`{choice}` what the user picks, `{need}` a restated need, `{items}` requested arguments,
+`{option}` the one option a question offers.
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ class Wording:
     """Later requests for arguments."""
     nothing_more: tuple[str, ...]
     """The user's reply when asked for values it has all given."""
+    ask_one: tuple[str, ...]
+    """The teacher's question when a single candidate is left to offer (`{option}`, a verb
+    phrase); only a retrieval miss asks it (`data_gen.agents.refusal`)."""
+    ask_other: tuple[str, ...]
+    """The teacher's question offering the candidates left after the user turned the first ones
+    down (`{options}`, verb phrases); only a retrieval miss asks it."""
+    refuse: tuple[str, ...]
+    """The teacher's plain refusal once the user has ruled out every candidate: a statement (no
+    question mark) with a negation, which is how `data_gen.agents.refusal.is_refusal` reads it."""
 
 
 TRAIN = Wording(
@@ -89,6 +99,16 @@ TRAIN = Wording(
     ),
     ask_more=("Thanks. What {is_are} {items}?", "Thank you. Could you also give me {items}?"),
     nothing_more=("That's everything I have. Please go ahead.",),
+    ask_one=("I can {option}. Is that what you need?", "Do you want me to {option}?"),
+    ask_other=(
+        "I see. I can also {options}. Is it one of those?",
+        "Understood. Would you like me to {options} instead?",
+    ),
+    refuse=(
+        "I'm sorry, none of the tools I have can do that.",
+        "Unfortunately that is not something I can do with the tools I have.",
+        "I can't help with that one, I'm afraid: none of my tools does it.",
+    ),
 )
 
 HELDOUT = Wording(
@@ -141,6 +161,16 @@ HELDOUT = Wording(
     ),
     ask_more=("Appreciated. May I also have {items}?", "Great, and {items}?"),
     nothing_more=("I believe you have it all now, go for it.",),
+    ask_one=("One thing I can do is {option}. Does that match?", "Might you want me to {option}?"),
+    ask_other=(
+        "Okay. Other things within reach: {options}. Any of these?",
+        "Right. Perhaps you'd like to {options}?",
+    ),
+    refuse=(
+        "Apologies, but no tool available to me handles that.",
+        "I'm afraid that isn't something my tools can do.",
+        "Unfortunately I'm unable to do that with the tools I have.",
+    ),
 )
 
 WORDINGS = {"train": TRAIN, "heldout": HELDOUT}

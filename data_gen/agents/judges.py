@@ -41,7 +41,11 @@ class ScriptedCritique:
 
     name = "scripted"
 
-    async def judge(self, dialogue_turns: list[Turn], candidates: Sequence[Tool]) -> tuple[Verdict, Usage]:
+    async def judge(
+        self, dialogue_turns: list[Turn], candidates: Sequence[Tool], *, no_tool: bool = False
+    ) -> tuple[Verdict, Usage]:
+        """The checks above; `no_tool` (a retrieval miss) changes none of them: the no-tool
+        validator has already checked the refusal."""
         seen_completion = False
         for i, t in enumerate(dialogue_turns):
             if t.role == "user":
@@ -80,6 +84,14 @@ CRITIQUE_TASK = (
     "arguments, both stay in their roles, no one invents values, and the user never names a tool."
 )
 
+CRITIQUE_NO_TOOL_TASK = (
+    "Decide whether the conversation flows well: the user starts vaguely and answers only what is "
+    "asked; the action the user needs is not among the assistant's tools, so the assistant works out "
+    "what the user means and, once the user's answers rule out every tool it has, says plainly that "
+    "none of them can do it, without calling a tool or asking for arguments; both stay in their roles "
+    "and the user never names a tool."
+)
+
 
 def parse_judgement(text: str) -> tuple[bool, str]:
     """Reads `{"valid": bool, "reason": str}` from a judge's reply (first JSON object in it)."""
@@ -113,10 +125,14 @@ class LLMJudge:
         ok, reason = parse_judgement(result.text)
         return Verdict(validator=self.kind, passed=ok, reason=reason), result.usage
 
-    async def judge(self, dialogue_turns: list[Turn], *args: Any) -> tuple[Verdict, Usage]:
+    async def judge(
+        self, dialogue_turns: list[Turn], *args: Any, no_tool: bool = False
+    ) -> tuple[Verdict, Usage]:
+        """Relevancy: `args` is (gold tool, goal). Critique: `args` is (candidates,), and `no_tool`
+        marks a retrieval miss, judged by the flow that ends in a refusal."""
         if self.kind == "relevancy":
             gold: Tool = args[0]
             return await self._ask(
                 RELEVANCY_TASK.format(tool=json.dumps(gold.spec(), ensure_ascii=False)), dialogue_turns
             )
-        return await self._ask(CRITIQUE_TASK, dialogue_turns)
+        return await self._ask(CRITIQUE_NO_TOOL_TASK if no_tool else CRITIQUE_TASK, dialogue_turns)

@@ -25,6 +25,9 @@ class DialogueState:
     gold_args: dict[str, Any]
     turns: list[Turn] = field(default_factory=list)
     phase: str = SELECTION
+    no_tool: bool = False
+    """A retrieval miss: `gold` is what the user needs but is not among `candidates`, so the
+    teacher disambiguates and then refuses (`data_gen.agents.refusal`) instead of calling."""
 
     @property
     def user_texts(self) -> list[str]:

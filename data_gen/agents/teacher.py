@@ -9,6 +9,7 @@ from typing import Any
 
 from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_thought, selection_thought
 from data_gen.agents.options import narrow, plausible, prefixes_of
+from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove
 from data_gen.format import parse_assistant, render_assistant, system_prompt
 from data_gen.llm.base import BackendError, ChatBackend, Usage
@@ -56,6 +57,8 @@ class ScriptedTeacher:
         self.reasoning = reasoning
 
     async def act(self, state: DialogueState, rng: random.Random) -> TeacherMove:
+        if state.no_tool:  # a retrieval miss: disambiguate, then refuse (never call)
+            return TeacherMove(miss_turn(self, state, rng))
         if state.phase == SELECTION:
             return TeacherMove(self.select_or_ask(state, rng))
         return TeacherMove(self.complete(state, rng))
@@ -80,7 +83,6 @@ class ScriptedTeacher:
 
     def select_or_ask(self, state: DialogueState, rng: random.Random) -> Turn:
         pool = self._remaining(state)
-        names = ", ".join(c.name for c in pool)
         if len(pool) == 1:
             chosen = pool[0]
             thought = (
@@ -90,6 +92,12 @@ class ScriptedTeacher:
             return Turn(
                 role="assistant", thought=thought, tool_calls=[ToolCall(name=chosen.name)], phase=SELECTION
             )
+        return self.ask(state, pool, rng)
+
+    def ask(self, state: DialogueState, pool: list[Tool], rng: random.Random) -> Turn:
+        """The disambiguating question about the first `max_options` tools of `pool` (two or more),
+        described by what separates them, never by name."""
+        names = ", ".join(c.name for c in pool)
         options = pool[: self.max_options]
         prefixes = prefixes_of(state.candidates)
         descriptors = option_descriptors(options, prefixes)
@@ -205,6 +213,8 @@ class LLMTeacher:
     async def act(self, state: DialogueState, rng: random.Random) -> TeacherMove:
         if state.phase == SELECTION:
             tools, rules = state.candidates, TEACHER_SELECTION_RULES
+            if state.no_tool:  # told, as the scripted teacher is, that the user's need may not be listed
+                rules = f"{rules} {NO_FIT_RULE}"
         else:
             tools, rules = [state.gold], TEACHER_COMPLETION_RULES
         messages: list[dict[str, Any]] = [
