@@ -83,8 +83,10 @@ async def _transcripts(
     bench: list,
     modes: list[str],
     user,  # noqa: ANN001
+    split: str = "positive",
 ) -> tuple[list, dict[str, float]]:
-    """Run each mode on `bench`: (transcripts, seconds per mode)."""
+    """Run each mode on `bench` (the positive split, or the no-tool split): (transcripts, seconds
+    per mode)."""
     from data_gen.similarity import get_encoder
     from eval.runner import DynamicConfig, near_duplicate_flags, run_dynamic, run_static
     from eval.transcripts import Transcript
@@ -98,12 +100,14 @@ async def _transcripts(
     for mode in modes:
         t0 = time.monotonic()
         if mode == "static":
-            records += await run_static(model, bench, near_dup, progress=not args.quiet)
+            records += await run_static(model, bench, near_dup, progress=not args.quiet, split=split)
         else:
             dyn = DynamicConfig(
                 t_max=args.t_max, n_samples=args.n_samples, n_voters=args.n_voters, seed=args.seed
             )
-            records += await run_dynamic(model, bench, near_dup, user, dyn, progress=not args.quiet)
+            records += await run_dynamic(
+                model, bench, near_dup, user, dyn, progress=not args.quiet, split=split
+            )
         timings[mode] = round(time.monotonic() - t0, 2)
     return [Transcript.model_validate(r) for r in records], timings
 
@@ -127,13 +131,19 @@ async def _run(args: argparse.Namespace) -> Path:
     """``eval run``: evaluate the model on the benchmark in each mode and write the run folder."""
     from data_gen.schema import load_dialogues
     from eval.models import ModelUnderTest, offline_env
+    from eval.no_tool import check_positive_bench, load_no_tool_split, no_tool_bench_for
     from eval.report import write_run
     from eval.runner import sample_benchmark
 
     offline_env()
     modes = _modes(args.modes)
     full_bench = load_dialogues(args.bench)
+    check_positive_bench(args.bench, full_bench)
     bench = sample_benchmark(full_bench, args.limit, args.seed)
+    split_path = no_tool_bench_for(args.bench, args.no_tool_bench)
+    split = (
+        sample_benchmark(load_no_tool_split(split_path), args.no_tool_limit, args.seed) if split_path else []
+    )
     cfg, choice = model_spec(args)
     budget = None
     if not cfg.is_policy:  # a reference policy writes its turns whole: no budget applies
@@ -151,6 +161,10 @@ async def _run(args: argparse.Namespace) -> Path:
         if budget is not None:  # once everything is reachable: an error stays the only line
             print(budget.describe(), file=sys.stderr)
         transcripts, timings = await _transcripts(args, model, bench, modes, user)
+        split_timings: dict[str, float] = {}
+        if split:  # after the positive split, so that it runs exactly as it did without the no-tool split
+            more, split_timings = await _transcripts(args, model, split, modes, user, split="no_tool")
+            transcripts += more
         if args.judge:
             await _grade(args, transcripts)
     finally:
@@ -179,8 +193,11 @@ async def _run(args: argparse.Namespace) -> Path:
         "n_voters": args.n_voters,
         "limit": args.limit,
         "seed": args.seed,
+        "no_tool_benchmark": str(split_path) if split_path else None,
+        "no_tool_limit": args.no_tool_limit,
         "checkpoint": model.info,
         "seconds": timings,
+        "no_tool_seconds": split_timings,
         "wall_seconds": round(time.monotonic() - started, 2),
     }
     write_run(
@@ -232,6 +249,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     f"{a['calls_n']}  right keys {a['right_keys_n']}/{a['right_tool_n']}  values grounded "
                     f"{a['values_grounded_n']}/{a['values_n']}"
                 )
+    from eval.no_tool import run_lines
+
+    for line in run_lines(metrics):
+        emit(line)
     emit(f"run folder: {out}")
     return 0
 
@@ -280,6 +301,17 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--n-samples", type=positive_int, default=3, help="user-proxy candidates per turn (n)")
     r.add_argument("--n-voters", type=positive_int, default=3, help="voters per turn (m)")
     r.add_argument("--limit", type=positive_int, help="evaluate a seeded sample of this many dialogues")
+    r.add_argument(
+        "--no-tool-bench",
+        default="auto",
+        help="the no-tool split (retrieval misses), evaluated after --bench and reported apart: auto "
+        "(<bench>_no_tool.jsonl beside --bench, when it exists), none, or a file",
+    )
+    r.add_argument(
+        "--no-tool-limit",
+        type=positive_int,
+        help="evaluate a seeded sample of this many no-tool dialogues (default: all of the split)",
+    )
     r.add_argument("--seed", type=int, default=0, help="seed of the sample, the user proxy and the policies")
     r.add_argument("--batch-size", type=positive_int, default=8, help="dialogues per model call")
     r.add_argument(

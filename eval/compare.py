@@ -16,6 +16,7 @@ from typing import Any
 from data_gen.errors import InputError
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
 from eval.metrics import split_by_mode
+from eval.no_tool import no_tool_section
 from eval.policies import POLICIES
 from eval.report import DEFAULT_WANDB_PROJECT, log_folder_to_wandb, plot_tradeoff, write_atomic
 from eval.tables import (
@@ -59,7 +60,7 @@ def _anatomy_from_transcripts(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        groups = split_by_mode(read_transcripts(path))
+        groups = split_by_mode(t for t in read_transcripts(path) if t.split == "positive")
     except InputError:  # the metrics are still worth comparing without their anatomy
         return {}
     return {
@@ -156,9 +157,11 @@ def compare_runs(
     json_path: str | Path | None = None,
     wandb_cfg: Mapping[str, Any] | None = None,
 ) -> str:
-    """Compare runs: returns the Table 1 markdown (one row per run, labelled by its ``model``) and
-    writes ``comparison.md`` (Table 1, then Tables 3-6 per mode, the anatomy of the dialogues per
-    mode (`eval.anatomy`), malformed and truncated output, the runs against the floors, then the
+    """Compare runs: returns the Table 1 markdown (one row per run, labelled by its ``model``),
+    followed by the no-tool split's table when a run has that split (`eval.no_tool`), and
+    writes ``comparison.md`` (Table 1, then Tables 3-6 per mode, the no-tool split of the runs that
+    ran it (`eval.no_tool`), the anatomy of the dialogues per mode (`eval.anatomy`), malformed and
+    truncated output, the runs against the floors, then the
     run folders) and ``comparison.png`` (the trade-off plot,
     one point per run) into `out_dir`, by default ``outputs/compare`` under the current folder.
 
@@ -195,9 +198,13 @@ def compare_runs(
     rows = [(label, data) for label, _, data in entries]
     shown = [(_display_label(label, floor_policy(data)), data) for label, data in rows]
     table = table1(shown)
+    no_tool = no_tool_section(shown)
+    if no_tool:
+        table += "\n\nNo-tool split (retrieval misses):\n\n" + no_tool[-1]
     out = Path(out_dir) if out_dir is not None else DEFAULT_COMPARE_DIR
     out.mkdir(parents=True, exist_ok=True)
     parts = [f"# Comparison of {len(rows)} runs", *paper_tables(shown)]
+    parts += no_tool
     parts += anatomy_section(shown)
     parts += ["## Malformed and truncated output", output_table(shown)]
     parts += floors_section(rows)

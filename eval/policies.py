@@ -13,7 +13,10 @@ The three policies differ only in how they pick the tool:
 * ``reference``: the gold tool of the dialogue (`Dialogue.seed_tool`), as if told. Every argument
   value still comes only from what the user said, never from the gold map. It is the judge's
   ceiling: it must score near-perfect, which shows that the user-proxy answers what it is asked,
-  with the exact values. A case with no gold tool gets a polite refusal (no call).
+  with the exact values. A retrieval miss of the no-tool split (`Dialogue.withheld_tool`) gets the
+  teacher told that no candidate fits (`data_gen.agents.refusal.miss_turn`): it asks what the user
+  means until the user has ruled out every candidate, then refuses plainly, as the split's
+  reference dialogues do. Any other case with no gold tool gets a polite refusal (no call).
 * ``name-overlap``: the candidate whose *name* words share the most stems with everything the user
   has said so far (ties: the first in candidate order), re-read at every turn. A no-model
   heuristic: a benchmark on which it scores high rewards template recall, not disambiguation, and a
@@ -98,6 +101,28 @@ class ReferencePolicy(Policy):
 
     def choose(self, dialogue: Dialogue) -> Tool | None:
         return dialogue.gold_tool
+
+    def turn(self, dialogue: Dialogue) -> Turn:
+        """The teacher's turn for the gold tool; on a retrieval miss, its miss-mode turn."""
+        need = dialogue.withheld_tool
+        if dialogue.seed_tool is not None or need is None:
+            return super().turn(dialogue)
+        from data_gen.agents import SELECTION, DialogueState
+        from data_gen.agents.refusal import miss_turn
+
+        history = [
+            t.model_copy(update={"phase": SELECTION}) if t.role == "assistant" else t for t in dialogue.turns
+        ]
+        state = DialogueState(
+            gold=need,  # what the user needs: only which of the user's words are about it is read
+            candidates=list(dialogue.candidate_tools),
+            persona=dialogue.persona,
+            goal="",
+            gold_args={},
+            turns=history,
+            no_tool=True,
+        )
+        return miss_turn(self.teacher, state, self.rng(dialogue))
 
 
 def user_stems(dialogue: Dialogue) -> set[str]:

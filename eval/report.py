@@ -13,9 +13,12 @@
        "ended": {"static": {"tool_call": 80, "t_max": 30, "reference_end": 9, "truncated": 0, "error": 0}, ...},
        "anatomy": {"static": {"n": ..., "calls_n": ..., "right_tool": ..., "right_tool_n": ..., ...}, ...},
        "anatomy_breakdowns": {"static": {"by_near_duplicate": {...}, "by_required_args": {...}}, ...},
+       "no_tool": {"static": {"refusal_acc": ..., "wrong_call": ..., ...}, ..., "ended": {...}},
+                                                                # when the no-tool split ran
        ...extra}                                                # whatever the caller adds
 
-  with the metric keys of `eval.metrics.METRIC_KEYS`;
+  with the metric keys of `eval.metrics.METRIC_KEYS`, computed over the positive split only; the
+  no-tool split's transcripts (``split: "no_tool"``) are scored apart (`eval.no_tool`);
 * ``report.md``: the paper's tables for this run (Table 1: Acc/FTR/TAR static | dynamic; Tables
   3 and 5: TCP TCR PKP PKR Acc FTR TAR per mode; Tables 4 and 6: ConvRel TTR NGD3 plus NGD2 and
   NGD4), the anatomy of the dialogues (`eval.anatomy`: asks first, right tool, right keys, right
@@ -46,8 +49,9 @@ from eval.metrics import (
     score_dialogue,
     split_by_mode,
 )
+from eval.no_tool import summarise_no_tool
 from eval.tables import DOWN, UP, mode_metrics, render_report
-from eval.transcripts import ENDINGS, MODES, Transcript, read_transcripts, write_transcripts
+from eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, read_transcripts, write_transcripts
 
 __all__ = [
     "eval_settings",
@@ -62,7 +66,7 @@ __all__ = [
     "write_run",
 ]
 
-RESERVED_KEYS = ("model", *MODES, "breakdowns", "ended", "anatomy", "anatomy_breakdowns")
+RESERVED_KEYS = ("model", *MODES, "breakdowns", "ended", "anatomy", "anatomy_breakdowns", "no_tool")
 DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 
@@ -72,25 +76,31 @@ DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 
 def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
-    """Per-mode metrics, breakdowns, endings and anatomy (`eval.anatomy`): everything of
-    ``metrics.json`` but the label and the caller's extras. `write_run` stores it and
-    `score_transcripts` recomputes it."""
-    groups = split_by_mode(transcripts)
+    """Per-mode metrics, breakdowns, endings and anatomy (`eval.anatomy`) of the positive split,
+    and the no-tool split's metrics (`eval.no_tool`) when it ran: everything of ``metrics.json``
+    but the label and the caller's extras. `write_run` stores it and `score_transcripts`
+    recomputes it."""
+    transcripts = list(transcripts)
+    positive = [t for t in transcripts if t.split == "positive"]
+    no_tool = [t for t in transcripts if t.split == "no_tool"]
+    groups = split_by_mode(positive)
     out: dict[str, Any] = {mode: compute_metrics(ts) for mode, ts in groups.items()}
     out["breakdowns"] = {mode: compute_breakdowns(ts) for mode, ts in groups.items()}
     out["ended"] = {
-        mode: {ending: sum(1 for t in ts if t.ended == ending) for ending in ENDINGS}
+        mode: {ending: sum(1 for t in ts if t.ended == ending) for ending in POSITIVE_ENDINGS}
         for mode, ts in groups.items()
     }
     out["anatomy"] = {mode: compute_anatomy(ts) for mode, ts in groups.items()}
     out["anatomy_breakdowns"] = {mode: anatomy_breakdowns(ts) for mode, ts in groups.items()}
+    if no_tool:
+        out["no_tool"] = summarise_no_tool(no_tool, positive)
     return out
 
 
 def score_transcripts(path: str | Path) -> dict[str, Any]:
     """Recompute, with no model, what `write_run` stored from a ``transcripts.jsonl`` (or a run
     folder holding one): ``{"static": ..., "dynamic": ..., "breakdowns": ..., "ended": ...,
-    "anatomy": ..., "anatomy_breakdowns": ...}``.
+    "anatomy": ..., "anatomy_breakdowns": ...}``, and ``"no_tool"`` when it holds that split.
     A bad file raises `InputError` naming the file, the line and the field."""
     p = Path(path)
     if p.is_dir():
@@ -236,14 +246,14 @@ def write_run(
     `run_dir` and return the ``metrics.json`` dict.
 
     `extra` adds top-level keys to ``metrics.json`` (benchmark, checkpoint, settings, ...); it
-    may not replace ``model``, ``static``, ``dynamic``, ``breakdowns``, ``ended``, ``anatomy`` or
-    ``anatomy_breakdowns``. `wandb_cfg`,
+    may not replace ``model``, ``static``, ``dynamic``, ``breakdowns``, ``ended``, ``anatomy``,
+    ``anatomy_breakdowns`` or ``no_tool``. `wandb_cfg`,
     when given, logs the run to W&B with `log_to_wandb`: keys ``project`` (default
     ``diaforge-eval``), ``run_name`` (default the label), ``tags``, ``entity``; a key set to
     None takes its default.
     """
-    if not transcripts:
-        raise ValueError("write_run needs at least one transcript")
+    if not any(t.split == "positive" for t in transcripts):
+        raise ValueError("write_run needs at least one transcript of the positive split")
     extra = dict(extra or {})
     clash = sorted(set(extra) & set(RESERVED_KEYS))
     if clash:
@@ -388,10 +398,19 @@ def log_to_wandb(
     )
     try:
         run.summary.update(flatten_metrics(metrics))
-        table = wandb.Table(columns=["id", "mode", "seed_tool", "ended", "acc", "first_call", "dialogue"])
+        table = wandb.Table(
+            columns=["id", "mode", "split", "seed_tool", "ended", "acc", "first_call", "dialogue"]
+        )
         for t in transcripts:
             table.add_data(
-                t.id, t.mode, t.seed_tool or "", t.ended, score_dialogue(t).acc, _call_json(t), t.render()
+                t.id,
+                t.mode,
+                t.split,
+                t.seed_tool or "",
+                t.ended,
+                score_dialogue(t).acc,
+                _call_json(t),
+                t.render(),
             )
         run.log({"transcripts": table})
         files = [out / n for n in ("metrics.json", "report.md", "tradeoff.png", "transcripts.jsonl")]

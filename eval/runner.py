@@ -9,7 +9,9 @@
 
 In both, a reply cut off by the token budget (`Reply.kind == "truncated"`) also ends the
 dialogue (``ended: "truncated"``): what the model meant to say is unknown, and the user-proxy is
-not asked to answer half a sentence.
+not asked to answer half a sentence. On the no-tool split (`split="no_tool"`, `eval.no_tool`) the
+first refusal ends the dialogue too (``ended: "refusal"``): it is the model's answer, as a call
+is; the user-proxy pursues the tool the record withheld.
 
 Both advance all dialogues in lock step, so each step is one batched generation call.
 """
@@ -24,6 +26,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from data_gen.agents import COMPLETION, SELECTION, DialogueState, VotingUser
+from data_gen.agents.refusal import is_refusal
 from data_gen.rng import seeded_rng
 from data_gen.schema import Dialogue, Turn
 from data_gen.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
@@ -45,7 +48,7 @@ def near_duplicate_flags(bench: Sequence[Dialogue], encoder: Encoder) -> dict[st
     """Whether a candidate of each dialogue is a near-duplicate (A.4, >= 0.70) of its gold tool."""
     flags: dict[str, bool] = {}
     for d in bench:
-        gold = d.gold_tool
+        gold = d.gold_tool or d.withheld_tool  # a retrieval miss: near-duplicates of what the user needs
         if gold is None:
             flags[d.id] = False
             continue
@@ -76,10 +79,20 @@ def _turn_record(turn: Turn, reply: Reply | None = None) -> dict[str, Any]:
     }
 
 
+def _ending(reply: Reply, split: str) -> str | None:
+    """How a reply ends the dialogue: at a call, a cut-off reply, or (no-tool split) a refusal."""
+    if reply.kind in ("tool_calls", "truncated"):
+        return "tool_call" if reply.kind == "tool_calls" else "truncated"
+    if split == "no_tool" and reply.kind == "reply" and is_refusal(reply.parsed.content):
+        return "refusal"
+    return None
+
+
 def _transcript(
-    d: Dialogue, mode: str, label: str, records: list[dict], ended: str, near_dup: bool
+    d: Dialogue, mode: str, label: str, records: list[dict], ended: str, near_dup: bool, split: str
 ) -> dict[str, Any]:
     gold = d.gold_tool
+    withheld = d.withheld_tool
     return {
         "id": d.id,
         "mode": mode,
@@ -93,6 +106,8 @@ def _transcript(
         "convrel": None,
         "ended": ended,
         "error": None,
+        "split": split,
+        "withheld_tool": withheld.name if withheld is not None else None,
     }
 
 
@@ -101,7 +116,12 @@ def _in_progress(d: Dialogue, turns: list[Turn]) -> Dialogue:
 
 
 async def run_static(
-    model: ModelUnderTest, bench: Sequence[Dialogue], near_dup: dict[str, bool], *, progress: bool = True
+    model: ModelUnderTest,
+    bench: Sequence[Dialogue],
+    near_dup: dict[str, bool],
+    *,
+    progress: bool = True,
+    split: str = "positive",
 ) -> list[dict[str, Any]]:
     """Static evaluation of every benchmark dialogue; returns transcript records."""
     states = []
@@ -126,8 +146,7 @@ async def run_static(
             turn = reply_to_turn(reply)
             s["turns"].append(turn)
             s["records"].append(_turn_record(turn, reply))
-            if reply.kind in ("tool_calls", "truncated"):
-                s["ended"] = "tool_call" if reply.kind == "tool_calls" else "truncated"
+            s["ended"] = _ending(reply, split)
         bar.update(len(active))
     bar.close()
     out = []
@@ -140,6 +159,7 @@ async def run_static(
                 s["records"],
                 s["ended"] or "reference_end",
                 near_dup[s["d"].id],
+                split,
             )
         )
     return out
@@ -153,12 +173,13 @@ async def run_dynamic(
     cfg: DynamicConfig,
     *,
     progress: bool = True,
+    split: str = "positive",
 ) -> list[dict[str, Any]]:
     """Dynamic evaluation: the model plays the assistant against the frozen voting user-proxy."""
     states = []
     for d in bench:
         state = DialogueState(
-            gold=d.gold_tool,
+            gold=d.gold_tool or d.withheld_tool,
             candidates=list(d.candidate_tools),
             persona=d.persona,
             goal=d.goal,
@@ -181,9 +202,8 @@ async def run_dynamic(
             turn = reply_to_turn(reply, phase=s["state"].phase)
             s["state"].turns.append(turn)
             s["records"].append(_turn_record(turn, reply))
-            if reply.kind in ("tool_calls", "truncated"):
-                s["ended"] = "tool_call" if reply.kind == "tool_calls" else "truncated"
-            elif asks_for_arguments(turn, s["state"]):
+            s["ended"] = _ending(reply, split)
+            if s["ended"] is None and asks_for_arguments(turn, s["state"]):
                 s["state"].phase = COMPLETION
         bar.update(len(active))
     bar.close()
@@ -191,7 +211,13 @@ async def run_dynamic(
     for s in states:
         out.append(
             _transcript(
-                s["d"], "dynamic", model.label, s["records"], s["ended"] or "t_max", near_dup[s["d"].id]
+                s["d"],
+                "dynamic",
+                model.label,
+                s["records"],
+                s["ended"] or "t_max",
+                near_dup[s["d"].id],
+                split,
             )
         )
     return out

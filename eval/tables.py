@@ -207,6 +207,9 @@ def render_report(metrics: Mapping[str, Any], label: str) -> str:
         "`eval/metrics.py`.",
     ]
     parts += paper_tables([(label, metrics)])
+    from eval.no_tool import no_tool_section  # eval.no_tool builds on this module
+
+    parts += no_tool_section([(label, metrics)])
     anatomy = metrics.get("anatomy") or {}
     if anatomy:
         parts += ["## The anatomy of the dialogues", ANATOMY_NOTE]

@@ -16,8 +16,11 @@
   calls, and why it was malformed or truncated;
 * `convrel`: the rubric grades (1-3) of the assistant turns when a judge was run, else None;
 * how the run ended (`ended`: ``tool_call``, ``t_max``, ``reference_end``, ``truncated`` (a
-  cut-off reply ends the dialogue: what the model meant to say is unknown) or ``error``) and the
-  error message when it ended in ``error``.
+  cut-off reply ends the dialogue: what the model meant to say is unknown), ``error``, or, on the
+  no-tool split only, ``refusal``) and the error message when it ended in ``error``;
+* the split it belongs to (`split`: ``positive``, the benchmark itself, or ``no_tool``, its
+  retrieval misses, `eval.no_tool`) and, for a retrieval miss, the name of the tool the user
+  needed, which no candidate is (`withheld_tool`).
 
 A typical line::
 
@@ -47,6 +50,8 @@ from data_gen.schema import ToolCall, read_jsonl, write_jsonl
 __all__ = [
     "ENDINGS",
     "MODES",
+    "POSITIVE_ENDINGS",
+    "SPLITS",
     "TURN_KINDS",
     "InputError",
     "Transcript",
@@ -56,11 +61,16 @@ __all__ = [
 ]
 
 MODES = ("static", "dynamic")
-ENDINGS = ("tool_call", "t_max", "reference_end", "truncated", "error")
+POSITIVE_ENDINGS = ("tool_call", "t_max", "reference_end", "truncated", "error")
+"""How a dialogue of the positive split can end (the keys of ``metrics.json`` -> ``ended``)."""
+ENDINGS = (*POSITIVE_ENDINGS, "refusal")
+"""Every ending: the no-tool split also ends at the model's first refusal (`eval.no_tool`)."""
+SPLITS = ("positive", "no_tool")
 TURN_KINDS = ("reply", "tool_calls", "malformed", "truncated")
 
 Mode = Literal["static", "dynamic"]
-Ending = Literal["tool_call", "t_max", "reference_end", "truncated", "error"]
+Ending = Literal["tool_call", "t_max", "reference_end", "truncated", "error", "refusal"]
+Split = Literal["positive", "no_tool"]
 TurnKind = Literal["reply", "tool_calls", "malformed", "truncated"]
 
 
@@ -147,6 +157,8 @@ class Transcript(BaseModel):
     convrel: list[int] | None = None
     ended: Ending
     error: str | None = None
+    split: Split = "positive"
+    withheld_tool: str | None = None
 
     @field_validator("convrel")
     @classmethod
@@ -156,6 +168,14 @@ class Transcript(BaseModel):
             if bad:
                 raise ValueError(f"convrel grades must be 1, 2 or 3, got {bad[0]!r}")
         return v
+
+    @model_validator(mode="after")
+    def _split_fits(self) -> Transcript:
+        if self.split == "no_tool" and self.seed_tool is not None:
+            raise ValueError("a transcript of the no-tool split has no gold tool: seed_tool must be null")
+        if self.ended == "refusal" and self.split != "no_tool":
+            raise ValueError("only a dialogue of the no-tool split ends at a refusal")
+        return self
 
     @model_validator(mode="after")
     def _grades_fit_turns(self) -> Transcript:

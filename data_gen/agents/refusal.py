@@ -12,14 +12,14 @@ it only uses that to tell which of the user's words are about the need (not fill
 * the user turned it down: a question offered it and the user's answer did not point at it
   (`options.narrow`; "none of those" points at none), or it was offered twice unchosen; or
 * the user's answers set it apart (`set_apart`): of the words of the need (its name and
-  description) that the answers hold, the candidate lacks one and holds fewer than half, as "the
+  description) that the answers hold, the candidate lacks one and holds at most half, as "the
   balance of a general ledger account" sets apart a tool that reports cost-center actuals. The
   opening never does: it is vague by design, so a refusal always follows a question.
 
 While the user has turned nothing down, the teacher asks the usual question (`ScriptedTeacher.ask`
 over the candidates plausible after the opening), so a miss reads like any dialogue until the
-user answers. Then it offers the candidates left that the user's words support best
-(`options.plausible`, at most `max_options`; `ask_other` wording, `ask_one` for a single option).
+user answers. Then it offers the candidates left, those the user's words support best first
+(`options.plausible`; at most `max_options`, `ask_other` wording, `ask_one` for a single option).
 Once every candidate is ruled out it says plainly that none of its tools does that (`refuse`
 wording, labelled `reject`/`response_fail`): no call, no request for arguments. The no-tool
 validator (`data_gen.validators.no_tool_validator`) checks the same two ways of ruling out.
@@ -81,23 +81,35 @@ class MissProgress:
 def set_apart(need: Tool, candidate: Tool, answers: str) -> bool:
     """Whether the user's answers rule `candidate` out. The need words said are the stems of the
     answers that the name or description of `need` holds; the candidate is set apart when it lacks
-    one of them and holds fewer than half of them (one that holds half or more is still worth
-    asking about). Only the answers count, not the opening: it is vague by design, and the values
-    and shop talk a user volunteers there say nothing about which tool does the job."""
+    one of them and holds at most half of them (one that holds more is still worth asking about).
+    Only the answers count, not the opening: it is vague by design, and the values and shop talk a
+    user volunteers there say nothing about which tool does the job."""
     said = tool_stems(need) & content_stems(answers)
     covered = said & tool_stems(candidate)
-    return bool(said - covered) and 2 * len(covered) < len(said)
+    return bool(said - covered) and 2 * len(covered) <= len(said)
 
 
-def _offer(left: Sequence[Tool], said: str, max_options: int) -> list[Tool]:
-    return plausible(left, said)[:max_options] if left else []
+def _next_offer(
+    candidates: Sequence[Tool], down: Sequence[str], left: Sequence[Tool], said: str, max_options: int
+) -> tuple[list[Tool], list[Tool] | None]:
+    """What the next question offers, and the pool of the usual question when it is one: while the
+    user has turned nothing down, the candidates plausible after what they said (two or more);
+    else the candidates left, those the user's words support best first (the usual question still,
+    when nothing is turned down and two or more are offered)."""
+    if not down:
+        pool = plausible(candidates, said)
+        if len(pool) > 1:
+            return pool[:max_options], pool
+    ranked = plausible(left, said) if left else []
+    ranked += [c for c in left if c not in ranked]
+    return ranked[:max_options], (ranked if not down and len(ranked) > 1 else None)
 
 
 def miss_progress(state: DialogueState, max_options: int) -> MissProgress:
-    """Replays a miss: each assistant question offered what `_offer` gave at that point; the user's
-    answer turns down those it does not point at, and any offered a second time. A candidate is
-    ruled out once turned down or set apart by the user's answers (`set_apart`, with `state.gold`
-    the tool the user needs)."""
+    """Replays a miss: each assistant question offered what `_next_offer` gave at that point; the
+    user's answer turns down those it does not point at, and any offered a second time. A
+    candidate is ruled out once turned down or set apart by the user's answers (`set_apart`, with
+    `state.gold` the tool the user needs)."""
     candidates = state.candidates
     said: list[str] = []
     down: list[str] = []
@@ -119,7 +131,7 @@ def miss_progress(state: DialogueState, max_options: int) -> MissProgress:
             pending = []
             said.append(t.content)
         elif not t.tool_calls and "?" in t.content:
-            pending = _offer(left_now(), " ".join(said), max_options)
+            pending, _ = _next_offer(candidates, down, left_now(), " ".join(said), max_options)
     by_name = {c.name: c for c in candidates}
     return MissProgress(turned_down=[by_name[n] for n in down], left=left_now(), said=" ".join(said))
 
@@ -131,12 +143,11 @@ def miss_turn(teacher: Any, state: DialogueState, rng: random.Random) -> Turn:  
     progress = miss_progress(state, teacher.max_options)
     if not progress.left:
         return _refusal(teacher, state, progress, rng)
-    if not progress.turned_down:
-        pool = plausible(state.candidates, progress.said)
-        if len(pool) > 1:
-            return teacher.ask(state, pool, rng)
-    pool = plausible(progress.left, progress.said)
-    return _ask_other(teacher, state, pool[: teacher.max_options], progress, rng)
+    down = [t.name for t in progress.turned_down]
+    options, usual = _next_offer(state.candidates, down, progress.left, progress.said, teacher.max_options)
+    if usual is not None:
+        return teacher.ask(state, usual, rng)
+    return _ask_other(teacher, state, options, progress, rng)
 
 
 _CLAUSE_BREAKS = frozenset({"but", "which", "whereas", "so", "unless", "while"})
