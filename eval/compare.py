@@ -150,6 +150,23 @@ def output_table(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     return markdown_table(headers, body)
 
 
+def _comparison_md(
+    rows: Sequence[tuple[str, Mapping[str, Any]]],
+    shown: Sequence[tuple[str, Mapping[str, Any]]],
+    paths: Sequence[Path],
+) -> str:
+    """``comparison.md``: the paper's tables, the no-tool split, the anatomy, malformed and
+    truncated output, the floors, and the run folders."""
+    parts = [f"# Comparison of {len(rows)} runs", *paper_tables(shown)]
+    parts += no_tool_section(shown)
+    parts += anatomy_section(shown)
+    parts += ["## Malformed and truncated output", output_table(shown)]
+    parts += floors_section(rows)
+    parts.append("## Runs")
+    parts.append("\n".join(f"- {label}: `{path}`" for (label, _), path in zip(shown, paths, strict=True)))
+    return "\n\n".join(parts) + "\n"
+
+
 def compare_runs(
     run_dirs: Sequence[str | Path],
     out_dir: str | Path | None = None,
@@ -203,16 +220,7 @@ def compare_runs(
         table += "\n\nNo-tool split (retrieval misses):\n\n" + no_tool[-1]
     out = Path(out_dir) if out_dir is not None else DEFAULT_COMPARE_DIR
     out.mkdir(parents=True, exist_ok=True)
-    parts = [f"# Comparison of {len(rows)} runs", *paper_tables(shown)]
-    parts += no_tool
-    parts += anatomy_section(shown)
-    parts += ["## Malformed and truncated output", output_table(shown)]
-    parts += floors_section(rows)
-    parts.append("## Runs")
-    parts.append(
-        "\n".join(f"- {label}: `{path}`" for (label, _), (_, path, _) in zip(shown, entries, strict=True))
-    )
-    write_atomic(out / "comparison.md", "\n\n".join(parts) + "\n")
+    write_atomic(out / "comparison.md", _comparison_md(rows, shown, [path for _, path, _ in entries]))
     plot_tradeoff(
         shown,
         out / "comparison.png",

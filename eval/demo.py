@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.cliargs import non_negative_int, positive_int
+from data_gen.cliargs import non_negative_int, positive_int, share
 from data_gen.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,10 +56,15 @@ class DemoConfig:
     what lets SmolLM2 fill calls (the recipe table in recipes/smollm2-135m/README.md)."""
     train_dialogues: int | None = None
     """Override of the recipe's `max_dialogues` (None: the recipe's)."""
+    no_tool_share: float = 0.0
+    """Share of the corpus's seeds that become retrieval misses (`generate --no-tool-share`;
+    `data_gen.no_tool`); 0, the generator's default, keeps the demo's corpus as it was."""
     bench: Path = Path("eval/benchmarks/diabench_heldout_v1.jsonl")
     """Held-out benchmark (tools of lines of business the corpus never saw)."""
     limit: int = 40
     """Benchmark dialogues evaluated (the same seeded sample for models and floors)."""
+    no_tool_limit: int | None = None
+    """Dialogues of the benchmark's no-tool split evaluated beside them (None: all of it)."""
     t_max: int = 5
     """Turn pairs of the dynamic loop."""
     batch_size: int = 8
@@ -177,6 +182,7 @@ def eval_args(cfg: DemoConfig, modes: str = "static,dynamic") -> list[str]:
         str(cfg.t_max),
         "--constrain-calls",
         "on" if cfg.constrain_calls else "off",
+        *(["--no-tool-limit", str(cfg.no_tool_limit)] if cfg.no_tool_limit else []),
     ]
 
 
@@ -211,6 +217,7 @@ def _generate_command(cfg: DemoConfig, data: Path) -> list[str]:
         cfg.seed,
         "--reasoning",
         cfg.reasoning,
+        *(["--no-tool-share", cfg.no_tool_share] if cfg.no_tool_share else []),
     )
 
 
@@ -323,8 +330,12 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
         "config": plain_config(cfg),
         "machine": {"cpus": os.cpu_count(), "threads": int(runner.env["OMP_NUM_THREADS"])},
     }
+    from eval.no_tool import render_split_summary, split_summary
+
+    report["splits"] = split_summary(runs_report)  # each run's positive row beside its no-tool row
     report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(render_gain(report["gain"]))
+    print(render_split_summary(report["splits"]))
     print(f"demo: {report['wall_seconds'] / 60:.1f} min; report in {report_path}")
     return report
 
@@ -450,6 +461,12 @@ def add_demo_parsers(sub: Any) -> None:
             default="on" if defaults.constrain_calls else "off",
             help="constrained call decoding for every model evaluated (eval run --constrain-calls)",
         )
+        p.add_argument(
+            "--no-tool-share",
+            type=share,
+            default=defaults.no_tool_share,
+            help="share of retrieval misses in the corpus (data_gen generate --no-tool-share)",
+        )
         p.add_argument("--threads", type=positive_int, help="torch threads (default: every core)")
         p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
         if name == "demo":
@@ -493,6 +510,7 @@ def _cmd_demo(args: Any) -> int:
         seed=args.seed,
         reasoning=args.reasoning,
         constrain_calls=args.constrain_calls == "on",
+        no_tool_share=args.no_tool_share,
         threads=args.threads,
         fresh=args.fresh,
     )

@@ -123,6 +123,7 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
         recipe=recipe,
         dialogues=4,
         limit=2,
+        no_tool_limit=2,
         t_max=2,
         batch_size=2,
         threads=1,
@@ -136,6 +137,13 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
     assert report["base"]["prompt_format"]["tool_style"] == "compact"
     assert report["tuned"]["prompt_format"]["tool_style"] == "compact"
     assert report["gain"]["dynamic"]["tuned_Acc"] == report["tuned"]["dynamic"]["Acc"]
+    # The no-tool split beside the positive one, for the models and the floors.
+    for label in ("base", "tuned", "reference", "name-overlap", "random"):
+        assert report[label]["no_tool"]["dynamic"]["n"] == 2
+        row = report["splits"][label]["dynamic"]
+        assert row["positive_Acc"] == report[label]["dynamic"]["Acc"]
+        assert row["refusal_acc"] == report[label]["no_tool"]["dynamic"]["refusal_acc"]
+    assert report["splits"]["reference"]["dynamic"]["refusal_acc"] == 1.0
     stages = ["materialise", "generate", "train", "eval base", "eval tuned", "floors", "compare"]
     assert list(report["timings"]) == stages
     assert report["resumed_stages"] == ["materialise"]  # the tiny model counts as materialised
