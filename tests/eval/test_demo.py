@@ -143,7 +143,9 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
         row = report["splits"][label]["dynamic"]
         assert row["positive_Acc"] == report[label]["dynamic"]["Acc"]
         assert row["refusal_acc"] == report[label]["no_tool"]["dynamic"]["refusal_acc"]
-    assert report["splits"]["reference"]["dynamic"]["refusal_acc"] == 1.0
+    # The ceiling refuses every miss whose reference turns it is given (static), and never calls.
+    assert report["splits"]["reference"]["static"]["refusal_acc"] == 1.0
+    assert report["splits"]["reference"]["dynamic"]["wrong_call"] == 0.0
     stages = ["materialise", "generate", "train", "eval base", "eval tuned", "floors", "compare"]
     assert list(report["timings"]) == stages
     assert report["resumed_stages"] == ["materialise"]  # the tiny model counts as materialised
