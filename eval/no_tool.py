@@ -122,12 +122,12 @@ def load_no_tool_split(path: str | Path) -> list[Dialogue]:
     """The records of a no-tool split; one that is not a retrieval miss (no
     ``provenance.withheld_tool``) is an `InputError` naming the file and the record."""
     records = load_dialogues(path)
-    for i, d in enumerate(records, start=1):
+    for d in records:
         if d.withheld_tool is None:
             raise InputError(
                 "not a retrieval miss (seed_tool must be null and provenance.withheld_tool set)",
                 path=path,
-                record=i,
+                record=d.id,
                 field="provenance.withheld_tool",
             )
     return records
@@ -136,12 +136,12 @@ def load_no_tool_split(path: str | Path) -> list[Dialogue]:
 def check_positive_bench(path: str | Path, bench: Sequence[Dialogue]) -> None:
     """`--bench` holds the positive split: a retrieval miss there is an `InputError` that says to
     pass its file as `--no-tool-bench`."""
-    for i, d in enumerate(bench, start=1):
+    for d in bench:
         if d.withheld_tool is not None:
             raise InputError(
                 "is a retrieval miss of a no-tool split; pass that file as --no-tool-bench, not --bench",
                 path=path,
-                record=i,
+                record=d.id,
             )
 
 

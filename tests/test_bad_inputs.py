@@ -30,6 +30,10 @@ TRAIN = ROOT / "tests" / "fixtures" / "catalogue_fleet_trials.json"
 SMALL = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
 BENCH_LINES = (ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl").read_text(encoding="utf-8")
 BENCH_OK = "".join(BENCH_LINES.splitlines(keepends=True)[:2])
+NO_TOOL_LINES = (ROOT / "eval" / "benchmarks" / "diabench_heldout_v1_no_tool.jsonl").read_text(
+    encoding="utf-8"
+)
+NO_TOOL_OK = "".join(NO_TOOL_LINES.splitlines(keepends=True)[:2])
 PERSONAS_OK = "".join(
     (ROOT / "data_gen" / "assets" / "personas.jsonl")
     .read_text(encoding="utf-8")
@@ -120,6 +124,22 @@ CASES = [
         {"c.yaml": _cfg("concurrency: lots\n")},
         ["generate", "--config", "{dir}/c.yaml"],
         ("c.yaml", "'concurrency'", "integer"),
+    ),
+    Case(
+        "config-no-tool-share-above-1",
+        "data_gen",
+        {"c.yaml": _cfg("no_tool_share: 1.5\n")},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "'no_tool_share'", "at most 1"),
+        fix=CFG_OK,
+    ),
+    Case(
+        "config-no-tool-share-boolean",
+        "data_gen",
+        {"c.yaml": _cfg("no_tool_share: true\n")},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "'no_tool_share'", "a number"),
+        fix=Fix({"c.yaml": _cfg("no_tool_share: 0.5\n")}),
     ),
     Case(
         "config-k-2.7-before-encoder",
@@ -1328,6 +1348,61 @@ CASES += [
             ]
         ),
     ),
+    # --- python -m data_gen build-no-tool-split
+    Case(
+        "build-no-tool-split-out-is-a-folder",
+        "data_gen",
+        {"b": FOLDER},
+        ["build-no-tool-split", "--catalogue", str(TRAIN), "--split", "", "--seeds", "1", "--out", "{dir}/b"],
+        ("b", "'--out'", "is a folder"),
+        fix=Fix(
+            argv=[
+                "build-no-tool-split",
+                "--catalogue",
+                str(TRAIN),
+                "--split",
+                "",
+                "--seeds",
+                "1",
+                "--out",
+                "{dir}/b.jsonl",
+                "--quiet",
+            ]
+        ),
+    ),
+    # --- python -m eval: the no-tool split
+    Case(
+        "eval-no-tool-bench-missing",
+        "eval",
+        {},
+        _run("--no-tool-bench", "{dir}/nope.jsonl"),
+        ("nope.jsonl", "no such file", "--no-tool-bench"),
+        fix=Fix({"nope.jsonl": NO_TOOL_OK}),
+    ),
+    Case(
+        "eval-no-tool-bench-holds-positive-records",
+        "eval",
+        {"s.jsonl": BENCH_OK},
+        _run("--no-tool-bench", "{dir}/s.jsonl"),
+        ("s.jsonl", "record '000000-", "not a retrieval miss"),
+        fix=Fix({"s.jsonl": NO_TOOL_OK}),
+    ),
+    Case(
+        "eval-bench-is-a-no-tool-split",
+        "eval",
+        {"b.jsonl": NO_TOOL_OK},
+        _run("--bench", "{dir}/b.jsonl"),
+        ("b.jsonl", "record '000000-miss-", "--no-tool-bench"),
+        fix=BENCH_FIX,
+    ),
+    Case(
+        "eval-no-tool-limit-0",
+        "eval",
+        {},
+        _run("--no-tool-limit", "0"),
+        ("--no-tool-limit", "at least 1"),
+        fix=Fix(argv=_run("--no-tool-limit", "1")),
+    ),
     # --- python -m eval
     Case(
         "eval-out-below-a-file",
@@ -1720,6 +1795,8 @@ def _eval_runs(folder: Path) -> None:
                 "--quiet",
                 "--seed",
                 seed,
+                "--no-tool-limit",
+                "1",
                 "--out",
                 str(folder / name),
             ]
@@ -1734,6 +1811,7 @@ def _quick(command: str, argv: list[str]) -> list[str]:
         return argv if "--out" in argv else [*argv, "--out", "{dir}/rerun"]
     if command == "eval" and argv[0] == "run":
         argv = [*argv, "--limit", "1", "--modes", "static", "--quiet"]
+        argv = argv if "--no-tool-limit" in argv else [*argv, "--no-tool-limit", "1"]
         return argv if "--out" in argv else [*argv, "--out", "{dir}/rerun"]
     return argv
 
