@@ -21,7 +21,9 @@ generator. They are a real policy, not a stand-in:
 
 The package's modules: `state` (what a dialogue in progress knows), `options` (reading a question
 and its options), `goals` (goal writer), `user` (user-proxy), `voting` (the voting user-proxy),
-`teacher` (assistant teacher) and `judges` (relevancy and critique validators).
+`teacher` (assistant teacher), `refusal` (the teacher in a retrieval miss, where no candidate fits,
+and the rule that reads a reply as a refusal), `lookup` (the `lookup` reasoning style) and `judges`
+(relevancy and critique validators).
 
 What this package exports is its interface: the user-proxy, voter and teacher that `eval`'s live
 loop drives (`DialogueState` and its phases, `ScriptedUser`, `LLMUser`, `ScriptedVoter`,
