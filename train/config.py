@@ -142,6 +142,15 @@ class DiaforgeArguments:
             "choices": list(LOSS_POSITIONS),
         },
     )
+    focal_gamma: float = field(
+        default=0.0,
+        metadata={
+            "help": "Default 0: TRL's plain token-mean loss. Above 0, each trained token's loss is multiplied by "
+            "(1 - p)^focal_gamma, p the model's (detached) probability of that token (focal loss): template tokens "
+            "the model already predicts weigh almost nothing and the gradient goes to the decisions it still gets "
+            "wrong (ask or call, which tool, which value). Needs loss_positions: trained.",
+        },
+    )
     system_prompt_file: str | None = field(
         default=None,
         metadata={
@@ -199,6 +208,10 @@ class DiaforgeArguments:
             value = getattr(self, name)
             if value not in allowed:
                 raise RecipeError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if not float(self.focal_gamma) >= 0:
+            raise RecipeError(f"focal_gamma must be a number >= 0, got {self.focal_gamma!r}")
+        if self.focal_gamma > 0 and self.loss_positions != "trained":
+            raise RecipeError("focal_gamma needs loss_positions: trained (the focal factor is applied there)")
         if self.max_dialogues is not None and int(self.max_dialogues) < 1:
             raise RecipeError(f"max_dialogues must be a positive integer, got {self.max_dialogues!r}")
 

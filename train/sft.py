@@ -88,7 +88,7 @@ class SlicedData:
 def run(argv: list[str] | None = None) -> dict[str, Any]:
     """Train on a recipe (``RECIPE.yaml [--key value ...]``); returns the run summary."""
     args, training_args, model_args, on_gpu = parse(argv)
-    layout = row_layout(args.slicing, args.loss_positions)
+    layout = row_layout(args.slicing, args.loss_positions, args.focal_gamma)
     layout.configure_model(model_args)
     main_process = setup_logging(training_args)
     output_dir, resume_from = prepare_output_dir(args, training_args, main_process)
