@@ -30,7 +30,8 @@ EXIT_USAGE = 2
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from data_gen.catalogue import check_catalogue_size, load_catalogue
-    from data_gen.similarity import analyze_catalogue, get_encoder
+    from data_gen.catalogue_analysis import analyze_catalogue, check_analysis_text
+    from data_gen.similarity import get_encoder
 
     if not 0.0 <= args.threshold <= 1.0:
         raise InputError(f"--threshold must lie in [0, 1], got {args.threshold}")
@@ -38,9 +39,10 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         raise InputError(f"--k must be at least 1, got {args.k}")
     catalogue = load_catalogue(args.catalogue)
     check_catalogue_size(catalogue)
+    check_analysis_text(catalogue.tools, args.catalogue)
     print(catalogue.report.summary(), file=sys.stderr)
     stats = analyze_catalogue(
-        catalogue.tools, threshold=args.threshold, k=args.k, encoder=get_encoder(args.encoder)
+        catalogue.tools, threshold=args.threshold, k=args.k, encoder=get_encoder(args.encoder), progress=None
     )
     if args.json:
         emit(json.dumps(stats, indent=2))
