@@ -216,11 +216,16 @@ class DiaforgeArguments:
             raise RecipeError(f"max_dialogues must be a positive integer, got {self.max_dialogues!r}")
 
     def prompt_format(self) -> PromptFormat:
-        """The recipe's `PromptFormat` (with the text of `system_prompt_file`); `InputError` naming
-        the file when it is missing or empty."""
-        from data_gen.format import read_system_prompt_file
+        """The recipe's `PromptFormat` with its system prompt's text: that of `system_prompt_file`
+        (`InputError` naming the file when it is missing or empty), else the reference prompt as a
+        template, which renders the same messages; either way prompt_format.json records the text
+        and its hash."""
+        from data_gen.format import read_system_prompt_file, reference_prompt_template
 
-        system = read_system_prompt_file(self.system_prompt_file) if self.system_prompt_file else None
+        if self.system_prompt_file:
+            system = read_system_prompt_file(self.system_prompt_file)
+        else:
+            system = reference_prompt_template(self.prompt_mode)
         return PromptFormat(
             prompt_mode=self.prompt_mode,
             tool_style=self.tool_style,

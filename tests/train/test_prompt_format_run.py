@@ -217,3 +217,25 @@ def test_offline_wandb_run_has_the_options_and_the_run_files(trained):
     assert len(run_files) == 1
     assert run_files[0]["files"] == ["data_fingerprint.json", "prompt_format.json", "recipe_resolved.yaml"]
     assert run_files[0]["metadata"]["data_fingerprint"] == fingerprint["fingerprint"]
+
+
+def test_the_built_in_prompt_is_recorded_with_its_text():
+    """Without `system_prompt_file` the recipe's format holds the reference prompt as a template
+    (its text and hash go to prompt_format.json), and it renders exactly the messages the built-in
+    prompt gives."""
+    from data_gen.format import PromptFormat
+    from data_gen.schema import Dialogue
+    from train.config import parse_recipe
+
+    args = parse_recipe([str(REPO / "recipes" / "tiny" / "sft.yaml")])[0]
+    args.system_prompt_file = None
+    fmt = args.prompt_format()
+    assert "{tools}" in fmt.system_prompt and fmt.as_dict()["system_prompt_sha256"]
+    built_in = PromptFormat(
+        prompt_mode=fmt.prompt_mode, tool_style=fmt.tool_style, history_reasoning=fmt.history_reasoning,
+        target_reasoning=fmt.target_reasoning,
+    )  # fmt: skip
+    lines = (REPO / "tests" / "fixtures" / "dialogues_small.jsonl").read_text().splitlines()
+    for line in lines[:3]:
+        dialogue = Dialogue.model_validate_json(line)
+        assert fmt.messages(dialogue) == built_in.messages(dialogue)
