@@ -125,6 +125,7 @@ async def _grade(args: argparse.Namespace, transcripts: list) -> None:
 
 async def _run(args: argparse.Namespace) -> Path:
     """``eval run``: evaluate the model on the benchmark in each mode and write the run folder."""
+    from data_gen.lineage import training_lineage
     from data_gen.schema import load_dialogues
     from eval.models import ModelUnderTest, offline_env
     from eval.report import write_run
@@ -180,6 +181,7 @@ async def _run(args: argparse.Namespace) -> Path:
         "limit": args.limit,
         "seed": args.seed,
         "checkpoint": model.info,
+        "training": training_lineage(model.info["path"]) if cfg.backend in ("hf", "vllm") else None,
         "seconds": timings,
         "wall_seconds": round(time.monotonic() - started, 2),
     }

@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from data_gen.lineage import lineage_config
 from data_gen.wandb_offline import has_wandb_credentials
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
 from eval.metrics import (
@@ -304,6 +306,7 @@ def _wandb_run(
     entity: str | None,
     job_type: str,
     config: Mapping[str, Any],
+    group: str | None = None,
 ):
     import wandb
 
@@ -317,8 +320,31 @@ def _wandb_run(
         mode=wandb_mode(),
         job_type=job_type,
         config=dict(config),
+        group=group,
         reinit="create_new",
     )
+
+
+def use_model_artifact(run: Any, lineage: Mapping[str, Any] | None) -> str | None:
+    """Mark the training run's ``model`` artifact as an input of `run` (W&B's lineage graph then
+    shows eval <- model <- training run); returns the artifact used, or None. Online only: W&B
+    keeps no artifact use in an offline run, which names the training run in its config instead
+    (`data_gen.lineage.lineage_config`). An artifact that was never uploaded (its training ran
+    offline and was not synced) is one warning, not a failed evaluation."""
+    import wandb
+
+    ref = ((lineage or {}).get("model_artifact") or {}).get("ref")
+    if not ref or run.offline:
+        return None
+    try:
+        run.use_artifact(ref, type="model")
+    except (wandb.errors.Error, ValueError, TypeError) as exc:
+        print(
+            f"warning: W&B has no model artifact {ref} ({exc}); the eval run names its training run only",
+            file=sys.stderr,
+        )
+        return None
+    return ref
 
 
 def _log_files(run: Any, kind: str, files: Iterable[Path], metadata: Mapping[str, Any] | None = None) -> None:
@@ -371,12 +397,16 @@ def log_to_wandb(
     flattened metrics (``static/Acc``, ..., ``breakdowns/dynamic/by_required_args/3+/Acc``) as the
     run summary, a ``transcripts`` table (id, mode, seed_tool, ended, acc, first call as JSON,
     dialogue as text), and ``metrics.json``, ``report.md``, ``tradeoff.png`` and
-    ``transcripts.jsonl`` as an ``eval-run`` artifact. Runs offline into `run_dir` when there are
-    no credentials (see `wandb_mode`); the run is always finished. Returns the run's folder
+    ``transcripts.jsonl`` as an ``eval-run`` artifact. A trained model's lineage (``metrics["training"]``,
+    `data_gen.lineage`) names its training run and data fingerprint in the config, puts the eval
+    run in the training run's group and, online, uses its model artifact (`use_model_artifact`).
+    Runs offline into `run_dir` when there are no credentials (see `wandb_mode`); the run is
+    always finished. Returns the run's folder
     (``run_dir/wandb/offline-run-...`` when offline)."""
     import wandb
 
     out = Path(run_dir)
+    lineage = metrics.get("training")
     run = _wandb_run(
         out,
         project=project,
@@ -384,9 +414,11 @@ def log_to_wandb(
         tags=tags,
         entity=entity,
         job_type="eval",
-        config=eval_settings(metrics),
+        config={**eval_settings(metrics), **lineage_config(lineage)},
+        group=lineage_config(lineage).get("training_group"),
     )
     try:
+        use_model_artifact(run, lineage)
         run.summary.update(flatten_metrics(metrics))
         table = wandb.Table(columns=["id", "mode", "seed_tool", "ended", "acc", "first_call", "dialogue"])
         for t in transcripts:

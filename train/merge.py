@@ -6,7 +6,8 @@
 The base is the one recorded in the adapter (`adapter_config.json`, `base_model_name_or_path`)
 unless `--base` says otherwise. The tokenizer (with its chat template) is taken from the adapter
 folder when `train/sft.py` saved it there, else from the base, and the adapter's
-`prompt_format.json` is copied, so evaluating the merged model prompts it as it was trained.
+`prompt_format.json` is copied, so evaluating the merged model prompts it as it was trained, with
+`data_fingerprint.json` and `training_run.json`, so its evaluation names the training run and data.
 Problems with the paths give one line and exit code 2.
 """
 
@@ -29,6 +30,7 @@ from pathlib import Path  # noqa: E402
 
 from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
 from data_gen.format import PROMPT_FORMAT_FILE  # noqa: E402
+from data_gen.lineage import LINEAGE_FILES  # noqa: E402
 from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer  # noqa: E402
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -79,8 +81,9 @@ def merge(
         str(adapter_dir) if has_tokenizer else base_path, trust_remote_code=trust_remote_code
     )
     tokenizer.save_pretrained(out)
-    if (adapter_dir / PROMPT_FORMAT_FILE).is_file():
-        shutil.copyfile(adapter_dir / PROMPT_FORMAT_FILE, out / PROMPT_FORMAT_FILE)
+    for name in (PROMPT_FORMAT_FILE, *LINEAGE_FILES):
+        if (adapter_dir / name).is_file():
+            shutil.copyfile(adapter_dir / name, out / name)
     (out / "merge_info.json").write_text(
         json.dumps({"base": base_path, "adapter": str(adapter_dir.resolve()), "dtype": dtype}, indent=2)
         + "\n"

@@ -60,6 +60,7 @@ from train.slicing import (  # noqa: E402
 from train.tracking import (  # noqa: E402
     configure_wandb,
     data_fingerprint,
+    log_model_artifact,
     resume_checkpoint,
     run_callback,
     wandb_run_config,
@@ -141,6 +142,8 @@ def prepare_output_dir(args: Any, training_args: Any, main_process: bool) -> tup
     resume_from = resume_checkpoint(args, training_args, output_dir, main_process=main_process)
     if "wandb" in (training_args.report_to or []):
         configure_wandb(args, output_dir)
+        # TrainingArguments.project (read by Trackio) lands in the W&B config: make it the W&B project.
+        training_args.project = os.environ.get("WANDB_PROJECT", training_args.project)
     return output_dir, resume_from
 
 
@@ -283,7 +286,8 @@ def train(trainer: Any, resume_from: str | None) -> None:
     trainer.save_state()
 
 
-# 9. Save the adapter (or full model) and the tokenizer with its chat template.
+# 9. Save the adapter (or full model) and the tokenizer with its chat template; with W&B, log the
+# folder as a model artifact.
 def save(
     trainer: Any, tokenizer: Any, output_dir: Path, data: SlicedData, layout: RowLayout, main_process: bool
 ) -> dict[str, Any]:
@@ -301,6 +305,7 @@ def save(
     }
     if main_process:
         (output_dir / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        log_model_artifact(output_dir, trainer.state.global_step)
     return summary
 
 
