@@ -19,7 +19,7 @@ from data_gen.cliargs import (
     non_negative_int,
     positive_int,
 )
-from data_gen.console import emit, results_only_on_stdout
+from data_gen.console import emit, quiet_library_bars, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.gen_config import BACKENDS, MAX_CONCURRENCY, MAX_DIALOGUES, GenerationConfig, RoleSpec
 from data_gen.hygiene import check_output_dir, check_output_file
@@ -477,6 +477,8 @@ def _add_phrasing_overlap(sub: argparse._SubParsersAction) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "quiet", False):
+        quiet_library_bars()
     try:
         with results_only_on_stdout():
             return args.func(args)

@@ -15,7 +15,9 @@ shell reports for a command killed by SIGPIPE (what `yes | head` gives), so a pi
 
 Long steps show a tqdm bar on stderr through `progress()`, as the generator and the evaluation
 loops do (`--quiet` turns them off there). `enabled=None` means "on a terminal only", for library
-code that has no `--quiet` of its own.
+code that has no `--quiet` of its own. The bars libraries draw on their own (transformers'
+"Loading weights", huggingface_hub's downloads) are turned off by `quiet_library_bars()` (what
+`--quiet` calls) and, around a step that has a bar of ours, by `library_bars_off()`.
 """
 
 from __future__ import annotations
@@ -95,3 +97,33 @@ def progress(
         delay=delay,
         dynamic_ncols=True,
     )
+
+
+def quiet_library_bars() -> None:
+    """Turn off, for the rest of the process, the progress bars that transformers and
+    huggingface_hub draw by themselves: before they are imported (through the environment, which
+    child processes inherit) and after."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+
+
+@contextlib.contextmanager
+def library_bars_off() -> Iterator[None]:
+    """While active, transformers draws no bar of its own ("Loading weights"): for a step that
+    shows one bar of ours instead. Imports transformers."""
+    from transformers.utils import logging as hf_logging
+
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()

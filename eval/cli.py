@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from data_gen.cliargs import positive_int
-from data_gen.console import emit, results_only_on_stdout
+from data_gen.console import emit, quiet_library_bars, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.llm.base import BackendConfigError, BackendError
 from eval.cli_options import (
@@ -382,6 +382,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "quiet", False):
+        quiet_library_bars()
     try:
         check_outputs(args)
         check_device(args)

@@ -31,6 +31,7 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from data_gen.console import emit, results_only_on_stdout  # noqa: E402
 from data_gen.errors import InputError  # noqa: E402
 from data_gen.schema import load_dialogues  # noqa: E402
 from train.config import (  # noqa: E402
@@ -58,6 +59,7 @@ from train.slicing import (  # noqa: E402
     dialogue_texts,
 )
 from train.tracking import (  # noqa: E402
+    closing_wandb_run,
     configure_wandb,
     data_fingerprint,
     log_model_artifact,
@@ -297,9 +299,12 @@ def save(
     if main_process:
         tokenizer.save_pretrained(str(output_dir))
         logger.info("saved to %s (global step %d)", output_dir, trainer.state.global_step)
+    ended = next((h for h in reversed(trainer.state.log_history) if "train_loss" in h), {})
     summary = {
         "output_dir": str(output_dir),
         "global_step": trainer.state.global_step,
+        "train_loss": ended.get("train_loss"),
+        "train_runtime": ended.get("train_runtime"),
         "stats": data.stats.as_dict(),
         **layout.record(),
     }
@@ -316,7 +321,10 @@ def main(argv: list[str] | None = None) -> int:
         print(text, end="")
         return 0
     try:
-        run(argv)
+        # Results alone on stdout: the trainer's loss logs and metrics, and the lines libraries
+        # print on their own, go to stderr; the W&B run is finished before the process exits.
+        with results_only_on_stdout(), closing_wandb_run():
+            summary = run(argv)
     except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
         if os.environ.get("DIAFORGE_DEBUG"):
             raise
@@ -330,7 +338,19 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(out_of_memory_line(argv), file=sys.stderr)
         return 3
+    if os.environ.get("RANK", "0") == "0":
+        emit(result_line(summary))
     return 0
+
+
+def result_line(summary: dict[str, Any]) -> str:
+    """The one line training prints on stdout: where the model is, its step, loss and time."""
+    loss, runtime = summary.get("train_loss"), summary.get("train_runtime")
+    return (
+        f"trained {summary['output_dir']}: global step {summary['global_step']}"
+        + (f", train loss {loss:.4f}" if isinstance(loss, (int, float)) else "")
+        + (f", {runtime:.1f} s" if isinstance(runtime, (int, float)) else "")
+    )
 
 
 if __name__ == "__main__":

@@ -6,12 +6,14 @@ adapter is logged as a W&B ``model`` artifact. Used by train/sft.py."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +185,26 @@ def run_callback(output_dir: Path, prompt_format: PromptFormat, wandb_config: di
                             shutil.copyfile(output_dir / name, folder / name)
 
     return DiaforgeRunCallback()
+
+
+@contextlib.contextmanager
+def closing_wandb_run() -> Iterator[None]:
+    """Finish the W&B run the trainer started (if any) when the block ends, marked failed when it
+    ends with an exception. Left to interpreter exit, wandb prints its footer to stdout with colour
+    codes; finished here, it goes to stderr with the rest of wandb's lines."""
+    try:
+        yield
+    except BaseException:
+        _finish_wandb(1)
+        raise
+    _finish_wandb(0)
+
+
+def _finish_wandb(exit_code: int) -> None:
+    wandb = sys.modules.get("wandb")
+    run = getattr(wandb, "run", None)
+    if run is not None:
+        run.finish(exit_code=exit_code)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
