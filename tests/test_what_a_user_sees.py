@@ -199,3 +199,27 @@ def test_quiet_prints_the_result_and_nothing_else(args: list[str], tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert str(tmp_path / "out") in proc.stdout.splitlines()[-1]
+
+
+# --------------------------------------------------------------------------------------------
+# Results alone on stdout
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_launcher_keeps_library_lines_off_stdout(tmp_path: Path) -> None:
+    """Checking the recipe imports TRL, which announces "[INFO] Running in WANDB offline mode" with
+    `print` when WANDB_MODE=offline: that line goes to stderr, with the error. (A training run's
+    own stdout is checked in tests/train/test_sft_training.py: one result line.)"""
+    missing = tmp_path / "missing.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "train.launch", "--config_file", "accelerate_configs/cpu.yaml", "train/sft.py"]
+        + ["recipes/tiny/sft.yaml", "--dataset_path", str(missing), "--output_dir", str(tmp_path / "out")],
+        cwd=REPO,
+        env={**clean_env(), "WANDB_MODE": "offline"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert f"dataset_path: {missing}: file not found" in proc.stderr
