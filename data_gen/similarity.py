@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -103,7 +104,10 @@ class MiniLMEncoder:
             previous = torch.get_num_threads()
             torch.set_num_threads(self.threads)
             try:
-                vecs = self._model.encode(todo, batch_size=self.batch_size, show_progress_bar=False)
+                # Many texts (a catalogue, a persona bank) take seconds to minutes: on a terminal,
+                # sentence-transformers' own bar counts the batches (the batches are the same).
+                many = len(todo) >= 4 * self.batch_size and sys.stderr.isatty()
+                vecs = self._model.encode(todo, batch_size=self.batch_size, show_progress_bar=many)
             finally:
                 torch.set_num_threads(previous)
             for text, vec in zip(todo, _unit_rows(vecs), strict=True):
