@@ -146,9 +146,8 @@ class DiaforgeArguments:
         default=0.0,
         metadata={
             "help": "Default 0: TRL's plain token-mean loss. Above 0, each trained token's loss is multiplied by "
-            "(1 - p)^focal_gamma, p the model's (detached) probability of that token (focal loss): template tokens "
-            "the model already predicts weigh almost nothing and the gradient goes to the decisions it still gets "
-            "wrong (ask or call, which tool, which value). Needs loss_positions: trained.",
+            "(1 - p)^focal_gamma, p the model's detached probability of it (focal loss). Needs loss_positions: "
+            "trained. At 2 the demo model stopped asking first (recipes/smollm2-135m/README.md, row 4).",
         },
     )
     system_prompt_file: str | None = field(
