@@ -356,3 +356,21 @@ def test_focal_gamma_reaches_the_trainer(tmp_path, monkeypatch):
     common = ["--max_steps", "1", "--save_strategy", "no", "--slicing", "prefix_shared"]
     sft.run([TINY, "--output_dir", str(tmp_path / "f"), *common, "--focal_gamma", "1.5"])
     assert seen == [1.5]
+
+
+def test_a_fully_fine_tuned_model_is_saved_with_its_kv_cache_on(tmp_path):
+    """The Trainer sets `use_cache: false` in the model's config for training; the saved model must
+    not keep it (generation without a cache is several times slower), and eval loads older
+    checkpoints with it on."""
+    from eval.models import load_hf_model
+    from train import sft
+
+    out = tmp_path / "full"
+    sft.run(
+        [TINY, "--output_dir", str(out), "--use_peft", "false", "--max_steps", "1", "--save_strategy", "no"]
+    )
+    assert json.loads((out / "config.json").read_text())["use_cache"] is True
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "use_cache": False}))
+    model, _, _ = load_hf_model(out)
+    assert model.config.use_cache is True
