@@ -62,8 +62,9 @@ FORMATS = ("openai", "paper", "openapi", "toolkit")
 #: Largest catalogue file read (checked before a byte is read): about 40,000 tools of the bundled
 #: size, and far more than `MAX_TOOLS`; a 60 MB file is refused at once.
 MAX_CATALOGUE_BYTES = 32 * 1024 * 1024
-#: Most tools analysed or generated from at once. Near-duplicate analysis and distractor retrieval
-#: hold tool-by-tool similarity matrices, whose memory grows with the square of the tools.
+#: Most tools analysed or generated from at once. Near-duplicate analysis compares every pair of
+#: tools, so its time grows with their square (its memory only with the tools: about 0.4 GB and a
+#: minute at this limit; `data_gen.catalogue_analysis`).
 MAX_TOOLS = 5_000
 
 _YAML_SUFFIXES = {".yaml", ".yml"}
@@ -463,15 +464,15 @@ def load_catalogue(path: str | Path, *, strict: bool = True, format: str | None 
 
 def check_catalogue_size(catalogue: Catalogue) -> None:
     """`InputError` before any similarity is computed when the catalogue holds more than
-    `MAX_TOOLS` tools, naming the limit, the memory it would take and the way around it."""
+    `MAX_TOOLS` tools, naming the limit, what grows past it and the way around it."""
     n = len(catalogue)
     if n <= MAX_TOOLS:
         return
-    gib = 3 * n * n * 8 / 2**30  # three float64 tool-by-tool matrices (name, description, parameters)
+    times = (n * (n - 1)) / (MAX_TOOLS * (MAX_TOOLS - 1))
     raise InputError(
-        f"holds {n:,} tools, over the limit of {MAX_TOOLS:,}: the similarity matrices grow with the square "
-        f"of the tools (about {gib:,.0f} GiB here); split it, e.g. by line of business, into catalogues of "
-        f"at most {MAX_TOOLS:,} tools",
+        f"holds {n:,} tools, over the limit of {MAX_TOOLS:,}: the near-duplicate analysis compares every pair "
+        f"of tools, {times:,.0f} times as many pairs here as at the limit; split it, e.g. by line of business, "
+        f"into catalogues of at most {MAX_TOOLS:,} tools",
         path=catalogue.report.path if catalogue.report else None,
     )
 

@@ -20,7 +20,7 @@ from data_gen.cliargs import (
     positive_int,
     share,
 )
-from data_gen.console import emit, results_only_on_stdout
+from data_gen.console import emit, quiet_library_bars, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.gen_config import BACKENDS, MAX_CONCURRENCY, MAX_DIALOGUES, GenerationConfig, RoleSpec
 from data_gen.hygiene import check_output_dir, check_output_file
@@ -31,7 +31,8 @@ EXIT_USAGE = 2
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from data_gen.catalogue import check_catalogue_size, load_catalogue
-    from data_gen.similarity import analyze_catalogue, get_encoder
+    from data_gen.catalogue_analysis import analyze_catalogue, check_analysis_text
+    from data_gen.similarity import get_encoder
 
     if not 0.0 <= args.threshold <= 1.0:
         raise InputError(f"--threshold must lie in [0, 1], got {args.threshold}")
@@ -39,9 +40,10 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         raise InputError(f"--k must be at least 1, got {args.k}")
     catalogue = load_catalogue(args.catalogue)
     check_catalogue_size(catalogue)
+    check_analysis_text(catalogue.tools, args.catalogue)
     print(catalogue.report.summary(), file=sys.stderr)
     stats = analyze_catalogue(
-        catalogue.tools, threshold=args.threshold, k=args.k, encoder=get_encoder(args.encoder)
+        catalogue.tools, threshold=args.threshold, k=args.k, encoder=get_encoder(args.encoder), progress=None
     )
     if args.json:
         emit(json.dumps(stats, indent=2))
@@ -236,39 +238,48 @@ def _cmd_phrasing_overlap(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from data_gen.export import export_dialogues, summary_line
+    from data_gen.export import export_dialogues, lengths_line, summary_line, unchecked_note
     from data_gen.format import export_format, read_system_prompt_file
     from data_gen.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="export folder")
-    options = {"tool_style": args.tool_style, "target_reasoning": args.target_reasoning}
+    options = {
+        "tool_style": args.tool_style,
+        "history_reasoning": args.history_reasoning,
+        "target_reasoning": args.target_reasoning,
+    }
     if args.system_prompt_file:
         options["system_prompt"] = read_system_prompt_file(args.system_prompt_file)
     fmt = export_format(args.format, **options)
-    tokenizer = None
-    if args.tokenizer:
-        _check_tokenizer_path(args.tokenizer)
-        from transformers import AutoTokenizer
-
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(args.tokenizer, local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise InputError(
-                f"cannot load a tokenizer ({str(exc).splitlines()[0]})", path=args.tokenizer
-            ) from None
-    if tokenizer is None and args.format == "hf":
-        print(
-            "warning: no --tokenizer: nothing checked that a chat template renders these records' tools "
-            "and tool calls (some drop them); pass --tokenizer MODEL_FOLDER to check",
-            file=sys.stderr,
-        )
+    tokenizer = _load_tokenizer(args.tokenizer) if args.tokenizer else None
+    dialogues = load_dialogues(args.dialogues)
+    if tokenizer is None:
+        print(f"warning: {unchecked_note(fmt)}", file=sys.stderr)
     summary, warnings = export_dialogues(
-        load_dialogues(args.dialogues), args.out, fmt, tokenizer=tokenizer, force=args.force
+        dialogues,
+        args.out,
+        fmt,
+        tokenizer=tokenizer,
+        tokenizer_name=args.tokenizer or "",
+        force=args.force,
+        progress=False if args.quiet else None,
     )
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if "token_lengths" in summary:
+        print(lengths_line(summary["token_lengths"]), file=sys.stderr)
     emit(summary_line(summary))
     return 0
+
+
+def _load_tokenizer(name: str):  # noqa: ANN202 - transformers is imported lazily
+    _check_tokenizer_path(name)
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(name, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot load a tokenizer ({str(exc).splitlines()[0]})", path=name) from None
 
 
 def _check_tokenizer_path(name: str) -> None:
@@ -467,7 +478,7 @@ def _add_build_no_tool_split(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_export(sub: argparse._SubParsersAction) -> None:
-    from data_gen.format import EXPORT_FORMATS, TARGET_REASONING, TOOL_STYLES
+    from data_gen.format import EXPORT_FORMATS, HISTORY_REASONING, TARGET_REASONING, TOOL_STYLES
 
     e = _command(
         sub, "export", "dialogues in the Hugging Face conversational format (JSONL and a datasets folder)"
@@ -480,14 +491,23 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
         help="hf: native tools= and tool_calls; hf-prompt: the paper's text format, rendered by any template",
     )
     e.add_argument(
-        "--out", required=True, help="folder for hf_conversational.jsonl, hf_dataset/, prompt_format.json"
+        "--out",
+        required=True,
+        help="folder for hf_conversational.jsonl, hf_dataset/, prompt_format.json (and token_lengths.json)",
     )
     e.add_argument(
         "--tokenizer",
-        help="model or tokenizer folder whose chat template must render every record "
-        "(default: none, no template check)",
+        help="model or tokenizer folder whose chat template must render every row; also measures the "
+        "rows' tokens and the max_length that keeps every final call (default: none, nothing checked)",
     )
     e.add_argument("--tool-style", default="json", choices=TOOL_STYLES, help="tool listing of hf-prompt")
+    e.add_argument(
+        "--history-reasoning",
+        default="strip",
+        choices=HISTORY_REASONING,
+        help="thoughts of earlier assistant turns in each prompt: strip (as the model sees its history at "
+        "inference) or keep",
+    )
     e.add_argument(
         "--target-reasoning", default="keep", choices=TARGET_REASONING, help="keep or drop the thoughts"
     )
@@ -496,8 +516,9 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
         help="custom system prompt ('{tools}' is filled in hf-prompt) (default: none, the built-in prompt)",
     )
     e.add_argument(
-        "--force", action="store_true", help="export even when the chat template drops part of the records"
+        "--force", action="store_true", help="export even when the chat template drops part of the rows"
     )
+    e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_cmd_export)
 
 
@@ -515,6 +536,8 @@ def _add_phrasing_overlap(sub: argparse._SubParsersAction) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "quiet", False):
+        quiet_library_bars()
     try:
         with results_only_on_stdout():
             return args.func(args)

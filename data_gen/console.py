@@ -15,7 +15,10 @@ shell reports for a command killed by SIGPIPE (what `yes | head` gives), so a pi
 
 Long steps show a tqdm bar on stderr through `progress()`, as the generator and the evaluation
 loops do (`--quiet` turns them off there). `enabled=None` means "on a terminal only", for library
-code that has no `--quiet` of its own.
+code that has no `--quiet` of its own; `stage_bar()` counts the named steps of a long command.
+The bars libraries draw on their own (transformers' "Loading weights", datasets' "Saving the
+dataset", huggingface_hub's downloads) are turned off by `quiet_library_bars()` (what `--quiet`
+calls) and, around a step that has a bar of ours, by `library_bars_off()`.
 """
 
 from __future__ import annotations
@@ -95,3 +98,61 @@ def progress(
         delay=delay,
         dynamic_ncols=True,
     )
+
+
+@contextlib.contextmanager
+def stage_bar(steps: int, *, desc: str, enabled: bool | None = None) -> Iterator[Callable[[str], None]]:
+    """A bar over the `steps` steps of one long command, shown at once; yields `enter(name)`, which
+    marks the step before done and shows `name` as the one running. A step of work that has no
+    count of its own (loading a model, embedding a catalogue) still says what it is doing and how
+    long it has taken. `enabled=None`: only when stderr is a terminal."""
+    bar = progress(total=steps, desc=desc, unit="step", enabled=enabled, delay=0)
+    entered = 0
+
+    def enter(name: str) -> None:
+        nonlocal entered
+        if entered:
+            bar.update()
+        entered += 1
+        bar.set_postfix_str(name)
+
+    with bar:
+        yield enter
+        if entered:
+            bar.update(steps - bar.n)
+            bar.set_postfix_str("done")
+
+
+def quiet_library_bars() -> None:
+    """Turn off, for the rest of the process, the progress bars that transformers, datasets and
+    huggingface_hub draw by themselves: before they are imported (through the environment, which
+    child processes inherit) and after."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
+    if "datasets" in sys.modules:
+        import datasets
+
+        datasets.disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+
+
+@contextlib.contextmanager
+def library_bars_off() -> Iterator[None]:
+    """While active, transformers draws no bar of its own ("Loading weights"): for a step that
+    shows one bar of ours instead. Imports transformers."""
+    from transformers.utils import logging as hf_logging
+
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()

@@ -111,10 +111,14 @@ def plot_corpus(dialogues: Sequence[Dialogue], folder: Path) -> list[Path]:
     paths = []
 
     def bar(ax, key: str, title: str, xlabel: str) -> None:  # noqa: ANN001
+        """Every whole number from the least to the most (an empty one shows as 0, not as a gap
+        closed up), each bar with its count; n in the title."""
         counts = Counter(s[key] for s in shapes)
-        xs = sorted(counts)
-        ax.bar([str(x) for x in xs], [counts[x] for x in xs], color="#4C72B0")
-        ax.set_title(title)
+        xs = list(range(min(counts), max(counts) + 1)) if counts else []
+        drawn = ax.bar([str(x) for x in xs], [counts.get(x, 0) for x in xs], color="#4C72B0")
+        ax.bar_label(drawn, fontsize=8, padding=2)
+        ax.margins(y=0.12)  # room for the counts above the tallest bar
+        ax.set_title(f"{title} (n = {len(shapes)})")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("dialogues")
 

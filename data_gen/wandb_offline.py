@@ -100,21 +100,32 @@ def run_records(run_file: str | Path) -> list[Any]:
 
 
 def read_offline_run(run_dir: str | Path) -> dict[str, Any]:
-    """``{"config": {key: value}, "artifacts": [{"name", "type", "files", "metadata"}], "finished":
-    bool}`` of an offline run folder (``offline-run-*``), or of a folder holding exactly one such
-    run. `finished` says whether the exit record is there: W&B's service may still be writing the
-    file for a moment after `wandb.finish()` returns."""
+    """``{"run": {"id", "project", "entity", "group", "name", "job_type"}, "config": {key: value},
+    "artifacts": [{"name", "type", "files", "metadata"}], "finished": bool}`` of an offline run
+    folder (``offline-run-*``), or of a folder holding exactly one such run. `finished` says
+    whether the exit record is there: W&B's service may still be writing the file for a moment
+    after `wandb.finish()` returns."""
     folder = Path(run_dir)
     files = sorted(folder.glob("run-*.wandb")) or sorted(folder.glob("**/offline-run-*/run-*.wandb"))
     if len(files) != 1:
         raise ValueError(f"{run_dir}: expected one offline W&B run, found {len(files)}")
     config: dict[str, Any] = {}
     artifacts: list[dict[str, Any]] = []
+    run: dict[str, Any] = {}
     finished = False
     for record in run_records(files[0]):
         kind = record.WhichOneof("record_type")
         if kind == "run":
-            config.update({i.key: json.loads(i.value_json) for i in record.run.config.update})
+            r = record.run
+            run = {
+                "id": r.run_id,
+                "project": r.project,
+                "entity": r.entity,
+                "group": r.run_group,
+                "name": r.display_name,
+                "job_type": r.job_type,
+            }
+            config.update({i.key: json.loads(i.value_json) for i in r.config.update})
         elif kind == "config":
             config.update({i.key: json.loads(i.value_json) for i in record.config.update})
         elif kind == "exit":
@@ -129,7 +140,7 @@ def read_offline_run(run_dir: str | Path) -> dict[str, Any]:
                     "metadata": json.loads(a.metadata) if a.metadata else {},
                 }
             )
-    return {"config": config, "artifacts": artifacts, "finished": finished}
+    return {"run": run, "config": config, "artifacts": artifacts, "finished": finished}
 
 
 def wait_for_offline_run(run_dir: str | Path, timeout: float = 30.0) -> dict[str, Any]:

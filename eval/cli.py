@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from data_gen.cliargs import positive_int
-from data_gen.console import emit, results_only_on_stdout
+from data_gen.console import emit, quiet_library_bars, results_only_on_stdout
 from data_gen.errors import InputError
 from data_gen.llm.base import BackendConfigError, BackendError
 from eval.cli_options import (
@@ -129,6 +129,7 @@ async def _grade(args: argparse.Namespace, transcripts: list) -> None:
 
 async def _run(args: argparse.Namespace) -> Path:
     """``eval run``: evaluate the model on the benchmark in each mode and write the run folder."""
+    from data_gen.lineage import training_lineage
     from data_gen.schema import load_dialogues
     from eval.models import ModelUnderTest, offline_env
     from eval.no_tool import check_positive_bench, load_no_tool_split, no_tool_bench_for
@@ -196,6 +197,7 @@ async def _run(args: argparse.Namespace) -> Path:
         "no_tool_benchmark": str(split_path) if split_path else None,
         "no_tool_limit": args.no_tool_limit,
         "checkpoint": model.info,
+        "training": training_lineage(model.info["path"]) if cfg.backend in ("hf", "vllm") else None,
         "seconds": timings,
         "no_tool_seconds": split_timings,
         "wall_seconds": round(time.monotonic() - started, 2),
@@ -412,6 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "quiet", False):
+        quiet_library_bars()
     try:
         check_outputs(args)
         check_device(args)

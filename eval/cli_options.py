@@ -39,7 +39,14 @@ __all__ = [
     "with_model",
 ]
 
-DEFAULT_BENCH = "eval/benchmarks/diabench_heldout_v1.jsonl"
+_BENCH_IN_CHECKOUT = "eval/benchmarks/diabench_heldout_v1.jsonl"
+# The held-out benchmark ships inside the package (package data): in the checkout the default is
+# its path relative to the root, as the README prints it; from any other folder, the installed file.
+DEFAULT_BENCH = (
+    _BENCH_IN_CHECKOUT
+    if Path(_BENCH_IN_CHECKOUT).is_file()
+    else str(Path(__file__).resolve().parent / "benchmarks" / "diabench_heldout_v1.jsonl")
+)
 
 
 class EvalArgumentParser(OneLineArgumentParser):

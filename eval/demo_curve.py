@@ -141,26 +141,50 @@ def _demo_point(out: Path) -> dict[str, Any] | None:
 
 
 def plot_curve(result: dict[str, Any], path: Path) -> None:
-    """Dynamic Acc (and FTR) against training samples, with the references as horizontal lines."""
+    """`curve_figure` of `result` saved as a PNG at `path`."""
+    import matplotlib.pyplot as plt
+
+    fig = curve_figure(result)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+def curve_figure(result: dict[str, Any]) -> Any:
+    """Dynamic Acc (and FTR) against training samples, with the references as horizontal lines:
+    each point labelled with its dialogues, the sizes written out as ticks, the legend below the
+    axes (the lower left is where a failing model lands), n in the title."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, NullLocator
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    xs = [p["samples"] for p in result["points"]]
-    ax.plot(xs, [p["dynamic"].get("Acc", 0.0) for p in result["points"]], "o-", label="tuned: dynamic Acc")
-    ax.plot(xs, [p["dynamic"].get("FTR", 0.0) for p in result["points"]], "s--", label="tuned: dynamic FTR")
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    points = result["points"]
+    xs = [p["samples"] for p in points]
+    acc = [p["dynamic"].get("Acc", 0.0) for p in points]
+    ax.plot(xs, acc, "o-", label="tuned: dynamic Acc", zorder=3)
+    ax.plot(xs, [p["dynamic"].get("FTR", 0.0) for p in points], "s--", label="tuned: dynamic FTR", zorder=3)
+    for x, y, point in zip(xs, acc, points, strict=True):
+        ax.annotate(f"{point['dialogues']} dial.", (x, y), textcoords="offset points", xytext=(0, 8),
+                    ha="center", fontsize=7)  # fmt: skip
     for (label, metrics), style in zip(result["references"].items(), (":", "-."), strict=False):
         if "Acc" in metrics:
-            ax.axhline(metrics["Acc"], linestyle=style, color="grey", label=f"{label}: dynamic Acc")
+            ax.axhline(metrics["Acc"], linestyle=style, color="grey", label=f"{label}: dynamic Acc", zorder=2)
     ax.set_xscale("log")
+    # The corpus sizes themselves as ticks, written out (no 4x10^1 on a log axis).
+    ax.xaxis.set_major_locator(FixedLocator(xs))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([str(x) for x in xs])
     ax.set_xlabel("training samples (turn-sliced)")
     ax.set_ylabel("share of dialogues")
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=8)
+    ax.set_ylim(-0.04, 1.04)  # a line at 0 (the base) or 1 stays visible
+    n = (result.get("config") or {}).get("limit")
+    ax.set_title(
+        f"learning curve, n = {n} held-out dialogues per point" if n else "learning curve", fontsize=9
+    )
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig

@@ -286,6 +286,8 @@ def load_hf_model(path: str | Path, *, device: str = "cpu", merge_adapter: bool 
         if merge_adapter:
             model = model.merge_and_unload()
     tokenizer = AutoTokenizer.from_pretrained(_tokenizer_dir(info), local_files_only=True)
+    # Checkpoints saved by a Trainer before train/sft.py restored it carry use_cache: false.
+    model.config.use_cache = True
     model.to(device)
     model.eval()
     return model, tokenizer, info

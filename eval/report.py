@@ -26,7 +26,7 @@
   malformed-output and truncated shares, how dialogues ended, and the breakdowns (C.1 metrics and
   anatomy per slice);
 * ``tradeoff.png``: the Figure 3 trade-off plot (x = 1 − TAR, y = Acc, marker size and colour
-  ∝ FTR), one point for the run;
+  ∝ FTR; `eval.tradeoff_plot`), one point for the run;
 * optionally a W&B run (`log_to_wandb`), offline into the run folder when there is no API key.
 
 Comparing runs is `eval.compare`; the markdown tables are `eval.tables`.
@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from data_gen.lineage import lineage_config
 from data_gen.wandb_offline import has_wandb_credentials
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
 from eval.metrics import (
@@ -50,7 +52,8 @@ from eval.metrics import (
     split_by_mode,
 )
 from eval.no_tool import summarise_no_tool
-from eval.tables import DOWN, UP, mode_metrics, render_report
+from eval.tables import render_report
+from eval.tradeoff_plot import plot_tradeoff
 from eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, read_transcripts, write_transcripts
 
 __all__ = [
@@ -106,121 +109,6 @@ def score_transcripts(path: str | Path) -> dict[str, Any]:
     if p.is_dir():
         p = p / "transcripts.jsonl"
     return summarise(read_transcripts(p))
-
-
-# --------------------------------------------------------------------------------------------
-# Trade-off plot (Figure 3)
-# --------------------------------------------------------------------------------------------
-
-
-def _plot_metrics(metrics: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]:
-    """(mode, flat metrics) of a point: dynamic if present, else static; a flat dict as is."""
-    if "Acc" in metrics:
-        return None, metrics
-    for mode in ("dynamic", "static"):
-        m = mode_metrics(metrics, mode)
-        if m is not None:
-            return mode, m
-    raise ValueError("metrics hold neither 'static' nor 'dynamic' results")
-
-
-def _scatter(ax: Any, xs: list[float], ys: list[float], ftr: list[float], is_floor: list[bool]) -> Any:
-    """The points: models as circles, reference policies as dashed squares; size and colour by FTR.
-    Returns the first drawn collection (for the colour bar)."""
-    from matplotlib.colors import Normalize
-
-    norm = Normalize(vmin=0.0, vmax=max([1.0, *ftr]))
-    sizes = [60 + 900 * min(f, 2.0) for f in ftr]
-    scatter = None
-    for floor, marker, style, legend in (
-        (False, "o", "solid", "model"),
-        (True, "s", "dashed", "reference policy (no model)"),
-    ):
-        idx = [i for i, f in enumerate(is_floor) if f is floor]
-        if not idx:
-            continue
-        drawn = ax.scatter(
-            [xs[i] for i in idx],
-            [ys[i] for i in idx],
-            s=[sizes[i] for i in idx],
-            c=[ftr[i] for i in idx],
-            cmap="plasma",
-            norm=norm,
-            alpha=0.8,
-            marker=marker,
-            edgecolors="black",
-            linestyles=style,
-            label=legend,
-        )
-        scatter = scatter or drawn
-    if any(is_floor):
-        ax.legend(loc="lower left", fontsize=8, markerscale=0.5)
-    return scatter
-
-
-def _annotate(
-    ax: Any, resolved: list[tuple[str, str | None, Any]], xs: list[float], ys: list[float], modes: set
-) -> None:
-    """Point labels, "(static)" marked when the plot mixes modes; labels of coinciding points stack."""
-    seen: dict[tuple[float, float], int] = {}
-    for (label, mode, _), x, y in zip(resolved, xs, ys, strict=True):
-        text = f"{label} (static)" if mode == "static" and len(modes) > 1 else label
-        stack = seen.get((round(x, 2), round(y, 2)), 0)  # labels of coinciding points are stacked
-        seen[(round(x, 2), round(y, 2))] = stack + 1
-        right = x > 0.7  # labels of points on the right go to their left, clear of the colour bar
-        ax.annotate(
-            text,
-            (x, y),
-            xytext=(-6 if right else 6, 6 + 11 * stack),
-            textcoords="offset points",
-            ha="right" if right else "left",
-            fontsize=8,
-        )
-
-
-def plot_tradeoff(
-    points: Sequence[tuple[str, Mapping[str, Any]]],
-    path: str | Path,
-    *,
-    floors: Collection[str] = (),
-) -> Path:
-    """Figure 3: x = 1 − TAR, y = Acc, marker size and colour ∝ FTR, one labelled point per
-    (label, metrics) pair. Metrics are a ``metrics.json``-like dict (dynamic used if present, else
-    static, marked "(static)" when the plot mixes modes) or one mode's flat dict. Points whose label
-    is in `floors` (reference policies) are drawn as squares with a dashed edge, the models as
-    circles. Uses the Agg canvas directly, so pyplot's global state is never touched."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    resolved = [(label, *_plot_metrics(metrics)) for label, metrics in points]
-    modes = {mode for _, mode, _ in resolved}
-    xs = [1.0 - float(m["TAR"]) for _, _, m in resolved]
-    ys = [float(m["Acc"]) for _, _, m in resolved]
-    ftr = [float(m["FTR"]) for _, _, m in resolved]
-
-    fig = Figure(figsize=(7.0, 5.5), dpi=120)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    is_floor = [label in floors for label, _, _ in resolved]
-    scatter = _scatter(ax, xs, ys, ftr, is_floor)
-    _annotate(ax, resolved, xs, ys, modes)
-    fig.colorbar(scatter, ax=ax, label=f"FTR ({DOWN})")
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel(f"1 − TAR ({UP})")
-    ax.set_ylabel(f"Acc ({UP})")
-    which = "dynamic" if modes == {"dynamic"} else "static" if modes == {"static"} else None
-    ax.set_title(
-        f"Tool-call trade-offs ({which} evaluation)"
-        if which
-        else "Tool-call trade-offs (dynamic evaluation where run, else static)",
-        fontsize=11,
-    )
-    ax.grid(True, linestyle="--", alpha=0.4)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png", bbox_inches="tight")
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -314,6 +202,7 @@ def _wandb_run(
     entity: str | None,
     job_type: str,
     config: Mapping[str, Any],
+    group: str | None = None,
 ):
     import wandb
 
@@ -327,8 +216,31 @@ def _wandb_run(
         mode=wandb_mode(),
         job_type=job_type,
         config=dict(config),
+        group=group,
         reinit="create_new",
     )
+
+
+def use_model_artifact(run: Any, lineage: Mapping[str, Any] | None) -> str | None:
+    """Mark the training run's ``model`` artifact as an input of `run` (W&B's lineage graph then
+    shows eval <- model <- training run); returns the artifact used, or None. Online only: W&B
+    keeps no artifact use in an offline run, which names the training run in its config instead
+    (`data_gen.lineage.lineage_config`). An artifact that was never uploaded (its training ran
+    offline and was not synced) is one warning, not a failed evaluation."""
+    import wandb
+
+    ref = ((lineage or {}).get("model_artifact") or {}).get("ref")
+    if not ref or run.offline:
+        return None
+    try:
+        run.use_artifact(ref, type="model")
+    except (wandb.errors.Error, ValueError, TypeError) as exc:
+        print(
+            f"warning: W&B has no model artifact {ref} ({exc}); the eval run names its training run only",
+            file=sys.stderr,
+        )
+        return None
+    return ref
 
 
 def _log_files(run: Any, kind: str, files: Iterable[Path], metadata: Mapping[str, Any] | None = None) -> None:
@@ -381,12 +293,16 @@ def log_to_wandb(
     flattened metrics (``static/Acc``, ..., ``breakdowns/dynamic/by_required_args/3+/Acc``) as the
     run summary, a ``transcripts`` table (id, mode, seed_tool, ended, acc, first call as JSON,
     dialogue as text), and ``metrics.json``, ``report.md``, ``tradeoff.png`` and
-    ``transcripts.jsonl`` as an ``eval-run`` artifact. Runs offline into `run_dir` when there are
-    no credentials (see `wandb_mode`); the run is always finished. Returns the run's folder
+    ``transcripts.jsonl`` as an ``eval-run`` artifact. A trained model's lineage (``metrics["training"]``,
+    `data_gen.lineage`) names its training run and data fingerprint in the config, puts the eval
+    run in the training run's group and, online, uses its model artifact (`use_model_artifact`).
+    Runs offline into `run_dir` when there are no credentials (see `wandb_mode`); the run is
+    always finished. Returns the run's folder
     (``run_dir/wandb/offline-run-...`` when offline)."""
     import wandb
 
     out = Path(run_dir)
+    lineage = metrics.get("training")
     run = _wandb_run(
         out,
         project=project,
@@ -394,9 +310,11 @@ def log_to_wandb(
         tags=tags,
         entity=entity,
         job_type="eval",
-        config=eval_settings(metrics),
+        config={**eval_settings(metrics), **lineage_config(lineage)},
+        group=lineage_config(lineage).get("training_group"),
     )
     try:
+        use_model_artifact(run, lineage)
         run.summary.update(flatten_metrics(metrics))
         table = wandb.Table(
             columns=["id", "mode", "split", "seed_tool", "ended", "acc", "first_call", "dialogue"]

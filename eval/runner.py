@@ -111,6 +111,14 @@ def _transcript(
     }
 
 
+def _drop_turns(bar: Any, turns: int) -> None:
+    """A dialogue that ended early will not take its last `turns` turns: they leave the bar's
+    total (the most turns every dialogue could take), so the bar ends at 100 % with no ETA left."""
+    if turns > 0:
+        bar.total -= turns
+        bar.refresh()
+
+
 def _in_progress(d: Dialogue, turns: list[Turn]) -> Dialogue:
     return d.model_copy(update={"turns": turns})
 
@@ -147,6 +155,8 @@ async def run_static(
             s["turns"].append(turn)
             s["records"].append(_turn_record(turn, reply))
             s["ended"] = _ending(reply, split)
+            if s["ended"] is not None:
+                _drop_turns(bar, len(s["users"]) - step - 1)
         bar.update(len(active))
     bar.close()
     out = []
@@ -203,7 +213,9 @@ async def run_dynamic(
             s["state"].turns.append(turn)
             s["records"].append(_turn_record(turn, reply))
             s["ended"] = _ending(reply, split)
-            if s["ended"] is None and asks_for_arguments(turn, s["state"]):
+            if s["ended"] is not None:
+                _drop_turns(bar, cfg.t_max - step - 1)
+            elif asks_for_arguments(turn, s["state"]):
                 s["state"].phase = COMPLETION
         bar.update(len(active))
     bar.close()

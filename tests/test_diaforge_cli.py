@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -159,3 +160,21 @@ def test_diaforge_bench_writes_only_under_out(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(smollm2, "is_materialised", lambda path: False)
     bench_run.smollm2_path(tmp_path / "results")
     assert made == [tmp_path / "results" / "models" / "SmolLM2-135M-Instruct"]
+
+
+def test_diaforge_eval_run_from_any_folder(tmp_path: Path) -> None:
+    """`diaforge eval run` in a folder outside the checkout finds the held-out benchmark inside the
+    package and writes its run folder under the working folder."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "diaforge_cli", "eval", "run", "--backend", "reference", "--limit", "2",
+         "--modes", "dynamic", "--out", "out/e", "--quiet"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((tmp_path / "out" / "e" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["dynamic"]["Acc"] == 1.0 and metrics["dynamic"]["n"] == 2
+    assert (
+        Path(metrics["benchmark"]).resolve()
+        == (ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl").resolve()
+    )

@@ -34,6 +34,7 @@ SHARED = (
     "data_gen.cliargs",
     "data_gen.console",
     "data_gen.wandb_offline",
+    "data_gen.lineage",
     "data_gen.llm",
 )
 # The simulated user (and its voter and teacher) that the live evaluation loop talks to.

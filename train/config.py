@@ -142,6 +142,14 @@ class DiaforgeArguments:
             "choices": list(LOSS_POSITIONS),
         },
     )
+    focal_gamma: float = field(
+        default=0.0,
+        metadata={
+            "help": "Default 0: TRL's plain token-mean loss. Above 0, each trained token's loss is multiplied by "
+            "(1 - p)^focal_gamma, p the model's detached probability of it (focal loss). Needs loss_positions: "
+            "trained. At 2 the demo model stopped asking first (recipes/smollm2-135m/README.md, row 4).",
+        },
+    )
     system_prompt_file: str | None = field(
         default=None,
         metadata={
@@ -199,15 +207,24 @@ class DiaforgeArguments:
             value = getattr(self, name)
             if value not in allowed:
                 raise RecipeError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if not float(self.focal_gamma) >= 0:
+            raise RecipeError(f"focal_gamma must be a number >= 0, got {self.focal_gamma!r}")
+        if self.focal_gamma > 0 and self.loss_positions != "trained":
+            raise RecipeError("focal_gamma needs loss_positions: trained (the focal factor is applied there)")
         if self.max_dialogues is not None and int(self.max_dialogues) < 1:
             raise RecipeError(f"max_dialogues must be a positive integer, got {self.max_dialogues!r}")
 
     def prompt_format(self) -> PromptFormat:
-        """The recipe's `PromptFormat` (with the text of `system_prompt_file`); `InputError` naming
-        the file when it is missing or empty."""
-        from data_gen.format import read_system_prompt_file
+        """The recipe's `PromptFormat` with its system prompt's text: that of `system_prompt_file`
+        (`InputError` naming the file when it is missing or empty), else the reference prompt as a
+        template, which renders the same messages; either way prompt_format.json records the text
+        and its hash."""
+        from data_gen.format import read_system_prompt_file, reference_prompt_template
 
-        system = read_system_prompt_file(self.system_prompt_file) if self.system_prompt_file else None
+        if self.system_prompt_file:
+            system = read_system_prompt_file(self.system_prompt_file)
+        else:
+            system = reference_prompt_template(self.prompt_mode)
         return PromptFormat(
             prompt_mode=self.prompt_mode,
             tool_style=self.tool_style,

@@ -151,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from accelerate.commands.launch import launch_command, launch_command_parser
 
+    from data_gen.console import results_only_on_stdout
     from train.config import RecipeError
 
     args = launch_command_parser().parse_args(argv)
@@ -160,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         find_script(args)
         find_config_file(args)
         if is_sft_script(args):
-            precheck(args.training_script_args)
+            with results_only_on_stdout():  # TRL's import may print "[INFO] Running in WANDB offline mode"
+                precheck(args.training_script_args)
         launch_command(args)
     except RecipeError as exc:
         if debug:

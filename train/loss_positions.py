@@ -118,12 +118,27 @@ def token_log_probs(logits: Any, targets: Any) -> tuple[Any, Any, Any]:
     return picked.masked_fill(~mask, 0.0), logp, mask
 
 
+def focal_weights(log_probs: Any, gamma: float) -> Any:
+    """The focal factor ``(1 - p) ** gamma`` of each label token (p its probability), detached: a
+    token the model already predicts well weighs almost nothing, a token it gets wrong about 1.
+
+    Why: in a tool-calling turn most trained tokens are template (the thought's fixed phrases, JSON
+    punctuation, copied signatures) that the model predicts with p near 1 after a few dozen steps,
+    while the decisions (ask or call on the first turn, which tool, which value) are a few tokens
+    each. Under the plain token mean those few tokens carry a few percent of the gradient; the focal
+    factor (Lin et al., 2017) hands it to the tokens still wrong. With Adam the overall scale of the
+    loss matters little, so the factor redistributes the update rather than shrinking it.
+    """
+    return (1.0 - log_probs.detach().exp()).clamp(min=0.0).pow(gamma)
+
+
 class TrainedPositionsLoss:
     """Mixin for `trl.SFTTrainer` (put it first among the bases): ``loss_positions`` (a class
     attribute, "all" or "trained") picks TRL's loss over every position or the one computed from
     the trained positions' logits alone; see the module docstring."""
 
     loss_positions: str = "all"
+    focal_gamma: float = 0.0  # > 0: each token's loss times (1 - p)^gamma (recipe key focal_gamma)
     _positions_checked: bool = False  # the first batch on the trained path checks the model once
     _positions_refused: str | None = None  # why TRL's path is used instead, once warned
 
@@ -136,6 +151,11 @@ class TrainedPositionsLoss:
                     return loss
             else:
                 self._refuse_positions(reason)
+        if self.focal_gamma > 0:
+            raise RuntimeError(
+                f"focal_gamma {self.focal_gamma} needs the trained-positions loss, which is not used here "
+                f"({self._positions_refused or 'return_outputs or loss_positions: all'}): set focal_gamma: 0"
+            )
         return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
     def _refuse_positions(self, reason: str) -> None:
@@ -174,6 +194,8 @@ class TrainedPositionsLoss:
         per_token_loss = -log_probs
         if self.args.loss_type == "dft":
             per_token_loss = per_token_loss * log_probs.exp().detach()
+        if self.focal_gamma > 0:
+            per_token_loss = per_token_loss * focal_weights(log_probs, self.focal_gamma)
         num_tokens = mask.sum() if num_items_in_batch is None else num_items_in_batch
         loss = per_token_loss.sum() / torch.as_tensor(num_tokens).clamp(min=1)
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
@@ -206,12 +228,16 @@ class TrainedPositionsLoss:
         self._metrics[mode]["num_tokens"] = [self._total_train_tokens]
 
 
-def positions_trainer_class(loss_positions: str, base: type | None = None) -> type:
-    """`base` (TRL's `SFTTrainer` by default) with `TrainedPositionsLoss` set to `loss_positions`."""
+def positions_trainer_class(loss_positions: str, base: type | None = None, focal_gamma: float = 0.0) -> type:
+    """`base` (TRL's `SFTTrainer` by default) with `TrainedPositionsLoss` set to `loss_positions`
+    (and the focal factor `focal_gamma`, 0 for TRL's plain loss)."""
     if loss_positions not in LOSS_POSITIONS:
         raise ValueError(f"loss_positions must be one of {', '.join(LOSS_POSITIONS)}, got {loss_positions!r}")
     if base is None:
         from trl import SFTTrainer
 
         base = SFTTrainer
-    return type(f"{base.__name__}Positions", (TrainedPositionsLoss, base), {"loss_positions": loss_positions})
+    if focal_gamma < 0:
+        raise ValueError(f"focal_gamma must be >= 0, got {focal_gamma}")
+    attributes = {"loss_positions": loss_positions, "focal_gamma": float(focal_gamma)}
+    return type(f"{base.__name__}Positions", (TrainedPositionsLoss, base), attributes)

@@ -6,7 +6,8 @@
 The base is the one recorded in the adapter (`adapter_config.json`, `base_model_name_or_path`)
 unless `--base` says otherwise. The tokenizer (with its chat template) is taken from the adapter
 folder when `train/sft.py` saved it there, else from the base, and the adapter's
-`prompt_format.json` is copied, so evaluating the merged model prompts it as it was trained.
+`prompt_format.json` is copied, so evaluating the merged model prompts it as it was trained, with
+`data_fingerprint.json` and `training_run.json`, so its evaluation names the training run and data.
 Problems with the paths give one line and exit code 2.
 """
 
@@ -25,13 +26,23 @@ if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
 import argparse  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
+import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
+from data_gen.console import (  # noqa: E402
+    emit,
+    library_bars_off,
+    quiet_library_bars,
+    results_only_on_stdout,
+    stage_bar,
+)
 from data_gen.format import PROMPT_FORMAT_FILE  # noqa: E402
+from data_gen.lineage import LINEAGE_FILES  # noqa: E402
 from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer  # noqa: E402
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+MERGE_STEPS = 4
 
 
 def adapter_base(adapter_dir: Path) -> str:
@@ -54,33 +65,45 @@ def merge(
     base: str | None = None,
     dtype: str = "auto",
     trust_remote_code: bool = False,
+    progress: bool | None = None,
 ) -> Path:
-    """Load base + adapter, merge the LoRA weights into the base and save model and tokenizer."""
-    import torch
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM
-
+    """Load base + adapter, merge the LoRA weights into the base and save model and tokenizer,
+    with a bar over those steps on stderr (`progress`; None: when stderr is a terminal)."""
     adapter_dir = Path(adapter).expanduser()
     base_path = check_model_path(base or adapter_base(adapter_dir))
     out = Path(output).expanduser()
     if out.resolve() == adapter_dir.resolve():
         raise ModelPathError(f"--output {output}: must differ from the adapter folder")
-    torch_dtype = dtype if dtype == "auto" else getattr(torch, dtype)
-    kwargs = {"dtype": torch_dtype, "trust_remote_code": trust_remote_code}
+    kwargs: dict = {"trust_remote_code": trust_remote_code}
     if Path(base_path).is_dir() and (gguf := gguf_file_in(Path(base_path))):
         kwargs["gguf_file"] = gguf
-    model = AutoModelForCausalLM.from_pretrained(base_path, **kwargs)
-    model = PeftModel.from_pretrained(model, str(adapter_dir))
-    merged = model.merge_and_unload()
-    out.mkdir(parents=True, exist_ok=True)
-    merged.save_pretrained(out)
-    has_tokenizer = (adapter_dir / "tokenizer_config.json").is_file()
-    tokenizer = load_tokenizer(
-        str(adapter_dir) if has_tokenizer else base_path, trust_remote_code=trust_remote_code
-    )
-    tokenizer.save_pretrained(out)
-    if (adapter_dir / PROMPT_FORMAT_FILE).is_file():
-        shutil.copyfile(adapter_dir / PROMPT_FORMAT_FILE, out / PROMPT_FORMAT_FILE)
+    with stage_bar(MERGE_STEPS, desc="merge", enabled=progress) as step:
+        step("importing torch, transformers and peft")  # most of a small model's merge time
+        import torch
+        from peft import PeftModel
+        from transformers import AutoModelForCausalLM
+
+        kwargs["dtype"] = dtype if dtype == "auto" else getattr(torch, dtype)
+        with library_bars_off():  # this bar stands for transformers' own
+            step(f"loading the base {Path(base_path).name}")
+            model = AutoModelForCausalLM.from_pretrained(base_path, **kwargs)
+            step("merging the adapter")
+            with warnings.catch_warnings():  # peft calls a transformers method deprecated for v6
+                warnings.filterwarnings(
+                    "ignore", message=".*is_gradient_checkpointing", category=FutureWarning
+                )
+                merged = PeftModel.from_pretrained(model, str(adapter_dir)).merge_and_unload()
+            step(f"saving to {out}")
+            out.mkdir(parents=True, exist_ok=True)
+            merged.save_pretrained(out)
+            has_tokenizer = (adapter_dir / "tokenizer_config.json").is_file()
+            tokenizer = load_tokenizer(
+                str(adapter_dir) if has_tokenizer else base_path, trust_remote_code=trust_remote_code
+            )
+            tokenizer.save_pretrained(out)
+    for name in (PROMPT_FORMAT_FILE, *LINEAGE_FILES):
+        if (adapter_dir / name).is_file():
+            shutil.copyfile(adapter_dir / name, out / name)
     (out / "merge_info.json").write_text(
         json.dumps({"base": base_path, "adapter": str(adapter_dir.resolve()), "dtype": dtype}, indent=2)
         + "\n"
@@ -103,19 +126,24 @@ def main(argv: list[str] | None = None) -> int:
         "--dtype", default="auto", choices=DTYPES, help="dtype to load and save in (default auto)"
     )
     parser.add_argument("--trust-remote-code", action="store_true", help="allow the base model's own code")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.quiet:
+        quiet_library_bars()
     try:
-        out = merge(
-            args.adapter,
-            args.output,
-            base=args.base,
-            dtype=args.dtype,
-            trust_remote_code=args.trust_remote_code,
-        )
+        with results_only_on_stdout():
+            out = merge(
+                args.adapter,
+                args.output,
+                base=args.base,
+                dtype=args.dtype,
+                trust_remote_code=args.trust_remote_code,
+                progress=False if args.quiet else None,
+            )
     except ModelPathError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"merged model saved to {out}")
+    emit(f"merged model saved to {out}")
     return 0
 
 

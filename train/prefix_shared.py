@@ -407,7 +407,7 @@ def block_mask_from_dense(attention_mask):
     return create_block_mask(mask_mod, b, None, length, length, device=attention_mask.device)
 
 
-def prefix_shared_trainer_class(loss_positions: str = "all"):
+def prefix_shared_trainer_class(loss_positions: str = "all", focal_gamma: float = 0.0):
     """`trl.SFTTrainer` for prefix-shared rows. The loss is TRL's own (per-token NLL summed over
     the label tokens and divided by their number in the batch, or in the whole accumulated step),
     computed by TRL over every position (``loss_positions="all"``) or from the logits of the trained
@@ -417,7 +417,7 @@ def prefix_shared_trainer_class(loss_positions: str = "all"):
     mask (untested on GPU; CPU has no flex backward)."""
     from train.loss_positions import positions_trainer_class
 
-    class PrefixSharedSFTTrainer(positions_trainer_class(loss_positions)):
+    class PrefixSharedSFTTrainer(positions_trainer_class(loss_positions, focal_gamma=focal_gamma)):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             mask = inputs.get("attention_mask")
             if mask is None or mask.ndim != 4:

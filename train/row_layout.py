@@ -46,6 +46,7 @@ class PaddedLayout:
     loss at the trained positions only, for ``loss_positions: trained``)."""
 
     loss_positions: str = "all"
+    focal_gamma: float = 0.0
 
     def configure_model(self, model_args: Any) -> None:
         """Nothing to set: any attention implementation takes padded rows."""
@@ -61,7 +62,7 @@ class PaddedLayout:
     def trainer(self, training_args: Any, tokenizer: Any, model: Any) -> tuple[type, dict[str, Any]]:
         from train.loss_positions import positions_trainer_class
 
-        return positions_trainer_class(self.loss_positions), {}
+        return positions_trainer_class(self.loss_positions, focal_gamma=self.focal_gamma), {}
 
 
 @dataclass
@@ -69,6 +70,7 @@ class PrefixSharedLayout:
     """Each dialogue's samples in one row with a 4D attention mask (train/prefix_shared.py)."""
 
     loss_positions: str = "all"
+    focal_gamma: float = 0.0
 
     #: Statistics of the training rows, set by `datasets`.
     stats: Any = field(default=None, init=False)
@@ -121,15 +123,18 @@ class PrefixSharedLayout:
         training_args.packing = False
         training_args.padding_free = False
         training_args.remove_unused_columns = False
-        return prefix_shared_trainer_class(self.loss_positions), {"data_collator": collator}
+        trainer = prefix_shared_trainer_class(self.loss_positions, self.focal_gamma)
+        return trainer, {"data_collator": collator}
 
 
 LAYOUTS: dict[str, type] = {"naive": PaddedLayout, "prefix_shared": PrefixSharedLayout}
 
 
-def row_layout(slicing: str, loss_positions: str = "all") -> RowLayout:
+def row_layout(slicing: str, loss_positions: str = "all", focal_gamma: float = 0.0) -> RowLayout:
     """The layout of a recipe's `slicing` value (already checked against `train.config.SLICING`),
-    its trainer computing the loss at `loss_positions` (train/loss_positions.py)."""
+    its trainer computing the loss at `loss_positions` with the focal factor `focal_gamma`
+    (train/loss_positions.py)."""
     layout = LAYOUTS[slicing]()
     layout.loss_positions = loss_positions
+    layout.focal_gamma = focal_gamma
     return layout

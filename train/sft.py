@@ -31,6 +31,7 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from data_gen.console import emit, results_only_on_stdout  # noqa: E402
 from data_gen.errors import InputError  # noqa: E402
 from data_gen.schema import load_dialogues  # noqa: E402
 from train.config import (  # noqa: E402
@@ -58,8 +59,10 @@ from train.slicing import (  # noqa: E402
     dialogue_texts,
 )
 from train.tracking import (  # noqa: E402
+    closing_wandb_run,
     configure_wandb,
     data_fingerprint,
+    log_model_artifact,
     resume_checkpoint,
     run_callback,
     wandb_run_config,
@@ -88,7 +91,7 @@ class SlicedData:
 def run(argv: list[str] | None = None) -> dict[str, Any]:
     """Train on a recipe (``RECIPE.yaml [--key value ...]``); returns the run summary."""
     args, training_args, model_args, on_gpu = parse(argv)
-    layout = row_layout(args.slicing, args.loss_positions)
+    layout = row_layout(args.slicing, args.loss_positions, args.focal_gamma)
     layout.configure_model(model_args)
     main_process = setup_logging(training_args)
     output_dir, resume_from = prepare_output_dir(args, training_args, main_process)
@@ -141,6 +144,8 @@ def prepare_output_dir(args: Any, training_args: Any, main_process: bool) -> tup
     resume_from = resume_checkpoint(args, training_args, output_dir, main_process=main_process)
     if "wandb" in (training_args.report_to or []):
         configure_wandb(args, output_dir)
+        # TrainingArguments.project (read by Trackio) lands in the W&B config: make it the W&B project.
+        training_args.project = os.environ.get("WANDB_PROJECT", training_args.project)
     return output_dir, resume_from
 
 
@@ -283,24 +288,35 @@ def train(trainer: Any, resume_from: str | None) -> None:
     trainer.save_state()
 
 
-# 9. Save the adapter (or full model) and the tokenizer with its chat template.
+# 9. Save the adapter (or full model) and the tokenizer with its chat template; with W&B, log the
+# folder as a model artifact.
 def save(
     trainer: Any, tokenizer: Any, output_dir: Path, data: SlicedData, layout: RowLayout, main_process: bool
 ) -> dict[str, Any]:
     """Save the model and tokenizer; returns (and writes, as train_summary.json, for reports such
-    as `python -m eval demo-curve`) what was trained on."""
+    as `python -m eval demo-curve`) what was trained on. The Trainer turns the KV cache off in the
+    model's config for training (`TrainingArguments.use_cache`, default False); it is turned back on
+    before saving, or a fully fine-tuned model would generate without a cache wherever its config
+    is read (about three times slower in the demo's static evaluation)."""
+    config = getattr(trainer.accelerator.unwrap_model(trainer.model), "config", None)
+    if config is not None:
+        config.use_cache = True
     trainer.save_model(str(output_dir))
     if main_process:
         tokenizer.save_pretrained(str(output_dir))
         logger.info("saved to %s (global step %d)", output_dir, trainer.state.global_step)
+    ended = next((h for h in reversed(trainer.state.log_history) if "train_loss" in h), {})
     summary = {
         "output_dir": str(output_dir),
         "global_step": trainer.state.global_step,
+        "train_loss": ended.get("train_loss"),
+        "train_runtime": ended.get("train_runtime"),
         "stats": data.stats.as_dict(),
         **layout.record(),
     }
     if main_process:
         (output_dir / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        log_model_artifact(output_dir, trainer.state.global_step)
     return summary
 
 
@@ -311,7 +327,10 @@ def main(argv: list[str] | None = None) -> int:
         print(text, end="")
         return 0
     try:
-        run(argv)
+        # Results alone on stdout: the trainer's loss logs and metrics, and the lines libraries
+        # print on their own, go to stderr; the W&B run is finished before the process exits.
+        with results_only_on_stdout(), closing_wandb_run():
+            summary = run(argv)
     except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
         if os.environ.get("DIAFORGE_DEBUG"):
             raise
@@ -325,7 +344,19 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(out_of_memory_line(argv), file=sys.stderr)
         return 3
+    if os.environ.get("RANK", "0") == "0":
+        emit(result_line(summary))
     return 0
+
+
+def result_line(summary: dict[str, Any]) -> str:
+    """The one line training prints on stdout: where the model is, its step, loss and time."""
+    loss, runtime = summary.get("train_loss"), summary.get("train_runtime")
+    return (
+        f"trained {summary['output_dir']}: global step {summary['global_step']}"
+        + (f", train loss {loss:.4f}" if isinstance(loss, (int, float)) else "")
+        + (f", {runtime:.1f} s" if isinstance(runtime, (int, float)) else "")
+    )
 
 
 if __name__ == "__main__":

@@ -1,19 +1,25 @@
 """A training run's folder: checkpoints and resuming, W&B setup, and the files that say what a run
-was trained on (`data_fingerprint.json`, `recipe_resolved.yaml`, `prompt_format.json`, the last
-also in every checkpoint). Used by train/sft.py."""
+was trained on (`data_fingerprint.json`, `recipe_resolved.yaml`, `prompt_format.json`) and which
+W&B run it was (`training_run.json`); the first, second and last go into every checkpoint too, for
+evaluation to name the training run and data behind a model (data_gen/lineage.py). The saved
+adapter is logged as a W&B ``model`` artifact. Used by train/sft.py."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import shutil
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from data_gen.format import PROMPT_FORMAT_FILE, PromptFormat
 from data_gen.hygiene import sha256_file
+from data_gen.lineage import LINEAGE_FILES, TRAINING_RUN_FILE
 from data_gen.wandb_offline import has_wandb_credentials, wandb_reachable
 from train.slicing import SliceConfig
 
@@ -63,14 +69,16 @@ def resume_checkpoint(args: Any, training_args: Any, output_dir: Path, *, main_p
 
 
 def configure_wandb(args: Any, output_dir: Path) -> str:
-    """W&B project, entity and tags from the recipe; offline into the output folder when there is
-    no API key (`wandb sync` uploads later). Returns the mode."""
+    """W&B project, entity and tags from the recipe; the run group from ``WANDB_RUN_GROUP``, else
+    the output folder's name (evaluation runs of the model join the same group); offline into the
+    output folder when there is no API key (`wandb sync` uploads later). Returns the mode."""
     if args.wandb_project:
         os.environ["WANDB_PROJECT"] = args.wandb_project
     if args.wandb_entity:
         os.environ["WANDB_ENTITY"] = args.wandb_entity
     if args.wandb_tags:
         os.environ["WANDB_TAGS"] = ",".join(args.wandb_tags)
+    os.environ.setdefault("WANDB_RUN_GROUP", output_dir.name)
     os.environ.setdefault("WANDB_DIR", str(output_dir))
     if "WANDB_MODE" not in os.environ and not has_wandb_credentials():
         os.environ["WANDB_MODE"] = "offline"
@@ -161,14 +169,101 @@ def run_callback(output_dir: Path, prompt_format: PromptFormat, wandb_config: di
                 if (output_dir / name).is_file():
                     artifact.add_file(str(output_dir / name), name=name)
             run.log_artifact(artifact)
+            record = {
+                "wandb_run": wandb_run_record(run),
+                "data_fingerprint": wandb_config["data_fingerprint"],
+            }
+            _write_json(output_dir / TRAINING_RUN_FILE, record)
 
         def on_save(self, args, state, control, **kwargs):
             if state.is_world_process_zero:
                 folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
                 if folder.is_dir():
                     prompt_format.save(folder)
+                    for name in LINEAGE_FILES:
+                        if (output_dir / name).is_file():
+                            shutil.copyfile(output_dir / name, folder / name)
 
     return DiaforgeRunCallback()
+
+
+@contextlib.contextmanager
+def closing_wandb_run() -> Iterator[None]:
+    """Finish the W&B run the trainer started (if any) when the block ends, marked failed when it
+    ends with an exception. Left to interpreter exit, wandb prints its footer to stdout with colour
+    codes; finished here, it goes to stderr with the rest of wandb's lines."""
+    try:
+        yield
+    except BaseException:
+        _finish_wandb(1)
+        raise
+    _finish_wandb(0)
+
+
+def _finish_wandb(exit_code: int) -> None:
+    wandb = sys.modules.get("wandb")
+    run = getattr(wandb, "run", None)
+    if run is not None:
+        run.finish(exit_code=exit_code)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def wandb_run_record(run: Any) -> dict[str, Any]:
+    """What `training_run.json` says of a W&B run: id, name, project, entity, group, mode, url and
+    ``path`` (``entity/project/id``, without the entity when offline, where it is not known yet)."""
+    entity = getattr(run, "entity", None) or None
+    return {
+        "id": run.id,
+        "name": run.name,
+        "project": run.project,
+        "entity": entity,
+        "group": run.group or None,
+        "mode": "offline" if run.offline else "online",
+        "url": run.url,
+        "path": "/".join(p for p in (entity, run.project, run.id) if p),
+    }
+
+
+def log_model_artifact(output_dir: Path, global_step: int) -> dict[str, Any] | None:
+    """Log the saved adapter (or full model) of `output_dir` as a W&B artifact of type ``model``
+    named ``adapter-<run id>`` (``model-<run id>`` for a full fine-tune), with the data
+    fingerprint, base model and step as metadata, and record it in `training_run.json`. The files
+    are not copied (they are final once saved). Returns the artifact record; None when no W&B run
+    is active."""
+    wandb = sys.modules.get("wandb")
+    run = getattr(wandb, "run", None)
+    if run is None:
+        return None
+    record_path = output_dir / TRAINING_RUN_FILE
+    record = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
+    adapter = output_dir / "adapter_config.json"
+    base = (
+        json.loads(adapter.read_text(encoding="utf-8")).get("base_model_name_or_path")
+        if adapter.is_file()
+        else None
+    )
+    name = f"{'adapter' if adapter.is_file() else 'model'}-{run.id}"
+    fingerprint = json.loads((output_dir / "data_fingerprint.json").read_text()).get("fingerprint")
+    artifact = wandb.Artifact(
+        name,
+        type="model",
+        description=f"the {'LoRA adapter' if base else 'model'} saved by train/sft.py at step {global_step}",
+        metadata={"data_fingerprint": fingerprint, "base_model": base, "global_step": global_step},
+    )
+    for path in sorted(output_dir.iterdir()):
+        if path.is_file() and path.name != TRAINING_RUN_FILE and not path.name.endswith(".tmp"):
+            artifact.add_file(str(path), name=path.name, policy="immutable")
+    run.log_artifact(artifact, aliases=["latest", f"step-{global_step}"])
+    prefix = "/".join(p for p in (getattr(run, "entity", None) or None, run.project) if p)
+    record["wandb_run"] = record.get("wandb_run") or wandb_run_record(run)
+    record["model_artifact"] = {"name": name, "type": "model", "ref": f"{prefix}/{name}:latest"}
+    _write_json(record_path, record)
+    return record["model_artifact"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,9 +12,9 @@ Two ways of showing a dialogue to a model:
 
 The package's modules: `options` (the allowed values of every format option), `rendering` (a turn
 as text), `parsing` (text or a native response message back to a turn, with its rules), `prompt`
-(system prompts and tool specs), `messages` (a dialogue as chat messages) and `prompt_format`
-(`PromptFormat`, ``prompt_format.json`` and the Hugging Face export). Import from the package:
-its names below are the interface.
+(system prompts and tool specs), `messages` (a dialogue as chat messages), `prompt_format`
+(`PromptFormat` and ``prompt_format.json``) and `trl_rows` (the export's prompt-completion rows,
+one per assistant turn). Import from the package: its names below are the interface.
 """
 
 from data_gen.format.messages import assistant_message, to_chat_messages
@@ -32,21 +32,26 @@ from data_gen.format.prompt import (
     native_system_prompt,
     openai_tools,
     read_system_prompt_file,
+    reference_prompt_template,
     system_prompt,
     tool_listing,
     tool_signature,
 )
 from data_gen.format.prompt_format import (
-    EXPORT_FORMATS,
     PROMPT_FORMAT_FILE,
     PROMPT_FORMAT_VERSION,
     PromptFormat,
-    export_format,
-    export_hf_jsonl,
     shown_value,
-    to_hf_conversational,
 )
 from data_gen.format.rendering import THINK_CLOSE, THINK_OPEN, render_assistant, render_calls
+from data_gen.format.trl_rows import (
+    EXPORT_FORMATS,
+    ROW_KEYS,
+    export_format,
+    export_rows_jsonl,
+    iter_rows,
+    prompt_completion_rows,
+)
 
 __all__ = [
     "ARGUMENTS_AS",
@@ -55,6 +60,7 @@ __all__ = [
     "PROMPT_FORMAT_FILE",
     "PROMPT_FORMAT_VERSION",
     "PROMPT_MODES",
+    "ROW_KEYS",
     "TARGET_REASONING",
     "THINK_CLOSE",
     "THINK_OPEN",
@@ -65,19 +71,21 @@ __all__ = [
     "assistant_message",
     "compact_tool",
     "export_format",
-    "export_hf_jsonl",
+    "export_rows_jsonl",
     "fill_system_prompt",
+    "iter_rows",
     "native_system_prompt",
     "openai_tools",
     "parse_assistant",
     "parse_openai_message",
+    "prompt_completion_rows",
     "read_system_prompt_file",
+    "reference_prompt_template",
     "render_assistant",
     "render_calls",
     "shown_value",
     "system_prompt",
     "to_chat_messages",
-    "to_hf_conversational",
     "tool_listing",
     "tool_signature",
 ]

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from data_gen.format.options import TOOL_STYLES, check_choice
+from data_gen.format.options import PROMPT_MODES, TOOL_STYLES, check_choice
 from data_gen.schema import Tool
 
 _PROMPT_RULES = """\
@@ -95,6 +95,17 @@ def system_prompt(
     given order) in `tool_style`. The same tools always give the same text."""
     listing = tool_listing(tools, tool_style)
     return _with_extra(f"{_PROMPT_RULES}\n\nAvailable tools:\n{listing}", extra_instructions)
+
+
+def reference_prompt_template(prompt_mode: str) -> str:
+    """The reference system prompt as a template (`fill_system_prompt` gives back exactly
+    `system_prompt` or `native_system_prompt`): in prompt mode the rules and ``{tools}`` where the
+    candidate tools go; in native mode the rules alone. An export records it in
+    ``prompt_format.json``, so the file holds the text it was rendered with and its hash."""
+    check_choice("prompt_mode", prompt_mode, PROMPT_MODES)
+    if prompt_mode == "native":
+        return _NATIVE_RULES
+    return f"{_PROMPT_RULES}\n\nAvailable tools:\n{{tools}}"
 
 
 def native_system_prompt(extra_instructions: str | None = None) -> str:

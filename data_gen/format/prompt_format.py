@@ -1,13 +1,11 @@
 """`PromptFormat`: every option that changes what a model sees or is trained to write, recorded as
-``prompt_format.json`` with every checkpoint; and the Hugging Face conversational export, which
-writes dialogues in a given format."""
+``prompt_format.json`` with every checkpoint and every export."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,7 +20,7 @@ from data_gen.format.options import (
 )
 from data_gen.format.prompt import fill_system_prompt, native_system_prompt, openai_tools, system_prompt
 from data_gen.format.rendering import render_assistant
-from data_gen.schema import Dialogue, Turn, write_jsonl
+from data_gen.schema import Dialogue, Turn
 
 PROMPT_FORMAT_FILE = "prompt_format.json"
 """Written by training beside every adapter, checkpoint and merged model; read by evaluation."""
@@ -214,41 +212,3 @@ def shown_value(name: str, value: Any) -> str:
     if value is None:
         return "the default" if name in ("system_prompt", "eot_token") else "None"
     return repr(value)
-
-
-EXPORT_FORMATS = ("hf", "hf-prompt")
-"""``hf``: native messages (``tools`` and ``tool_calls``, thoughts as ``reasoning_content``) for
-chat templates that render tools; ``hf-prompt``: the paper's text format (the tools in the system
-prompt, a call as its JSON list in ``content``), which every chat template renders."""
-
-
-def export_format(name: str, **options: Any) -> PromptFormat:
-    """The `PromptFormat` of an export format (`EXPORT_FORMATS`); `options` set the others
-    (tool_style, target_reasoning, system_prompt)."""
-    check_choice("format", name, EXPORT_FORMATS)
-    return PromptFormat(prompt_mode="native" if name == "hf" else "prompt", **options)
-
-
-def to_hf_conversational(dialogue: Dialogue, fmt: PromptFormat | None = None) -> dict[str, Any]:
-    """The dialogue in the TRL / axolotl conversational format: ``{"messages", "tools"}``, both
-    lists. `fmt` defaults to native mode (`export_format("hf")`).
-
-    Every assistant message of a whole-dialogue record is trained, so each keeps its thought unless
-    ``fmt.target_reasoning`` is 'drop'. In native mode ``tools`` holds
-    `openai_tools(candidate_tools)`; in prompt mode the tools are already in the system prompt, so
-    ``tools`` is an empty list: a template given them again would show them twice.
-    """
-    fmt = fmt or export_format("hf")
-    messages = to_chat_messages(
-        dialogue,
-        prompt_mode=fmt.prompt_mode,
-        history_reasoning="keep" if fmt.target_reasoning == "keep" else "strip",
-        system=fmt.system_text(dialogue),
-        tool_style=fmt.tool_style,
-    )
-    return {"messages": messages, "tools": fmt.tools(dialogue) or []}
-
-
-def export_hf_jsonl(dialogues: Iterable[Dialogue], path: str | Path, fmt: PromptFormat | None = None) -> int:
-    """Write one `to_hf_conversational` record per dialogue (atomically); returns the count."""
-    return write_jsonl(path, (to_hf_conversational(d, fmt) for d in dialogues))

@@ -86,14 +86,16 @@ def test_scripted_corpus_meets_the_targets(corpus) -> None:
     for png in ("turns_per_dialogue.png", "params_per_seed_tool.png", "selection_vs_completion.png"):
         assert (out / "plots" / png).stat().st_size > 1000
     hf = [json.loads(line) for line in (out / "hf_conversational.jsonl").read_text().splitlines()]
-    # The paper's text format (hf-prompt): the tools are in the system prompt, the call in the text.
-    assert len(hf) == len(dialogues) and hf[0]["messages"] and hf[0]["tools"] == []
-    assert hf[0]["messages"][-1]["content"].endswith(render_calls(dialogues[0].turns[-1].tool_calls))
+    # TRL prompt-completion rows in the paper's text format (hf-prompt): one per assistant turn, the
+    # tools in the system prompt, the final call in the text of the last row's completion.
+    assert len(hf) == sum(len(d.assistant_turns()) for d in dialogues) and "tools" not in hf[0]
+    final = next(row for row in hf if row["final"])
+    assert final["completion"][0]["content"].endswith(render_calls(dialogues[0].turns[-1].tool_calls))
     assert json.loads((out / "prompt_format.json").read_text())["prompt_mode"] == "prompt"
     import datasets
 
     ds = datasets.load_from_disk(str(out / "hf_dataset"))
-    assert len(ds) == len(dialogues) and ds[0]["messages"] == hf[0]["messages"]
+    assert len(ds) == len(hf) and ds[0]["prompt"] == hf[0]["prompt"]
 
 
 def test_user_never_names_a_tool_and_values_come_from_the_gold_map(corpus) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from types import SimpleNamespace
@@ -13,18 +14,20 @@ from hypothesis import strategies as st
 from data_gen.format import (
     HISTORY_REASONING,
     PROMPT_MODES,
+    ROW_KEYS,
     ParsedMessage,
+    PromptFormat,
     assistant_message,
     export_format,
-    export_hf_jsonl,
+    export_rows_jsonl,
     native_system_prompt,
     openai_tools,
     parse_assistant,
     parse_openai_message,
+    prompt_completion_rows,
     render_assistant,
     system_prompt,
     to_chat_messages,
-    to_hf_conversational,
 )
 from data_gen.schema import Dialogue, Persona, Tool, ToolCall, Turn
 
@@ -774,37 +777,60 @@ def test_parse_openai_message_never_raises(message: object) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def test_to_hf_conversational_native() -> None:
+def test_native_rows_one_per_assistant_turn() -> None:
     dialogue = _dialogue()
-    record = to_hf_conversational(dialogue)
-    assert set(record) == {"messages", "tools"}
-    assert record["tools"] == openai_tools(dialogue.candidate_tools)
-    assert record["messages"][0] == {"role": "system", "content": native_system_prompt()}
-    assert record["messages"][2]["reasoning_content"] == dialogue.turns[1].thought  # keep by default
-    assert record["messages"][4]["tool_calls"][0]["function"]["name"] == dialogue.seed_tool
-    json.dumps(record)  # plain JSON
+    rows = prompt_completion_rows(dialogue)
+    assert [r["id"] for r in rows] == ["d-1/1", "d-1/3"] and [r["final"] for r in rows] == [False, True]
+    assert list(rows[0]) == [*ROW_KEYS, "tools"]
+    assert rows[0]["tools"] == openai_tools(dialogue.candidate_tools)
+    assert rows[0]["prompt"] == [
+        {"role": "system", "content": native_system_prompt()},
+        {"role": "user", "content": dialogue.turns[0].content},
+    ]
+    # The completion is the turn the model writes, thought included (target_reasoning keep) ...
+    assert rows[0]["completion"][0]["reasoning_content"] == dialogue.turns[1].thought
+    assert rows[1]["completion"][0]["tool_calls"][0]["function"]["name"] == dialogue.seed_tool
+    # ... and earlier turns appear in the prompt without theirs (history_reasoning strip).
+    assert "reasoning_content" not in rows[1]["prompt"][2]
+    json.dumps(rows)  # plain JSON
 
 
-def test_to_hf_conversational_prompt_mode() -> None:
+def test_prompt_mode_rows_and_history_reasoning() -> None:
     dialogue = _dialogue()
-    record = to_hf_conversational(dialogue, export_format("hf-prompt", target_reasoning="drop"))
-    assert record["tools"] == []  # the tools are in the system prompt already
-    assert record["messages"][0]["content"] == system_prompt(dialogue.candidate_tools)
-    assert record["messages"][4]["content"] == FIGURE_4
-    # Every assistant message of a whole-dialogue record is trained: thoughts follow target_reasoning.
-    kept = to_hf_conversational(dialogue, export_format("hf-prompt", tool_style="compact"))
-    assert kept["messages"][4]["content"] == render_assistant(dialogue.turns[3])
-    assert kept["messages"][0]["content"] == system_prompt(dialogue.candidate_tools, tool_style="compact")
+    rows = prompt_completion_rows(dialogue, export_format("hf-prompt", target_reasoning="drop"))
+    assert "tools" not in rows[0]  # the tools are in the system prompt already
+    assert rows[1]["prompt"][0]["content"] == system_prompt(dialogue.candidate_tools)
+    assert rows[1]["completion"] == [{"role": "assistant", "content": FIGURE_4}]
+    assert rows[1]["prompt"][2]["content"] == dialogue.turns[1].content  # no earlier thought
+    kept = prompt_completion_rows(dialogue, export_format("hf-prompt", history_reasoning="keep"))
+    assert kept[1]["prompt"][2]["content"] == render_assistant(dialogue.turns[1])
+    assert kept[1]["completion"][0]["content"] == render_assistant(dialogue.turns[3])
+    compact = prompt_completion_rows(dialogue, export_format("hf-prompt", tool_style="compact"))
+    assert compact[0]["prompt"][0]["content"] == system_prompt(dialogue.candidate_tools, tool_style="compact")
 
 
-def test_export_hf_jsonl(tmp_path) -> None:
+@pytest.mark.parametrize("name", ["hf", "hf-prompt"])
+def test_export_format_records_the_reference_prompt_it_renders(name: str) -> None:
+    """prompt_format.json holds the system prompt's text and hash, and that text renders the same
+    rows as the built-in prompt."""
+    fmt = export_format(name)
+    assert fmt.system_prompt and fmt.as_dict()["system_prompt_sha256"]
+    builtin = PromptFormat(prompt_mode=fmt.prompt_mode)
+    for tool_style in ("json", "compact"):
+        ours = dataclasses.replace(fmt, tool_style=tool_style)
+        theirs = dataclasses.replace(builtin, tool_style=tool_style)
+        assert ours.messages(_dialogue()) == theirs.messages(_dialogue())
+    assert PromptFormat.from_dict(json.loads(json.dumps(fmt.as_dict()))) == fmt
+
+
+def test_export_rows_jsonl(tmp_path) -> None:
     path = tmp_path / "out" / "hf.jsonl"
-    n = export_hf_jsonl([_dialogue(), _dialogue()], path, export_format("hf-prompt"))
-    assert n == 2
+    fmt = export_format("hf-prompt")
+    n = export_rows_jsonl([_dialogue(), _dialogue()], path, fmt)
+    assert n == 4
     lines = path.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 2
-    record = json.loads(lines[0])
-    assert record == json.loads(json.dumps(to_hf_conversational(_dialogue(), export_format("hf-prompt"))))
+    assert len(lines) == 4
+    assert json.loads(lines[1]) == json.loads(json.dumps(prompt_completion_rows(_dialogue(), fmt)[1]))
 
 
 # --------------------------------------------------------------------------------------------

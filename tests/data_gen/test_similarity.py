@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from data_gen.catalogue_analysis import analyze_catalogue
 from data_gen.schema import Tool
 from data_gen.similarity import (
     DistractorRetriever,
     MiniLMEncoder,
     TfidfEncoder,
-    analyze_catalogue,
     composite_matrix,
     get_encoder,
     lcs_length,

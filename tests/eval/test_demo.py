@@ -8,7 +8,7 @@ import pytest
 
 from data_gen.errors import InputError
 from eval.demo import DemoConfig, gain_summary, render_gain
-from eval.demo_curve import plot_curve, run_curve
+from eval.demo_curve import curve_figure, plot_curve, run_curve
 
 
 def _runs(tuned: float, base: float, floor: float, ftr_tuned: float, ftr_base: float) -> dict:
@@ -73,6 +73,32 @@ def test_curve_plot_is_written(tmp_path):
     path = tmp_path / "curve.png"
     plot_curve(result, path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_curve_plot_reads_at_a_glance():
+    """Sizes written out as ticks, a base line at 0 inside the axes, each point named by its
+    dialogues, n in the title, and the legend below the axes (not over the lower left)."""
+    import matplotlib.pyplot as plt
+
+    result = {
+        "points": [
+            {"dialogues": 12, "samples": 34, "dynamic": {"Acc": 0.0, "FTR": 0.0}},
+            {"dialogues": 100, "samples": 297, "dynamic": {"Acc": 0.1, "FTR": 0.45}},
+        ],
+        "references": {"base": {"Acc": 0.0}, "name-overlap": {"Acc": 0.375}},
+        "config": {"limit": 40},
+    }
+    fig = curve_figure(result)
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["34", "297"]
+    low, high = ax.get_ylim()
+    assert low < 0 and high > 1
+    assert "n = 40" in ax.get_title()
+    assert sorted(t.get_text() for t in ax.texts) == ["100 dial.", "12 dial."]
+    legend_box = ax.get_legend().get_window_extent()
+    assert legend_box.y1 <= ax.get_window_extent().y0  # wholly below the axes
+    plt.close(fig)
 
 
 def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_path):

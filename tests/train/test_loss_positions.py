@@ -280,3 +280,97 @@ def test_accumulated_training_is_the_same(tmp_path, slicing):
         # Adam moves a weight whose gradient is near zero by up to the learning rate (1e-2) a step
         # whatever that gradient's rounding: 5e-4 is five times the largest difference seen.
         assert (got_adapter[name] - w).abs().max() <= 5e-4, name
+
+
+# ------------------------------------------------------------------------------------------
+# The focal factor (recipe key focal_gamma)
+# ------------------------------------------------------------------------------------------
+
+
+def test_focal_weights_by_hand():
+    """(1 - p)^gamma of each token, detached: p = 0.5, 0.9, 1 with gamma 2 give 0.25, 0.01, 0."""
+    from train.loss_positions import focal_weights
+
+    log_probs = torch.log(torch.tensor([0.5, 0.9, 1.0], dtype=torch.float64, requires_grad=True))
+    weights = focal_weights(log_probs, 2.0)
+    assert torch.allclose(weights, torch.tensor([0.25, 0.01, 0.0], dtype=torch.float64), atol=1e-12)
+    assert not weights.requires_grad
+
+
+@pytest.mark.parametrize("gamma", [0.0, 1.0, 2.0])
+def test_focal_loss_equals_full_float64_logits(tiny, tmp_path, gamma):
+    """With focal_gamma the loss is the sum of -log p (1 - p)^gamma over the label tokens divided by
+    their number, from the model's full float64 logits (gamma 0: the plain loss); its gradient
+    is that of the weighted sum with the weights held fixed."""
+    from train.loss_positions import token_log_probs
+
+    path, tokenizer, samples = tiny
+    rows, _ = build_prefix_shared(samples, max_length=1024, packing=True)
+    trainer, collate = make_trainer(path, tokenizer, rows, torch.float64, tmp_path)
+    trainer.focal_gamma = gamma
+    batch = collate(rows[:2])
+    params = [p for p in trainer.model.parameters() if p.requires_grad]
+    got = trainer.compute_loss(trainer.model, dict(batch))
+    got_grads = torch.autograd.grad(got, params)
+    logits = trainer.model(**{k: v for k, v in batch.items() if k != "labels"}).logits
+    log_probs, _, mask = token_log_probs(logits[:, :-1], batch["labels"][:, 1:])
+    weights = (1 - log_probs.detach().exp()) ** gamma
+    want = -(log_probs * weights).sum() / mask.sum()
+    want_grads = torch.autograd.grad(want, params)
+    assert abs(got.item() - want.item()) <= 1e-12 * want.item(), (got.item(), want.item())
+    for g, w in zip(got_grads, want_grads, strict=True):
+        assert torch.allclose(g, w, rtol=1e-9, atol=1e-12)
+    if gamma:  # the factor changes the loss: tokens predicted with p > 0 weigh less than 1
+        plain = (-log_probs.sum() / mask.sum()).item()
+        assert got.item() < plain
+
+
+def test_focal_gamma_needs_the_trained_positions(tmp_path, capsys):
+    """A recipe with focal_gamma and loss_positions: all is refused before a model is built, as is
+    a negative gamma; on the TRL path a trainer with the factor set refuses to compute the loss."""
+    from train import sft
+    from train.loss_positions import positions_trainer_class
+
+    out = tmp_path / "o"
+    assert sft.main([TINY, "--focal_gamma", "2", "--loss_positions", "all", "--output_dir", str(out)]) == 2
+    assert "focal_gamma needs loss_positions: trained" in capsys.readouterr().err
+    assert sft.main([TINY, "--focal_gamma", "-1", "--output_dir", str(out)]) == 2
+    assert "focal_gamma must be a number >= 0" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="focal_gamma must be >= 0"):
+        positions_trainer_class("trained", base=object, focal_gamma=-0.5)
+
+
+def test_focal_gamma_reaches_the_trainer(tmp_path, monkeypatch):
+    """The recipe key sets the factor on the trainer that train/sft.py builds."""
+    from train import sft
+    from train.loss_positions import TrainedPositionsLoss
+
+    seen = []
+    original = TrainedPositionsLoss._trained_positions_loss
+
+    def recording(self, *args, **kwargs):
+        seen.append(self.focal_gamma)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrainedPositionsLoss, "_trained_positions_loss", recording)
+    common = ["--max_steps", "1", "--save_strategy", "no", "--slicing", "prefix_shared"]
+    sft.run([TINY, "--output_dir", str(tmp_path / "f"), *common, "--focal_gamma", "1.5"])
+    assert seen == [1.5]
+
+
+def test_a_fully_fine_tuned_model_is_saved_with_its_kv_cache_on(tmp_path):
+    """The Trainer sets `use_cache: false` in the model's config for training; the saved model must
+    not keep it (generation without a cache is several times slower), and eval loads older
+    checkpoints with it on."""
+    from eval.models import load_hf_model
+    from train import sft
+
+    out = tmp_path / "full"
+    sft.run(
+        [TINY, "--output_dir", str(out), "--use_peft", "false", "--max_steps", "1", "--save_strategy", "no"]
+    )
+    assert json.loads((out / "config.json").read_text())["use_cache"] is True
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "use_cache": False}))
+    model, _, _ = load_hf_model(out)
+    assert model.config.use_cache is True

@@ -7,7 +7,10 @@
 * `eval run` on the adapter, on a checkpoint and on the merged model, with no format option,
   feeds the model exactly the token ids training put before the first target;
 * an option that contradicts the file wins with a one-line warning naming both values;
-* the offline W&B run holds the options in its config and the run files as an artifact.
+* the offline W&B run holds the options in its config and the run files as an artifact;
+* W&B lineage: the training run is in the recipe's project, logs the adapter as a ``model``
+  artifact, and an offline eval run of the adapter, a checkpoint or the merged model names that
+  training run, its group and the data fingerprint.
 """
 
 from __future__ import annotations
@@ -217,3 +220,77 @@ def test_offline_wandb_run_has_the_options_and_the_run_files(trained):
     assert len(run_files) == 1
     assert run_files[0]["files"] == ["data_fingerprint.json", "prompt_format.json", "recipe_resolved.yaml"]
     assert run_files[0]["metadata"]["data_fingerprint"] == fingerprint["fingerprint"]
+
+
+def test_the_built_in_prompt_is_recorded_with_its_text():
+    """Without `system_prompt_file` the recipe's format holds the reference prompt as a template
+    (its text and hash go to prompt_format.json), and it renders exactly the messages the built-in
+    prompt gives."""
+    from data_gen.format import PromptFormat
+    from data_gen.schema import Dialogue
+    from train.config import parse_recipe
+
+    args = parse_recipe([str(REPO / "recipes" / "tiny" / "sft.yaml")])[0]
+    args.system_prompt_file = None
+    fmt = args.prompt_format()
+    assert "{tools}" in fmt.system_prompt and fmt.as_dict()["system_prompt_sha256"]
+    built_in = PromptFormat(
+        prompt_mode=fmt.prompt_mode, tool_style=fmt.tool_style, history_reasoning=fmt.history_reasoning,
+        target_reasoning=fmt.target_reasoning,
+    )  # fmt: skip
+    lines = (REPO / "tests" / "fixtures" / "dialogues_small.jsonl").read_text().splitlines()
+    for line in lines[:3]:
+        dialogue = Dialogue.model_validate_json(line)
+        assert fmt.messages(dialogue) == built_in.messages(dialogue)
+
+
+@pytest.fixture
+def offline_wandb(tmp_path, monkeypatch):
+    """No API key, no netrc: `eval run --wandb-project` runs offline into its run folder."""
+    for var in ("WANDB_API_KEY", "WANDB_MODE", "WANDB_DIR", "WANDB_BASE_URL", "WANDB_RUN_GROUP"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for var in ("CONFIG", "CACHE", "DATA"):
+        monkeypatch.setenv(f"WANDB_{var}_DIR", str(tmp_path / f"wandb_{var.lower()}"))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_eval_names_the_training_run_the_data_and_the_adapter_artifact(
+    trained, bench, tmp_path, offline_wandb
+):
+    from data_gen.wandb_offline import wait_for_offline_run
+    from eval.cli import main
+
+    out, merged = trained
+    (run_dir,) = out.glob("wandb/offline-run-*")
+    training = wait_for_offline_run(run_dir)
+    run_id = training["run"]["id"]
+    assert training["run"]["project"] == "diaforge-tests" == training["config"]["project"]
+    assert training["run"]["group"] == out.name
+    fingerprint = json.loads((out / "data_fingerprint.json").read_text())["fingerprint"]
+    (adapter,) = [a for a in training["artifacts"] if a["type"] == "model"]
+    assert adapter["name"] == f"adapter-{run_id}"
+    assert {"adapter_model.safetensors", "adapter_config.json", "data_fingerprint.json"} <= set(
+        adapter["files"]
+    )
+    assert "prompt_format.json" in adapter["files"] and "training_run.json" not in adapter["files"]
+    assert adapter["metadata"]["data_fingerprint"] == fingerprint and adapter["metadata"]["global_step"] == 2
+
+    artifact_ref = f"diaforge-tests/adapter-{run_id}:latest"
+    for model, ref in ((out, artifact_ref), (out / "checkpoint-2", None), (merged, artifact_ref)):
+        run_out = tmp_path / model.name
+        argv = ["run", "--model", str(model), "--bench", str(bench), "--modes", "static", "--quiet"]
+        argv += ["--max-new-tokens", "4", "--out", str(run_out), "--wandb-project", "diaforge-tests"]
+        assert main(argv) == 0
+        recorded = json.loads((run_out / "metrics.json").read_text())["training"]
+        assert recorded["data_fingerprint"] == fingerprint, model
+        assert recorded["wandb_run"]["id"] == run_id and recorded["wandb_run"]["mode"] == "offline"
+        evaluation = wait_for_offline_run(run_out / "wandb")
+        assert evaluation["finished"] and evaluation["run"]["job_type"] == "eval"
+        assert evaluation["run"]["group"] == out.name, model
+        config = evaluation["config"]
+        assert config["training_run_id"] == run_id and config["data_fingerprint"] == fingerprint
+        assert config["training_run_path"] == f"diaforge-tests/{run_id}"
+        assert config["model_artifact"] == ref, model

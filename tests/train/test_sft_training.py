@@ -203,19 +203,22 @@ def test_wandb_runs_offline_into_the_output_folder(tmp_path):
     out = tmp_path / "run"
     home = tmp_path / "home"  # no ~/.netrc, no API key: offline
     home.mkdir()
-    output = run(
-        out,
-        "--report_to",
-        "wandb",
-        "--max_steps",
-        "2",
-        "--save_strategy",
-        "no",
-        "--logging_steps",
-        "1",
+    overrides = ("--report_to", "wandb", "--max_steps", "2", "--save_strategy", "no", "--logging_steps", "1")
+    proc = subprocess.run(
+        launch_command(out, *overrides),
+        cwd=REPO,
         env=clean_env(HOME=str(home)),
-        launcher=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
-    assert "wandb runs offline" in output
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "wandb runs offline" in proc.stderr
     runs = list(out.rglob("offline-run-*"))
     assert runs, sorted(str(p.relative_to(out)) for p in out.rglob("*"))[:50]
+    # Results alone on stdout: one line, no colour codes; the loss logs, the trainer's metrics and
+    # wandb's footer are on stderr.
+    assert proc.stdout.splitlines() == [proc.stdout.strip()]
+    assert proc.stdout.startswith(f"trained {out.resolve()}: global step 2, train loss ")
+    assert "\x1b[" not in proc.stdout and "\x1b[" not in proc.stderr
+    assert "'loss':" in proc.stderr and "wandb sync" in proc.stderr
