@@ -79,6 +79,11 @@ def _turn_record(turn: Turn, reply: Reply | None = None) -> dict[str, Any]:
     }
 
 
+def _bar_name(mode: str, split: str) -> str:
+    """The progress bar of a mode: "static", or "no-tool static" for the no-tool split."""
+    return mode if split == "positive" else f"no-tool {mode}"
+
+
 def _ending(reply: Reply, split: str) -> str | None:
     """How a reply ends the dialogue: at a call, a cut-off reply, or (no-tool split) a refusal."""
     if reply.kind in ("tool_calls", "truncated"):
@@ -137,7 +142,12 @@ async def run_static(
         users = [t for t in d.turns if t.role == "user"]
         states.append({"d": d, "users": users, "turns": [], "records": [], "ended": None})
     steps = max((len(s["users"]) for s in states), default=0)
-    bar = tqdm(total=sum(len(s["users"]) for s in states), desc="static", unit="turn", disable=not progress)
+    bar = tqdm(
+        total=sum(len(s["users"]) for s in states),
+        desc=_bar_name("static", split),
+        unit="turn",
+        disable=not progress,
+    )
     for step in range(steps):
         active = [s for s in states if s["ended"] is None and step < len(s["users"])]
         for s in states:
@@ -196,7 +206,9 @@ async def run_dynamic(
             gold_args=dict(d.gold_args),
         )
         states.append({"d": d, "state": state, "records": [], "ended": None})
-    bar = tqdm(total=len(states) * cfg.t_max, desc="dynamic", unit="turn", disable=not progress)
+    bar = tqdm(
+        total=len(states) * cfg.t_max, desc=_bar_name("dynamic", split), unit="turn", disable=not progress
+    )
     for step in range(cfg.t_max):
         active = [s for s in states if s["ended"] is None]
         if not active:
