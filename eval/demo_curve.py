@@ -102,6 +102,8 @@ def _curve_point(runner: Runner, cfg: DemoConfig, data: Path, folder: Path, n: i
                 "--batch-size",
                 cfg.batch_size,
                 *eval_args(cfg, "dynamic"),
+                "--no-tool-bench",  # the curve is of the positive skill: its points skip the split
+                "none",
             ),
         ),
     )
