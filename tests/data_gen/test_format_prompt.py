@@ -105,9 +105,12 @@ def test_recipe_builds_the_same_format(tmp_path) -> None:
     assert args.prompt_format() == PromptFormat(
         tool_style="compact", target_reasoning="drop", system_prompt="Help.\n{tools}"
     )
-    # The recipe's defaults are the format's.
+    # The recipe's defaults are the format's, with the built-in prompt written out as its template
+    # (so prompt_format.json records its text and hash).
+    from data_gen.format import reference_prompt_template
+
     defaults = DiaforgeArguments(dataset_path=["x"]).prompt_format()
-    assert defaults == PromptFormat()
+    assert defaults == PromptFormat(system_prompt=reference_prompt_template("prompt"))
 
 
 def test_choose_prompt_format(tmp_path) -> None:
