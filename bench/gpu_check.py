@@ -98,7 +98,7 @@ def model_dir(args: argparse.Namespace) -> Path:
 def prepare_data(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     """Train the tokenizer (saved into `folder` unless a model is built there), slice the
     dialogues as train/sft.py will, and count samples, rows and tokens of one pass."""
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
     from train.config import DiaforgeArguments
     from train.modeling import build_tiny_tokenizer, load_tokenizer
     from train.prefix_shared import build_prefix_shared

@@ -106,7 +106,7 @@ def load_samples(args: argparse.Namespace, work: Path) -> tuple[list[dict[str, A
     """Turn-sliced samples of the corpus (dialogues consecutive, turns in order) and the tokenizer."""
     from transformers import AutoTokenizer
 
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
     from train.slicing import SliceConfig, TurnSlicer
 
     if args.corpus:
@@ -319,7 +319,7 @@ def peak_flops(name: str, override_tflops: float | None) -> float | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from data_gen.format import HISTORY_REASONING
+    from diaforge.format import HISTORY_REASONING
 
     p = argparse.ArgumentParser(prog="python -m bench.gpu_sft", description=__doc__.split("\n\n")[0])
     p.add_argument("--shape", choices=sorted(SHAPES), default="llama-3.2-3b", help="model architecture")

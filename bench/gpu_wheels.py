@@ -44,7 +44,7 @@ WHEELS: list[tuple[str, str, str, int]] = [
     ("dill", "0.4.1", "needed by datasets", 120_019),
     ("multiprocess", "0.70.19", "needed by datasets", 150_281),
     ("fsspec", "2026.9.0", "datasets 5.2 needs <=2026.9.0 (the image's is not known)", 221_738),
-    ("pydantic", "2.14.3", "data_gen.schema (the dialogue records)", 494_071),
+    ("pydantic", "2.14.3", "diaforge.schema (the dialogue records)", 494_071),
     ("pydantic_core", "2.50.4", "needed by pydantic (cp312 manylinux wheel)", 2_261_727),
     ("annotated_types", "0.8.0", "needed by pydantic", 13_427),
     ("typing_inspection", "0.4.5", "needed by pydantic", 14_874),

@@ -55,8 +55,8 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from data_gen.cliargs import DefaultsHelpFormatter, OneLineArgumentParser  # noqa: E402
-from data_gen.format import HISTORY_REASONING  # noqa: E402
+from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser  # noqa: E402
+from diaforge.format import HISTORY_REASONING  # noqa: E402
 
 ROOT = Path(_ROOT)
 PARTS = (
@@ -90,7 +90,7 @@ def generate_corpus(out: Path, num_dialogues: int, seed: int = 0) -> list:
     """Scripted dialogues from the training catalogue (the bundled generator, offline)."""
     from data_gen.engine import generate
     from data_gen.gen_config import GenerationConfig
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     cfg = GenerationConfig(
         catalogue=str(CATALOGUE),
@@ -109,7 +109,7 @@ def generate_corpus(out: Path, num_dialogues: int, seed: int = 0) -> list:
 def smollm2_path(out_dir: Path) -> Path:
     """SmolLM2-135M-Instruct as a safetensors folder: the checkout's copy when there is one (only
     read), else one materialised once into `out_dir`/models (the folder of --out)."""
-    from data_gen.llm.smollm2 import is_materialised, materialise_smollm2
+    from diaforge.llm.smollm2 import is_materialised, materialise_smollm2
 
     if is_materialised(SMOLLM2):
         return SMOLLM2
@@ -124,7 +124,7 @@ def demo_slicing() -> dict[str, Any]:
     """The slicing settings of recipes/smollm2-135m/demo.yaml (the recipe trained on this machine)."""
     import yaml
 
-    from data_gen.format import PromptFormat
+    from diaforge.format import PromptFormat
     from train.slicing import SliceConfig
 
     recipe = yaml.safe_load(DEMO_RECIPE.read_text(encoding="utf-8"))
@@ -439,8 +439,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         parser.error(f"unknown part(s): {', '.join(unknown)}")
-    from data_gen.errors import InputError
-    from data_gen.hygiene import check_output_file
+    from diaforge.errors import InputError
+    from diaforge.hygiene import check_output_file
 
     try:
         check_output_file(args.out, field="--out", what="results file")
@@ -474,7 +474,7 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
     """Run the selected parts in `work`, sharing the corpus and the SmolLM2 tokenizer."""
     from bench.datagen import bench_datagen
     from bench.loss_positions import bench_loss_positions
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     m = Measurements()
     corpus = tokenizer = model_path = None
@@ -574,6 +574,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from data_gen.console import run_main
+    from diaforge.console import run_main
 
     run_main(main)

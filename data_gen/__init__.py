@@ -1,6 +1,6 @@
 """The dialogue engine (UTC-Gen) and the shared vocabulary of the toolkit.
 
-`data_gen.schema` and `data_gen.format` define the records every other stage reads and writes;
+`diaforge.schema` and `diaforge.format` define the records every other stage reads and writes;
 `train` and `eval` import them, never the other way round.
 """
 

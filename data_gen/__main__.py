@@ -1,4 +1,4 @@
 from data_gen.cli import main
-from data_gen.console import run_main
+from diaforge.console import run_main
 
 run_main(main)

@@ -16,7 +16,7 @@ Supported inputs, detected from the content (pass `format=` to force one):
 
 Every tool ends up as a `Tool` whose ``parameters`` is a JSON Schema object with normalised
 types (``dict``->``object``, ``float``->``number``, ``tuple``->``array``, ...). One record is read
-by `data_gen.tool_records`; this module finds the records in a file, collects them into a
+by `diaforge.tool_records`; this module finds the records in a file, collects them into a
 `Catalogue` (strict, or skipping invalid ones) and saves a catalogue.
 
 Bad input raises `InputError`, one line that names the file, the record and the field. Records
@@ -41,11 +41,11 @@ from typing import Any
 
 import yaml
 
-from data_gen.errors import InputError
-from data_gen.hygiene import MAX_DEPTH, check_regular_file, json_problem, load_yaml
 from data_gen.openapi import openapi_entries
-from data_gen.schema import Tool
-from data_gen.tool_records import FieldError, RecordEntry, RecordLabel, build_record, one_line, with_name
+from diaforge.errors import InputError
+from diaforge.hygiene import MAX_DEPTH, check_regular_file, json_problem, load_yaml
+from diaforge.schema import Tool
+from diaforge.tool_records import FieldError, RecordEntry, RecordLabel, build_record, one_line, with_name
 
 __all__ = [
     "FORMATS",

@@ -1,6 +1,6 @@
 """Near-duplicate statistics of a catalogue (`python -m data_gen analyze`), in bounded memory.
 
-The composite score of DiaFORGE Appendix A.4 (`data_gen.similarity`) is computed over blocks of
+The composite score of DiaFORGE Appendix A.4 (`diaforge.similarity`) is computed over blocks of
 rows, never as a tool-by-tool matrix: memory grows with the tools (their vectors, plus one block of
 `BLOCK_CELLS` scores), time with the pairs. Per block:
 
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from data_gen.schema import Tool
-from data_gen.similarity import (
+from diaforge.schema import Tool
+from diaforge.similarity import (
     DEFAULT_K,
     NEAR_DUPLICATE_THRESHOLD,
     W_DESC,
@@ -56,7 +56,7 @@ this of the threshold."""
 def check_analysis_text(tools: Sequence[Tool], path: str | Path | None = None) -> None:
     """`InputError` before any work when the encoders would read more than `MAX_TEXT_CHARS`
     characters, naming the limit and the way around it."""
-    from data_gen.errors import InputError
+    from diaforge.errors import InputError
 
     chars = sum(len(t.description) + len(tool_text(t)) for t in tools)
     if chars > MAX_TEXT_CHARS:
@@ -217,7 +217,7 @@ def analyze_catalogue(
     Memory: the tools' vectors and one block of `BLOCK_CELLS` scores; with `progress`, a bar on
     stderr (`None`: on a terminal only).
     """
-    from data_gen.console import progress as progress_bar
+    from diaforge.console import progress as progress_bar
 
     if not tools:
         raise ValueError("the catalogue is empty")

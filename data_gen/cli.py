@@ -11,7 +11,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from data_gen.cliargs import (
+from data_gen.gen_config import BACKENDS, MAX_CONCURRENCY, MAX_DIALOGUES, GenerationConfig, RoleSpec
+from diaforge.cliargs import (
     DefaultsHelpFormatter,
     OneLineArgumentParser,
     finite_float,
@@ -20,11 +21,10 @@ from data_gen.cliargs import (
     positive_int,
     share,
 )
-from data_gen.console import emit, quiet_library_bars, results_only_on_stdout
-from data_gen.errors import InputError
-from data_gen.gen_config import BACKENDS, MAX_CONCURRENCY, MAX_DIALOGUES, GenerationConfig, RoleSpec
-from data_gen.hygiene import check_output_dir, check_output_file
-from data_gen.llm.base import BackendConfigError
+from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
+from diaforge.errors import InputError
+from diaforge.hygiene import check_output_dir, check_output_file
+from diaforge.llm.base import BackendConfigError
 
 EXIT_USAGE = 2
 
@@ -32,7 +32,7 @@ EXIT_USAGE = 2
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from data_gen.catalogue import check_catalogue_size, load_catalogue
     from data_gen.catalogue_analysis import analyze_catalogue, check_analysis_text
-    from data_gen.similarity import get_encoder
+    from diaforge.similarity import get_encoder
 
     if not 0.0 <= args.threshold <= 1.0:
         raise InputError(f"--threshold must lie in [0, 1], got {args.threshold}")
@@ -85,15 +85,15 @@ def format_analysis(stats: dict, *, top: int = 10) -> str:
 
 def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
     from data_gen.corpus import analyze_corpus, format_corpus_report
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     dialogues = load_dialogues(args.dialogues)
     dice_counts, counter_name = None, "value-matcher"
     if args.counter != "value":
         import asyncio
 
-        from data_gen.dice import DiceBenchItemCounter, LLMItemCounter
-        from data_gen.llm.openai_backend import OpenAIBackend
+        from diaforge.dice import DiceBenchItemCounter, LLMItemCounter
+        from diaforge.llm.openai_backend import OpenAIBackend
 
         kind, _, model = args.counter.partition(":")
         if kind not in ("openai", "dicebench") or not model:
@@ -230,7 +230,7 @@ def _cmd_phrasing_overlap(args: argparse.Namespace) -> int:
     import json
 
     from data_gen.overlap import phrasing_overlap
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     stats = phrasing_overlap(load_dialogues(args.train), load_dialogues(args.bench))
     emit(json.dumps(stats, indent=2))
@@ -239,8 +239,8 @@ def _cmd_phrasing_overlap(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from data_gen.export import export_dialogues, lengths_line, summary_line, unchecked_note
-    from data_gen.format import export_format, read_system_prompt_file
-    from data_gen.schema import load_dialogues
+    from diaforge.format import export_format, read_system_prompt_file
+    from diaforge.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="export folder")
     options = {
@@ -478,7 +478,7 @@ def _add_build_no_tool_split(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_export(sub: argparse._SubParsersAction) -> None:
-    from data_gen.format import EXPORT_FORMATS, HISTORY_REASONING, TARGET_REASONING, TOOL_STYLES
+    from diaforge.format import EXPORT_FORMATS, HISTORY_REASONING, TARGET_REASONING, TOOL_STYLES
 
     e = _command(
         sub, "export", "dialogues in the Hugging Face conversational format (JSONL and a datasets folder)"

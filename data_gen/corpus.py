@@ -9,7 +9,7 @@ What `analyze_corpus` reports (every number in one JSON object, see `format_corp
   suggest, call, response, response_fail, system_bye, retriever_call) over assistant turns, their
   joint distribution, how many assistant turns carry both labels, and every consistency violation
   (`label_violations`);
-* **DICE-Score** (DICE-Bench, Eq. 1; `data_gen.dice`, whose docstring gives the rules): per
+* **DICE-Score** (DICE-Bench, Eq. 1; `diaforge.dice`, whose docstring gives the rules): per
   dialogue, then mean, median, min, max and how many dialogues had an undefined score (scored 0.0);
 * **lexical diversity**: TTR and NGD-2/3/4 over the assistant's replies (the same definitions and
   tokenisation as `eval.metrics.ttr` / `eval.metrics.ngd`, so the numbers compare with an
@@ -24,8 +24,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, get_args
 
-from data_gen.dice import DICE_ALPHA, dialogue_dice_counts, dice_score
-from data_gen.schema import ACT_OF_ACTION, Dialogue, DialogueAct, SystemAction
+from diaforge.dice import DICE_ALPHA, dialogue_dice_counts, dice_score
+from diaforge.schema import ACT_OF_ACTION, Dialogue, DialogueAct, SystemAction
 
 __all__ = [
     "ACTS",
@@ -53,7 +53,7 @@ def label_violations(d: Dialogue) -> list[str]:
     """Every problem with the act/action labels of `d`'s assistant turns, one string each:
 
     * a turn without an `act` or without an `action`;
-    * an action whose act is not the one it implies (`data_gen.schema.ACT_OF_ACTION`:
+    * an action whose act is not the one it implies (`diaforge.schema.ACT_OF_ACTION`:
       clarify/request/suggest -> seek_info, call/retriever_call -> function_calling,
       response -> inform, response_fail -> reject, system_bye -> other);
     * a turn with tool calls not labelled function_calling and call/retriever_call;

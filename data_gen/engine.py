@@ -33,14 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
 from data_gen.gen_config import GenerationConfig
-from data_gen.hygiene import sha256_file
-from data_gen.llm.base import Usage
 from data_gen.no_tool import no_tool_stats
 from data_gen.personas import load_personas
 from data_gen.run_stats import corpus_stats, export_corpus, plot_corpus, usage_split
-from data_gen.schema import (
+from data_gen.seed_engine import Attempt, Engine, SeedOutcome, build_role_backends
+from diaforge.errors import InputError
+from diaforge.hygiene import sha256_file
+from diaforge.llm.base import Usage
+from diaforge.schema import (
     Dialogue,
     JsonlAppender,
     Tool,
@@ -49,7 +50,6 @@ from data_gen.schema import (
     iter_jsonl,
     write_jsonl,
 )
-from data_gen.seed_engine import Attempt, Engine, SeedOutcome, build_role_backends
 
 DIALOGUES_FILE, REJECTS_FILE, STATS_FILE, RUN_FILE = (
     "dialogues.jsonl",

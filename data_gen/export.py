@@ -7,7 +7,7 @@ that will train them.
 
 A run folder gets:
 
-* ``hf_conversational.jsonl``: one row per assistant turn (`data_gen.format.trl_rows`): ``prompt``
+* ``hf_conversational.jsonl``: one row per assistant turn (`diaforge.format.trl_rows`): ``prompt``
   (the system message and the dialogue up to the turn), ``completion`` (the turn), ``tools`` in
   native mode, and ``id``, ``dialogue_id``, ``turn_index``, ``final``, ``seed_tool``, ``gold_args``;
 * ``hf_dataset/`` (``datasets.save_to_disk``): the same rows, each message and tool a JSON value
@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.format import PromptFormat, iter_rows
-from data_gen.schema import Dialogue, write_jsonl
+from diaforge.errors import InputError
+from diaforge.format import PromptFormat, iter_rows
+from diaforge.schema import Dialogue, write_jsonl
 
 HF_JSONL = "hf_conversational.jsonl"
 HF_DATASET = "hf_dataset"
@@ -181,7 +181,7 @@ def check_rows(
 ) -> tuple[list[str], TokenLengths]:
     """`row_check` over every row: one line per kind of loss, naming the first row that shows it
     and how many do, and the rows' `TokenLengths`. With `progress`, a bar on stderr."""
-    from data_gen.console import progress as progress_bar
+    from diaforge.console import progress as progress_bar
 
     first: dict[str, str] = {}
     counts: dict[str, int] = {}

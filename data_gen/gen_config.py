@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from data_gen.errors import InputError
-from data_gen.hygiene import load_yaml, read_text_file, sha256_file
-from data_gen.llm.base import ROLES
+from diaforge.errors import InputError
+from diaforge.hygiene import load_yaml, read_text_file, sha256_file
+from diaforge.llm.base import ROLES
 
 BACKENDS = ("scripted", "openai", "hf")
 #: Most seeds one run (or shard) may hold: a larger run is split with num_shards or into runs.
@@ -230,7 +230,7 @@ class GenerationConfig(_Strict):
     @field_validator("encoder")
     @classmethod
     def _known_encoder(cls, value: str) -> str:
-        from data_gen.similarity import ENCODERS  # numpy: imported when a config is built, not for --help
+        from diaforge.similarity import ENCODERS  # numpy: imported when a config is built, not for --help
 
         if value not in ENCODERS:
             raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}")

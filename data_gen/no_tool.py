@@ -31,10 +31,10 @@ from typing import Any
 
 from data_gen.agents import DialogueState
 from data_gen.agents.refusal import is_refusal
-from data_gen.llm.base import Usage
-from data_gen.rng import seeded_rng
-from data_gen.schema import Dialogue, Tool, Turn
-from data_gen.similarity import DistractorRetriever
+from diaforge.llm.base import Usage
+from diaforge.rng import seeded_rng
+from diaforge.schema import Dialogue, Tool, Turn
+from diaforge.similarity import DistractorRetriever
 
 
 def miss_count(num_dialogues: int, share: float) -> int:

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.schema import Tool, local_ref_target
-from data_gen.tool_records import (
+from diaforge.errors import InputError
+from diaforge.schema import Tool, local_ref_target
+from diaforge.tool_records import (
     FieldError,
     RecordEntry,
     RecordLabel,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from data_gen.schema import Dialogue
+from diaforge.schema import Dialogue
 
 N = 4
 _WORD = re.compile(r"[a-z0-9']+")

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from data_gen.errors import InputError
-from data_gen.hygiene import load_json, read_text_file
-from data_gen.schema import Persona, Tool, validate_record
-from data_gen.similarity import Encoder, get_encoder, tool_text
-from data_gen.text import line_of_business_key
+from diaforge.errors import InputError
+from diaforge.hygiene import load_json, read_text_file
+from diaforge.schema import Persona, Tool, validate_record
+from diaforge.similarity import Encoder, get_encoder, tool_text
+from diaforge.text import line_of_business_key
 
 DEFAULT_TOP_K = 10
 LOB_BONUS = 2.0  # larger than any cosine gap, so the line of business decides first

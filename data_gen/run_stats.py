@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from data_gen.agents import COMPLETION, SELECTION
-from data_gen.llm.base import Usage
-from data_gen.schema import Dialogue
 from data_gen.validators import naturalness_shares
+from diaforge.llm.base import Usage
+from diaforge.schema import Dialogue
 
 
 def usage_split(
@@ -148,6 +148,6 @@ def export_corpus(dialogues: Sequence[Dialogue], out: Path) -> None:
     chat template renders; `python -m data_gen export` writes other formats and checks them against
     a tokenizer's template."""
     from data_gen.export import write_hf_export
-    from data_gen.format import export_format
+    from diaforge.format import export_format
 
     write_hf_export(dialogues, out, export_format("hf-prompt"))

@@ -32,16 +32,16 @@ from data_gen.agents import (
     llm_values,
     scripted_goal,
 )
-from data_gen.errors import InputError
 from data_gen.gen_config import GenerationConfig
-from data_gen.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, Usage
 from data_gen.no_tool import converse_miss, miss_candidates, miss_seeds
 from data_gen.personas import PersonaSampler, load_personas
-from data_gen.rng import seeded_rng
-from data_gen.schema import WITHHELD_TOOL, Dialogue, Provenance, Tool, Turn, Verdict
-from data_gen.similarity import DistractorRetriever, get_encoder
 from data_gen.validators import run_rule_validators
 from data_gen.values import ValueGenerator
+from diaforge.errors import InputError
+from diaforge.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, Usage
+from diaforge.rng import seeded_rng
+from diaforge.schema import WITHHELD_TOOL, Dialogue, Provenance, Tool, Turn, Verdict
+from diaforge.similarity import DistractorRetriever, get_encoder
 
 RETRYABLE = ("selection", "candidates", "no_tool")
 
@@ -97,7 +97,7 @@ class LimitedBackend:
 
 def build_role_backends(cfg: GenerationConfig, semaphore: asyncio.Semaphore) -> dict[str, ChatBackend | None]:
     """One backend per distinct (backend, model, base_url); None for scripted roles."""
-    from data_gen.llm.factory import BackendSpec, build_backend
+    from diaforge.llm.factory import BackendSpec, build_backend
 
     made: dict[tuple, ChatBackend] = {}
     out: dict[str, ChatBackend | None] = {}
@@ -199,7 +199,7 @@ class Engine:
         random.Random(cfg.seed).shuffle(order)
         self._order = order
 
-    def _build_agents(self, encoder: Any) -> None:  # noqa: ANN401 - any encoder of data_gen.similarity
+    def _build_agents(self, encoder: Any) -> None:  # noqa: ANN401 - any encoder of diaforge.similarity
         """The four agents: a model where the config gives the role a backend, else the scripted one."""
         cfg, backends = self.cfg, self.backends
 

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from data_gen.agents.options import narrow, offered_options
 from data_gen.agents.refusal import is_refusal, set_apart
 from data_gen.agents.state import COMPLETION
-from data_gen.format import parse_assistant, render_assistant
 from data_gen.phrasing import (
     artefacts,
     contradicting_verbs,
@@ -26,9 +25,10 @@ from data_gen.phrasing import (
     foreign_trade_words,
     names_read_out,
 )
-from data_gen.schema import ACT_OF_ACTION, Dialogue, Tool, Verdict
-from data_gen.text import content_stems, line_of_business_key, name_tokens, stem, tool_stems
 from data_gen.values import check_arguments, render_value
+from diaforge.format import parse_assistant, render_assistant
+from diaforge.schema import ACT_OF_ACTION, Dialogue, Tool, Verdict
+from diaforge.text import content_stems, line_of_business_key, name_tokens, stem, tool_stems
 
 
 def _fail(name: str, reason: str) -> Verdict:

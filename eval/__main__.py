@@ -1,4 +1,4 @@
-from data_gen.console import run_main
+from diaforge.console import run_main
 from eval.cli import main
 
 run_main(main)

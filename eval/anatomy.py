@@ -53,10 +53,10 @@ number          a numeral written in U(d) is numerically equal (optional sign, d
                 or a range: 12.5 is grounded by "12.50", 1000 by "1,000", 85.1 by the JSON
                 ``"percent":85.1``; 3 is not by "2026-03-09", 10 not by "10:30"), or,
                 for a whole number below a million, one of its English cardinals occurs as
-                words (`data_gen.dice.number_words`: "three", "twenty-five")
+                words (`diaforge.dice.number_words`: "three", "twenty-five")
 string          it occurs in U(d) between word boundaries after the normalisation of
                 `values_match` (NFKC, case folding, whitespace collapsed; surrounding quotes
-                stripped), as DICE-Score's value matcher reads it (`data_gen.dice`, which also
+                stripped), as DICE-Score's value matcher reads it (`diaforge.dice`, which also
                 reads a whole-number string "4" in "four" and a cardinal "four" in "4"); or it
                 is a date or datetime and a date or datetime written in U(d) is the same under
                 the date rules of `values_match` ("2026/03/09" is grounded by "2026-03-09")
@@ -75,8 +75,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from data_gen.dice import DiceItem, item_mentioned, number_words
-from data_gen.text import stem, words
+from diaforge.dice import DiceItem, item_mentioned, number_words
+from diaforge.text import stem, words
 from eval.metrics import (
     _is_number,
     _normalise_text,

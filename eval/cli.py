@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from data_gen.cliargs import positive_int
-from data_gen.console import emit, quiet_library_bars, results_only_on_stdout
-from data_gen.errors import InputError
-from data_gen.llm.base import BackendConfigError, BackendError
+from diaforge.cliargs import positive_int
+from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
+from diaforge.errors import InputError
+from diaforge.llm.base import BackendConfigError, BackendError
 from eval.cli_options import (
     DEFAULT_BENCH,
     EvalArgumentParser,
@@ -42,7 +42,7 @@ from eval.cli_peers import add_peer_parsers
 from eval.policies import POLICIES
 
 if TYPE_CHECKING:
-    from data_gen.schema import Dialogue
+    from diaforge.schema import Dialogue
     from eval.models import Budget, ModelSpec
 
 EXIT_USAGE = 2
@@ -60,7 +60,7 @@ def _user_proxy(spec: str, base_url: str | None, n: int, m: int):  # noqa: ANN20
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
         raise InputError(f"unknown user proxy {spec!r}; use 'scripted' or 'openai:MODEL'")
-    from data_gen.llm.openai_backend import OpenAIBackend
+    from diaforge.llm.openai_backend import OpenAIBackend
 
     backend = OpenAIBackend(model, base_url=base_url)
     return VotingUser(LLMUser(backend), LLMVoter(backend), n=n, m=m), backend
@@ -87,7 +87,7 @@ async def _transcripts(
 ) -> tuple[list, dict[str, float]]:
     """Run each mode on `bench` (the positive split, or the no-tool split): (transcripts, seconds
     per mode)."""
-    from data_gen.similarity import get_encoder
+    from diaforge.similarity import get_encoder
     from eval.runner import DynamicConfig, near_duplicate_flags, run_dynamic, run_static
     from eval.transcripts import Transcript
 
@@ -114,7 +114,7 @@ async def _transcripts(
 
 async def _grade(args: argparse.Namespace, transcripts: list) -> None:
     """ConvRel grades from the ``--judge`` model, into each transcript's `convrel`."""
-    from data_gen.llm.openai_backend import OpenAIBackend
+    from diaforge.llm.openai_backend import OpenAIBackend
     from eval.judge import ConvRelJudge
 
     judge_backend = OpenAIBackend(args.judge, base_url=args.judge_base_url)
@@ -129,8 +129,8 @@ async def _grade(args: argparse.Namespace, transcripts: list) -> None:
 
 async def _run(args: argparse.Namespace) -> Path:
     """``eval run``: evaluate the model on the benchmark in each mode and write the run folder."""
-    from data_gen.lineage import training_lineage
-    from data_gen.schema import load_dialogues
+    from diaforge.lineage import training_lineage
+    from diaforge.schema import load_dialogues
     from eval.models import ModelUnderTest, offline_env
     from eval.no_tool import check_positive_bench, load_no_tool_split, no_tool_bench_for
     from eval.report import write_run
@@ -353,7 +353,7 @@ RUN_FOLDER_COMMANDS = ("run", "compare", "next-action", "turn-level", "bfcl", "d
 def check_outputs(args: argparse.Namespace) -> None:
     """Before any work: every output this command line names can be written (`InputError` naming
     the flag otherwise); nothing is left behind by the check."""
-    from data_gen.hygiene import check_output_dir, check_output_file
+    from diaforge.hygiene import check_output_dir, check_output_file
 
     out = getattr(args, "out", None)
     if out and args.command in RUN_FOLDER_COMMANDS:

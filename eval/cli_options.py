@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from data_gen.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, positive_int
-from data_gen.errors import InputError
-from data_gen.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
+from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, positive_int
+from diaforge.errors import InputError
+from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
 from eval.policies import POLICIES
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def wandb_config(args: argparse.Namespace) -> dict | None:
 
 def format_options(args: argparse.Namespace) -> dict:
     """The prompt-format options given on the command line (None: not given)."""
-    from data_gen.format import read_system_prompt_file
+    from diaforge.format import read_system_prompt_file
 
     prompt_mode = args.prompt_mode
     if getattr(args, "legacy_mode", None):

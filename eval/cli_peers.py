@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from data_gen.cliargs import finite_float, positive_int
-from data_gen.console import emit
-from data_gen.errors import InputError
+from diaforge.cliargs import finite_float, positive_int
+from diaforge.console import emit
+from diaforge.errors import InputError
 from eval.cli_options import (
     DEFAULT_BENCH,
     add_format_args,
@@ -129,7 +129,7 @@ def _cmd_bfcl(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> list:
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
     from eval.runner import sample_benchmark
 
     return sample_benchmark(load_dialogues(args.bench), args.limit, args.seed)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
+from diaforge.errors import InputError
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
 from eval.metrics import split_by_mode
 from eval.no_tool import no_tool_section

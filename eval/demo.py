@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.cliargs import non_negative_int, positive_int, share
-from data_gen.errors import InputError
+from diaforge.cliargs import non_negative_int, positive_int, share
+from diaforge.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -188,12 +188,12 @@ def eval_args(cfg: DemoConfig, modes: str = "static,dynamic") -> list[str]:
 
 def model_and_corpus(runner: Runner, cfg: DemoConfig, data: Path) -> None:
     """The first two stages of the demo and the curve: the base model, then the training corpus."""
-    from data_gen.llm.smollm2 import is_materialised
+    from diaforge.llm.smollm2 import is_materialised
 
     runner.stage(
         "materialise",
         is_materialised(cfg.model_dir),
-        lambda s: runner.run(s, python_argv("-m", "data_gen.llm.smollm2", "--out", cfg.model_dir)),
+        lambda s: runner.run(s, python_argv("-m", "diaforge.llm.smollm2", "--out", cfg.model_dir)),
     )
     runner.stage(
         "generate",

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
+from diaforge.errors import InputError
 from eval.demo import (
     DEFAULT_CURVE_SIZES,
     DemoConfig,

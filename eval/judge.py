@@ -59,7 +59,7 @@ class ConvRelJudge:
     """Grades assistant turns 1-3 for conversation relevancy (Appendix C.1) with an LLM.
 
     `backend` is any object with ``async chat(messages, *, temperature, max_tokens, seed)``
-    returning something with ``.text`` (every `data_gen.llm` backend qualifies). The judge sees the
+    returning something with ``.text`` (every `diaforge.llm` backend qualifies). The judge sees the
     prefix visible to the assistant (user turns and the assistant's public turns, never thoughts)
     and the message to grade; a call turn is shown as its JSON call list, a malformed turn as the
     model's raw output. Backend errors propagate: a grade is never made up.

@@ -106,7 +106,7 @@ num_items, alpha=e²)`` = min(|S≠0|, T) · sqrt(|S|·T) / Σ_i ln(1 + α·S_i)
 function-related items mentioned in user utterance i and T the number of items (the function name
 plus each argument); 0.0 where undefined (T = 0, no utterance, or all S_i = 0). Items are counted
 by a deterministic value matcher (`count_items`, same normalisation as `values_match`) or an LLM
-(`LLMItemCounter`). They live in `data_gen.dice` (which `python -m data_gen analyze-corpus`
+(`LLMItemCounter`). They live in `diaforge.dice` (which `python -m data_gen analyze-corpus`
 uses, and `data_gen` may not import `eval`) and are re-exported here; the rules are in that
 module's docstring.
 
@@ -124,7 +124,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
-from data_gen.dice import (
+from diaforge.dice import (
     DiceItem,
     LLMItemCounter,
     count_items,
@@ -133,7 +133,7 @@ from data_gen.dice import (
     dice_items,
     dice_score,
 )
-from data_gen.schema import ToolCall
+from diaforge.schema import ToolCall
 from eval.transcripts import MODES, Transcript
 
 __all__ = [

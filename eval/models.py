@@ -8,7 +8,7 @@ native tool calls. Either way every reply comes back as a `ParsedMessage` (reply
 malformed with a reason) plus the raw text, and whether the token budget cut it off
 (`Reply.truncated`; its `kind` is then ``truncated``, counted apart from malformed output).
 
-What the model sees is its `PromptFormat` (`data_gen.format`): `choose_prompt_format` reads the
+What the model sees is its `PromptFormat` (`diaforge.format`): `choose_prompt_format` reads the
 ``prompt_format.json`` that training saved beside the adapter, checkpoint or merged model, lets an
 explicit option override it (with a warning naming both values), and falls back to the documented
 defaults for a model without the file.
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.format import (
+from diaforge.errors import InputError
+from diaforge.format import (
     PROMPT_FORMAT_FILE,
     ParsedMessage,
     PromptFormat,
@@ -38,9 +38,9 @@ from data_gen.format import (
     parse_openai_message,
     shown_value,
 )
-from data_gen.llm.base import BackendConfigError
-from data_gen.llm.loops import LOOP_FINISH, LoopStop
-from data_gen.schema import Dialogue, Turn
+from diaforge.llm.base import BackendConfigError
+from diaforge.llm.loops import LOOP_FINISH, LoopStop
+from diaforge.schema import Dialogue, Turn
 from eval.policies import POLICIES, make_policy
 
 MODEL_BACKENDS = ("hf", "openai", "vllm")
@@ -61,7 +61,7 @@ class Reply:
     """One assistant output of the model under test."""
 
     parsed: ParsedMessage
-    """The output classified by `data_gen.format` (reply, tool calls or malformed)."""
+    """The output classified by `diaforge.format` (reply, tool calls or malformed)."""
     raw: str
     """The text the model wrote (for a native reply, its message as JSON)."""
     truncated: bool = False
@@ -91,7 +91,7 @@ class ModelSpec:
     """`hf`, `openai`, `vllm`, or a reference policy of `eval.policies` (no model is loaded)."""
     prompt_format: PromptFormat = field(default_factory=PromptFormat)
     """What the model sees: prompt mode, tool listing, system prompt, history reasoning (see
-    `data_gen.format.PromptFormat`). `eval run` takes it from the model's ``prompt_format.json``
+    `diaforge.format.PromptFormat`). `eval run` takes it from the model's ``prompt_format.json``
     (`choose_prompt_format`); default: the documented defaults."""
     base_url: str | None = None
     """OpenAI-compatible server for `backend: openai`; the key comes from `api_key_env`."""
@@ -104,15 +104,15 @@ class ModelSpec:
     batch_size: int = 8
     device: str = "cpu"
     constrain_calls: bool = False
-    """`hf`: constrained decoding of call lists (`data_gen.llm.constrain`): once a reply opens
+    """`hf`: constrained decoding of call lists (`diaforge.llm.constrain`): once a reply opens
     ``[``, the tool name comes from the dialogue's candidates and the argument keys and value types
     from its JSON Schema, as strict function calling does. Greedy only."""
     loop_stop: bool = True
-    """`hf`: end a reply whose tail repeats one block over and over (`data_gen.llm.loops`) instead of
+    """`hf`: end a reply whose tail repeats one block over and over (`diaforge.llm.loops`) instead of
     generating it to the budget; it counts as truncated, as the budget would have made it."""
     prefix_cache: bool = True
     """`hf`: reuse the keys and values of each dialogue's earlier turns and of the shared system
-    prompt (`data_gen.llm.prefix_cache`); False recomputes every prompt with `model.generate`."""
+    prompt (`diaforge.llm.prefix_cache`); False recomputes every prompt with `model.generate`."""
     seed: int = 0
     """Seed of the reference policies (`random` draws its tool from it and the dialogue id)."""
 
@@ -132,7 +132,7 @@ class ModelSpec:
             raise InputError(f"unknown model backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
         if not isinstance(self.prompt_format, PromptFormat):
             raise InputError(
-                f"prompt_format must be a data_gen.format.PromptFormat, got {self.prompt_format!r}"
+                f"prompt_format must be a diaforge.format.PromptFormat, got {self.prompt_format!r}"
             )
 
 
@@ -411,7 +411,7 @@ class ModelUnderTest:
             self._policy = make_policy(cfg.backend, seed=cfg.seed)
             self.info = {"kind": "policy", "path": None, "base": None, "policy": cfg.backend}
         elif cfg.backend == "hf":
-            from data_gen.llm.hf_backend import HFBackend
+            from diaforge.llm.hf_backend import HFBackend
 
             model, tokenizer, info = load_hf_model(cfg.model, device=cfg.device)
             self.info = info
@@ -425,7 +425,7 @@ class ModelUnderTest:
                 loop_stop=LoopStop() if cfg.loop_stop else None,
             )
         elif cfg.backend == "openai":
-            from data_gen.llm.openai_backend import OpenAIBackend
+            from diaforge.llm.openai_backend import OpenAIBackend
 
             self.info = {"kind": "served", "path": cfg.model, "base": None}
             self._backend = OpenAIBackend(
@@ -499,7 +499,7 @@ class ModelUnderTest:
     def _constraint(self, d: Dialogue) -> Any:
         """The call constraint of one dialogue (its candidates' schemas); counts are kept in
         `constraint_stats`."""
-        from data_gen.llm.constrain import CallConstraint, CallGrammar, token_texts_of
+        from diaforge.llm.constrain import CallConstraint, CallGrammar, token_texts_of
 
         if self._token_texts is None:
             self._token_texts = token_texts_of(self._backend.tokenizer)

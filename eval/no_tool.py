@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from data_gen.agents.refusal import is_refusal
-from data_gen.errors import InputError
-from data_gen.schema import Dialogue, load_dialogues
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, load_dialogues
 from eval.metrics import first_call, split_by_mode
 from eval.tables import DOWN, MODE_TITLE, UP, fmt, markdown_table
 from eval.transcripts import ENDINGS, MODES, Transcript

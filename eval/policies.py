@@ -5,7 +5,7 @@ Each policy plays the assistant through the same static and dynamic loops as a m
 written by the scripted teacher (`data_gen.agents.ScriptedTeacher.complete`) for the tool the
 policy picked: the teacher reads the values the user has given out of the user turns, asks for the
 missing required arguments (at most three at a time) and calls the tool when none is missing. The
-turn is rendered in the assistant text format (`data_gen.format.render_assistant`, thought
+turn is rendered in the assistant text format (`diaforge.format.render_assistant`, thought
 included), so a policy's transcript reads like any model's and goes through the same parser.
 
 The three policies differ only in how they pick the tool:
@@ -33,8 +33,8 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 
-from data_gen.format import render_assistant
-from data_gen.schema import Dialogue, Tool, Turn
+from diaforge.format import render_assistant
+from diaforge.schema import Dialogue, Tool, Turn
 
 __all__ = ["POLICIES", "NameOverlapPolicy", "Policy", "RandomPolicy", "ReferencePolicy", "make_policy"]
 
@@ -127,14 +127,14 @@ class ReferencePolicy(Policy):
 
 def user_stems(dialogue: Dialogue) -> set[str]:
     """Content-word stems of every user turn so far (stopwords dropped)."""
-    from data_gen.text import content_stems
+    from diaforge.text import content_stems
 
     return content_stems(" ".join(t.content for t in dialogue.turns if t.role == "user"))
 
 
 def name_overlap(tool: Tool, stems: set[str]) -> int:
     """How many distinct stems of `tool`'s name words occur in `stems`."""
-    from data_gen.text import name_tokens, stem
+    from diaforge.text import name_tokens, stem
 
     return len({stem(w) for w in name_tokens(tool)} & stems)
 

@@ -41,8 +41,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from data_gen.lineage import lineage_config
-from data_gen.wandb_offline import has_wandb_credentials
+from diaforge.lineage import lineage_config
+from diaforge.wandb_offline import has_wandb_credentials
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
 from eval.metrics import (
     compute_breakdowns,
@@ -225,7 +225,7 @@ def use_model_artifact(run: Any, lineage: Mapping[str, Any] | None) -> str | Non
     """Mark the training run's ``model`` artifact as an input of `run` (W&B's lineage graph then
     shows eval <- model <- training run); returns the artifact used, or None. Online only: W&B
     keeps no artifact use in an offline run, which names the training run in its config instead
-    (`data_gen.lineage.lineage_config`). An artifact that was never uploaded (its training ran
+    (`diaforge.lineage.lineage_config`). An artifact that was never uploaded (its training ran
     offline and was not synced) is one warning, not a failed evaluation."""
     import wandb
 
@@ -294,7 +294,7 @@ def log_to_wandb(
     run summary, a ``transcripts`` table (id, mode, seed_tool, ended, acc, first call as JSON,
     dialogue as text), and ``metrics.json``, ``report.md``, ``tradeoff.png`` and
     ``transcripts.jsonl`` as an ``eval-run`` artifact. A trained model's lineage (``metrics["training"]``,
-    `data_gen.lineage`) names its training run and data fingerprint in the config, puts the eval
+    `diaforge.lineage`) names its training run and data fingerprint in the config, puts the eval
     run in the training run's group and, online, uses its model artifact (`use_model_artifact`).
     Runs offline into `run_dir` when there are no credentials (see `wandb_mode`); the run is
     always finished. Returns the run's folder

@@ -27,10 +27,10 @@ from tqdm.auto import tqdm
 
 from data_gen.agents import COMPLETION, SELECTION, DialogueState, VotingUser
 from data_gen.agents.refusal import is_refusal
-from data_gen.rng import seeded_rng
-from data_gen.schema import Dialogue, Turn
-from data_gen.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
-from data_gen.text import humanise_param
+from diaforge.rng import seeded_rng
+from diaforge.schema import Dialogue, Turn
+from diaforge.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
+from diaforge.text import humanise_param
 from eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
 
 

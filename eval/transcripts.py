@@ -11,7 +11,7 @@
   with the gold tool on the composite similarity of Appendix A.4), used by the breakdowns;
 * the turns, user and assistant alternating as they happened. An assistant turn records how the
   model's output was classified (`kind`: ``reply``, ``tool_calls`` or ``malformed``, see
-  `data_gen.format.parse_assistant`, or ``truncated`` when the token budget cut it off before its
+  `diaforge.format.parse_assistant`, or ``truncated`` when the token budget cut it off before its
   end, see `eval.models.Reply.kind`), its raw text, its private thought, its public reply and its
   calls, and why it was malformed or truncated;
 * `convrel`: the rubric grades (1-3) of the assistant turns when a judge was run, else None;
@@ -43,9 +43,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from data_gen.errors import InputError
-from data_gen.format import ParsedMessage, render_calls
-from data_gen.schema import ToolCall, read_jsonl, write_jsonl
+from diaforge.errors import InputError
+from diaforge.format import ParsedMessage, render_calls
+from diaforge.schema import ToolCall, read_jsonl, write_jsonl
 
 __all__ = [
     "ENDINGS",
@@ -119,7 +119,7 @@ class TranscriptTurn(BaseModel):
 
     @classmethod
     def from_parsed(cls, parsed: ParsedMessage) -> TranscriptTurn:
-        """An assistant turn from `data_gen.format.parse_assistant` / `parse_openai_message`."""
+        """An assistant turn from `diaforge.format.parse_assistant` / `parse_openai_message`."""
         return cls(
             role="assistant",
             kind=parsed.kind,

@@ -3,7 +3,7 @@
 The content is data, in `data_gen/assets/sources/` (see the README there): the lines of business,
 the parameter library, the tool families and singletons of each line, and the ingredients of the
 persona bank. This script reads and checks those files (`scripts/assets/`), composes them,
-validates every record through the pydantic models of `data_gen.schema`, writes
+validates every record through the pydantic models of `diaforge.schema`, writes
 
     data_gen/assets/catalogue.json           all tools
     data_gen/assets/catalogue_train.json     tools of the training lines of business
@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from data_gen.cliargs import OneLineArgumentParser  # noqa: E402
-from data_gen.errors import InputError  # noqa: E402
+from diaforge.cliargs import OneLineArgumentParser  # noqa: E402
+from diaforge.errors import InputError  # noqa: E402
 from scripts.assets.personas import build_personas  # noqa: E402
 from scripts.assets.sources import LineOfBusiness, load_sources  # noqa: E402
 from scripts.assets.tools import build_tools  # noqa: E402

@@ -12,7 +12,7 @@ A tool has a near-duplicate when some other tool scores >= the threshold (0.70).
 that share for the whole catalogue, within each split (tools compared only with tools of the same
 split) and per line of business, and with `--pairs N` the N closest pairs and families whose
 members never reach the threshold. It is self-contained on purpose, as an independent check of
-the bundled assets; the toolkit's own implementation is `data_gen.similarity`.
+the bundled assets; the toolkit's own implementation is `diaforge.similarity`.
 
     python scripts/check_near_duplicates.py [data_gen/assets/catalogue.json] [--pairs 20]
 """
@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
-from data_gen.schema import Tool  # noqa: E402
+from diaforge.cliargs import DefaultsHelpFormatter  # noqa: E402
+from diaforge.schema import Tool  # noqa: E402
 
 W_NAME, W_DESC, W_PARAM = 0.40, 0.35, 0.25
 THRESHOLD = 0.70

@@ -30,10 +30,10 @@ import sys
 from pathlib import Path
 
 from data_gen.catalogue import load_catalogue, save_catalogue
-from data_gen.cliargs import DefaultsHelpFormatter
 from data_gen.phrasing import contradicting_verbs, determiner_before_verb
-from data_gen.schema import load_dialogues
 from data_gen.validators import foreign_jargon
+from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.schema import load_dialogues
 
 ROOT = Path(__file__).resolve().parents[1]
 BFCL_FILES = (

@@ -8,7 +8,7 @@ regex derived here from the description alone: an example's leading letters stay
 digits, capitals and small letters become runs of the same class and length, and separators
 stay literal. A value equal to the example counts as verbatim.
 
-The script only uses `ValueGenerator`, `_stable_rng` and `load_catalogue`, so it measures any
+The script only uses `ValueGenerator`, `seeded_rng` and `load_catalogue`, so it measures any
 checkout: ``PYTHONPATH=<checkout> python scripts/measure_value_shapes.py CATALOGUE...``.
 """
 
@@ -21,8 +21,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from data_gen.catalogue import load_catalogue
-from data_gen.cliargs import DefaultsHelpFormatter
-from data_gen.values import ValueGenerator, _stable_rng
+from data_gen.values import ValueGenerator
+from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.rng import seeded_rng
 
 _MARKER = r"(?:\be\.\s?g\.?|\bfor (?:example|instance)\b|\bsuch as\b|\blike\b)"
 _EXAMPLE = re.compile(_MARKER + r"\s*[:,]?\s*(?:'([^'\s]+)'|\"([^\"\s]+)\"|([^\s,;()'\"]+))", re.IGNORECASE)
@@ -107,7 +108,7 @@ def measure(path: str, draws: int, verbose: bool) -> tuple[int, int, int, int]:
                     continue
                 params += 1
                 values = [
-                    ValueGenerator(_stable_rng(tool.name, name, s)).value_for(name, sub) for s in range(draws)
+                    ValueGenerator(seeded_rng(tool.name, name, s)).value_for(name, sub) for s in range(draws)
                 ]
                 ok = [isinstance(v, str) and re.fullmatch(shown[1], v) is not None for v in values]
                 draw_ok += sum(ok)

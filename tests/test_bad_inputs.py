@@ -1769,12 +1769,12 @@ def _fast_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
     """TF-IDF wherever an encoder is asked for: the reruns stay quick and need no MiniLM."""
     import data_gen.personas
     import data_gen.seed_engine
-    import data_gen.similarity
+    import diaforge.similarity
 
     def tfidf(name: str = "auto") -> object:
-        return data_gen.similarity.TfidfEncoder()
+        return diaforge.similarity.TfidfEncoder()
 
-    for module in (data_gen.similarity, data_gen.seed_engine, data_gen.personas):
+    for module in (diaforge.similarity, data_gen.seed_engine, data_gen.personas):
         monkeypatch.setattr(module, "get_encoder", tfidf)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from diaforge_cli.main import COMMANDS, main
+from diaforge.cli import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,7 +48,7 @@ def test_diaforge_passes_the_exit_status_on(capsys: pytest.CaptureFixture[str]) 
 def test_python_m_diaforge_cli() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "diaforge_cli", "eval", "--help"],
+        [sys.executable, "-m", "diaforge", "eval", "--help"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -79,8 +79,8 @@ def test_installed_command_is_not_shadowed_by_a_file_in_the_working_folder(tmp_p
 
 def test_console_script_is_declared() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert '\ndiaforge = "diaforge_cli.main:cli"\n' in pyproject
-    assert 'include = ["data_gen*", "train*", "eval*", "bench*", "diaforge_cli*"]' in pyproject
+    assert '\ndiaforge = "diaforge.cli:cli"\n' in pyproject
+    assert 'include = ["diaforge*", "data_gen*", "train*", "eval*", "bench*"]' in pyproject
     assert set(COMMANDS) == {"data", "train", "eval", "bench"}
 
 
@@ -131,7 +131,7 @@ def test_diaforge_train_recipe_from_any_folder(tmp_path: Path) -> None:
         "OMP_NUM_THREADS": "1",
     }
     proc = subprocess.run(
-        [sys.executable, "-m", "diaforge_cli", "train", "--config_file", "cpu", "recipes/r.yaml"],
+        [sys.executable, "-m", "diaforge", "train", "--config_file", "cpu", "recipes/r.yaml"],
         cwd=work,
         env=env,
         capture_output=True,
@@ -154,7 +154,7 @@ def test_diaforge_bench_writes_only_under_out(tmp_path: Path, monkeypatch: pytes
     assert not Path(args.out).is_absolute() and args.out.startswith("outputs/")
     monkeypatch.setattr(bench_run, "SMOLLM2", tmp_path / "absent" / "SmolLM2-135M-Instruct")
     made: list[Path] = []
-    import data_gen.llm.smollm2 as smollm2
+    import diaforge.llm.smollm2 as smollm2
 
     monkeypatch.setattr(smollm2, "materialise_smollm2", made.append)
     monkeypatch.setattr(smollm2, "is_materialised", lambda path: False)
@@ -167,7 +167,7 @@ def test_diaforge_eval_run_from_any_folder(tmp_path: Path) -> None:
     package and writes its run folder under the working folder."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "diaforge_cli", "eval", "run", "--backend", "reference", "--limit", "2",
+        [sys.executable, "-m", "diaforge", "eval", "run", "--backend", "reference", "--limit", "2",
          "--modes", "dynamic", "--out", "out/e", "--quiet"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip

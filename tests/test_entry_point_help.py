@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.cliargs import DefaultsHelpFormatter
+from diaforge.cliargs import DefaultsHelpFormatter
 
 ROOT = Path(__file__).resolve().parents[1]
 

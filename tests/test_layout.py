@@ -1,44 +1,29 @@
-"""The project's layout rules, checked on the source itself (issue 15).
+"""The repository's shape, held as tests.
 
-1. Size: no module over `MAX_MODULE_LINES` lines and no function over `MAX_FUNCTION_LINES`,
-   unless the module's docstring holds a line starting with ``Size exception:`` that says why.
-2. Imports: `eval` and `train` take from `data_gen` only its shared core (`SHARED`), and `eval`
-   additionally the user-proxy (`USER_PROXY`); `data_gen` imports neither `train` nor `eval`, and
-   `train` does not import `eval`. The README's CONTRIBUTING section states the same rule.
+1. Size: no module over 600 lines and no function over 80, unless the module's docstring states a
+   line starting with "Size exception:" and why.
+2. Imports: the contract in pyproject.toml's `[tool.importlinter]` (the core `diaforge` at the
+   bottom, `data_gen` and `train` beside each other, `eval` above them reaching into the generator
+   only for the simulated user, the harnesses on top), checked transitively by `lint-imports`;
+   and no module imports another top-level package's private (underscore) names.
 """
 
 from __future__ import annotations
 
 import ast
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("data_gen", "train", "eval", "bench", "scripts", "diaforge_cli")
+PACKAGES = ("diaforge", "data_gen", "train", "eval", "bench", "scripts")
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 EXCEPTION_MARK = "Size exception:"
-
-# The modules of data_gen that are shared vocabulary rather than generator internals.
-SHARED = (
-    "data_gen.schema",
-    "data_gen.format",
-    "data_gen.errors",
-    "data_gen.hygiene",
-    "data_gen.text",
-    "data_gen.tool_records",
-    "data_gen.rng",
-    "data_gen.dice",
-    "data_gen.similarity",
-    "data_gen.cliargs",
-    "data_gen.console",
-    "data_gen.wandb_offline",
-    "data_gen.lineage",
-    "data_gen.llm",
-)
-# The simulated user (and its voter and teacher) that the live evaluation loop talks to.
-USER_PROXY = ("data_gen.agents",)
 
 
 def _sources() -> list[Path]:
@@ -55,29 +40,6 @@ def _module_name(path: Path) -> str:
 def _has_exception(tree: ast.Module) -> bool:
     doc = ast.get_docstring(tree) or ""
     return any(line.strip().startswith(EXCEPTION_MARK) for line in doc.splitlines())
-
-
-def _within(module: str, prefixes: tuple[str, ...]) -> bool:
-    return any(module == p or module.startswith(p + ".") for p in prefixes)
-
-
-def _imported(tree: ast.Module, module: str) -> list[tuple[int, str]]:
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against the importing package
-                base = module.split(".")[: -node.level or None]
-                name = ".".join(base + ([node.module] if node.module else []))
-            else:
-                name = node.module or ""
-            found.append((node.lineno, name))
-            # `from data_gen import schema` imports the module data_gen.schema
-            found += [
-                (node.lineno, f"{name}.{a.name}") for a in node.names if name in {"data_gen", "data_gen.llm"}
-            ]
-    return found
 
 
 SOURCES = _sources()
@@ -101,49 +63,95 @@ def test_size_limits(path: Path) -> None:
     assert not long, f"{path.name}: functions over {MAX_FUNCTION_LINES} lines: {', '.join(long)}"
 
 
-def _violations(module: str, source: str) -> list[str]:
+def private_imports(module: str, source: str) -> list[str]:
+    """`from X import _name` where X lies in another top-level package than `module`."""
     top = module.split(".")[0]
     bad = []
-    for line, name in _imported(ast.parse(source), module):
-        target = name.split(".")[0]
-        if top == "data_gen" and target in {"train", "eval"}:
-            bad.append(f"line {line}: data_gen imports {name}")
-        elif top == "train" and target == "eval":
-            bad.append(f"line {line}: train imports {name}")
-        elif top in {"train", "eval"} and target == "data_gen" and name not in {"data_gen"}:
-            allowed = SHARED + (USER_PROXY if top == "eval" else ())
-            if not _within(name, allowed):
-                bad.append(f"line {line}: {top} imports generator internals {name}")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] == top or node.module.split(".")[0] not in PACKAGES:
+                continue
+            bad += [
+                f"line {node.lineno}: {node.module}.{a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
     return bad
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=IDS)
-def test_import_rule(path: Path) -> None:
-    module = _module_name(path)
-    bad = _violations(module, path.read_text(encoding="utf-8"))
-    assert not bad, f"{module}: " + "; ".join(bad)
+def test_no_private_names_across_packages(path: Path) -> None:
+    bad = private_imports(_module_name(path), path.read_text(encoding="utf-8"))
+    assert not bad, f"{_module_name(path)} imports another package's private names: " + "; ".join(bad)
 
 
-def test_rule_checker_catches_violations() -> None:
-    """The checker itself: each kind of forbidden import is reported, and allowed ones are not."""
-    source = (
-        "from data_gen.engine import seeded_rng\n"
-        "from data_gen.schema import Tool\n"
-        "from data_gen.llm.base import BackendError\n"
-        "from data_gen import values\n"
-        "import data_gen.agents\n"
-        "from eval.metrics import values_match\n"
+def test_private_import_checker() -> None:
+    source = "from diaforge.phrasing import _engine\nfrom eval._x import y\nfrom eval.runner import _own\n"
+    assert private_imports("eval.cli", source) == ["line 1: diaforge.phrasing._engine"]
+    assert private_imports("train.sft", source) == [
+        "line 1: diaforge.phrasing._engine",
+        "line 3: eval.runner._own",
+    ]
+
+
+def _lint_imports(cwd: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert exe, "lint-imports is not installed (the dev extra pins import-linter)"
+    return subprocess.run(
+        [exe, "--config", str(config), "--no-cache"], cwd=cwd, capture_output=True, text=True, check=False
     )
-    assert _violations("eval.probe", source) == [
-        "line 1: eval imports generator internals data_gen.engine",
-        "line 4: eval imports generator internals data_gen.values",
-    ]
-    assert _violations("train.probe", source) == [
-        "line 1: train imports generator internals data_gen.engine",
-        "line 4: train imports generator internals data_gen.values",
-        "line 5: train imports generator internals data_gen.agents",
-        "line 6: train imports eval.metrics",
-    ]
-    assert _violations("data_gen.probe", "from train.slicing import SliceConfig\n") == [
-        "line 1: data_gen imports train.slicing"
-    ]
+
+
+def test_import_contract_holds() -> None:
+    result = _lint_imports(ROOT, ROOT / "pyproject.toml")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("importer", "line", "contract"),
+    [
+        ("diaforge/schema.py", "import data_gen.engine", "the core below the stages"),
+        ("data_gen/engine.py", "import train.sft", "the core below the stages"),
+        ("train/sft.py", "import eval.cli", "the core below the stages"),
+        # Transitive: eval -> diaforge.text -> data_gen.values breaks both contracts.
+        ("diaforge/text.py", "import data_gen.values", "evaluation reaches the generator only"),
+        ("eval/cli.py", "import data_gen.engine", "evaluation reaches the generator only"),
+    ],
+)
+def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contract: str) -> None:
+    """Our own contracts, on a miniature of the tree with one forbidden import added, are broken."""
+    for module in (
+        "diaforge/schema.py",
+        "diaforge/text.py",
+        "data_gen/engine.py",
+        "data_gen/values.py",
+        "data_gen/agents/user.py",
+        "train/sft.py",
+        "eval/cli.py",
+        "bench/run.py",
+        "scripts/build.py",
+    ):
+        path = tmp_path / module
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        for folder in path.relative_to(tmp_path).parents[:-1]:
+            (tmp_path / folder / "__init__.py").touch()
+    sanctioned = "import data_gen.agents\nimport data_gen.agents.user\nimport diaforge.text\n"
+    (tmp_path / "eval/cli.py").write_text(sanctioned)
+    clean = tmp_path / importer
+    before = clean.read_text()
+    clean.write_text(before + line + "\n")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    lines = [f"root_packages = {config['root_packages']!r}".replace("'", '"')]
+    text = "[tool.importlinter]\n" + "\n".join(lines) + "\n"
+    for c in config["contracts"]:
+        text += "\n[[tool.importlinter.contracts]]\n" + "".join(
+            f"{k} = {v!r}\n".replace("'", '"') for k, v in c.items()
+        )
+    (tmp_path / "pyproject.toml").write_text(text)
+    result = _lint_imports(tmp_path, tmp_path / "pyproject.toml")
+    assert result.returncode == 1, result.stdout
+    broken = [ln for ln in result.stdout.splitlines() if " BROKEN" in ln]
+    assert any(ln.startswith(contract) for ln in broken), result.stdout
+    clean.write_text(before)
+    assert _lint_imports(tmp_path, tmp_path / "pyproject.toml").returncode == 0

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.llm.smollm2 import DEFAULT_SMOLLM2_DIR, is_materialised, materialise_smollm2
+from diaforge.llm.smollm2 import DEFAULT_SMOLLM2_DIR, is_materialised, materialise_smollm2
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_server]
 

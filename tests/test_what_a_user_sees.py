@@ -74,7 +74,7 @@ def final_count(text: str, desc: str) -> tuple[int, int, str]:
 
 
 ENCODE_MANY = (
-    "from data_gen.similarity import MiniLMEncoder\n"
+    "from diaforge.similarity import MiniLMEncoder\n"
     "vectors = MiniLMEncoder().encode([f'tool number {i} does thing {i % 7}' for i in range(300)])\n"
     "print(vectors.shape)\n"
 )

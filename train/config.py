@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES, PromptFormat
+from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES, PromptFormat
 
 # Recipes say `gradient_checkpointing`, which every transformers 5.x we support understands;
 # 5.20+ calls it a deprecated alias of `activation_checkpointing` each time a recipe is parsed.
 warnings.filterwarnings("ignore", message="`gradient_checkpointing", category=FutureWarning)
 warnings.filterwarnings("ignore", message="`is_gradient_checkpointing", category=FutureWarning)
 
-# The prompt-format options take their allowed values from data_gen.format (PromptFormat); these
+# The prompt-format options take their allowed values from diaforge.format (PromptFormat); these
 # two decide only how the training samples are built.
 OVERFLOW = ("drop", "truncate_history")
 SLICING = ("naive", "prefix_shared")
@@ -111,7 +111,7 @@ class DiaforgeArguments:
         default=PromptFormat.tool_style,
         metadata={
             "help": "How prompt mode lists the candidate tools: 'json' (default; one JSON spec per line, as "
-            "data_gen.format.system_prompt) or 'compact' (one signature line per tool, about a quarter of the "
+            "diaforge.format.system_prompt) or 'compact' (one signature line per tool, about a quarter of the "
             "tokens; for small models and CPU budgets). Recorded in prompt_format.json, which evaluation reads.",
             "choices": list(TOOL_STYLES),
         },
@@ -155,7 +155,7 @@ class DiaforgeArguments:
         metadata={
             "help": "Text file replacing the built-in system prompt. In prompt mode '{tools}' in it is replaced "
             "by the candidate tools in `tool_style` (appended under 'Available tools:' when absent). Default None: "
-            "the reference prompt of data_gen.format. Its text is recorded in prompt_format.json, so evaluation "
+            "the reference prompt of diaforge.format. Its text is recorded in prompt_format.json, so evaluation "
             "uses the same prompt."
         },
     )
@@ -219,7 +219,7 @@ class DiaforgeArguments:
         (`InputError` naming the file when it is missing or empty), else the reference prompt as a
         template, which renders the same messages; either way prompt_format.json records the text
         and its hash."""
-        from data_gen.format import read_system_prompt_file, reference_prompt_template
+        from diaforge.format import read_system_prompt_file, reference_prompt_template
 
         if self.system_prompt_file:
             system = read_system_prompt_file(self.system_prompt_file)
@@ -297,8 +297,8 @@ def read_recipe_yaml(path: str | Path) -> dict[str, Any]:
     `RecipeError`s that name the file (and the line, for syntax errors)."""
     import yaml
 
-    from data_gen.errors import InputError
-    from data_gen.hygiene import load_yaml, read_text_file
+    from diaforge.errors import InputError
+    from diaforge.hygiene import load_yaml, read_text_file
 
     p = Path(path)
     if not p.exists():
@@ -497,8 +497,8 @@ def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, whe
     TRL loss masking on top of ours, and an attention that takes prefix-shared rows; `where` (the recipe file) starts the
     one-line `RecipeError`. `train/sft.py` runs them after parsing, `python -m train.launch` before
     any process starts."""
-    from data_gen.errors import InputError
-    from data_gen.hygiene import check_output_dir
+    from diaforge.errors import InputError
+    from diaforge.hygiene import check_output_dir
 
     if not diaforge_args.dataset_path:
         raise RecipeError(f"{where}: dataset_path is not set (the dialogue JSONL file(s) to train on)")

@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from accelerate.commands.launch import launch_command, launch_command_parser
 
-    from data_gen.console import results_only_on_stdout
+    from diaforge.console import results_only_on_stdout
     from train.config import RecipeError
 
     args = launch_command_parser().parse_args(argv)
@@ -186,6 +186,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from data_gen.console import run_main
+    from diaforge.console import run_main
 
     run_main(main)

@@ -29,16 +29,16 @@ import shutil  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from data_gen.cliargs import DefaultsHelpFormatter  # noqa: E402
-from data_gen.console import (  # noqa: E402
+from diaforge.cliargs import DefaultsHelpFormatter  # noqa: E402
+from diaforge.console import (  # noqa: E402
     emit,
     library_bars_off,
     quiet_library_bars,
     results_only_on_stdout,
     stage_bar,
 )
-from data_gen.format import PROMPT_FORMAT_FILE  # noqa: E402
-from data_gen.lineage import LINEAGE_FILES  # noqa: E402
+from diaforge.format import PROMPT_FORMAT_FILE  # noqa: E402
+from diaforge.lineage import LINEAGE_FILES  # noqa: E402
 from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer  # noqa: E402
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")

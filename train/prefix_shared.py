@@ -275,7 +275,7 @@ def build_prefix_shared(
     of at most `max_length` tokens. `sample_index` in the rows indexes `samples`. With `progress`,
     a bar over the dialogues on stderr (`None`: on a terminal only).
     """
-    from data_gen.console import progress as progress_bar
+    from diaforge.console import progress as progress_bar
 
     if packing and not max_length:
         raise SlicingError("packing prefix-shared rows needs max_length (the row length to pack to)")

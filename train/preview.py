@@ -17,9 +17,9 @@ import os
 import sys
 from typing import Any
 
-from data_gen.cliargs import DefaultsHelpFormatter
-from data_gen.errors import InputError
-from data_gen.schema import load_dialogues
+from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.errors import InputError
+from diaforge.schema import load_dialogues
 from train.config import RecipeError, device_defaults, parse_recipe
 from train.modeling import ModelPathError, is_tiny, load_tokenizer, resolve_model_path
 from train.slicing import SliceConfig, SlicingError, TurnSlicer, dialogue_texts
@@ -115,6 +115,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from data_gen.console import run_main
+    from diaforge.console import run_main
 
     run_main(main)

@@ -31,9 +31,9 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from data_gen.console import emit, results_only_on_stdout  # noqa: E402
-from data_gen.errors import InputError  # noqa: E402
-from data_gen.schema import load_dialogues  # noqa: E402
+from diaforge.console import emit, results_only_on_stdout  # noqa: E402
+from diaforge.errors import InputError  # noqa: E402
+from diaforge.schema import load_dialogues  # noqa: E402
 from train.config import (  # noqa: E402
     RecipeError,
     check_recipe,
@@ -360,6 +360,6 @@ def result_line(summary: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    from data_gen.console import run_main
+    from diaforge.console import run_main
 
     run_main(main)

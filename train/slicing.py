@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.format import PromptFormat, openai_tools, render_assistant, system_prompt
-from data_gen.schema import Dialogue, Turn
+from diaforge.format import PromptFormat, openai_tools, render_assistant, system_prompt
+from diaforge.schema import Dialogue, Turn
 
 # Looked for after the target when `eot_token` is not set (auto); the earliest one wins.
 EOT_CANDIDATES = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "<|end|>", "</s>")
@@ -343,7 +343,7 @@ class TurnSlicer:
     ) -> tuple[list[dict[str, Any]], SliceStats]:
         """Slice every dialogue; with `progress`, a bar on stderr (about 3 minutes per 5,000
         dialogues; `None`: on a terminal only)."""
-        from data_gen.console import progress as progress_bar
+        from diaforge.console import progress as progress_bar
 
         dialogues = list(dialogues)
         stats = SliceStats()
@@ -357,7 +357,7 @@ def check_training_dialogues(dialogues: Iterable[Dialogue], path: str | Path) ->
     """Refuse a training dialogue whose assistant calls a tool it was never offered: the model
     would learn to call tools outside its candidate list. `InputError` names the file, the
     dialogue and the field."""
-    from data_gen.errors import InputError
+    from diaforge.errors import InputError
 
     out = list(dialogues)
     for d in out:

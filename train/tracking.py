@@ -1,7 +1,7 @@
 """A training run's folder: checkpoints and resuming, W&B setup, and the files that say what a run
 was trained on (`data_fingerprint.json`, `recipe_resolved.yaml`, `prompt_format.json`) and which
 W&B run it was (`training_run.json`); the first, second and last go into every checkpoint too, for
-evaluation to name the training run and data behind a model (data_gen/lineage.py). The saved
+evaluation to name the training run and data behind a model (diaforge/lineage.py). The saved
 adapter is logged as a W&B ``model`` artifact. Used by train/sft.py."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from data_gen.format import PROMPT_FORMAT_FILE, PromptFormat
-from data_gen.hygiene import sha256_file
-from data_gen.lineage import LINEAGE_FILES, TRAINING_RUN_FILE
-from data_gen.wandb_offline import has_wandb_credentials, wandb_reachable
+from diaforge.format import PROMPT_FORMAT_FILE, PromptFormat
+from diaforge.hygiene import sha256_file
+from diaforge.lineage import LINEAGE_FILES, TRAINING_RUN_FILE
+from diaforge.wandb_offline import has_wandb_credentials, wandb_reachable
 from train.slicing import SliceConfig
 
 logger = logging.getLogger("diaforge.sft")

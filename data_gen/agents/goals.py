@@ -7,11 +7,11 @@ import json
 import random
 from typing import Any
 
-from data_gen.llm.base import ChatBackend, Usage
 from data_gen.phrasing import intent_of, with_article
-from data_gen.schema import Persona, Tool
-from data_gen.text import humanise_param
 from data_gen.values import render_value
+from diaforge.llm.base import ChatBackend, Usage
+from diaforge.schema import Persona, Tool
+from diaforge.text import humanise_param
 
 
 def scripted_goal(gold: Tool, persona: Persona, gold_args: dict[str, Any]) -> str:

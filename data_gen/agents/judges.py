@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from data_gen.agents.state import COMPLETION, SELECTION, transcript
-from data_gen.llm.base import ChatBackend, Usage
 from data_gen.phrasing import names_read_out
-from data_gen.schema import Tool, Turn, Verdict
-from data_gen.text import content_stems, name_tokens, stem
+from diaforge.llm.base import ChatBackend, Usage
+from diaforge.schema import Tool, Turn, Verdict
+from diaforge.text import content_stems, name_tokens, stem
 
 
 class ScriptedRelevancy:

@@ -30,10 +30,10 @@ import json
 import re
 from typing import Any
 
-from data_gen.format import tool_signature
-from data_gen.schema import Tool
-from data_gen.text import humanise_param
 from data_gen.values import render_value
+from diaforge.format import tool_signature
+from diaforge.schema import Tool
+from diaforge.text import humanise_param
 
 REASONING_STYLES = ("summary", "lookup")
 """`summary`: the thoughts state the conclusions (the paper's style); `lookup`: they copy the

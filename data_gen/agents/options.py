@@ -18,8 +18,8 @@ from data_gen.phrasing import (
     is_base_verb,
     option_descriptors,
 )
-from data_gen.schema import Tool
-from data_gen.text import content_stems, overlap, stem, tool_stems, words
+from diaforge.schema import Tool
+from diaforge.text import content_stems, overlap, stem, tool_stems, words
 
 # Words of a question that say nothing about which option is meant.
 _QUESTION_WORDS = frozenset(

@@ -43,8 +43,8 @@ from data_gen.agents.options import narrow, plausible, prefixes_of
 from data_gen.agents.state import SELECTION, DialogueState
 from data_gen.phrasing import DETERMINERS, intent_of, verb_lemma
 from data_gen.phrasing.english import _BOUNDARY
-from data_gen.schema import Tool, Turn
-from data_gen.text import content_stems, join_options, tool_stems
+from diaforge.schema import Tool, Turn
+from diaforge.text import content_stems, join_options, tool_stems
 
 NEGATIONS = frozenset({"no", "none", "not", "cannot", "unable", "neither", "nor", "nothing", "never"})
 """Words that make a statement a refusal (besides any word ending in n't: can't, isn't)."""

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from data_gen.llm.base import Usage
-from data_gen.schema import Persona, Tool, Turn
+from diaforge.llm.base import Usage
+from diaforge.schema import Persona, Tool, Turn
 
 SELECTION, COMPLETION = "tool_selection", "argument_completion"
 

@@ -11,13 +11,13 @@ from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_t
 from data_gen.agents.options import narrow, plausible, prefixes_of
 from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove
-from data_gen.format import parse_assistant, render_assistant, system_prompt
-from data_gen.llm.base import BackendError, ChatBackend, Usage
 from data_gen.phrasing import first_sentence, intent_of, option_descriptors, shared_verb, verb_only
-from data_gen.schema import Tool, ToolCall, Turn
-from data_gen.text import humanise_param, join_options
 from data_gen.values import extract_value
 from data_gen.wording import wording
+from diaforge.format import parse_assistant, render_assistant, system_prompt
+from diaforge.llm.base import BackendError, ChatBackend, Usage
+from diaforge.schema import Tool, ToolCall, Turn
+from diaforge.text import humanise_param, join_options
 
 
 def value_hint(spec: dict[str, Any]) -> str:

@@ -10,13 +10,13 @@ from typing import Any
 
 from data_gen.agents.options import gold_choice, offered_options, prefixes_of, restated_need
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
-from data_gen.llm.base import BackendError, ChatBackend, Usage
 from data_gen.personas import same_line_of_business
 from data_gen.phrasing import cap, catalogue_terms, vague_request
-from data_gen.schema import Persona, Tool
-from data_gen.text import content_stems, humanise_param, tool_stems
 from data_gen.values import extract_value, phrase_values, render_value
 from data_gen.wording import DEFAULT_TONE, Wording, wording
+from diaforge.llm.base import BackendError, ChatBackend, Usage
+from diaforge.schema import Persona, Tool
+from diaforge.text import content_stems, humanise_param, tool_stems
 
 _THANKS = {
     "friendly": " Thanks!",
@@ -63,7 +63,7 @@ class ScriptedUser:
     """Rule-based user-proxy (see the `data_gen.agents` docstring).
 
     `phrasing` picks the wording bank (`train` for corpora, `heldout` for the benchmark and
-    evaluation). `encoder` (optional, a `data_gen.similarity` encoder) lets it read questions by
+    evaluation). `encoder` (optional, a `diaforge.similarity` encoder) lets it read questions by
     meaning as well as by words."""
 
     name = "scripted"

@@ -10,9 +10,9 @@ import re
 from collections.abc import Sequence
 
 from data_gen.agents.state import DialogueState, transcript
-from data_gen.llm.base import ChatBackend, Usage
 from data_gen.phrasing import names_read_out
-from data_gen.text import humanise_param
+from diaforge.llm.base import ChatBackend, Usage
+from diaforge.text import humanise_param
 
 
 def mode_pool(votes: Sequence[int]) -> int:

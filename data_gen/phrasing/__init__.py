@@ -39,7 +39,6 @@ from data_gen.phrasing.checks import (
 )
 from data_gen.phrasing.english import (
     DETERMINERS,
-    _inflect_engine,
     article,
     cap,
     deverbal,
@@ -70,7 +69,6 @@ __all__ = [
     "DETERMINERS",
     "LOOKUP_VERBS",
     "Intent",
-    "_inflect_engine",
     "article",
     "artefacts",
     "cap",

@@ -17,15 +17,15 @@ from data_gen.phrasing.english import (
     _PARTICLES,
     _PREP_LINKS,
     DETERMINERS,
-    _inflect_engine,
     _lemmas,
     is_base_verb,
     is_noun,
     stopword,
 )
 from data_gen.phrasing.intents import LOOKUP_VERBS, Intent, catalogue_prefixes, intent_of
-from data_gen.schema import Tool
-from data_gen.text import line_of_business_key, name_tokens, stem, tool_stems, words
+from diaforge.saying import inflect_engine
+from diaforge.schema import Tool
+from diaforge.text import line_of_business_key, name_tokens, stem, tool_stems, words
 
 
 def _name_forms(tool: Tool) -> list[str]:
@@ -178,7 +178,7 @@ def catalogue_terms(
     for w in re.findall(r"[a-z][a-z\-]+", f"{g.full_object} {' '.join(name_tokens(gold))}".lower()):
         if len(w) < 3 or w in DETERMINERS | _BOUNDARY or stopword(w) or not is_noun(w):
             continue
-        single = _inflect_engine().singular_noun(w) or w
+        single = inflect_engine().singular_noun(w) or w
         if any(stem(single) in s for s in stems_of) and single not in out:
             out.append(single)
     return out

@@ -6,14 +6,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from data_gen.text import STOPWORDS
-
-
-@lru_cache(maxsize=1)
-def _inflect_engine():  # noqa: ANN202 - inflect.engine
-    import inflect
-
-    return inflect.engine()
+from diaforge.saying import inflect_engine
+from diaforge.text import STOPWORDS
 
 
 @lru_cache(maxsize=4096)
@@ -50,7 +44,7 @@ def is_noun(word: str) -> bool:
 
 def article(phrase: str) -> str:
     """`a` or `an` for a noun phrase (`an hour`, `a user`)."""
-    return _inflect_engine().a(phrase).split(" ", 1)[0]
+    return inflect_engine().a(phrase).split(" ", 1)[0]
 
 
 def with_article(phrase: str) -> str:
@@ -67,7 +61,7 @@ def _is_plural(word: str) -> bool:
     w = word.lower()
     if not w.endswith("s") or w.endswith(("ss", "us", "is")):
         return False
-    return bool(_inflect_engine().singular_noun(w))
+    return bool(inflect_engine().singular_noun(w))
 
 
 def cap(s: str) -> str:

@@ -34,8 +34,8 @@ from data_gen.phrasing.english import (
     verb_lemma,
     with_article,
 )
-from data_gen.schema import Tool
-from data_gen.text import name_tokens, stem
+from diaforge.schema import Tool
+from diaforge.text import name_tokens, stem
 
 # Lead-ins that say how to use a tool before saying what it does: "Use this to cancel ...", "This
 # tool cancels ...", "Allows you to cancel ...", "A function that returns ...". What follows them

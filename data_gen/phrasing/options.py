@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from data_gen.phrasing.english import (
     _BOUNDARY,
     DETERMINERS,
-    _inflect_engine,
     _is_plural,
     _lemmas,
     _tokens,
@@ -24,8 +23,9 @@ from data_gen.phrasing.english import (
     with_article,
 )
 from data_gen.phrasing.intents import _lower_obj, intent_of
-from data_gen.schema import Tool
-from data_gen.text import content_stems, name_tokens, stem
+from diaforge.saying import inflect_engine
+from diaforge.schema import Tool
+from diaforge.text import content_stems, name_tokens, stem
 
 
 def _common_prefix(seqs: Sequence[Sequence[str]]) -> int:
@@ -187,4 +187,4 @@ def subject_of(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] 
 def _plural(noun: str) -> str:
     if _is_plural(noun):
         return noun
-    return _inflect_engine().plural_noun(noun) or noun
+    return inflect_engine().plural_noun(noun) or noun

@@ -21,16 +21,17 @@ modules, each with one responsibility:
   spec) == (True, v)`` for every template of `VALUE_PHRASES`, also when one sentence carries
   several parameters.
 
-How a person names a parameter (`humanise_param`) is shared text vocabulary: `data_gen.text`.
+How a person names a parameter (`humanise_param`) is shared text vocabulary: `diaforge.text`.
 """
 
 from __future__ import annotations
 
 from data_gen.values.checking import check_arguments, check_value
 from data_gen.values.extraction import extract_value
-from data_gen.values.generator import ValueGenerator, _stable_rng
+from data_gen.values.generator import ValueGenerator
 from data_gen.values.patterns import UnsupportedPattern, sample_pattern
-from data_gen.values.rendering import VALUE_PHRASES, phrase_values, render_value
+from data_gen.values.rendering import VALUE_PHRASES, phrase_values
+from diaforge.saying import render_value
 
 __all__ = [
     "UnsupportedPattern",
@@ -42,5 +43,4 @@ __all__ = [
     "phrase_values",
     "render_value",
     "sample_pattern",
-    "_stable_rng",
 ]

@@ -40,8 +40,8 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
-from data_gen.schema import Tool, normalise_type
 from data_gen.values import formats
+from diaforge.schema import Tool, normalise_type
 
 # Keywords whose value is a map of schemas, a list of schemas or one schema.
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")

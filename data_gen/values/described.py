@@ -17,8 +17,6 @@ import uuid
 from datetime import date
 from typing import TYPE_CHECKING
 
-from data_gen.schema import Persona
-from data_gen.text import param_tokens
 from data_gen.values import formats
 from data_gen.values.vocabulary import (
     AIRPORTS,
@@ -29,6 +27,8 @@ from data_gen.values.vocabulary import (
     LANGUAGES,
     VOCAB_BY_LEN,
 )
+from diaforge.schema import Persona
+from diaforge.text import param_tokens
 
 if TYPE_CHECKING:
     from data_gen.values.names import Draws

@@ -17,12 +17,13 @@ import json
 import re
 from typing import Any
 
-from data_gen.text import humanise_param, param_tokens
 from data_gen.values import formats
 from data_gen.values.checking import check_value, declared_types
 from data_gen.values.generator import pick_type
-from data_gen.values.rendering import LIST_STOP, mask_quotes, render_value
+from data_gen.values.rendering import mask_quotes
 from data_gen.values.vocabulary import toggle_plural, word_list
+from diaforge.saying import LIST_STOP, render_value
+from diaforge.text import humanise_param, param_tokens
 
 _LEFT_WORDS = frozenset(
     word_list("the my our your a an and with new set its this that their his her also plus then")

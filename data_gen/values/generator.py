@@ -12,7 +12,6 @@ passes `check_value`.
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
 import random
 import string
@@ -20,24 +19,17 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from data_gen.schema import Persona, Tool, local_ref_target
-from data_gen.text import param_tokens
 from data_gen.values import formats
 from data_gen.values.checking import check_value, declared_types, is_num, json_equal
 from data_gen.values.described import description_example, shaped, spelled, spelled_format
 from data_gen.values.names import DEFAULT_TODAY, Draws, number_hint
 from data_gen.values.patterns import UnsupportedPattern, sample_pattern
 from data_gen.values.vocabulary import ID_WORDS, singular
+from diaforge.schema import Persona, Tool, local_ref_target
+from diaforge.text import param_tokens
 
 _COMPOSITION = ("$ref", "allOf", "anyOf", "oneOf")
 _MAX_REF_DEPTH = 8
-
-
-def _stable_rng(*parts: Any) -> random.Random:
-    """A `random.Random` seeded from a sha256 of `parts`, identical across runs and processes
-    (unlike `hash()`), so a caller can derive one generator per (tool, seed, ...) tuple."""
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
-    return random.Random(int(digest[:16], 16))
 
 
 def pick_type(spec: dict[str, Any]) -> str:
@@ -98,7 +90,7 @@ class ValueGenerator:
     then parameter-name heuristics, then a word-based token. Every value is JSON-serialisable and
     checked with `check_value` before it is returned; a schema no value can satisfy raises
     `ValueError` naming the parameter. All randomness comes from `rng`, so a seeded generator
-    (see `_stable_rng`) reproduces its values exactly.
+    (see `diaforge.rng.seeded_rng`) reproduces its values exactly.
 
     Args:
         rng: the source of randomness.

@@ -17,8 +17,6 @@ import uuid
 from datetime import date, timedelta
 from typing import Any
 
-from data_gen.schema import Persona
-from data_gen.text import param_tokens
 from data_gen.values.described import description_example, shaped
 from data_gen.values.vocabulary import (
     CITIES,
@@ -59,6 +57,8 @@ from data_gen.values.vocabulary import (
     UNITS,
     WORDS,
 )
+from diaforge.schema import Persona
+from diaforge.text import param_tokens
 
 DEFAULT_TODAY = date(2026, 1, 15)
 

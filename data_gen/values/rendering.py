@@ -9,15 +9,10 @@ when one sentence carries several parameters.
 
 from __future__ import annotations
 
-import json
-import math
 import random
 import re
-from datetime import date, datetime, time
-from typing import Any
 
-from data_gen.text import humanise_param
-from data_gen.values.vocabulary import word_list
+from diaforge.text import humanise_param
 
 VALUE_PHRASES: list[str] = [
     "the {name} is {value}",
@@ -36,61 +31,6 @@ assistant (which reads them back with `extract_value`). ``{name}`` is `humanise_
 _FORWARD_PHRASES = [p for p in VALUE_PHRASES if p.index("{name}") < p.index("{value}")]
 _OPENERS = ("", "", "", "Sure, ", "Okay, ", "Of course, ")
 _VALUE_FIRST_LEADS = ("go with ", "please take ", "let's go with ")
-
-# Strings equal to one of these are quoted so that they never read as part of the sentence.
-RESERVED = frozenset(
-    word_list(
-        "the a an and or is are as for use to of set should be none null with go take please my our yes "
-        "no true false"
-    )
-)
-# Connector words that end a list read from text (the yes/no/none words may be list items).
-LIST_STOP = RESERVED - {"yes", "no", "true", "false", "none", "null"}
-
-
-def _needs_quotes(s: str) -> bool:
-    return (
-        not s
-        or bool(re.search(r"[\s,;]", s))
-        or s[0] in "\"“'([{"
-        or s[-1] in ".!?;:)"
-        or s.lower() in RESERVED
-    )
-
-
-def render_value(value: Any) -> str:
-    """How a user says `value` in a sentence.
-
-    Strings as they are, except strings a reader could not delimit (with spaces or commas, ending
-    in punctuation, or equal to a connector word), which are wrapped in double quotes; integral
-    floats without ``.0`` (other floats by their shortest round-trip repr); booleans as yes/no;
-    dates as ISO; lists of scalars as ``a, b and c`` (an empty list as ``none``); objects and
-    lists holding containers as compact JSON.
-    """
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isfinite(value) and value.is_integer() and abs(value) < 1e16:
-            return str(int(value))
-        return repr(value)
-    if isinstance(value, (date, datetime, time)):
-        return value.isoformat()
-    if isinstance(value, str):
-        return f'"{value}"' if _needs_quotes(value) else value
-    if isinstance(value, (list, tuple)):
-        if any(isinstance(v, (list, tuple, dict)) for v in value):
-            return json.dumps(list(value), ensure_ascii=False, separators=(",", ":"))
-        if not value:
-            return "none"
-        parts = [render_value(v) for v in value]
-        return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return str(value)
 
 
 def mask_quotes(text: str) -> str:

@@ -10,7 +10,7 @@ where a value is a single item.
 
 from __future__ import annotations
 
-from data_gen.text import param_tokens
+from diaforge.text import param_tokens
 
 
 def word_list(text: str) -> list[str]:

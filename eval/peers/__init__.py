@@ -2,7 +2,7 @@
 
 * importers into our `Dialogue` schema, each validating its input, reporting counts and
   rejecting a malformed record with one line naming the file and the record
-  (`data_gen.errors.InputError`): `bfcl` (from the installed `bfcl-eval` wheel), `confetti`,
+  (`diaforge.errors.InputError`): `bfcl` (from the installed `bfcl-eval` wheel), `confetti`,
   `tooldial`, `dicebench`;
 * `bfcl`: BFCL's AST checker rules re-implemented on our schema, and the BFCL parity runner
   (``python -m eval bfcl --model ...``);
@@ -31,8 +31,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from data_gen.errors import InputError
-from data_gen.schema import Dialogue, Persona, Provenance, Tool, ToolCall, write_jsonl
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Persona, Provenance, Tool, ToolCall, write_jsonl
 
 __all__ = [
     "need",

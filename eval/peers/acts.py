@@ -31,7 +31,7 @@ released dialog-act answers (verbatim lines, CC-BY-4.0), stratified over the act
 development half (the rules were tuned on it) and a held-out half (reported, never tuned on); its
 README gives the source and the selection. `read_act_examples` reads any file in that format.
 
-LLM option (`LLMActClassifier`). A chat backend (``data_gen.llm``: ``hf``, a local model folder or
+LLM option (`LLMActClassifier`). A chat backend (``diaforge.llm``: ``hf``, a local model folder or
 the embedded SmolLM2; ``openai``, any OpenAI-compatible server) is shown the act definitions and the
 reply and answers with one act name, at temperature 0; the answer is read by `parse_act` (an act
 name, its CONFETTI spelling, or a distinctive word of it); an answer that names none falls back to
@@ -204,7 +204,7 @@ def read_act_examples(path: str | Path) -> list[ActExample]:
     "ground_truth": ["agent_..."], "ground_truth_content": [call strings and text]}``): the text is
     the content strings that are not calls, the gold acts the labels other than function calling.
     A turn whose only label is function calling has no text act and is left out."""
-    from data_gen.errors import InputError
+    from diaforge.errors import InputError
     from eval.peers import need, read_json_lines
     from eval.peers.confetti import ACT_LABELS, looks_like_calls
 
@@ -422,7 +422,7 @@ def build_act_classifier(args: Any) -> tuple[Any, Any]:
     ``backend.aclose()``. A bad backend configuration is a `BackendConfigError`."""
     if getattr(args, "act_classifier", "rules") != "llm":
         return RuleActClassifier(), None
-    from data_gen.llm.factory import BackendSpec, build_backend
+    from diaforge.llm.factory import BackendSpec, build_backend
 
     spec = BackendSpec(
         backend=args.act_backend,
@@ -457,8 +457,8 @@ def cmd_act_set(args: Any) -> int:
     classifier on a labelled set in CONFETTI's dialog-act answer format."""
     import asyncio
 
-    from data_gen.console import emit
-    from data_gen.errors import InputError
+    from diaforge.console import emit
+    from diaforge.errors import InputError
 
     if not args.data:
         raise InputError("turn-level acts needs --data FILE (CONFETTI dialog-act answer lines)")

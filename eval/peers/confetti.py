@@ -56,9 +56,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.schema import Dialogue, Tool, ToolCall, Turn
-from data_gen.tool_records import tool_from_record
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Tool, ToolCall, Turn
+from diaforge.tool_records import tool_from_record
 from eval.peers import (
     ImportReport,
     ImportResult,

@@ -50,8 +50,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.schema import Dialogue, Tool, ToolCall, Turn
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Tool, ToolCall, Turn
 from eval.peers import ImportReport, ImportResult, make_dialogue, need, parse_call_strings, read_json
 from eval.peers.next_action import DIALOGTOOL_ACTIONS
 

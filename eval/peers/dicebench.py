@@ -48,8 +48,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.schema import Dialogue, Tool, ToolCall, Turn, normalise_type
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Tool, ToolCall, Turn, normalise_type
 from eval.peers import ImportReport, ImportResult, make_dialogue, read_json
 
 __all__ = [

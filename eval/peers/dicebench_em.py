@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.schema import Dialogue, Turn
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Turn
 from eval.metrics import values_match
 from eval.peers import read_json
 

@@ -68,7 +68,7 @@ def canonical_label(text: str, labels: Sequence[str] = TOOLDIAL_ACTIONS) -> str:
 
 
 def label_of(item: Any, path: str | Path, i: int) -> str:
-    from data_gen.errors import InputError
+    from diaforge.errors import InputError
 
     if isinstance(item, Mapping):
         item = item.get("label", item.get("action"))
@@ -81,7 +81,7 @@ def read_label_file(path: str | Path, *, key: str = "label") -> list[Any]:
     """A label file as ToolDial publishes it: a JSON array of labels (strings, or objects whose
     ``label`` holds the label, as its ``*_label.json`` files do); JSON Lines of the same also read.
     Returns the raw items (strings or objects); `InputError` naming the file otherwise."""
-    from data_gen.errors import InputError
+    from diaforge.errors import InputError
     from eval.peers import read_json, read_json_lines
 
     p = Path(path)

@@ -67,8 +67,8 @@ from pathlib import Path
 from typing import Any, get_args
 
 from data_gen.agents import offered_options
-from data_gen.schema import Dialogue, SystemAction, Tool
-from data_gen.text import humanise_name, humanise_param, stem, words
+from diaforge.schema import Dialogue, SystemAction, Tool
+from diaforge.text import humanise_name, humanise_param, stem, words
 from eval.peers.acts import without_closings
 
 __all__ = [
@@ -231,7 +231,7 @@ def classify_reply(text: str, candidates: Sequence[Tool], focus: Tool | None = N
 
 
 def action_of_reply(parsed: Any, dialogue: Dialogue) -> tuple[str, list[str]]:
-    """(action, called tool names) of a parsed reply (`data_gen.format.ParsedMessage`)."""
+    """(action, called tool names) of a parsed reply (`diaforge.format.ParsedMessage`)."""
     if parsed.kind == "tool_calls":
         names = [c.name for c in parsed.tool_calls]
         return ("retriever_call" if names and all(n == "retriever" for n in names) else "call"), names

@@ -63,8 +63,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.schema import ACT_OF_ACTION, Dialogue, Tool, ToolCall, Turn, normalise_type
+from diaforge.errors import InputError
+from diaforge.schema import ACT_OF_ACTION, Dialogue, Tool, ToolCall, Turn, normalise_type
 from eval.peers import ImportReport, ImportResult, make_dialogue, read_json
 
 __all__ = ["SYSTEM_ACTIONS", "USER_ACTIONS", "load_tooldial", "tool_from_tooldial_doc", "tooldial_action"]

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from data_gen.schema import ACT_OF_ACTION, Dialogue, ToolCall, Turn
+from diaforge.schema import ACT_OF_ACTION, Dialogue, ToolCall, Turn
 from eval.metrics import values_match
 from eval.peers.acts import classify_act
 from eval.peers.bfcl.checker import standardize_string
@@ -224,7 +224,7 @@ def score_call(
 
 
 def predicted_act(parsed: Any, dialogue: Dialogue | None = None) -> str:
-    """The CONFETTI act of a parsed reply (`data_gen.format.ParsedMessage`) by the rules.
+    """The CONFETTI act of a parsed reply (`diaforge.format.ParsedMessage`) by the rules.
     `dialogue` is not read (the act is the text's); it stays for callers that pass it."""
     if parsed.kind == "tool_calls":
         return ACT_OF_ACTION["call"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from data_gen.schema import Persona
+from diaforge.schema import Persona
 from scripts.assets.sources import LineOfBusiness, PersonaKit, Phrasing
 
 # Roles whose first word takes "an" though it starts with a consonant letter (read as initials).

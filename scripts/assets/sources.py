@@ -6,7 +6,7 @@
     personas.yaml            persona ingredients per line of business: roles, pains, jargon
     persona_phrasing.yaml    shared persona phrasing: companies, regions, tones, sentence templates
 
-Every file is parsed with the bounded parsers of `data_gen.hygiene` and every entry checked by a
+Every file is parsed with the bounded parsers of `diaforge.hygiene` and every entry checked by a
 strict pydantic model (no coercion: `"3"` is not a number and `no` is not a string), so a malformed
 source is one `InputError` naming the file, the entry and the field. Lists keep their order: the
 catalogue follows the order of the tool files and the persona RNG draws follow the order of the
@@ -25,8 +25,8 @@ from typing import Annotated, Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
 
-from data_gen.errors import InputError
-from data_gen.hygiene import load_json, load_yaml, read_text_file
+from diaforge.errors import InputError
+from diaforge.hygiene import load_json, load_yaml, read_text_file
 
 # The fields a persona sentence template may use (see `scripts.assets.personas`).
 TEMPLATE_FIELDS = frozenset(

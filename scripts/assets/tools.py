@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from data_gen.errors import InputError
-from data_gen.schema import Tool
+from diaforge.errors import InputError
+from diaforge.schema import Tool
 from scripts.assets.sources import LineOfBusiness, ToolSpec, ref_key
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")

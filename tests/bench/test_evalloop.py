@@ -12,7 +12,7 @@ BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 
 def test_eval_loop_part_on_a_tiny_model(tmp_path: Path) -> None:
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
     from train.modeling import build_tiny_model
 
     texts = [t.content for d in load_dialogues(BENCH)[:10] for t in d.turns if t.content]

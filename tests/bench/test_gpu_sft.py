@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import gpu_sft
-from data_gen.schema import load_dialogues
+from diaforge.schema import load_dialogues
 from train.modeling import build_tiny_tokenizer
 from train.slicing import SliceConfig, TurnSlicer, dialogue_texts
 

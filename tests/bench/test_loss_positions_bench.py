@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from data_gen.schema import load_dialogues
+from diaforge.schema import load_dialogues
 from train.modeling import build_tiny_model
 from train.slicing import dialogue_texts
 

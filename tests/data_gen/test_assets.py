@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.schema import Persona, Tool
+from diaforge.schema import Persona, Tool
 
 ASSETS = Path(__file__).resolve().parents[2] / "data_gen" / "assets"
 ISO_CURRENCY = re.compile(r"^[A-Z]{3}$")

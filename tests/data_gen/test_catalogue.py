@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from data_gen.catalogue import Catalogue, LoadReport, load_catalogue, save_catalogue
-from data_gen.errors import InputError
 from data_gen.openapi import tools_from_openapi
-from data_gen.schema import Tool
-from data_gen.tool_records import tool_from_record
+from diaforge.errors import InputError
+from diaforge.schema import Tool
+from diaforge.tool_records import tool_from_record
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "openapi_petstore_like.yaml"
 

@@ -17,8 +17,8 @@ import pytest
 import data_gen.catalogue_analysis as analysis
 from data_gen.catalogue import MAX_TOOLS, load_catalogue
 from data_gen.catalogue_analysis import analyze_catalogue
-from data_gen.schema import Tool
-from data_gen.similarity import DistractorRetriever, TfidfEncoder, composite_matrix, pair_score
+from diaforge.schema import Tool
+from diaforge.similarity import DistractorRetriever, TfidfEncoder, composite_matrix, pair_score
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED = REPO / "data_gen" / "assets" / "catalogue.json"

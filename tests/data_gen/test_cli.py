@@ -90,7 +90,7 @@ def test_analyze_missing_file(tmp_path: Path) -> None:
 def test_generate_with_the_hf_backend_on_smollm2(tmp_path: Path) -> None:
     """Every role played by SmolLM2 through the hf backend: quality aside, every seed ends accepted
     or rejected with a reason."""
-    from data_gen.llm.smollm2 import materialise_smollm2
+    from diaforge.llm.smollm2 import materialise_smollm2
 
     materialise_smollm2(SMOLLM2)
     cfg = tmp_path / "hf.yaml"
@@ -130,7 +130,7 @@ def _walk(parser: argparse.ArgumentParser, path: str = "python -m data_gen"):
 
 def test_every_option_has_help_and_shows_its_default() -> None:
     from data_gen.cli import build_parser
-    from data_gen.cliargs import DefaultsHelpFormatter
+    from diaforge.cliargs import DefaultsHelpFormatter
 
     missing_help, missing_default, commands = [], [], 0
     for path, parser in _walk(build_parser()):

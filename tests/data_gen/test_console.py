@@ -1,4 +1,4 @@
-"""`data_gen.console`: only a command's result reaches stdout."""
+"""`diaforge.console`: only a command's result reaches stdout."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from data_gen.cli import main
-from data_gen.console import EXIT_BROKEN_PIPE, emit, results_only_on_stdout, run_main
+from diaforge.console import EXIT_BROKEN_PIPE, emit, results_only_on_stdout, run_main
 
 
 def test_stray_prints_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,7 +76,7 @@ def _closed_reader(args: list[str]) -> subprocess.CompletedProcess:
 
 
 LOTS = (
-    "from data_gen.console import emit, results_only_on_stdout, run_main\n"
+    "from diaforge.console import emit, results_only_on_stdout, run_main\n"
     "def main():\n"
     "    with results_only_on_stdout():\n"
     "        for i in range(100000):\n"
@@ -93,7 +93,7 @@ SCORE += ["--gold", f"{TOOLDIAL}/action_gold.json", "--pred", f"{TOOLDIAL}/actio
 
 @pytest.mark.parametrize(
     "args",
-    [["-c", LOTS], ["-m", "eval", *SCORE], ["-m", "diaforge_cli", "eval", *SCORE]],
+    [["-c", LOTS], ["-m", "eval", *SCORE], ["-m", "diaforge", "eval", *SCORE]],
     ids=["emit", "eval", "diaforge"],
 )
 def test_broken_pipe_ends_quietly_with_141(args: list[str]) -> None:
@@ -111,7 +111,7 @@ def test_broken_pipe_ends_quietly_with_141(args: list[str]) -> None:
         ["-m", "train.launch", "--help"],
         ["-m", "train.preview", "--help"],
         ["-m", "bench.run", "--help"],
-        ["-m", "diaforge_cli", "--help"],
+        ["-m", "diaforge", "--help"],
         ["train/sft.py", "--help"],
     ],
     ids=["eval", "data_gen", "train.launch", "train.preview", "bench.run", "diaforge", "train/sft.py"],

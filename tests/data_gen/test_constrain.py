@@ -9,7 +9,7 @@ import string
 import pytest
 import torch
 
-from data_gen.llm.constrain import CallConstraint, CallGrammar, call_start
+from diaforge.llm.constrain import CallConstraint, CallGrammar, call_start
 
 SCHEMAS = {
     "get_balance": {

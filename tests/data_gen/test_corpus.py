@@ -12,8 +12,8 @@ from data_gen.cli import main as data_gen_main
 from data_gen.corpus import ACTIONS, ACTS, analyze_corpus, format_corpus_report, label_violations
 from data_gen.engine import generate
 from data_gen.gen_config import GenerationConfig
-from data_gen.schema import ACT_OF_ACTION, Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
 from data_gen.validators import format_validator
+from diaforge.schema import ACT_OF_ACTION, Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
 from eval.metrics import ngd, ttr
 
 ROOT = Path(__file__).resolve().parents[2]

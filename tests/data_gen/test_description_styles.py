@@ -24,8 +24,8 @@ from data_gen.phrasing import (
     vague_request,
 )
 from data_gen.run_stats import reject_reason
-from data_gen.schema import Persona, Tool, Turn, load_dialogues
 from data_gen.validators import naturalness_shares, naturalness_validator
+from diaforge.schema import Persona, Tool, Turn, load_dialogues
 
 ROOT = Path(__file__).resolve().parents[2]
 ORDERS_PATH = ROOT / "tests" / "data_gen" / "fixtures" / "description_styles" / "imperative_orders.json"
@@ -236,7 +236,7 @@ def test_generation_on_the_imperative_order_catalogue_reads_naturally(tmp_path) 
 def _dialogue():
     gold = BY_NAME["reorder"]
     persona = Persona(id="p", description="A shop assistant.", role="shop assistant", tone="friendly")
-    from data_gen.schema import Dialogue
+    from diaforge.schema import Dialogue
 
     return Dialogue(
         id="d",

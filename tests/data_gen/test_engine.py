@@ -17,12 +17,12 @@ import pytest
 
 from data_gen.catalogue import load_catalogue
 from data_gen.engine import generate
-from data_gen.errors import InputError
-from data_gen.format import render_calls
 from data_gen.gen_config import GenerationConfig, RoleSpec, load_config
-from data_gen.schema import Dialogue, load_dialogues
-from data_gen.similarity import DistractorRetriever, get_encoder
 from data_gen.validators import run_rule_validators
+from diaforge.errors import InputError
+from diaforge.format import render_calls
+from diaforge.schema import Dialogue, load_dialogues
+from diaforge.similarity import DistractorRetriever, get_encoder
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
@@ -211,7 +211,7 @@ def _faults(index: int, request: dict) -> str | None:
 
 
 def test_openai_path_under_faults(tmp_path: Path) -> None:
-    from data_gen.llm.testing_server import FaultyOpenAIServer
+    from bench.fake_server import FaultyOpenAIServer
 
     n, limit = 24, 4
     with FaultyOpenAIServer(

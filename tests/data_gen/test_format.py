@@ -1,4 +1,4 @@
-"""Tests for data_gen.format: the prompt-mode text format, its parser, and chat-message export."""
+"""Tests for diaforge.format: the prompt-mode text format, its parser, and chat-message export."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from data_gen.format import (
+from diaforge.format import (
     HISTORY_REASONING,
     PROMPT_MODES,
     ROW_KEYS,
@@ -29,7 +29,7 @@ from data_gen.format import (
     system_prompt,
     to_chat_messages,
 )
-from data_gen.schema import Dialogue, Persona, Tool, ToolCall, Turn
+from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
 
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -925,7 +925,7 @@ def test_floats_round_trip_in_rendered_calls() -> None:
 
 
 def test_compact_tool_listing() -> None:
-    from data_gen.format import compact_tool, tool_listing
+    from diaforge.format import compact_tool, tool_listing
 
     tool = Tool(
         name="set_priority",

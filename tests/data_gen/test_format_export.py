@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from data_gen.cli import main
-from data_gen.format import render_assistant, render_calls
-from data_gen.schema import load_dialogues
+from diaforge.format import render_assistant, render_calls
+from diaforge.schema import load_dialogues
 
 REPO = Path(__file__).resolve().parents[2]
 DIALOGUES = REPO / "tests" / "fixtures" / "dialogues_small.jsonl"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.errors import InputError
-from data_gen.format import (
+from diaforge.errors import InputError
+from diaforge.format import (
     HISTORY_REASONING,
     PROMPT_FORMAT_FILE,
     PROMPT_MODES,
@@ -23,21 +23,21 @@ from data_gen.format import (
     system_prompt,
     tool_listing,
 )
-from data_gen.schema import load_dialogues
+from diaforge.schema import load_dialogues
 
 REPO = Path(__file__).resolve().parents[2]
 DIALOGUES = load_dialogues(REPO / "tests" / "fixtures" / "dialogues_small.jsonl")
 
 
 def test_each_options_allowed_values_are_defined_once() -> None:
-    """`grep` for the value lists over the toolkit's code finds each one once, in data_gen/format/options.py."""
+    """`grep` for the value lists over the toolkit's code finds each one once, in diaforge/format/options.py."""
     sources = [p for d in ("data_gen", "train", "eval", "bench", "scripts") for p in (REPO / d).rglob("*.py")]
     for values in (PROMPT_MODES, TOOL_STYLES, HISTORY_REASONING, TARGET_REASONING):
         a, b = (re.escape(json.dumps(v)) for v in values)
         pattern = re.compile(rf"[(\[]\s*{a}\s*,\s*{b}\s*,?\s*[)\]]")
         found = [(p.relative_to(REPO), len(pattern.findall(p.read_text(encoding="utf-8")))) for p in sources]
         found = [(str(p), n) for p, n in found if n]
-        assert found == [("data_gen/format/options.py", 1)], (values, found)
+        assert found == [("diaforge/format/options.py", 1)], (values, found)
 
 
 def test_bad_values_name_the_option() -> None:
@@ -107,7 +107,7 @@ def test_recipe_builds_the_same_format(tmp_path) -> None:
     )
     # The recipe's defaults are the format's, with the built-in prompt written out as its template
     # (so prompt_format.json records its text and hash).
-    from data_gen.format import reference_prompt_template
+    from diaforge.format import reference_prompt_template
 
     defaults = DiaforgeArguments(dataset_path=["x"]).prompt_format()
     assert defaults == PromptFormat(system_prompt=reference_prompt_template("prompt"))

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from data_gen.llm.base import BackendConfigError, BackendError, ChatBackend
-from data_gen.llm.cache import RequestCache, is_cacheable, make_key
-from data_gen.llm.factory import BackendSpec, build_backend
-from data_gen.llm.openai_backend import OpenAIBackend, _retry_after_seconds
-from data_gen.llm.testing_server import FaultyOpenAIServer
+from bench.fake_server import FaultyOpenAIServer
+from diaforge.llm.base import BackendConfigError, BackendError, ChatBackend
+from diaforge.llm.cache import RequestCache, is_cacheable, make_key
+from diaforge.llm.factory import BackendSpec, build_backend
+from diaforge.llm.openai_backend import OpenAIBackend, _retry_after_seconds
 
 USER = [{"role": "user", "content": "what is the capital of france"}]
 
@@ -80,7 +80,7 @@ def test_success_usage_cost_and_request_fields():
 def test_unknown_price_counts_zero_and_warns_once(caplog):
     with FaultyOpenAIServer(lambda req: "ok") as server:
         backend = OpenAIBackend("model-without-price", base_url=server.base_url, prices={"other": {}})
-        with caplog.at_level(logging.WARNING, logger="data_gen.llm.openai_backend"):
+        with caplog.at_level(logging.WARNING, logger="diaforge.llm.openai_backend"):
             results = run(_chat_and_close(backend, {}, {}))
     assert all(r.usage.cost_usd == 0 for r in results)
     warnings = [r for r in caplog.records if "model-without-price" in r.getMessage()]
@@ -427,7 +427,7 @@ def tiny_model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def hf_backend(tiny_model_dir):
-    from data_gen.llm.hf_backend import HFBackend
+    from diaforge.llm.hf_backend import HFBackend
 
     return HFBackend(tiny_model_dir, max_new_tokens=12, default_temperature=0.0)
 
@@ -484,7 +484,7 @@ def test_hf_concurrent_chats_are_serialised_safely(hf_backend):
 def test_hf_stops_at_end_of_turn(tiny_model_dir, hf_backend):
     from transformers import AutoTokenizer
 
-    from data_gen.llm.hf_backend import HFBackend
+    from diaforge.llm.hf_backend import HFBackend
 
     im_end = hf_backend.tokenizer.convert_tokens_to_ids("<|im_end|>")
     assert im_end in hf_backend.eos_token_ids
@@ -516,7 +516,7 @@ def test_hf_stop_strings_and_tools(hf_backend):
 
 
 def test_hf_missing_folder_is_a_config_error(tmp_path):
-    from data_gen.llm.hf_backend import HFBackend
+    from diaforge.llm.hf_backend import HFBackend
 
     with pytest.raises(BackendConfigError, match="model folder not found: .*nowhere"):
         HFBackend(tmp_path / "nowhere")

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from data_gen.agents.lookup import chosen_option, completion_thought, selection_thought, value_quote
-from data_gen.format import compact_tool, tool_signature
-from data_gen.schema import Tool
+from diaforge.format import compact_tool, tool_signature
+from diaforge.schema import Tool
 
 
 def _tool() -> Tool:

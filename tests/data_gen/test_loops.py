@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from data_gen.llm.loops import LoopStop
-from data_gen.llm.prefix_cache import PrefixCachedGenerator
+from diaforge.llm.loops import LoopStop
+from diaforge.llm.prefix_cache import PrefixCachedGenerator
 from tests.data_gen.test_prefix_cache import _reference, _tiny_llama
 
 

@@ -17,12 +17,12 @@ from data_gen.agents.refusal import is_refusal, miss_progress, set_apart
 from data_gen.catalogue import load_catalogue
 from data_gen.cli import main as data_gen_main
 from data_gen.engine import generate
-from data_gen.errors import InputError
 from data_gen.gen_config import GenerationConfig, load_config
 from data_gen.no_tool import miss_count, miss_seeds
-from data_gen.schema import Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
-from data_gen.similarity import DistractorRetriever, get_encoder
 from data_gen.validators import no_tool_validator, run_rule_validators
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
+from diaforge.similarity import DistractorRetriever, get_encoder
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"

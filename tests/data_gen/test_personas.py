@@ -7,8 +7,8 @@ import random
 import pytest
 
 from data_gen.personas import PersonaSampler, same_line_of_business
-from data_gen.schema import Persona, Tool
-from data_gen.similarity import get_encoder
+from diaforge.schema import Persona, Tool
+from diaforge.similarity import get_encoder
 
 
 def _persona(pid: str, text: str, lob: str | None) -> Persona:

@@ -24,9 +24,9 @@ from data_gen.phrasing import (
     option_descriptors,
     vague_request,
 )
-from data_gen.schema import Persona, Tool, Turn, load_dialogues
 from data_gen.validators import naturalness_shares, naturalness_validator
 from data_gen.wording import HELDOUT, TRAIN
+from diaforge.schema import Persona, Tool, Turn, load_dialogues
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = load_catalogue(ROOT / "data_gen" / "assets" / "catalogue.json").tools

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from data_gen.llm.prefix_cache import PrefixCachedGenerator, common_prefix, supports_prefix_cache
+from diaforge.llm.prefix_cache import PrefixCachedGenerator, common_prefix, supports_prefix_cache
 
 VOCAB = 96
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from bench.fake_server import FaultyOpenAIServer
 from data_gen.engine import generate
-from data_gen.errors import InputError
 from data_gen.gen_config import GenerationConfig, RoleSpec, load_config
-from data_gen.hygiene import json_problem, load_json, load_yaml, repair_text, repair_value
-from data_gen.llm.base import BackendError
-from data_gen.llm.openai_backend import OpenAIBackend
-from data_gen.llm.testing_server import FaultyOpenAIServer
-from data_gen.schema import Dialogue, JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl
+from diaforge.errors import InputError
+from diaforge.hygiene import json_problem, load_json, load_yaml, repair_text, repair_value
+from diaforge.llm.base import BackendError
+from diaforge.llm.openai_backend import OpenAIBackend
+from diaforge.schema import Dialogue, JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"

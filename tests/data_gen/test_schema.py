@@ -1,4 +1,4 @@
-"""Tests for data_gen.schema: type normalisation, model validation, and JSONL in/out."""
+"""Tests for diaforge.schema: type normalisation, model validation, and JSONL in/out."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from data_gen.errors import InputError
-from data_gen.schema import (
+from diaforge.errors import InputError
+from diaforge.schema import (
     Dialogue,
     JsonlAppender,
     Persona,

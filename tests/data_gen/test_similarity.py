@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from data_gen.catalogue_analysis import analyze_catalogue
-from data_gen.schema import Tool
-from data_gen.similarity import (
+from diaforge.schema import Tool
+from diaforge.similarity import (
     DistractorRetriever,
     MiniLMEncoder,
     TfidfEncoder,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.llm.smollm2 import DEFAULT_SMOLLM2_DIR, END_OF_TURN, is_materialised, materialise_smollm2
+from diaforge.llm.smollm2 import DEFAULT_SMOLLM2_DIR, END_OF_TURN, is_materialised, materialise_smollm2
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,7 @@ def test_reloaded_model_knows_the_capital_of_france(smollm2_dir):
 
 
 def test_hf_backend_on_smollm2(smollm2_dir):
-    from data_gen.llm.hf_backend import HFBackend
+    from diaforge.llm.hf_backend import HFBackend
 
     backend = HFBackend(smollm2_dir, max_new_tokens=20)
     result = asyncio.run(backend.chat(QUESTION, temperature=0))

@@ -14,13 +14,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from data_gen.schema import Persona, Tool
-from data_gen.text import humanise_param
 from data_gen.values import (
     VALUE_PHRASES,
     UnsupportedPattern,
     ValueGenerator,
-    _stable_rng,
     check_arguments,
     check_value,
     extract_value,
@@ -28,6 +25,9 @@ from data_gen.values import (
     render_value,
     sample_pattern,
 )
+from diaforge.rng import seeded_rng
+from diaforge.schema import Persona, Tool
+from diaforge.text import humanise_param
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CATALOGUE = Path(__file__).resolve().parents[2] / "data_gen" / "assets" / "catalogue.json"
@@ -408,19 +408,19 @@ def test_unsatisfiable_schema_raises_value_error() -> None:
         )
 
 
-def test_stable_rng_is_deterministic() -> None:
-    a = [_stable_rng("tool_x", 3).random() for _ in range(3)]
+def testseeded_rng_is_deterministic() -> None:
+    a = [seeded_rng("tool_x", 3).random() for _ in range(3)]
     assert a[0] == a[1] == a[2]
-    assert _stable_rng("tool_x", 3).random() != _stable_rng("tool_x", 4).random()
-    assert _stable_rng("a", "bc").random() != _stable_rng("ab", "c").random()
+    assert seeded_rng("tool_x", 3).random() != seeded_rng("tool_x", 4).random()
+    assert seeded_rng("a", "bc").random() != seeded_rng("ab", "c").random()
     tool = _tool({"employee_id": {"type": "string"}, "start_date": {"type": "string", "format": "date"}}, [])
-    first = ValueGenerator(_stable_rng("t", 1)).gold_args(tool, include_optional=True)
-    again = ValueGenerator(_stable_rng("t", 1)).gold_args(tool, include_optional=True)
+    first = ValueGenerator(seeded_rng("t", 1)).gold_args(tool, include_optional=True)
+    again = ValueGenerator(seeded_rng("t", 1)).gold_args(tool, include_optional=True)
     assert first == again
 
 
 def _many(name: str, spec: dict, n: int = 40, persona: Persona | None = None) -> list:
-    return [ValueGenerator(_stable_rng(name, s)).value_for(name, spec, persona=persona) for s in range(n)]
+    return [ValueGenerator(seeded_rng(name, s)).value_for(name, spec, persona=persona) for s in range(n)]
 
 
 def test_values_are_diverse_across_seeds() -> None:
@@ -466,7 +466,7 @@ def test_dates_follow_the_name() -> None:
     def days(name: str) -> list[int]:
         out = []
         for s in range(40):
-            v = ValueGenerator(_stable_rng(s), today=today).value_for(
+            v = ValueGenerator(seeded_rng(s), today=today).value_for(
                 name, {"type": "string", "format": "date"}
             )
             d = date.fromisoformat(v)
@@ -485,7 +485,7 @@ def test_end_dates_follow_start_dates() -> None:
     spec = {"type": "string", "format": "date"}
     tool = _tool({"start_date": spec, "end_date": spec}, ["start_date", "end_date"])
     for s in range(50):
-        args = ValueGenerator(_stable_rng("range", s)).gold_args(tool)
+        args = ValueGenerator(seeded_rng("range", s)).gold_args(tool)
         assert args["end_date"] >= args["start_date"]
 
 
@@ -688,11 +688,11 @@ def test_catalogue_gold_args_conform_and_round_trip() -> None:
     assert tools
     for tool in tools:
         for seed in range(3):
-            gen = ValueGenerator(_stable_rng(tool.name, seed))
+            gen = ValueGenerator(seeded_rng(tool.name, seed))
             args = gen.gold_args(tool, include_optional=seed == 2)
             assert check_arguments(tool, args) == [], (tool.name, args)
             text = phrase_values(
-                [(k, render_value(v)) for k, v in args.items()], _stable_rng("say", tool.name, seed)
+                [(k, render_value(v)) for k, v in args.items()], seeded_rng("say", tool.name, seed)
             )
             for key, value in args.items():
                 got = extract_value(text, key, tool.properties[key])
@@ -759,7 +759,7 @@ def test_values_take_the_shape_the_description_shows(
 ) -> None:
     spec = {"type": "string", "description": description}
     tool = _tool({name: spec}, [name])
-    values = [ValueGenerator(_stable_rng("described", name, s)).gold_args(tool)[name] for s in range(60)]
+    values = [ValueGenerator(seeded_rng("described", name, s)).gold_args(tool)[name] for s in range(60)]
     for v in values:
         assert re.fullmatch(shape, v), (name, v)
         assert check_arguments(tool, {name: v}) == []
@@ -831,9 +831,9 @@ def test_described_catalogue_gold_args_conform_and_round_trip() -> None:
     """The shaped values survive being said and read back, like every other generated value."""
     for tool in _described_catalogue():
         for seed in range(5):
-            args = ValueGenerator(_stable_rng(tool.name, seed)).gold_args(tool)
+            args = ValueGenerator(seeded_rng(tool.name, seed)).gold_args(tool)
             assert check_arguments(tool, args) == [], (tool.name, args)
-            text = phrase_values([(k, render_value(v)) for k, v in args.items()], _stable_rng("say", seed))
+            text = phrase_values([(k, render_value(v)) for k, v in args.items()], seeded_rng("say", seed))
             for key, value in args.items():
                 assert extract_value(text, key, tool.properties[key]) == (True, value), (key, text)
 

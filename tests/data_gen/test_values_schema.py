@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from data_gen.schema import Tool
-from data_gen.values import ValueGenerator, _stable_rng, check_arguments, check_value
+from data_gen.values import ValueGenerator, check_arguments, check_value
+from diaforge.rng import seeded_rng
+from diaforge.schema import Tool
 
 _DEFS = {"$defs": {"Code": {"type": "string", "pattern": r"^CC-\d{4}$"}}}
 
@@ -111,7 +112,7 @@ def test_the_generator_draws_conforming_values_for_each_probe(
     probe: str, schema: dict[str, Any], bad: Any, good: Any, reason: str
 ) -> None:
     for seed in range(20):
-        value = ValueGenerator(_stable_rng(probe, seed)).value_for("code", schema)
+        value = ValueGenerator(seeded_rng(probe, seed)).value_for("code", schema)
         assert check_value(value, schema) is None, (probe, value)
 
 

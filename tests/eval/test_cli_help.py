@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from data_gen.cliargs import DefaultsHelpFormatter
+from diaforge.cliargs import DefaultsHelpFormatter
 from eval.cli import build_parser, main
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.errors import InputError
+from diaforge.errors import InputError
 from eval.demo import DemoConfig, gain_summary, render_gain
 from eval.demo_curve import curve_figure, plot_curve, run_curve
 
@@ -107,7 +107,7 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
     call finds every result complete and only compares again."""
     import json
 
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
     from eval.demo import run_demo
     from train.modeling import build_tiny_model
 

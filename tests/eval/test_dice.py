@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import pytest
 
 import eval.metrics as metrics
-from data_gen import dice
-from data_gen.dice import (
+from diaforge import dice
+from diaforge.dice import (
     DiceItem,
     LLMItemCounter,
     count_items,
@@ -31,7 +31,7 @@ from data_gen.dice import (
     dice_score,
     item_mentioned,
 )
-from data_gen.schema import Dialogue, Persona, Tool, ToolCall, Turn
+from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
 
 
 @pytest.mark.parametrize(

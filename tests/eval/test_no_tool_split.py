@@ -12,8 +12,8 @@ import pytest
 
 from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from data_gen.agents.refusal import is_refusal
-from data_gen.errors import InputError
-from data_gen.schema import load_dialogues, write_jsonl
+from diaforge.errors import InputError
+from diaforge.schema import load_dialogues, write_jsonl
 from eval.cli import main as eval_main
 from eval.compare import compare_runs
 from eval.metrics import compute_metrics

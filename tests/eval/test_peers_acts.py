@@ -113,7 +113,7 @@ def _gold_responder(path: Path):  # noqa: ANN202 - a server responder
 
 
 def test_turn_level_acts_cli_with_the_llm_classifier_on_a_test_server(capsys: pytest.CaptureFixture) -> None:
-    from data_gen.llm.testing_server import FaultyOpenAIServer
+    from bench.fake_server import FaultyOpenAIServer
 
     with FaultyOpenAIServer(_gold_responder(HELDOUT)) as server:
         rc = eval_main(
@@ -155,7 +155,7 @@ def test_run_turn_level_takes_an_act_classifier() -> None:
             return ["reject"] * len(texts)
 
     def reply(raw: str) -> Reply:
-        from data_gen.format import parse_assistant
+        from diaforge.format import parse_assistant
 
         return Reply(raw=raw, parsed=parse_assistant(raw))
 
@@ -168,7 +168,7 @@ def test_run_turn_level_takes_an_act_classifier() -> None:
 def test_turn_level_run_labels_replies_with_the_llm_classifier(tmp_path: Path) -> None:
     """The whole `turn-level --act-classifier llm` path: one test server is both the model under
     test (it always answers with a question) and the act labeller (it always says reject)."""
-    from data_gen.llm.testing_server import FaultyOpenAIServer
+    from bench.fake_server import FaultyOpenAIServer
     from eval.peers import write_dialogues
     from eval.peers.confetti import load_confetti
 

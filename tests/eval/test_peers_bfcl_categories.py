@@ -13,8 +13,8 @@ import types
 
 import pytest
 
-from data_gen.format import parse_assistant, render_calls
-from data_gen.schema import Dialogue
+from diaforge.format import parse_assistant, render_calls
+from diaforge.schema import Dialogue
 from eval.models import Reply
 from eval.peers import read_json_lines
 from eval.peers.bfcl.categories import (
@@ -191,7 +191,7 @@ def test_live_relevance_passes_any_call_and_fails_a_reply(bfcl: dict) -> None:
     entries = {"live_relevance": bfcl["live_relevance"].dialogues}
 
     def any_call(d: Dialogue) -> str:
-        from data_gen.schema import ToolCall
+        from diaforge.schema import ToolCall
 
         return render_calls([ToolCall(name=d.candidate_tools[0].name, args={"made_up": 1})])
 
@@ -227,7 +227,7 @@ def test_miss_func_holds_functions_back_until_their_turn(bfcl: dict) -> None:
     assert m["categories"]["multi_turn_miss_func"]["accuracy"] == 1.0
 
     def eager(prefix: Dialogue) -> str:
-        from data_gen.schema import ToolCall
+        from diaforge.schema import ToolCall
 
         text = oracle(prefix)
         return (

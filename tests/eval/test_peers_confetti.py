@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.errors import InputError
-from data_gen.schema import load_dialogues
+from diaforge.errors import InputError
+from diaforge.schema import load_dialogues
 from eval.cli import main as eval_main
 from eval.peers.confetti import load_confetti
 

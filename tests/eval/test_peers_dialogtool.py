@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.errors import InputError
-from data_gen.format import parse_assistant
+from diaforge.errors import InputError
+from diaforge.format import parse_assistant
 from eval.cli import main as eval_main
 from eval.models import Reply
 from eval.peers.dialogtool import load_dialogtool, parse_api_request

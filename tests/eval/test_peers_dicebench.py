@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from data_gen.corpus import analyze_corpus
-from data_gen.dice import DiceBenchItemCounter, dialogue_dice_counts, item_mentioned
-from data_gen.errors import InputError
-from data_gen.format import ParsedMessage
-from data_gen.schema import ToolCall, load_dialogues
+from diaforge.dice import DiceBenchItemCounter, dialogue_dice_counts, item_mentioned
+from diaforge.errors import InputError
+from diaforge.format import ParsedMessage
+from diaforge.schema import ToolCall, load_dialogues
 from eval.cli import main as eval_main
 from eval.models import Reply
 from eval.peers.dicebench import load_dice_graph, load_dice_tools, load_dicebench
@@ -106,7 +106,7 @@ def test_number_words_count_as_mentions_of_numeric_values(dice) -> None:  # noqa
     reads them as the values, and so must the value matcher."""
     d = _by_id(dice)["dice-round_2-1"]
     texts = {t.content.split(": ", 1)[1]: t for t in d.turns if t.role == "user"}
-    from data_gen.dice import DiceItem
+    from diaforge.dice import DiceItem
 
     three = "The property on Maple Street has three bedrooms. How many bathrooms do you think would be ideal for potential renters?"
     four = "It can comfortably accommodate four people. What currency should we use for estimating the rental value?"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.format import parse_assistant, render_assistant, render_calls
-from data_gen.schema import Dialogue, Tool, ToolCall, load_dialogues
+from diaforge.format import parse_assistant, render_assistant, render_calls
+from diaforge.schema import Dialogue, Tool, ToolCall, load_dialogues
 from eval.cli import main as eval_main
 from eval.models import Reply
 from eval.peers.next_action import (

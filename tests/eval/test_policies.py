@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.format import parse_assistant
-from data_gen.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
+from diaforge.format import parse_assistant
+from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
 from eval.cli import main as eval_main
 from eval.models import ModelSpec, ModelUnderTest
 from eval.policies import POLICIES, NameOverlapPolicy, RandomPolicy, ReferencePolicy, make_policy

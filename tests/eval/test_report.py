@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from data_gen.errors import InputError
+from diaforge.errors import InputError
 from eval.compare import compare_runs
 from eval.metrics import METRIC_KEYS, compute_breakdowns, metrics_by_mode
 from eval.report import (

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from data_gen.schema import load_dialogues, write_jsonl
+from diaforge.schema import load_dialogues, write_jsonl
 from eval.cli import main as eval_main
 from eval.metrics import METRIC_KEYS
 from train.modeling import build_tiny_model
@@ -138,7 +138,7 @@ def test_served_model_through_the_openai_backend(small_bench: Path, tmp_path: Pa
     must stop at that call and score it (right tool with no required args, or a false positive)."""
     import re
 
-    from data_gen.llm.testing_server import FaultyOpenAIServer
+    from bench.fake_server import FaultyOpenAIServer
 
     def responder(request: dict) -> str:
         first = re.search(r'"name": "(\w+)"', request["messages"][0]["content"]).group(1)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
-from data_gen.format import parse_assistant, render_assistant
-from data_gen.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
+from diaforge.format import parse_assistant, render_assistant
+from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
 from eval.cli import main as eval_main
 from eval.cli import max_new_tokens_arg
 from eval.metrics import METRIC_KEYS, compute_metrics, score_dialogue
@@ -211,7 +211,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_hf_backend_reports_length_when_the_budget_cuts_a_reply(tiny_model: Path) -> None:
-    from data_gen.llm.hf_backend import HFBackend
+    from diaforge.llm.hf_backend import HFBackend
 
     backend = HFBackend(tiny_model, max_new_tokens=8, default_temperature=0.0)
     eos = backend.eos_token_ids[0]
@@ -232,7 +232,7 @@ def test_hf_backend_reports_length_when_the_budget_cuts_a_reply(tiny_model: Path
 def test_openai_backend_passes_the_servers_finish_reason_on() -> None:
     from openai.types.chat import ChatCompletion
 
-    from data_gen.llm.openai_backend import OpenAIBackend
+    from diaforge.llm.openai_backend import OpenAIBackend
 
     backend = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1")
     for reason in ("length", "stop"):

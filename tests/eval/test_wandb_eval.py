@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from data_gen.wandb_offline import wait_for_offline_run
+from diaforge.wandb_offline import wait_for_offline_run
 from eval.cli import main
 
 

@@ -14,7 +14,7 @@ from _train_support import DIALOGUES, SMOLLM2_GGUF, TEMPLATE_SPECS, TEMPLATES
 
 @pytest.fixture(scope="session")
 def dialogues():
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     return load_dialogues(DIALOGUES)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from data_gen.format import render_assistant
-from data_gen.schema import load_dialogues
+from diaforge.format import render_assistant
+from diaforge.schema import load_dialogues
 from train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer
 
 SPLIT = Path(__file__).resolve().parents[2] / "eval" / "benchmarks" / "diabench_heldout_v1_no_tool.jsonl"

@@ -45,7 +45,7 @@ def generated(tmp_path_factory):
     """A few dialogues from the scripted generator (tool calls, more varied turn counts)."""
     from data_gen.engine import generate
     from data_gen.gen_config import GenerationConfig
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     out = tmp_path_factory.mktemp("corpus")
     cfg = GenerationConfig(
@@ -374,7 +374,7 @@ def test_training_with_prefix_shared_slicing(tmp_path, monkeypatch):
 
     from transformers import AutoModelForCausalLM
 
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
     from train import sft
     from train.loss_positions import TrainedPositionsLoss
     from train.modeling import load_tokenizer

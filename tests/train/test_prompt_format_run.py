@@ -89,7 +89,7 @@ def trained(tmp_path_factory):
 
 
 def test_the_format_travels_with_every_saved_model(trained):
-    from data_gen.format import PromptFormat
+    from diaforge.format import PromptFormat
 
     out, merged = trained
     recorded = PromptFormat.load(out)
@@ -124,7 +124,7 @@ def _training_prompt_ids(out: Path, dialogue, turn_index: int) -> list[int]:
 def _eval_prompt_ids(model: Path, out_dir: Path, bench: Path, monkeypatch, *extra: str) -> list[list[int]]:
     """`python -m eval run --model MODEL` (what `make eval MODEL=...` runs) on one dialogue, static
     only, recording the token ids the hf backend gives the model."""
-    from data_gen.llm.hf_backend import HFBackend
+    from diaforge.llm.hf_backend import HFBackend
     from eval.cli import main
 
     seen: list[list[int]] = []
@@ -144,7 +144,7 @@ def _eval_prompt_ids(model: Path, out_dir: Path, bench: Path, monkeypatch, *extr
 
 @pytest.fixture
 def bench(tmp_path):
-    from data_gen.schema import load_dialogues, write_jsonl
+    from diaforge.schema import load_dialogues, write_jsonl
 
     path = tmp_path / "bench.jsonl"
     write_jsonl(path, load_dialogues(DIALOGUES)[:1])
@@ -154,7 +154,7 @@ def bench(tmp_path):
 def test_eval_prompts_adapter_checkpoint_and_merged_model_with_the_training_tokens(
     trained, bench, tmp_path, monkeypatch, capsys
 ):
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     out, merged = trained
     dialogue = load_dialogues(bench)[0]
@@ -174,7 +174,7 @@ def test_eval_prompts_adapter_checkpoint_and_merged_model_with_the_training_toke
 def test_an_option_that_contradicts_the_file_wins_with_a_warning(
     trained, bench, tmp_path, monkeypatch, capsys
 ):
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     out, _ = trained
     dialogue = load_dialogues(bench)[0]
@@ -200,7 +200,7 @@ def test_an_option_that_contradicts_the_file_wins_with_a_warning(
 
 def test_offline_wandb_run_has_the_options_and_the_run_files(trained):
     out, _ = trained
-    from data_gen.wandb_offline import wait_for_offline_run
+    from diaforge.wandb_offline import wait_for_offline_run
 
     (run_dir,) = out.glob("wandb/offline-run-*")
     run = wait_for_offline_run(run_dir)
@@ -226,8 +226,8 @@ def test_the_built_in_prompt_is_recorded_with_its_text():
     """Without `system_prompt_file` the recipe's format holds the reference prompt as a template
     (its text and hash go to prompt_format.json), and it renders exactly the messages the built-in
     prompt gives."""
-    from data_gen.format import PromptFormat
-    from data_gen.schema import Dialogue
+    from diaforge.format import PromptFormat
+    from diaforge.schema import Dialogue
     from train.config import parse_recipe
 
     args = parse_recipe([str(REPO / "recipes" / "tiny" / "sft.yaml")])[0]
@@ -260,7 +260,7 @@ def offline_wandb(tmp_path, monkeypatch):
 def test_eval_names_the_training_run_the_data_and_the_adapter_artifact(
     trained, bench, tmp_path, offline_wandb
 ):
-    from data_gen.wandb_offline import wait_for_offline_run
+    from diaforge.wandb_offline import wait_for_offline_run
     from eval.cli import main
 
     out, merged = trained

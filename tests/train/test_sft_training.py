@@ -91,7 +91,7 @@ def test_train_reload_and_merge(tmp_path):
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
     from train.config import device_defaults, parse_recipe
     from train.slicing import TurnSlicer
 

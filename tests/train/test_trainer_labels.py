@@ -57,7 +57,7 @@ def test_labels_reaching_the_model_are_the_slicers(tmp_path, monkeypatch, one_th
     )
     assert result["global_step"] == 3 and len(seen) == 3
 
-    from data_gen.schema import load_dialogues
+    from diaforge.schema import load_dialogues
 
     tokenizer = load_tokenizer(str(out / "tiny-base"))
     samples, _ = TurnSlicer(tokenizer, SliceConfig.of(history_reasoning="keep", max_length=2048)).slice_all(

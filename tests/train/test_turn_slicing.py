@@ -8,8 +8,8 @@ import json
 import pytest
 from _train_support import TEMPLATE_SPECS
 
-from data_gen.errors import InputError
-from data_gen.format import render_assistant, system_prompt, tool_listing
+from diaforge.errors import InputError
+from diaforge.format import render_assistant, system_prompt, tool_listing
 from train.slicing import (
     IGNORE_INDEX,
     SliceConfig,

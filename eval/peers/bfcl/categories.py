@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from data_gen.errors import InputError
+from diaforge.errors import InputError
 
 __all__ = [
     "ALL_CATEGORIES",

@@ -43,8 +43,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.schema import Tool, ToolCall
+from diaforge.errors import InputError
+from diaforge.schema import Tool, ToolCall
 from eval.peers.bfcl.categories import language_of
 
 __all__ = ["AstVerdict", "bfcl_type", "check_call", "check_calls", "standardize_string"]

@@ -47,7 +47,7 @@ multi_turn_miss_param      200      per BFCL turn: its user message(s), then a g
 
 Counts asserted in the tests against the installed wheel: `DOCUMENTED_COUNTS` (the
 multi_turn_miss_param answers hold 203 ``[]`` turns). Candidate tools come from each entry's
-`function` list through `data_gen.tool_records.tool_from_record`, so BFCL types are normalised
+`function` list through `diaforge.tool_records.tool_from_record`, so BFCL types are normalised
 (``dict`` -> object, ``float`` -> number, ``tuple`` -> array, ``any`` -> untyped). Function names
 are kept as they are, dots included (``triangle_properties.get``): BFCL maps ``.`` to ``_`` only
 for APIs that reject dots, which a prompt-mode model is not. System messages of the question go to
@@ -62,9 +62,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
-from data_gen.schema import Dialogue, Tool, ToolCall, Turn
-from data_gen.tool_records import tool_from_record
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Tool, ToolCall, Turn
+from diaforge.tool_records import tool_from_record
 from eval.peers import (
     ImportReport,
     ImportResult,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from data_gen.schema import Dialogue
+from diaforge.schema import Dialogue
 from eval.peers.bfcl.categories import ALL_CATEGORIES, IRRELEVANCE, MULTI_TURN, NO_ANSWER_FILE, RELEVANCE
 from eval.peers.bfcl.checker import AstVerdict, check_calls
 
@@ -79,7 +79,7 @@ def prompt_examples(d: Dialogue) -> list[PromptExample]:
 
 
 def score_reply(example: PromptExample, parsed: Any) -> AstVerdict:
-    """The verdict on one reply (`data_gen.format.ParsedMessage`) to one example."""
+    """The verdict on one reply (`diaforge.format.ParsedMessage`) to one example."""
     kind = parsed.kind
     if example.category in IRRELEVANCE:
         if kind == "tool_calls":

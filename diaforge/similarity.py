@@ -29,7 +29,7 @@ from typing import Protocol
 
 import numpy as np
 
-from data_gen.schema import Tool
+from diaforge.schema import Tool
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class MiniLMEncoder:
     def _model(self):  # noqa: ANN202 - sentence_transformers is imported lazily
         """The encoder, loaded on first use (seconds: importing sentence-transformers and torch
         dominates), with a two-stage bar on stderr when that is a terminal."""
-        from data_gen.console import library_bars_off, progress
+        from diaforge.console import library_bars_off, progress
 
         bar = progress(total=2, desc="loading the encoder", unit="stage", enabled=None, delay=0)
         with bar:

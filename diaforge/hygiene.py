@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
+from diaforge.errors import InputError
 
 #: Deepest nesting accepted in inputs (catalogues, configs, recipes, dialogues, tool arguments).
 #: Real tool schemas nest a handful of levels; 64 leaves room and stays far from Python's stack.

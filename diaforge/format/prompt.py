@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from data_gen.format.options import PROMPT_MODES, TOOL_STYLES, check_choice
-from data_gen.schema import Tool
+from diaforge.format.options import PROMPT_MODES, TOOL_STYLES, check_choice
+from diaforge.schema import Tool
 
 _PROMPT_RULES = """\
 You are an assistant for the employees of a large company. You act for them through the \
@@ -121,8 +121,8 @@ def openai_tools(tools: list[Tool]) -> list[dict[str, Any]]:
 def read_system_prompt_file(path: str | Path) -> str:
     """The text of a system prompt file, stripped; `InputError` naming the file when it is missing
     or empty."""
-    from data_gen.errors import InputError
-    from data_gen.hygiene import read_text_file
+    from diaforge.errors import InputError
+    from diaforge.hygiene import read_text_file
 
     p = Path(path)
     text = read_text_file(p, what="system prompt file", max_bytes=1 << 20).strip()

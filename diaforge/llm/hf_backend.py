@@ -5,7 +5,7 @@ through when given), generation stops at the end-of-turn token (the model's eos 
 template's end-of-turn marker such as `<|im_end|>` or `<|eot_id|>`), and only the new tokens are
 decoded. A reply that reached the token budget with neither an end-of-turn token nor a stop
 string comes back with `finish_reason="length"` (cut off), one ended by the loop stop
-(`loop_stop`, `data_gen.llm.loops`: its tail repeats one block over and over) with `"loop"`, any
+(`loop_stop`, `diaforge.llm.loops`: its tail repeats one block over and over) with `"loop"`, any
 other with `"stop"`.
 Temperature 0 (or None with `default_temperature=None`) is greedy; otherwise tokens are sampled
 with a `torch.Generator` seeded by `seed`, so a seeded request gives the same reply every time
@@ -32,9 +32,9 @@ from typing import Any
 
 import torch
 
-from data_gen.llm.base import BackendConfigError, ChatResult, Usage
-from data_gen.llm.loops import LOOP_FINISH, LoopStop
-from data_gen.llm.prefix_cache import DEFAULT_MAX_CACHED_TOKENS, PrefixCachedGenerator, supports_prefix_cache
+from diaforge.llm.base import BackendConfigError, ChatResult, Usage
+from diaforge.llm.loops import LOOP_FINISH, LoopStop
+from diaforge.llm.prefix_cache import DEFAULT_MAX_CACHED_TOKENS, PrefixCachedGenerator, supports_prefix_cache
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ class HFBackend:
         prefix_cache: reuse the keys and values of earlier prompts (module docstring), default
             True; ignored for models whose cache cannot be reused that way.
         max_cached_tokens: how many tokens of keys and values the prefix cache keeps.
-        loop_stop: end a reply whose tail loops (`data_gen.llm.loops.LoopStop`) with
+        loop_stop: end a reply whose tail loops (`diaforge.llm.loops.LoopStop`) with
             ``finish_reason="loop"``; None (the default) lets it run to the budget.
     """
 
@@ -501,7 +501,7 @@ class HFBackend:
         conversation (a list of specs or None). Greedy replies equal one-by-one `chat` replies;
         sampled replies with a seed are reproducible for the same batch composition.
         `constraints` (one per conversation, or None) constrain the call lists of greedy replies
-        (`data_gen.llm.constrain`).
+        (`diaforge.llm.constrain`).
         """
         if not conversations:
             return []

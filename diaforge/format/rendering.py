@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from data_gen.schema import ToolCall, Turn
+from diaforge.schema import ToolCall, Turn
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"

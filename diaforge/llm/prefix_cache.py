@@ -192,7 +192,7 @@ class PrefixCachedGenerator:
         `choose` maps a ``[rows, vocab]`` logits tensor to the chosen token ids (greedy: argmax);
         `stopped_by_text(new_ids)` says whether a row's text so far holds a stop string;
         `constrain(prompt_index, new_ids, row_logits)` may replace a row's choice with another
-        token (constrained decoding, `data_gen.llm.constrain`), or return None to keep it.
+        token (constrained decoding, `diaforge.llm.constrain`), or return None to keep it.
         """
 
         if not prompts:

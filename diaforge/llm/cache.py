@@ -24,7 +24,7 @@ from typing import Any
 
 import diskcache
 
-from data_gen.llm.base import ChatResult, Usage
+from diaforge.llm.base import ChatResult, Usage
 
 #: Bump when the stored payload changes shape: old entries are then simply never hit.
 CACHE_FORMAT_VERSION = 1

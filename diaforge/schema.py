@@ -32,8 +32,8 @@ from pydantic import (
     model_validator,
 )
 
-from data_gen.errors import InputError
-from data_gen.hygiene import MAX_DEPTH, json_problem, load_json, read_text_file
+from diaforge.errors import InputError
+from diaforge.hygiene import MAX_DEPTH, json_problem, load_json, read_text_file
 
 SCHEMA_VERSION = "1.0"
 
@@ -467,7 +467,7 @@ def read_jsonl(path: str | Path, model: type[M], *, allow_empty: bool = False, *
 
 class UnsavableRecord(ValueError):
     """A record holds a value strict JSON cannot hold (inf, NaN, a lone surrogate, nesting past
-    `data_gen.hygiene.MAX_DEPTH`). `field` names where; nothing was written."""
+    `diaforge.hygiene.MAX_DEPTH`). `field` names where; nothing was written."""
 
     def __init__(self, field: str, reason: str) -> None:
         self.field, self.reason = field, reason

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from data_gen.format.options import check_choice
-from data_gen.format.prompt import reference_prompt_template
-from data_gen.format.prompt_format import PromptFormat
-from data_gen.schema import Dialogue, write_jsonl
+from diaforge.format.options import check_choice
+from diaforge.format.prompt import reference_prompt_template
+from diaforge.format.prompt_format import PromptFormat
+from diaforge.schema import Dialogue, write_jsonl
 
 EXPORT_FORMATS = ("hf", "hf-prompt")
 """``hf``: native messages (``tools`` and ``tool_calls``, thoughts as ``reasoning_content``) for

@@ -30,9 +30,9 @@ from typing import Any
 
 import openai
 
-from data_gen.hygiene import json_problem, repair_value
-from data_gen.llm.base import BackendConfigError, BackendError, ChatResult, Usage
-from data_gen.llm.cache import RequestCache, is_cacheable, make_key
+from diaforge.hygiene import json_problem, repair_value
+from diaforge.llm.base import BackendConfigError, BackendError, ChatResult, Usage
+from diaforge.llm.cache import RequestCache, is_cacheable, make_key
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class OpenAIBackend:
         backoff_base: first backoff ceiling in seconds, doubled per attempt, default 0.5.
         backoff_max: cap on any single sleep, including a server's `Retry-After`, default 20.
         cache: a `RequestCache`, or a directory to open one in, or None for no caching. Only
-            greedy (temperature 0) or seeded requests are cached (see `data_gen.llm.cache`).
+            greedy (temperature 0) or seeded requests are cached (see `diaforge.llm.cache`).
         prices: `{model: {"input_per_million": usd, "output_per_million": usd}}`. A model missing
             from it costs 0, with one warning (no warning for a local server with no table).
         default_temperature: used when `chat` gets `temperature=None`, default 0.7.

@@ -10,17 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from data_gen.format.messages import assistant_message, to_chat_messages
-from data_gen.format.options import (
+from diaforge.format.messages import assistant_message, to_chat_messages
+from diaforge.format.options import (
     HISTORY_REASONING,
     PROMPT_MODES,
     TARGET_REASONING,
     TOOL_STYLES,
     check_choice,
 )
-from data_gen.format.prompt import fill_system_prompt, native_system_prompt, openai_tools, system_prompt
-from data_gen.format.rendering import render_assistant
-from data_gen.schema import Dialogue, Turn
+from diaforge.format.prompt import fill_system_prompt, native_system_prompt, openai_tools, system_prompt
+from diaforge.format.rendering import render_assistant
+from diaforge.schema import Dialogue, Turn
 
 PROMPT_FORMAT_FILE = "prompt_format.json"
 """Written by training beside every adapter, checkpoint and merged model; read by evaluation."""
@@ -170,7 +170,7 @@ class PromptFormat:
         """The ``prompt_format.json`` of a model folder (or that file itself), or None when there
         is none (a base model, or a checkpoint trained before the file existed). A damaged file is
         an `InputError` that names it and the field."""
-        from data_gen.errors import InputError
+        from diaforge.errors import InputError
 
         path = Path(folder)
         if not path.is_file():

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from data_gen.errors import InputError
+from diaforge.errors import InputError
 
 TRAINING_RUN_FILE = "training_run.json"
 FINGERPRINT_FILE = "data_fingerprint.json"

@@ -41,7 +41,7 @@ Non-finite numbers (``NaN``, ``Infinity``) are not JSON and make the list malfor
 deep for the decoder, numbers too long to convert, and any unexpected internal error all give a
 malformed result instead of an exception.
 
-The round trip with `render_assistant` is described in `data_gen.format.rendering`.
+The round trip with `render_assistant` is described in `diaforge.format.rendering`.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from data_gen.format.rendering import THINK_CLOSE, THINK_OPEN
-from data_gen.hygiene import json_problem
-from data_gen.schema import ToolCall, Turn
+from diaforge.format.rendering import THINK_CLOSE, THINK_OPEN
+from diaforge.hygiene import json_problem
+from diaforge.schema import ToolCall, Turn
 
 Kind = Literal["reply", "tool_calls", "malformed"]
 

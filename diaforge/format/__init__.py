@@ -17,16 +17,16 @@ as text), `parsing` (text or a native response message back to a turn, with its 
 one per assistant turn). Import from the package: its names below are the interface.
 """
 
-from data_gen.format.messages import assistant_message, to_chat_messages
-from data_gen.format.options import (
+from diaforge.format.messages import assistant_message, to_chat_messages
+from diaforge.format.options import (
     ARGUMENTS_AS,
     HISTORY_REASONING,
     PROMPT_MODES,
     TARGET_REASONING,
     TOOL_STYLES,
 )
-from data_gen.format.parsing import Kind, ParsedMessage, parse_assistant, parse_openai_message
-from data_gen.format.prompt import (
+from diaforge.format.parsing import Kind, ParsedMessage, parse_assistant, parse_openai_message
+from diaforge.format.prompt import (
     compact_tool,
     fill_system_prompt,
     native_system_prompt,
@@ -37,14 +37,14 @@ from data_gen.format.prompt import (
     tool_listing,
     tool_signature,
 )
-from data_gen.format.prompt_format import (
+from diaforge.format.prompt_format import (
     PROMPT_FORMAT_FILE,
     PROMPT_FORMAT_VERSION,
     PromptFormat,
     shown_value,
 )
-from data_gen.format.rendering import THINK_CLOSE, THINK_OPEN, render_assistant, render_calls
-from data_gen.format.trl_rows import (
+from diaforge.format.rendering import THINK_CLOSE, THINK_OPEN, render_assistant, render_calls
+from diaforge.format.trl_rows import (
     EXPORT_FORMATS,
     ROW_KEYS,
     export_format,

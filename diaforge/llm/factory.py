@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.llm.base import BackendConfigError, ChatBackend
+from diaforge.llm.base import BackendConfigError, ChatBackend
 
 BACKENDS = ("scripted", "openai", "hf")
 
@@ -106,7 +106,7 @@ def build_backend(
 ) -> ChatBackend | None:
     """The backend `spec` describes, or None for `scripted` (whose agents never call a model).
 
-    `cache_dir` turns on the request cache of the openai backend (see `data_gen.llm.cache` for
+    `cache_dir` turns on the request cache of the openai backend (see `diaforge.llm.cache` for
     what is cached). Raises `BackendConfigError` for a bad configuration; it does not contact
     the server: call `await backend.check()` for that.
     """
@@ -114,7 +114,7 @@ def build_backend(
     if spec.backend == "scripted":
         return None
     if spec.backend == "openai":
-        from data_gen.llm.openai_backend import OpenAIBackend
+        from diaforge.llm.openai_backend import OpenAIBackend
 
         return OpenAIBackend(
             spec.model,
@@ -128,11 +128,11 @@ def build_backend(
             default_max_tokens=spec.max_tokens,
             extra_body=spec.extra_body,
         )
-    from data_gen.llm.hf_backend import HFBackend
+    from diaforge.llm.hf_backend import HFBackend
 
     model_path = spec.model
     if model_path in SMOLLM2_ALIASES:
-        from data_gen.llm.smollm2 import DEFAULT_SMOLLM2_DIR, materialise_smollm2
+        from diaforge.llm.smollm2 import DEFAULT_SMOLLM2_DIR, materialise_smollm2
 
         model_path = str(materialise_smollm2(DEFAULT_SMOLLM2_DIR))
     return HFBackend(

@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from data_gen.errors import InputError
-from data_gen.schema import Tool, normalise_type
+from diaforge.errors import InputError
+from diaforge.schema import Tool, normalise_type
 
 __all__ = [
     "FieldError",

@@ -7,10 +7,10 @@ import copy
 import json
 from typing import Any
 
-from data_gen.format.options import ARGUMENTS_AS, HISTORY_REASONING, PROMPT_MODES, check_choice
-from data_gen.format.prompt import native_system_prompt, system_prompt
-from data_gen.format.rendering import render_assistant
-from data_gen.schema import Dialogue, Turn
+from diaforge.format.options import ARGUMENTS_AS, HISTORY_REASONING, PROMPT_MODES, check_choice
+from diaforge.format.prompt import native_system_prompt, system_prompt
+from diaforge.format.rendering import render_assistant
+from diaforge.schema import Dialogue, Turn
 
 
 def assistant_message(

@@ -83,6 +83,6 @@ def _status(code: object) -> int:
 
 def cli() -> None:
     """The console script: `main()` with the project's quiet ending on a broken pipe."""
-    from data_gen.console import run_main
+    from diaforge.console import run_main
 
     run_main(main)

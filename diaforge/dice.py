@@ -25,11 +25,11 @@ occurs there between word boundaries. An item is mentioned in an utterance when:
 item            mentioned when
 ==============  ================================================================================
 function name   every word of the name (snake_case and camelCase split, light stemming:
-                `data_gen.text.stem`) is among the utterance's words: "approve the internal
+                `diaforge.text.stem`) is among the utterance's words: "approve the internal
                 training request" mentions ``approve_internal_training_request``
 string value    the value (surrounding quotes and whitespace stripped) occurs in the utterance;
                 an empty string is never mentioned
-number          its rendering (``data_gen.values.render_value``: 3.0 -> "3", 12.5 -> "12.5"),
+number          its rendering (``diaforge.saying.render_value``: 3.0 -> "3", 12.5 -> "12.5"),
                 for integers of 1000 and more the comma-grouped form ("1,000"), or, for a
                 whole number below a million, its English cardinal (`number_words`: "three",
                 "twenty-five" or "twenty five", "one hundred and five") occurs: "three
@@ -63,9 +63,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from data_gen.schema import Dialogue, ToolCall
-from data_gen.text import stem, words
-from data_gen.values import render_value
+from diaforge.saying import inflect_engine, render_value
+from diaforge.schema import Dialogue, ToolCall
+from diaforge.text import stem, words
 
 __all__ = [
     "DICE_ALPHA",
@@ -190,9 +190,7 @@ def number_words(n: int) -> tuple[str, ...]:
     25 -> ("twenty-five", "twenty five"); 105 -> ("one hundred five", "one hundred and five")."""
     if abs(n) >= NUMBER_WORDS_BELOW:
         return ()
-    from data_gen.phrasing import _inflect_engine
-
-    engine = _inflect_engine()
+    engine = inflect_engine()
     forms: list[str] = []
     for andword in ("", "and"):
         text = " ".join(engine.number_to_words(n, andword=andword).replace(",", " ").split())
@@ -346,7 +344,7 @@ class LLMItemCounter:
     """Counts the function-related items of an utterance with an LLM (DICE-Bench used GPT-4o-mini).
 
     `backend` is any object with ``async chat(messages, *, temperature, max_tokens, seed)``
-    returning something with ``.text`` (every `data_gen.llm` backend qualifies). The answer's first
+    returning something with ``.text`` (every `diaforge.llm` backend qualifies). The answer's first
     integer, clamped to [0, number of items], is the count; an answer with no integer gives None
     (the caller decides; `counts` falls back to the deterministic matcher for that utterance and
     records how often it had to). Backend errors propagate: a count is never made up.

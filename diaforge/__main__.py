@@ -1,0 +1,3 @@
+from diaforge.cli import cli
+
+cli()

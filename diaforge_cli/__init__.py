@@ -1,1 +1,0 @@
-"""`diaforge`: one console command whose subcommands are the project's existing command lines."""

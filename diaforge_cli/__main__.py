@@ -1,3 +1,0 @@
-from diaforge_cli.main import cli
-
-cli()
