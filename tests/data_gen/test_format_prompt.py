@@ -31,7 +31,11 @@ DIALOGUES = load_dialogues(REPO / "tests" / "fixtures" / "dialogues_small.jsonl"
 
 def test_each_options_allowed_values_are_defined_once() -> None:
     """`grep` for the value lists over the toolkit's code finds each one once, in diaforge/format/options.py."""
-    sources = [p for d in ("data_gen", "train", "eval", "bench", "scripts") for p in (REPO / d).rglob("*.py")]
+    sources = [
+        p
+        for d in ("diaforge", "data_gen", "train", "eval", "bench", "scripts")
+        for p in (REPO / d).rglob("*.py")
+    ]
     for values in (PROMPT_MODES, TOOL_STYLES, HISTORY_REASONING, TARGET_REASONING):
         a, b = (re.escape(json.dumps(v)) for v in values)
         pattern = re.compile(rf"[(\[]\s*{a}\s*,\s*{b}\s*,?\s*[)\]]")
