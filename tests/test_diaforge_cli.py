@@ -144,8 +144,8 @@ def test_console_script_is_declared() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '\ndiaforge = "diaforge.cli:cli"\n' in pyproject
     assert (
-        'include = ["diaforge*", "data_gen*", "train*", "eval*", "bench*", "pipeline*", "recipes", '
-        '"accelerate_configs"]' in pyproject
+        'include = ["diaforge*", "data_gen*", "train*", "eval*", "bench*", "pipeline*", "recipes*", '
+        '"accelerate_configs*"]' in pyproject
     )
     assert set(COMMANDS) == {"data", "train", "preview", "merge", "eval", "demo", "demo-curve", "bench"}
     assert COMMANDS["demo"].module == "pipeline" and COMMANDS["demo"].args == ("demo",)
