@@ -84,19 +84,19 @@ serve: model ## an OpenAI-compatible server for SmolLM2 on 127.0.0.1 (SERVE_PORT
 	    --log-level info $(SMOLLM2_DIR)
 
 # The whole loop on the embedded default (SmolLM2-135M-Instruct, scripted agents, CPU), as one
-# resumable command that times its stages (eval/demo.py): materialise the model, generate the
+# resumable command that times its stages (pipeline/demo.py): materialise the model, generate the
 # training corpus from the training lines of business, fine-tune through the public command,
 # evaluate base and tuned on the same held-out dialogues, evaluate the floors, compare. Writes
 # outputs/demo/report.json, comparison.md and comparison.png. DEMO_ARGS="--fresh" starts over.
 DEMO_ARGS ?=
 .PHONY: demo demo-curve floors
 demo: setup ## the whole loop on SmolLM2 (CPU): generate, train, evaluate, compare
-	$(PY) -m eval demo $(DEMO_ARGS)
+	$(PY) -m pipeline demo $(DEMO_ARGS)
 
 # Dynamic Acc against training samples: trains at three corpus sizes (outputs/demo/curve/).
 CURVE_ARGS ?=
 demo-curve: setup ## dynamic Acc against training corpus size (three trainings)
-	$(PY) -m eval demo-curve $(CURVE_ARGS)
+	$(PY) -m pipeline demo-curve $(CURVE_ARGS)
 
 # The reference policies on the default benchmark (no model, under a minute): make floors [BENCH=...]
 FLOORS_DIR ?= outputs/floors

@@ -33,32 +33,29 @@ Parts (all by default):
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import json
 import os
+import platform
 import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-# Modest CPU use on a shared machine: one thread unless told otherwise (before torch is imported).
+from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser
+from diaforge.format import HISTORY_REASONING
+
+# Modest CPU use on a shared machine: one thread unless told otherwise (before torch is imported;
+# nothing above imports it).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _ROOT not in sys.path:  # `python bench/run.py` from anywhere
-    sys.path.insert(0, _ROOT)
-
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser  # noqa: E402
-from diaforge.format import HISTORY_REASONING  # noqa: E402
-
-ROOT = Path(_ROOT)
+#: The checkout: the bench reads its fixtures (tests/fixtures) and writes its reference numbers here.
+ROOT = Path(__file__).resolve().parents[1]
 PARTS = (
     "token_ratio",
     "loss_parity",

@@ -1,14 +1,21 @@
 """`diaforge`: one door per stage, each the project's existing command line.
 
-    diaforge data ...    = python -m data_gen ...      generate, check and analyse dialogue data
-    diaforge train ...   = python -m train.launch ...  fine-tune on a recipe through accelerate
-    diaforge eval ...    = python -m eval ...          evaluate a model, compare runs, peer benchmarks
-    diaforge bench ...   = python -m bench.run ...     measure the benchmarks on this machine
+    diaforge data ...        = python -m data_gen ...            generate, check and analyse dialogue data
+    diaforge train ...       = python -m train.launch ...        fine-tune on a recipe through accelerate
+    diaforge preview ...     = python -m train.preview ...       the samples training will see
+    diaforge merge ...       = python -m train.merge ...         merge a LoRA adapter into its base model
+    diaforge eval ...        = python -m eval ...                evaluate a model, compare runs, peer benchmarks
+    diaforge demo ...        = python -m pipeline demo ...       data, training and evaluation on SmolLM2
+    diaforge demo-curve ...  = python -m pipeline demo-curve ... dynamic Acc against corpus size
+    diaforge bench ...       = python -m bench.run ...           measure the benchmarks on this machine
 
 A subcommand runs its module exactly as `python -m` does (`runpy`, with the rest of the command
 line as its arguments), so options, help, output and exit codes are the module's own and the two
-spellings never drift apart. It lives in its own package because `data_gen` may not import
-`train` or `eval`; it imports none of them either, it runs them by name.
+spellings never drift apart. This module belongs to the core package `diaforge`, below every
+stage, and keeps the import contract (pyproject.toml): it imports no stage, it names their
+modules and `runpy` imports them when the command runs. Run as the installed console script it
+also leaves the working folder off the import path, so a user's own `eval.py` or `recipes/`
+folder cannot stand in for the project's packages (`python -m` puts the working folder first).
 """
 
 from __future__ import annotations
@@ -16,13 +23,38 @@ from __future__ import annotations
 import runpy
 import sys
 from collections.abc import Sequence
+from typing import NamedTuple
 
-#: subcommand -> (module run as `python -m`, one line of help)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "data": ("data_gen", "generate, check and analyse dialogue data (python -m data_gen)"),
-    "train": ("train.launch", "fine-tune on a recipe through accelerate (python -m train.launch)"),
-    "eval": ("eval", "evaluate a model, compare runs, run peer benchmarks (python -m eval)"),
-    "bench": ("bench.run", "measure the benchmarks on this machine (python -m bench.run)"),
+
+class Command(NamedTuple):
+    """What a subcommand runs: `python -m MODULE [*ARGS]` followed by the user's arguments."""
+
+    module: str
+    args: tuple[str, ...]
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "data": Command("data_gen", (), "generate, check and analyse dialogue data (python -m data_gen)"),
+    "train": Command("train.launch", (), "fine-tune on a recipe through accelerate (python -m train.launch)"),
+    "preview": Command(
+        "train.preview",
+        (),
+        "print the samples a recipe trains on, trained span marked (python -m train.preview)",
+    ),
+    "merge": Command("train.merge", (), "merge a LoRA adapter into its base model (python -m train.merge)"),
+    "eval": Command("eval", (), "evaluate a model, compare runs, run peer benchmarks (python -m eval)"),
+    "demo": Command(
+        "pipeline",
+        ("demo",),
+        "the whole loop on SmolLM2: data, training, evaluation (python -m pipeline demo)",
+    ),
+    "demo-curve": Command(
+        "pipeline",
+        ("demo-curve",),
+        "dynamic Acc against training corpus size (python -m pipeline demo-curve)",
+    ),
+    "bench": Command("bench.run", (), "measure the benchmarks on this machine (python -m bench.run)"),
 }
 EXIT_USAGE = 2
 
@@ -36,7 +68,7 @@ def usage() -> str:
         "Disambiguation-centric fine-tuning of tool-calling models: one command per stage.",
         "",
         "commands:",
-        *(f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()),
+        *(f"  {name:<{width}}  {command.help}" for name, command in COMMANDS.items()),
         "",
         "`diaforge COMMAND --help` shows the command's own options.",
     ]
@@ -59,11 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    module = COMMANDS[command][0]
+    target = COMMANDS[command]
     saved = sys.argv
-    sys.argv = [f"diaforge {command}", *rest]
+    sys.argv = [f"diaforge {command}", *target.args, *rest]
     try:
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        runpy.run_module(target.module, run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         return _status(exc.code)
     finally:

@@ -406,9 +406,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_wandb_args(c)
     c.set_defaults(func=_cmd_compare)
     add_peer_parsers(sub)
-    from eval.demo import add_demo_parsers
-
-    add_demo_parsers(sub)
     return parser
 
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_diaforge_lists_its_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for name in ("data", "train", "eval", "bench"):
+    for name in ("data", "train", "preview", "merge", "eval", "demo", "demo-curve", "bench"):
         assert any(line.startswith(f"  {name} ") for line in out.splitlines()), out
 
 
@@ -31,13 +31,76 @@ def test_diaforge_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().err.startswith("error: unknown command 'nope'")
 
 
-@pytest.mark.parametrize("command", ["eval", "data", "train", "bench"])
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_diaforge_forwards_to_the_module(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """`diaforge X --help` is the help of `python -m X` (their own usage line, exit 0)."""
     saved = sys.argv[:]
     assert main([command, "--help"]) == 0
     assert sys.argv == saved
     assert "usage:" in capsys.readouterr().out
+
+
+#: A command line per door that asks for help and does no work, and the first line its help prints.
+HELP_FROM_ANYWHERE = {
+    "train": (["train", "r.yaml", "--help"], "usage: train/sft.py RECIPE.yaml"),
+    "train-script": (["train", "train/sft.py", "--help"], "usage: train/sft.py RECIPE.yaml"),
+    "preview": (["preview", "--help"], "usage: python -m train.preview"),
+    "merge": (["merge", "--help"], "usage: train/merge.py"),
+    "demo": (["demo", "--help"], "usage: python -m pipeline demo"),
+    "demo-curve": (["demo-curve", "--help"], "usage: python -m pipeline demo-curve"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELP_FROM_ANYWHERE))
+def test_every_door_answers_from_a_folder_outside_the_checkout(name: str, tmp_path: Path) -> None:
+    """`diaforge train RECIPE --help` (no `train/sft.py` to type, none in the working folder),
+    `diaforge merge|preview|demo|demo-curve --help`: each prints its module's own help from a
+    folder that holds nothing of the project, and writes nothing there. The demo's help names the
+    bundled recipe and benchmark, found inside the installed packages."""
+    argv, first_line = HELP_FROM_ANYWHERE[name]
+    # COLUMNS: argparse wraps the help to the terminal's width, which can split a path at a hyphen.
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "COLUMNS": "500"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "diaforge", *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith(first_line), proc.stdout[:500]
+    assert list(tmp_path.iterdir()) == []
+    if name.startswith("demo"):
+        for bundled in ("recipes/smollm2-135m/demo.yaml", "eval/benchmarks/diabench_heldout_v1.jsonl"):
+            assert f"(default: {ROOT / bundled})" in proc.stdout, proc.stdout
+
+
+def test_a_bundled_accelerate_config_is_found_by_its_checkout_path_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--config_file` as the README prints it (`accelerate_configs/...`, with a subfolder or
+    not), as a file name or a bare name: the bundled file of the installed package."""
+    from argparse import Namespace
+
+    from train.config import RecipeError
+    from train.launch import find_config_file
+
+    monkeypatch.chdir(tmp_path)
+    bundled = ROOT / "accelerate_configs"
+    for given, found in (
+        ("accelerate_configs/cpu.yaml", "cpu.yaml"),
+        ("cpu.yaml", "cpu.yaml"),
+        ("single_gpu", "single_gpu.yaml"),
+        ("accelerate_configs/multi_node/deepspeed_zero3_2x8.yaml", "multi_node/deepspeed_zero3_2x8.yaml"),
+    ):
+        args = Namespace(config_file=given)
+        find_config_file(args)
+        assert Path(args.config_file).resolve() == bundled / found, given
+    with pytest.raises(
+        RecipeError, match=r"--config_file /nowhere/cpu.yaml: no such .*the bundled ones: cpu"
+    ):
+        find_config_file(Namespace(config_file="/nowhere/cpu.yaml"))
 
 
 def test_diaforge_passes_the_exit_status_on(capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,8 +143,12 @@ def test_installed_command_is_not_shadowed_by_a_file_in_the_working_folder(tmp_p
 def test_console_script_is_declared() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '\ndiaforge = "diaforge.cli:cli"\n' in pyproject
-    assert 'include = ["diaforge*", "data_gen*", "train*", "eval*", "bench*"]' in pyproject
-    assert set(COMMANDS) == {"data", "train", "eval", "bench"}
+    assert (
+        'include = ["diaforge*", "data_gen*", "train*", "eval*", "bench*", "pipeline*", "recipes*", '
+        '"accelerate_configs*"]' in pyproject
+    )
+    assert set(COMMANDS) == {"data", "train", "preview", "merge", "eval", "demo", "demo-curve", "bench"}
+    assert COMMANDS["demo"].module == "pipeline" and COMMANDS["demo"].args == ("demo",)
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make")
@@ -108,6 +175,7 @@ def test_pre_commit_hooks_are_local() -> None:
         "ruff-format",
         "end-of-file-fixer",
         "check-added-large-files",
+        "import-contract",
     }
 
 

@@ -4,8 +4,8 @@
    line starting with "Size exception:" and why.
 2. Imports: the contract in pyproject.toml's `[tool.importlinter]` (the core `diaforge` at the
    bottom, `data_gen` and `train` beside each other, `eval` above them reaching into the generator
-   only for the simulated user, the harnesses on top), checked transitively by `lint-imports`;
-   and no module imports another top-level package's private (underscore) names.
+   only for the simulated user, the harnesses and the demo pipeline on top), checked transitively
+   by `lint-imports`; and no module imports another top-level package's private (underscore) names.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("diaforge", "data_gen", "train", "eval", "bench", "scripts")
+PACKAGES = ("diaforge", "data_gen", "train", "eval", "bench", "scripts", "pipeline")
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 EXCEPTION_MARK = "Size exception:"
@@ -116,6 +116,7 @@ def test_import_contract_holds() -> None:
         # Transitive: eval -> diaforge.text -> data_gen.values breaks both contracts.
         ("diaforge/text.py", "import data_gen.values", "evaluation reaches the generator only"),
         ("eval/cli.py", "import data_gen.engine", "evaluation reaches the generator only"),
+        ("eval/cli.py", "import pipeline.demo", "the core below the stages"),
     ],
 )
 def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contract: str) -> None:
@@ -130,6 +131,7 @@ def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contr
         "eval/cli.py",
         "bench/run.py",
         "scripts/build.py",
+        "pipeline/demo.py",
     ):
         path = tmp_path / module
         path.parent.mkdir(parents=True, exist_ok=True)

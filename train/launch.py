@@ -1,7 +1,13 @@
 """`accelerate launch`, with the recipe checked before any process starts and the script's exit
 code passed through.
 
-    python -m train.launch [accelerate launch options] train/sft.py RECIPE.yaml [--key value ...]
+    diaforge train [accelerate launch options] RECIPE.yaml [--key value ...]
+    python -m train.launch [accelerate launch options] [train/sft.py] RECIPE.yaml [--key value ...]
+
+The training script is this package's own `sft.py`, found beside this module as `trl sft --config`
+finds its own: a recipe where the script goes runs it, from any folder, and a `train/sft.py` that
+is not in the working folder is this one. The bundled accelerate configs are found by name in the
+installed `accelerate_configs` package (`--config_file cpu`).
 
 Plain `accelerate launch` turns every failure of its script into a traceback of its own and exit
 code 1 (`subprocess.CalledProcessError` from the single-process launcher, `ChildFailedError` from
@@ -26,10 +32,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+#: The training script of this package: what `diaforge train RECIPE` runs, from any folder.
 SFT_SCRIPT = Path(__file__).resolve().parent / "sft.py"
-#: The checkout (or installed tree) this package lives in, and its bundled accelerate configs.
-PROJECT_ROOT = SFT_SCRIPT.parents[1]
-ACCELERATE_CONFIGS = PROJECT_ROOT / "accelerate_configs"
+#: The package of the bundled accelerate configs (`accelerate_configs/` of the checkout).
+CONFIG_PACKAGE = "accelerate_configs"
 RECIPE_SUFFIXES = (".yaml", ".yml")
 
 
@@ -55,21 +61,29 @@ def find_script(args) -> None:  # noqa: ANN001  (accelerate's launch Namespace)
 
 
 def find_config_file(args) -> None:  # noqa: ANN001
-    """`--config_file`: as given when it exists; else the bundled one of that name
-    (`accelerate_configs/cpu.yaml`, or just `cpu`) when this tree has it; else one line naming
-    the file and the bundled choices (`RecipeError`)."""
+    """`--config_file`: as given when it exists; else the bundled one of that name, found in the
+    installed `accelerate_configs` package (`accelerate_configs/cpu.yaml`, `cpu.yaml` or just
+    `cpu`, from any folder); else one line naming the file and the bundled choices (`RecipeError`)."""
+    from diaforge.packaged import PackagedFileError, packaged_path
     from train.config import RecipeError
 
     given = getattr(args, "config_file", None)
     if not given or Path(given).expanduser().is_file():
         return
-    name = Path(given).name
-    for candidate in (PROJECT_ROOT / given, ACCELERATE_CONFIGS / name, ACCELERATE_CONFIGS / f"{name}.yaml"):
-        if candidate.is_file():
-            args.config_file = str(candidate)
-            return
-    bundled = sorted(p.stem for p in ACCELERATE_CONFIGS.glob("*.yaml")) if ACCELERATE_CONFIGS.is_dir() else []
-    choices = f"; the bundled ones: {', '.join(bundled)}" if bundled else ""
+    try:
+        bundled = packaged_path(CONFIG_PACKAGE)
+    except PackagedFileError:
+        bundled = None
+    if bundled is not None:
+        inside = Path(given)
+        if inside.parts[:1] == (CONFIG_PACKAGE,):
+            inside = Path(*inside.parts[1:])
+        for candidate in (bundled / inside, bundled / f"{inside}.yaml"):
+            if candidate.is_file():
+                args.config_file = str(candidate)
+                return
+    names = sorted(p.stem for p in bundled.glob("*.yaml")) if bundled is not None else []
+    choices = f"; the bundled ones: {', '.join(names)}" if names else ""
     raise RecipeError(f"--config_file {given}: no such accelerate config file{choices}")
 
 

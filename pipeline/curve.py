@@ -1,7 +1,8 @@
-"""`python -m eval demo-curve`: the learning curve of the demo's recipe. It trains at several corpus
-sizes (the first N dialogues of the demo's corpus) and evaluates each tuned model on the demo's
-held-out dialogues, with the anatomy (`eval.anatomy`) at every point, so a curve shows which
-sub-skill moves with more data and not only Acc."""
+"""`diaforge demo-curve` (`python -m pipeline demo-curve`): the learning curve of the demo's recipe.
+It trains at several corpus sizes (the first N dialogues of the demo's corpus) and evaluates each
+tuned model on the demo's held-out dialogues, with the anatomy (`eval.anatomy`) at every point, so
+a curve shows which sub-skill moves with more data and not only Acc. Like the demo it runs the
+user's commands from the working folder and writes under it (`pipeline.demo`)."""
 
 from __future__ import annotations
 
@@ -12,20 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from diaforge.errors import InputError
-from eval.demo import (
+from pipeline.demo import (
     DEFAULT_CURVE_SIZES,
     DemoConfig,
     Runner,
     complete_run,
+    diaforge_argv,
     eval_args,
     is_trained,
     model_and_corpus,
     plain_config,
-    python_argv,
     train_command,
 )
-
-# --------------------------------------------------------------------------------------------
 
 
 def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> dict[str, Any]:
@@ -89,8 +88,7 @@ def _curve_point(runner: Runner, cfg: DemoConfig, data: Path, folder: Path, n: i
         complete_run(folder / "eval"),
         lambda s, f=folder, m=sft: runner.run(
             s,
-            python_argv(
-                "-m",
+            diaforge_argv(
                 "eval",
                 "run",
                 "--model",

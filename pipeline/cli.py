@@ -1,0 +1,161 @@
+"""`python -m pipeline demo|demo-curve` (also `diaforge demo`, `diaforge demo-curve`, `make demo`,
+`make demo-curve`): the demo's command line.
+
+Every option has help and shows its default; the bundled files (recipe, catalogue, benchmark) show
+where they were found. A bad command line or setting is one line on stderr and exit code 2; a
+stage whose command fails ends the demo with exit code 1 after that command's own output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from diaforge.cliargs import (
+    DefaultsHelpFormatter,
+    OneLineArgumentParser,
+    non_negative_int,
+    positive_int,
+    share,
+)
+from diaforge.console import results_only_on_stdout
+from diaforge.errors import InputError
+from diaforge.packaged import PackagedFileError
+from pipeline.demo import DEFAULT_CURVE_SIZES, FLOORS, DemoConfig, DemoError, run_demo
+
+EXIT_USAGE = 2
+
+COMMANDS = {
+    "demo": "the whole loop on SmolLM2 (what `make demo` runs): data, training, evaluation, report",
+    "demo-curve": "train at several corpus sizes and plot dynamic Acc against training samples",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `python -m pipeline` parser: `demo` and `demo-curve`, with the options they share."""
+    parser = OneLineArgumentParser(
+        prog="python -m pipeline",
+        description="The demo: data, training and evaluation in one resumable command.",
+        formatter_class=DefaultsHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    defaults = DemoConfig()
+    for name, help_text in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=DefaultsHelpFormatter)
+        _add_shared_options(p, defaults)
+        if name == "demo":
+            p.add_argument(
+                "--train-dialogues",
+                type=positive_int,
+                help="override the recipe's max_dialogues (default: the recipe's)",
+            )
+            p.add_argument(
+                "--floors",
+                default=",".join(FLOORS),
+                help="comma-separated reference policies evaluated beside the models",
+            )
+            p.set_defaults(func=_cmd_demo)
+        else:
+            p.add_argument(
+                "--sizes",
+                default=",".join(map(str, DEFAULT_CURVE_SIZES)),
+                help="comma-separated training dialogue counts",
+            )
+            p.set_defaults(func=_cmd_curve)
+    return parser
+
+
+def _add_shared_options(p: argparse.ArgumentParser, defaults: DemoConfig) -> None:
+    p.add_argument("--out", type=Path, default=defaults.out, help="demo folder, under the working folder")
+    p.add_argument("--model-dir", type=Path, default=defaults.model_dir, help="where SmolLM2 is materialised")
+    p.add_argument("--recipe", type=Path, default=defaults.recipe, help="training recipe")
+    p.add_argument("--catalogue", type=Path, default=defaults.catalogue, help="training tool catalogue")
+    p.add_argument("--dialogues", type=positive_int, default=defaults.dialogues, help="dialogues to generate")
+    p.add_argument("--bench", type=Path, default=defaults.bench, help="held-out benchmark")
+    p.add_argument("--limit", type=positive_int, default=defaults.limit, help="benchmark dialogues evaluated")
+    p.add_argument(
+        "--t-max", type=positive_int, default=defaults.t_max, help="turn pairs of the dynamic loop"
+    )
+    p.add_argument(
+        "--batch-size", type=positive_int, default=defaults.batch_size, help="dialogues per model call"
+    )
+    p.add_argument(
+        "--seed", type=non_negative_int, default=defaults.seed, help="seed of the corpus and the sample"
+    )
+    p.add_argument(
+        "--reasoning",
+        choices=("summary", "lookup"),
+        default=defaults.reasoning,
+        help="style of the teacher's thoughts in the corpus (diaforge data generate --reasoning)",
+    )
+    p.add_argument(
+        "--constrain-calls",
+        choices=("on", "off"),
+        default="on" if defaults.constrain_calls else "off",
+        help="constrained call decoding for every model evaluated (diaforge eval run --constrain-calls)",
+    )
+    p.add_argument(
+        "--no-tool-share",
+        type=share,
+        default=defaults.no_tool_share,
+        help="share of retrieval misses in the corpus (diaforge data generate --no-tool-share)",
+    )
+    p.add_argument("--threads", type=positive_int, help="torch threads (default: every core)")
+    p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
+
+
+def _config(args: argparse.Namespace) -> DemoConfig:
+    return DemoConfig(
+        out=args.out,
+        model_dir=args.model_dir,
+        recipe=args.recipe,
+        catalogue=args.catalogue,
+        dialogues=args.dialogues,
+        bench=args.bench,
+        limit=args.limit,
+        t_max=args.t_max,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        reasoning=args.reasoning,
+        constrain_calls=args.constrain_calls == "on",
+        no_tool_share=args.no_tool_share,
+        threads=args.threads,
+        fresh=args.fresh,
+    )
+
+
+def _ints(text: str, flag: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{flag} must be comma-separated whole numbers, got {text!r}") from None
+
+
+def _cmd_demo(args: argparse.Namespace) -> None:
+    cfg = _config(args)
+    cfg.train_dialogues = args.train_dialogues
+    cfg.floors = tuple(f.strip() for f in args.floors.split(",") if f.strip())
+    run_demo(cfg)
+
+
+def _cmd_curve(args: argparse.Namespace) -> None:
+    from pipeline.curve import run_curve
+
+    run_curve(_config(args), _ints(args.sizes, "--sizes"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `python -m pipeline COMMAND ...`; returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        with results_only_on_stdout():
+            args.func(args)
+    except (InputError, PackagedFileError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except DemoError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,6 @@
+"""The training recipes, one folder per backbone (README.md here has the table).
+
+A package only so that its YAML files ship as package data: `diaforge.packaged.packaged_path`
+finds them wherever the project is installed (`diaforge demo` reads smollm2-135m/demo.yaml).
+From a checkout they are plain files too: `accelerate launch train/sft.py recipes/tiny/sft.yaml`.
+"""
