@@ -33,7 +33,7 @@ def test_each_options_allowed_values_are_defined_once() -> None:
     """`grep` for the value lists over the toolkit's code finds each one once, in diaforge/format/options.py."""
     sources = [
         p
-        for d in ("diaforge", "data_gen", "train", "eval", "bench", "scripts")
+        for d in ("diaforge", "data_gen", "train", "eval", "pipeline", "bench", "scripts")
         for p in (REPO / d).rglob("*.py")
     ]
     for values in (PROMPT_MODES, TOOL_STYLES, HISTORY_REASONING, TARGET_REASONING):
