@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-PACKAGES = ("diaforge", "data_gen", "train", "eval", "pipeline", "bench", "scripts")
+PACKAGES = ("diaforge", "diaforge_cli", "data_gen", "train", "eval", "pipeline", "bench", "scripts")
 
 
 def modules(root: Path) -> dict[str, Path]:
