@@ -253,6 +253,8 @@ ACT_OF_ACTION: dict[str, str] = {
     "response_fail": "reject",
     "system_bye": "other",
 }
+CALL_ACTIONS: tuple[str, ...] = ("call", "retriever_call")
+"""The fine actions of a turn that calls tools (a turn with tool calls has one of them)."""
 
 
 class Turn(BaseModel):

@@ -53,7 +53,6 @@ class ScriptedTeacher:
         if reasoning not in REASONING_STYLES:
             raise ValueError(f"reasoning must be one of {', '.join(REASONING_STYLES)}, got {reasoning!r}")
         self.bank = wording(phrasing)
-        self.phrasing = phrasing
         self.reasoning = reasoning
 
     async def act(self, state: DialogueState, rng: random.Random) -> TeacherMove:

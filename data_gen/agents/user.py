@@ -71,7 +71,6 @@ class ScriptedUser:
 
     def __init__(self, *, phrasing: str = "train", encoder: Any = None) -> None:
         self.bank = wording(phrasing)
-        self.phrasing = phrasing
         self.encoder = encoder
 
     async def reply(self, state: DialogueState, rng: random.Random) -> tuple[str, Usage]:
