@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from data_gen.gen_config import BACKENDS, MAX_CONCURRENCY, MAX_DIALOGUES, GenerationConfig, RoleSpec
 from diaforge.cliargs import (
@@ -25,6 +26,9 @@ from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
 from diaforge.errors import InputError
 from diaforge.hygiene import check_output_dir, check_output_file
 from diaforge.llm.base import BackendConfigError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 EXIT_USAGE = 2
 
@@ -272,7 +276,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_tokenizer(name: str):  # noqa: ANN202 - transformers is imported lazily
+def _load_tokenizer(name: str) -> PreTrainedTokenizerBase:
     _check_tokenizer_path(name)
     from transformers import AutoTokenizer
 

@@ -445,7 +445,7 @@ def _expectation(kind: str, value: Any, ctx: dict[str, Any], fallback: str) -> s
     return f"{fallback[:1].lower()}{fallback[1:]}, got {shown}"
 
 
-def _shown(value: Any) -> str:  # noqa: ANN401 - any YAML value
+def _shown(value: Any) -> str:
     """A refused value as the YAML spelled it (`true`, `null`), or its kind for a mapping or list."""
     if isinstance(value, bool) or value is None:
         return {True: "true", False: "false", None: "null"}[value]

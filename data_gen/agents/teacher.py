@@ -10,7 +10,7 @@ from typing import Any
 from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_thought, selection_thought
 from data_gen.agents.options import narrow, plausible, prefixes_of
 from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
-from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove
+from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
 from data_gen.phrasing import first_sentence, intent_of, option_descriptors, shared_verb, verb_only
 from data_gen.values import extract_value
 from data_gen.wording import wording
@@ -119,14 +119,7 @@ class ScriptedTeacher:
         )
         if self.reasoning == "lookup":
             thought = selection_thought([o.name for o in options], descriptors)
-        return Turn(
-            role="assistant",
-            thought=thought,
-            content=question,
-            phase=SELECTION,
-            act="seek_info",
-            action="clarify",
-        )
+        return clarifying_turn(thought, question)
 
     def complete(self, state: DialogueState, rng: random.Random) -> Turn:
         gold = state.gold
