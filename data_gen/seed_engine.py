@@ -220,12 +220,12 @@ class Engine:
         self.user: User = (
             LLMUser(backends["user"], **knobs("user"))
             if backends.get("user")
-            else ScriptedUser(phrasing=cfg.phrasing, encoder=encoder)
+            else ScriptedUser(wording=cfg.wording, encoder=encoder)
         )
         self.teacher: Teacher = (
             LLMTeacher(backends["assistant"], **knobs("assistant"))
             if backends.get("assistant")
-            else ScriptedTeacher(phrasing=cfg.phrasing, reasoning=cfg.reasoning)
+            else ScriptedTeacher(wording=cfg.wording, reasoning=cfg.reasoning)
         )
         self.relevancy: RelevancyJudge = (
             LLMJudge(backends["relevancy"], "relevancy", **knobs("relevancy", temperature=False))

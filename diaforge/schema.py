@@ -286,7 +286,7 @@ class Turn(BaseModel):
 
 class Persona(BaseModel):
     """A corporate user: who they are and how they talk. `description` alone is enough
-    (PersonaHub-style); the structured fields make the scripted agents' phrasing richer."""
+    (PersonaHub-style); the structured fields make what the scripted agents say richer."""
 
     model_config = ConfigDict(extra="forbid")
 
