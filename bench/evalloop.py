@@ -44,7 +44,7 @@ def _evaluate(model: Any, bench: list, t_max: int) -> list[dict[str, Any]]:
     from eval.runner import DynamicConfig, run_dynamic, run_static
 
     near_dup = {d.id: False for d in bench}
-    user = VotingUser(ScriptedUser(phrasing="heldout"), ScriptedVoter(), n=3, m=3)
+    user = VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=3, m=3)
 
     async def both() -> list[dict[str, Any]]:
         static = await run_static(model, bench, near_dup, progress=False)
@@ -123,7 +123,7 @@ def bench_dynamic_eval(
     from eval.runner import DynamicConfig, run_dynamic
 
     bench = load_dialogues(BENCH)[:num_dialogues]
-    user = VotingUser(ScriptedUser(phrasing="heldout"), ScriptedVoter(), n=3, m=3)
+    user = VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=3, m=3)
     cfg = DynamicConfig(t_max=t_max)
     near_dup = {d.id: False for d in bench}
 

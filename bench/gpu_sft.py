@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-IGNORE_INDEX = -100
 
 # Llama-3.2-3B's architecture (its config.json); rope scaling is left out: it changes no FLOPs.
 SHAPES: dict[str, dict[str, Any]] = {
@@ -130,6 +129,8 @@ def load_samples(args: argparse.Namespace, work: Path) -> tuple[list[dict[str, A
 def baseline_batches(samples: Sequence[dict[str, Any]], batch_size: int, pad_id: int) -> Iterator[Batch]:
     """Consecutive `batch_size` samples, right-padded to the longest, with a 2D mask."""
     import torch
+
+    from train.slicing import IGNORE_INDEX
 
     for start in range(0, len(samples), batch_size):
         chunk = samples[start : start + batch_size]

@@ -63,6 +63,7 @@ def bench_loss_positions(dialogues, model_path: Path, tokenizer, rounds: int) ->
 
     from bench.run import DEMO_RECIPE, ROOT, demo_slicing, slice_samples
     from train.prefix_shared import build_prefix_shared
+    from train.slicing import IGNORE_INDEX
 
     settings = demo_slicing()
     samples, _ = slice_samples(tokenizer, dialogues[: rounds + 1], **settings)
@@ -95,7 +96,7 @@ def bench_loss_positions(dialogues, model_path: Path, tokenizer, rounds: int) ->
         ratios.append(got["all"][0] / got["trained"][0])
         loss_diffs.append(abs(got["all"][1] - got["trained"][1]) / got["all"][1])
     tokens = [len(r["input_ids"]) for r in rows[1:]]
-    trained = [sum(1 for x in r["labels"][1:] if x != -100) for r in rows[1:]]
+    trained = [sum(1 for x in r["labels"][1:] if x != IGNORE_INDEX) for r in rows[1:]]
     return {
         "value": round(statistics.median(ratios), 3),
         "rounds": len(ratios),

@@ -71,7 +71,6 @@ BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 DEMO_RECIPE = ROOT / "recipes" / "smollm2-135m" / "demo.yaml"
 SMOLLM2 = ROOT / "outputs" / "models" / "SmolLM2-135M-Instruct"
 DEFAULT_OUT = "outputs/bench/results.json"
-IGNORE_INDEX = -100
 
 
 def log(msg: str) -> None:
@@ -182,6 +181,8 @@ def bench_token_ratio(dialogues, tokenizer) -> dict[str, Any]:
 
 def _token_losses(logits, labels):
     import torch
+
+    from train.slicing import IGNORE_INDEX
 
     logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
     target = labels[:, 1:]

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from data_gen.gen_config import BACKENDS, MAX_CONCURRENCY, MAX_DIALOGUES, GenerationConfig, RoleSpec
 from diaforge.cliargs import (
@@ -25,6 +26,9 @@ from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
 from diaforge.errors import InputError
 from diaforge.hygiene import check_output_dir, check_output_file
 from diaforge.llm.base import BackendConfigError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 EXIT_USAGE = 2
 
@@ -140,7 +144,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         t_max=args.t_max,
         max_attempts=args.max_attempts,
         distractors=args.distractors,
-        phrasing=args.phrasing,
+        wording=args.wording,
         reasoning=args.reasoning,
         no_tool_share=args.no_tool_share,
         validators=False if args.no_validators else None,
@@ -226,13 +230,13 @@ def _cmd_build_no_tool_split(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_phrasing_overlap(args: argparse.Namespace) -> int:
+def _cmd_ngram_overlap(args: argparse.Namespace) -> int:
     import json
 
-    from data_gen.overlap import phrasing_overlap
+    from data_gen.overlap import ngram_overlap
     from diaforge.schema import load_dialogues
 
-    stats = phrasing_overlap(load_dialogues(args.train), load_dialogues(args.bench))
+    stats = ngram_overlap(load_dialogues(args.train), load_dialogues(args.bench))
     emit(json.dumps(stats, indent=2))
     return 0
 
@@ -272,7 +276,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_tokenizer(name: str):  # noqa: ANN202 - transformers is imported lazily
+def _load_tokenizer(name: str) -> PreTrainedTokenizerBase:
     _check_tokenizer_path(name)
     from transformers import AutoTokenizer
 
@@ -316,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_build_benchmark,
         _add_build_no_tool_split,
         _add_export,
-        _add_phrasing_overlap,
+        _add_ngram_overlap,
     ):
         add(sub)
     return parser
@@ -393,7 +397,7 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--t-max", type=positive_int, help=_config_help("t_max"))
     g.add_argument("--max-attempts", type=positive_int, help=_config_help("max_attempts"))
     g.add_argument("--distractors", choices=("nearest", "random"), help=_config_help("distractors"))
-    g.add_argument("--phrasing", choices=("train", "heldout"), help=_config_help("phrasing"))
+    g.add_argument("--wording", choices=("train", "heldout"), help=_config_help("wording"))
     g.add_argument("--reasoning", choices=("summary", "lookup"), help=_config_help("reasoning"))
     g.add_argument("--no-tool-share", type=share, help=_config_help("no_tool_share"))
     g.add_argument("--num-shards", type=positive_int, help=_config_help("num_shards"))
@@ -522,15 +526,15 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     e.set_defaults(func=_cmd_export)
 
 
-def _add_phrasing_overlap(sub: argparse._SubParsersAction) -> None:
+def _add_ngram_overlap(sub: argparse._SubParsersAction) -> None:
     o = _command(
         sub,
-        "phrasing-overlap",
+        "ngram-overlap",
         "word 4-gram overlap of a benchmark's openings and questions with a training corpus",
     )
     o.add_argument("train", help="training dialogues (JSONL)")
     o.add_argument("bench", help="benchmark dialogues (JSONL)")
-    o.set_defaults(func=_cmd_phrasing_overlap)
+    o.set_defaults(func=_cmd_ngram_overlap)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

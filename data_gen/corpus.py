@@ -12,20 +12,20 @@ What `analyze_corpus` reports (every number in one JSON object, see `format_corp
 * **DICE-Score** (DICE-Bench, Eq. 1; `diaforge.dice`, whose docstring gives the rules): per
   dialogue, then mean, median, min, max and how many dialogues had an undefined score (scored 0.0);
 * **lexical diversity**: TTR and NGD-2/3/4 over the assistant's replies (the same definitions and
-  tokenisation as `eval.metrics.ttr` / `eval.metrics.ngd`, so the numbers compare with an
+  tokenisation as an evaluation run's, `diaforge.text.ttr` / `ngd`, so the numbers compare with an
   evaluation run's) and, separately, over the user turns.
 """
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, get_args
 
 from diaforge.dice import DICE_ALPHA, dialogue_dice_counts, dice_score
-from diaforge.schema import ACT_OF_ACTION, Dialogue, DialogueAct, SystemAction
+from diaforge.schema import ACT_OF_ACTION, CALL_ACTIONS, Dialogue, DialogueAct, SystemAction
+from diaforge.text import ngd, tokenize, ttr
 
 __all__ = [
     "ACTS",
@@ -40,7 +40,6 @@ ACTS: tuple[str, ...] = get_args(DialogueAct)
 ACTIONS: tuple[str, ...] = get_args(SystemAction)
 """ToolDial's fine system actions, in schema order."""
 
-CALL_ACTIONS = ("call", "retriever_call")
 _ROUND = 6
 
 
@@ -81,26 +80,15 @@ def label_violations(d: Dialogue) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Lexical diversity (same definitions as eval.metrics.ttr / ngd)
+# Lexical diversity (`diaforge.text`: the definitions of eval.metrics' TTR and NGD)
 # --------------------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"\w+(?:'\w+)?")
-
-
-def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
 
 
 def _diversity(texts: Sequence[str]) -> dict[str, Any]:
-    tokens = [tok for text in texts for tok in _tokens(text)]
-    out: dict[str, Any] = {"texts": len(texts), "tokens": len(tokens)}
-    out["TTR"] = round(len(set(tokens)) / len(tokens), _ROUND) if tokens else 0.0
+    out: dict[str, Any] = {"texts": len(texts), "tokens": sum(len(tokenize(text)) for text in texts)}
+    out["TTR"] = round(ttr(texts), _ROUND)
     for n in (2, 3, 4):
-        grams = []
-        for text in texts:
-            toks = _tokens(text)
-            grams.extend(tuple(toks[i : i + n]) for i in range(len(toks) - n + 1))
-        out[f"NGD{n}"] = round(len(set(grams)) / len(grams), _ROUND) if grams else 0.0
+        out[f"NGD{n}"] = round(ngd(texts, n), _ROUND)
     return out
 
 

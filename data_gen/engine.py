@@ -419,7 +419,7 @@ async def _build_split(
         catalogue=str(catalogue_path),
         out=str(work_dir),
         num_dialogues=settings.pop("num_dialogues", len(tools) * per_tool),
-        phrasing="heldout",
+        wording="heldout",
         plots=False,
         export=False,
         progress=progress,

@@ -41,9 +41,11 @@ FINGERPRINT_FIELDS = (
     "max_attempts",
     "distractors",
     "validators",
-    "phrasing",
+    "wording",
     "reasoning",
 )
+#: Config keys renamed since configs were first written: former name -> field (named in the error).
+RENAMED_KEYS = {"phrasing": "wording"}
 
 
 class FieldProblem(ValueError):
@@ -132,7 +134,7 @@ class GenerationConfig(_Strict):
         True,
         description="Run the validator cascade; false keeps every finished dialogue (the Table 2 ablation).",
     )
-    phrasing: str = Field(
+    wording: str = Field(
         "train",
         description="Wording bank of the scripted user-proxy and teacher: train for training corpora, heldout "
         "for the evaluation benchmark (data_gen.wording; the two share no template).",
@@ -209,13 +211,13 @@ class GenerationConfig(_Strict):
             raise ValueError("distractors must be 'nearest' or 'random'")
         return value
 
-    @field_validator("phrasing")
+    @field_validator("wording")
     @classmethod
-    def _known_phrasing(cls, value: str) -> str:
-        from data_gen.wording import PHRASING_CHOICES
+    def _known_wording(cls, value: str) -> str:
+        from data_gen.wording import WORDING_CHOICES
 
-        if value not in PHRASING_CHOICES:
-            raise ValueError(f"phrasing must be one of {', '.join(PHRASING_CHOICES)}")
+        if value not in WORDING_CHOICES:
+            raise ValueError(f"wording must be one of {', '.join(WORDING_CHOICES)}")
         return value
 
     @field_validator("reasoning")
@@ -263,6 +265,7 @@ class GenerationConfig(_Strict):
     def fingerprint(self, catalogue_digest: str) -> dict[str, Any]:
         """What decides the generated records; a run folder resumes only under the same fingerprint."""
         fp: dict[str, Any] = {k: getattr(self, k) for k in FINGERPRINT_FIELDS}
+        fp["phrasing"] = fp.pop("wording")  # its former name: run folders made before the rename resume
         fp["num_shards"], fp["shard_index"] = self.num_shards, self.shard_index
         fp["catalogue_sha256"] = catalogue_digest
         fp["roles"] = {r: self.role(r).model_dump() for r in ROLES}
@@ -445,7 +448,7 @@ def _expectation(kind: str, value: Any, ctx: dict[str, Any], fallback: str) -> s
     return f"{fallback[:1].lower()}{fallback[1:]}, got {shown}"
 
 
-def _shown(value: Any) -> str:  # noqa: ANN401 - any YAML value
+def _shown(value: Any) -> str:
     """A refused value as the YAML spelled it (`true`, `null`), or its kind for a mapping or list."""
     if isinstance(value, bool) or value is None:
         return {True: "true", False: "false", None: "null"}[value]
@@ -459,6 +462,7 @@ def _unknown_key(loc: list[str], path: str | Path | None) -> InputError:
         known, what, field = [*GenerationConfig.model_fields, *ROLE_DEFAULTS], "config key", None
     else:
         known, what, field = list(RoleSpec.model_fields), "backend setting", ".".join(loc[:-1])
-    near = difflib.get_close_matches(key, known, n=1)
+    near = [RENAMED_KEYS[key]] if len(loc) == 1 and key in RENAMED_KEYS else []
+    near = near or difflib.get_close_matches(key, known, n=1)
     hint = f"; did you mean {near[0]!r}?" if near else ""
     return InputError(f"unknown {what} {key!r}{hint}", path=path, field=field)

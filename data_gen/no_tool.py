@@ -29,7 +29,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from data_gen.agents import DialogueState
+from data_gen.agents import DialogueState, Teacher, User
 from data_gen.agents.refusal import is_refusal
 from diaforge.llm.base import Usage
 from diaforge.rng import seeded_rng
@@ -64,8 +64,8 @@ def miss_candidates(
 
 
 async def converse_miss(
-    user: Any,  # noqa: ANN401 - a user-proxy of data_gen.agents
-    teacher: Any,  # noqa: ANN401 - a teacher of data_gen.agents
+    user: User,
+    teacher: Teacher,
     state: DialogueState,
     rng: random.Random,
     usage: Usage,

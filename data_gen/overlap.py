@@ -1,9 +1,9 @@
-"""How much of a benchmark's phrasing a training corpus already holds.
+"""How many of a benchmark's word 4-grams a training corpus already holds.
 
 For each benchmark opening (first user turn) and each benchmark question (assistant reply in
 the tool-selection phase), the word 4-grams it shares with the same kind of text in the training
 corpus. Reported: the share of texts with at least one shared 4-gram and the mean share of
-shared 4-grams per text. `python -m data_gen phrasing-overlap TRAIN.jsonl BENCH.jsonl`.
+shared 4-grams per text. `python -m data_gen ngram-overlap TRAIN.jsonl BENCH.jsonl`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def _overlap(bench: Sequence[str], train: Sequence[str]) -> dict[str, float]:
     }
 
 
-def phrasing_overlap(train: Sequence[Dialogue], bench: Sequence[Dialogue]) -> dict[str, Any]:
+def ngram_overlap(train: Sequence[Dialogue], bench: Sequence[Dialogue]) -> dict[str, Any]:
     """Word 4-gram overlap of the benchmark's openings and questions with the training corpus."""
     return {
         "openings": _overlap(openings(bench), openings(train)),

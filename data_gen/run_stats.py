@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from data_gen.agents import COMPLETION, SELECTION
 from data_gen.validators import naturalness_shares
 from diaforge.llm.base import Usage
 from diaforge.schema import Dialogue
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
 def usage_split(
@@ -110,7 +113,7 @@ def plot_corpus(dialogues: Sequence[Dialogue], folder: Path) -> list[Path]:
     shapes = [dialogue_shape(d) for d in dialogues]
     paths = []
 
-    def bar(ax, key: str, title: str, xlabel: str) -> None:  # noqa: ANN001
+    def bar(ax: Axes, key: str, title: str, xlabel: str) -> None:
         """Every whole number from the least to the most (an empty one shows as 0, not as a gap
         closed up), each bar with its count; n in the title."""
         counts = Counter(s[key] for s in shapes)

@@ -20,14 +20,18 @@ from typing import Any
 from data_gen.agents import (
     COMPLETION,
     SELECTION,
+    CritiqueJudge,
     DialogueState,
     LLMJudge,
     LLMTeacher,
     LLMUser,
+    RelevancyJudge,
     ScriptedCritique,
     ScriptedRelevancy,
     ScriptedTeacher,
     ScriptedUser,
+    Teacher,
+    User,
     llm_goal,
     llm_values,
     scripted_goal,
@@ -38,10 +42,10 @@ from data_gen.personas import PersonaSampler, load_personas
 from data_gen.validators import run_rule_validators
 from data_gen.values import ValueGenerator
 from diaforge.errors import InputError
-from diaforge.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, Usage
+from diaforge.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, ChatResult, Usage
 from diaforge.rng import seeded_rng
-from diaforge.schema import WITHHELD_TOOL, Dialogue, Provenance, Tool, Turn, Verdict
-from diaforge.similarity import DistractorRetriever, get_encoder
+from diaforge.schema import WITHHELD_TOOL, Dialogue, Persona, Provenance, Tool, Turn, Verdict
+from diaforge.similarity import DistractorRetriever, Encoder, get_encoder
 
 RETRYABLE = ("selection", "candidates", "no_tool")
 
@@ -73,7 +77,8 @@ class LimitedBackend:
         self.inner, self.semaphore = inner, semaphore
         self.name, self.model = inner.name, inner.model
 
-    async def chat(self, messages, **kwargs):  # noqa: ANN001, ANN201 - same signature as the inner backend
+    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatResult:
+        """The inner backend's `chat`, with the same arguments."""
         meter = _METER.get()
         try:
             if self.semaphore is None:
@@ -199,7 +204,7 @@ class Engine:
         random.Random(cfg.seed).shuffle(order)
         self._order = order
 
-    def _build_agents(self, encoder: Any) -> None:  # noqa: ANN401 - any encoder of diaforge.similarity
+    def _build_agents(self, encoder: Encoder) -> None:
         """The four agents: a model where the config gives the role a backend, else the scripted one."""
         cfg, backends = self.cfg, self.backends
 
@@ -212,22 +217,22 @@ class Engine:
                 out["temperature"] = spec.temperature
             return out
 
-        self.user = (
+        self.user: User = (
             LLMUser(backends["user"], **knobs("user"))
             if backends.get("user")
-            else ScriptedUser(phrasing=cfg.phrasing, encoder=encoder)
+            else ScriptedUser(wording=cfg.wording, encoder=encoder)
         )
-        self.teacher = (
+        self.teacher: Teacher = (
             LLMTeacher(backends["assistant"], **knobs("assistant"))
             if backends.get("assistant")
-            else ScriptedTeacher(phrasing=cfg.phrasing, reasoning=cfg.reasoning)
+            else ScriptedTeacher(wording=cfg.wording, reasoning=cfg.reasoning)
         )
-        self.relevancy = (
+        self.relevancy: RelevancyJudge = (
             LLMJudge(backends["relevancy"], "relevancy", **knobs("relevancy", temperature=False))
             if backends.get("relevancy")
             else ScriptedRelevancy()
         )
-        self.critique = (
+        self.critique: CritiqueJudge = (
             LLMJudge(backends["critique"], "critique", **knobs("critique", temperature=False))
             if backends.get("critique")
             else ScriptedCritique()
@@ -242,7 +247,7 @@ class Engine:
     def models(self) -> dict[str, str]:
         return {r: (f"{b.name}:{b.model}" if b is not None else "scripted") for r, b in self.backends.items()}
 
-    def _persona(self, tool: Tool, rng: random.Random):  # noqa: ANN202
+    def _persona(self, tool: Tool, rng: random.Random) -> Persona:
         """A persona for `tool`: uniform over the sampler's pool (the tool's line of business
         when the bank has it, else the whole bank), computed once per tool."""
         pool = self._persona_rank.get(tool.name)

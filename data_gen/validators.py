@@ -27,7 +27,7 @@ from data_gen.phrasing import (
 )
 from data_gen.values import check_arguments, render_value
 from diaforge.format import parse_assistant, render_assistant
-from diaforge.schema import ACT_OF_ACTION, Dialogue, Tool, Verdict
+from diaforge.schema import ACT_OF_ACTION, CALL_ACTIONS, Dialogue, Tool, Verdict
 from diaforge.text import content_stems, line_of_business_key, name_tokens, stem, tool_stems
 
 
@@ -64,10 +64,10 @@ def format_validator(d: Dialogue) -> Verdict:
         if t.action is not None and t.act is not None and ACT_OF_ACTION.get(t.action) != t.act:
             return _fail(name, f"turn {i}: action {t.action!r} is inconsistent with act {t.act!r}")
         if t.tool_calls and (
-            t.act not in (None, "function_calling") or t.action not in (None, "call", "retriever_call")
+            t.act not in (None, "function_calling") or t.action not in (None, *CALL_ACTIONS)
         ):
             return _fail(name, f"turn {i}: a turn with tool calls must be labelled function_calling/call")
-        if not t.tool_calls and t.action in ("call", "retriever_call"):
+        if not t.tool_calls and t.action in CALL_ACTIONS:
             return _fail(name, f"turn {i}: labelled {t.action} but carries no tool call")
     if d.turns[-1].role != "assistant":
         return _fail(name, "the dialogue must end with an assistant turn")

@@ -2,7 +2,9 @@
 
 Two banks with no template in common: `train` writes training corpora, `heldout` writes the
 evaluation benchmark and plays the user-proxy during evaluation, so a model cannot score by
-recalling training sentences (`python -m data_gen phrasing-overlap` measures what is left).
+recalling training sentences (`python -m data_gen ngram-overlap` measures what is left).
+`get_wording` gives a bank by name; the scripted agents and the generation config call that
+name their `wording`.
 Slots: `{act}` a verb phrase, `{Act}` the same capitalised, `{role}`/`{department}` from the
 persona, `{verb}` a verb shared by the options, `{options}` the options joined with "or",
 `{choice}` what the user picks, `{need}` a restated need, `{items}` requested arguments,
@@ -174,12 +176,13 @@ HELDOUT = Wording(
 )
 
 WORDINGS = {"train": TRAIN, "heldout": HELDOUT}
-PHRASING_CHOICES = tuple(WORDINGS)
+WORDING_CHOICES = tuple(WORDINGS)
 DEFAULT_TONE = "friendly"
 
 
-def wording(name: str) -> Wording:
+def get_wording(name: str) -> Wording:
+    """The bank called `name` (`train` or `heldout`)."""
     try:
         return WORDINGS[name]
     except KeyError:
-        raise ValueError(f"unknown phrasing {name!r}; choose one of {', '.join(PHRASING_CHOICES)}") from None
+        raise ValueError(f"unknown wording {name!r}; choose one of {', '.join(WORDING_CHOICES)}") from None

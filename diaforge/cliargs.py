@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 
@@ -78,7 +79,7 @@ def share(text: str) -> float:
     return value
 
 
-def int_between(low: int, high: int):  # noqa: ANN201 - an argparse type
+def int_between(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: a whole number in [low, high] (`--concurrency 100000` is refused, not
     tried)."""
 

@@ -13,12 +13,15 @@ import math
 import re
 from datetime import date, datetime, time
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import inflect
 
 
 @lru_cache(maxsize=1)
-def inflect_engine():  # noqa: ANN201 - an inflect.engine, whose import is deferred
-    """One `inflect` engine for the process (it is slow to build)."""
+def inflect_engine() -> inflect.engine:
+    """One `inflect` engine for the process (it is slow to build; imported on first use)."""
     import inflect
 
     return inflect.engine()

@@ -253,6 +253,8 @@ ACT_OF_ACTION: dict[str, str] = {
     "response_fail": "reject",
     "system_bye": "other",
 }
+CALL_ACTIONS: tuple[str, ...] = ("call", "retriever_call")
+"""The fine actions of a turn that calls tools (a turn with tool calls has one of them)."""
 
 
 class Turn(BaseModel):
@@ -284,7 +286,7 @@ class Turn(BaseModel):
 
 class Persona(BaseModel):
     """A corporate user: who they are and how they talk. `description` alone is enough
-    (PersonaHub-style); the structured fields make the scripted agents' phrasing richer."""
+    (PersonaHub-style); the structured fields make what the scripted agents say richer."""
 
     model_config = ConfigDict(extra="forbid")
 

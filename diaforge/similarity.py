@@ -25,11 +25,15 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from diaforge.schema import Tool
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+    from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +78,7 @@ class MiniLMEncoder:
         self._memo: dict[str, np.ndarray] = {}
 
     @cached_property
-    def _model(self):  # noqa: ANN202 - sentence_transformers is imported lazily
+    def _model(self) -> SentenceTransformer:
         """The encoder, loaded on first use (seconds: importing sentence-transformers and torch
         dominates), with a two-stage bar on stderr when that is a terminal."""
         from diaforge.console import library_bars_off, progress
@@ -124,7 +128,7 @@ class TfidfEncoder:
     joint_fit = True
 
     @staticmethod
-    def _weights(texts: Sequence[str]):  # noqa: ANN205 - scipy is imported lazily
+    def _weights(texts: Sequence[str]) -> csr_matrix:
         from scipy.sparse import hstack
         from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -137,7 +141,7 @@ class TfidfEncoder:
             return np.zeros((0, 1))
         return _unit_rows(self._weights(texts).toarray())
 
-    def encode_sparse(self, texts: Sequence[str]):  # noqa: ANN201 - scipy is imported lazily
+    def encode_sparse(self, texts: Sequence[str]) -> csr_matrix:
         """The vectors of `encode` as a sparse CSR matrix with unit rows: memory grows with the
         text, not with texts x vocabulary (the catalogue analysis uses it)."""
         from scipy.sparse import csr_matrix

@@ -1,6 +1,9 @@
 """Small text utilities shared by the scripted agents and the rule validators: tokenising tool
 names and descriptions, a light stemmer and word overlap, and how a person names a parameter
-(`humanise_param`, shared by the scripted agents and the evaluation prompts)."""
+(`humanise_param`, shared by the scripted agents and the evaluation prompts); and the word tokens
+and lexical diversity (`tokenize`, `ttr`, `ngd`) that the corpus statistics (`data_gen.corpus`),
+the conversational metrics (`eval.metrics`) and the turn-level scores (`eval.peers.turn_level`)
+share, so their numbers compare."""
 
 from __future__ import annotations
 
@@ -273,3 +276,31 @@ def line_of_business_key(label: object) -> str:
         return ""
     text = label.lower().replace("&", " and ")
     return " ".join(re.findall(r"[a-z0-9]+", text))
+
+
+# Word tokens of prose: lower-cased, an inner apostrophe kept ("don't"). Unlike `words`, which
+# splits identifiers, this reads what people wrote.
+_TOKEN = re.compile(r"\w+(?:'\w+)?")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens: ``re.findall(r"\\w+(?:'\\w+)?", text.lower())``."""
+    return _TOKEN.findall(text.lower())
+
+
+def ttr(texts: Sequence[str]) -> float:
+    """Type-token ratio over all texts together (distinct tokens / tokens); 0.0 with no tokens."""
+    tokens = [tok for text in texts for tok in tokenize(text)]
+    return len(set(tokens)) / len(tokens) if tokens else 0.0
+
+
+def ngd(texts: Sequence[str], n: int) -> float:
+    """n-gram diversity: distinct n-grams / n-grams, n-grams taken inside each text (never across
+    two); 0.0 with none."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    grams: list[tuple[str, ...]] = []
+    for text in texts:
+        toks = tokenize(text)
+        grams.extend(tuple(toks[i : i + n]) for i in range(len(toks) - n + 1))
+    return len(set(grams)) / len(grams) if grams else 0.0

@@ -55,7 +55,7 @@ def _user_proxy(spec: str, base_url: str | None, n: int, m: int):  # noqa: ANN20
     if spec == "scripted":
         # The benchmark's own wording bank; `_run` gives it the sentence encoder once the model
         # and servers have answered, so that a bad server stays a one-line error.
-        user = ScriptedUser(phrasing="heldout")
+        user = ScriptedUser(wording="heldout")
         return VotingUser(user, ScriptedVoter(), n=n, m=m), None
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:

@@ -64,7 +64,8 @@ Conversational metrics (only user-visible text, never private thoughts):
   and tokenised with ``re.findall(r"\\w+(?:'\\w+)?", text)`` (words, with one inner apostrophe
   kept: "don't"). TTR = |distinct tokens| / |tokens| over all replies together; NGD-n =
   |distinct n-grams| / |n-grams|, where n-grams are taken inside each reply and never span two
-  replies. Both are 0.0 when there is nothing to count.
+  replies. Both are 0.0 when there is nothing to count (`diaforge.text.tokenize`, `ttr`, `ngd`:
+  the corpus statistics of `data_gen.corpus` use the same definitions).
 
 Value matching (`values_match(pred, gold)`), used for Acc. It is symmetric and strict: there is
 no fuzzy string similarity, which would credit wrong IDs that differ by one character.
@@ -134,6 +135,7 @@ from diaforge.dice import (
     dice_score,
 )
 from diaforge.schema import ToolCall
+from diaforge.text import ngd, tokenize, ttr
 from eval.transcripts import MODES, Transcript
 
 __all__ = [
@@ -378,15 +380,8 @@ def score_dialogue(transcript: Transcript) -> DialogueScore:
 
 
 # --------------------------------------------------------------------------------------------
-# Conversational metrics
+# Conversational metrics (the token and diversity definitions are `diaforge.text`'s)
 # --------------------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"\w+(?:'\w+)?")
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens: ``re.findall(r"\\w+(?:'\\w+)?", text.lower())``."""
-    return _TOKEN.findall(text.lower())
 
 
 def reply_texts(transcripts: Iterable[Transcript]) -> list[str]:
@@ -401,23 +396,6 @@ def reply_texts(transcripts: Iterable[Transcript]) -> list[str]:
 
 def _ratio(num: int, den: int) -> float:
     return num / den if den else 0.0
-
-
-def ttr(texts: Sequence[str]) -> float:
-    """Type-token ratio over all texts together; 0.0 with no tokens."""
-    tokens = [tok for text in texts for tok in tokenize(text)]
-    return _ratio(len(set(tokens)), len(tokens))
-
-
-def ngd(texts: Sequence[str], n: int) -> float:
-    """n-gram diversity: distinct n-grams / n-grams, n-grams taken inside each text; 0.0 with none."""
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    grams: list[tuple[str, ...]] = []
-    for text in texts:
-        toks = tokenize(text)
-        grams.extend(tuple(toks[i : i + n]) for i in range(len(toks) - n + 1))
-    return _ratio(len(set(grams)), len(grams))
 
 
 def conv_rel(transcripts: Iterable[Transcript]) -> float | None:

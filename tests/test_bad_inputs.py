@@ -242,6 +242,13 @@ CASES = [
         ("c.yaml", "unknown config key 't_mx'", "did you mean 't_max'"),
     ),
     Case(
+        "config-renamed-key-named",
+        "data_gen",
+        {"c.yaml": _cfg("phrasing: heldout\n")},
+        ["generate", "--config", "{dir}/c.yaml", "--out", "{dir}/run"],
+        ("c.yaml", "unknown config key 'phrasing'", "did you mean 'wording'"),
+    ),
+    Case(
         "config-role-setting-wrong-type",
         "data_gen",
         {"c.yaml": _cfg("roles: {critique: {max_retries: [1]}}\n")},
@@ -701,6 +708,7 @@ FIXES: dict[str, Fix] = {
     "config-k-five": Fix({"c.yaml": _cfg("k: 5\n")}),
     "config-validators-string-no": Fix({"c.yaml": _cfg("validators: false\n")}),
     "config-unknown-key-suggested": Fix({"c.yaml": _cfg("t_max: 4\n")}),
+    "config-renamed-key-named": Fix({"c.yaml": _cfg("wording: heldout\n")}),
     "config-role-setting-wrong-type": Fix({"c.yaml": _cfg("roles: {critique: {max_retries: 1}}\n")}),
     "config-missing": Fix({"missing.yaml": _cfg("")}),
     "out-is-a-file": Fix(argv=["generate", "--catalogue", str(TRAIN), "--out", "{dir}/run"]),

@@ -117,6 +117,8 @@ def test_import_contract_holds() -> None:
         ("diaforge/text.py", "import data_gen.values", "evaluation reaches the generator only"),
         ("eval/cli.py", "import data_gen.engine", "evaluation reaches the generator only"),
         ("eval/cli.py", "import pipeline.demo", "the core below the stages"),
+        # names draws identifiers with described's `shaped`: described may not import names back.
+        ("data_gen/values/described.py", "import data_gen.values.names", "the modules of data_gen.values"),
     ],
 )
 def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contract: str) -> None:
@@ -125,7 +127,8 @@ def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contr
         "diaforge/schema.py",
         "diaforge/text.py",
         "data_gen/engine.py",
-        "data_gen/values.py",
+        "data_gen/values/names.py",
+        "data_gen/values/described.py",
         "data_gen/agents/user.py",
         "train/sft.py",
         "eval/cli.py",
@@ -140,6 +143,7 @@ def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contr
             (tmp_path / folder / "__init__.py").touch()
     sanctioned = "import data_gen.agents\nimport data_gen.agents.user\nimport diaforge.text\n"
     (tmp_path / "eval/cli.py").write_text(sanctioned)
+    (tmp_path / "data_gen/values/names.py").write_text("import data_gen.values.described\n")
     clean = tmp_path / importer
     before = clean.read_text()
     clean.write_text(before + line + "\n")

@@ -26,6 +26,7 @@ without starting a process; `accelerate launch --help` lists the launcher's own 
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -39,14 +40,15 @@ CONFIG_PACKAGE = "accelerate_configs"
 RECIPE_SUFFIXES = (".yaml", ".yml")
 
 
-def is_sft_script(args) -> bool:  # noqa: ANN001  (accelerate's launch Namespace)
-    """Whether the launched script is this repository's `train/sft.py` (as a path or `-m train.sft`)."""
+def is_sft_script(args: argparse.Namespace) -> bool:
+    """Whether the launched script is this repository's `train/sft.py` (as a path or `-m train.sft`);
+    `args` are accelerate's launch arguments, as are those of the two functions below."""
     if args.module:
         return args.training_script == "train.sft"
     return Path(args.training_script).resolve() == SFT_SCRIPT
 
 
-def find_script(args) -> None:  # noqa: ANN001  (accelerate's launch Namespace)
+def find_script(args: argparse.Namespace) -> None:
     """The training script, wherever the command is typed: a recipe given where the script goes
     (`diaforge train RECIPE.yaml ...`, as `trl sft --config`) runs this package's `train/sft.py`
     on it, and a `train/sft.py` that is not in the working folder is this package's."""
@@ -60,7 +62,7 @@ def find_script(args) -> None:  # noqa: ANN001  (accelerate's launch Namespace)
         args.training_script = str(SFT_SCRIPT)
 
 
-def find_config_file(args) -> None:  # noqa: ANN001
+def find_config_file(args: argparse.Namespace) -> None:
     """`--config_file`: as given when it exists; else the bundled one of that name, found in the
     installed `accelerate_configs` package (`accelerate_configs/cpu.yaml`, `cpu.yaml` or just
     `cpu`, from any folder); else one line naming the file and the bundled choices (`RecipeError`)."""

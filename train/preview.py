@@ -23,7 +23,7 @@ from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
 from train.config import RecipeError, device_defaults, parse_recipe
 from train.modeling import ModelPathError, is_tiny, load_tokenizer, resolve_model_path
-from train.slicing import SliceConfig, SlicingError, TurnSlicer, dialogue_texts
+from train.slicing import IGNORE_INDEX, SliceConfig, SlicingError, TurnSlicer, dialogue_texts
 
 START, END = ">>>", "<<<"
 COLOR_START, COLOR_END = "\033[1;32m", "\033[0m"
@@ -39,7 +39,7 @@ def format_sample(
     prompt = tokenizer.decode(ids[:n])
     if 0 < prompt_chars < len(prompt):
         prompt = f"[... {len(prompt) - prompt_chars} characters ...]" + prompt[-prompt_chars:]
-    target = tokenizer.decode([t for t, label in zip(ids, labels, strict=True) if label != -100])
+    target = tokenizer.decode([t for t, label in zip(ids, labels, strict=True) if label != IGNORE_INDEX])
     start, end = (COLOR_START, COLOR_END) if color else (START, END)
     header = (
         f"=== dialogue {sample['dialogue_id']} turn {sample['turn_index']}: {len(ids)} tokens = "

@@ -381,10 +381,6 @@ def slice_dialogues(
     return TurnSlicer(tokenizer, config).slice_all(dialogues)
 
 
-# Columns the trainer needs; the others (dialogue_id, turn_index, token counts) are for people.
-TRAIN_COLUMNS = ("input_ids", "labels")
-
-
 def to_dataset(samples: list[dict[str, Any]]):
     """A `datasets.Dataset` of the samples (all columns; the trainer keeps input_ids and labels)."""
     from datasets import Dataset

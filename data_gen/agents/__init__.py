@@ -23,17 +23,19 @@ The package's modules: `state` (what a dialogue in progress knows), `options` (r
 and its options), `goals` (goal writer), `user` (user-proxy), `voting` (the voting user-proxy),
 `teacher` (assistant teacher), `refusal` (the teacher in a retrieval miss, where no candidate fits,
 and the rule that reads a reply as a refusal), `lookup` (the `lookup` reasoning style) and `judges`
-(relevancy and critique validators).
+(relevancy and critique validators); `roles` holds the Protocol of each role (`User`, `Voter`,
+`Teacher`, `RelevancyJudge`, `CritiqueJudge`), which the code that drives an agent takes.
 
 What this package exports is its interface: the user-proxy, voter and teacher that `eval`'s live
 loop drives (`DialogueState` and its phases, `ScriptedUser`, `LLMUser`, `ScriptedVoter`,
-`LLMVoter`, `VotingUser`, `ScriptedTeacher`, `offered_options`), and the goal writers, teacher and
-judges the dialogue engine drives.
+`LLMVoter`, `VotingUser`, `ScriptedTeacher`, `offered_options`), the role Protocols, and the goal
+writers, teacher and judges the dialogue engine drives.
 """
 
 from data_gen.agents.goals import llm_goal, llm_values, scripted_goal
 from data_gen.agents.judges import LLMJudge, ScriptedCritique, ScriptedRelevancy
 from data_gen.agents.options import offered_options
+from data_gen.agents.roles import CritiqueJudge, RelevancyJudge, Teacher, User, Voter
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
 from data_gen.agents.teacher import LLMTeacher, ScriptedTeacher
 from data_gen.agents.user import LLMUser, ScriptedUser
@@ -51,6 +53,12 @@ __all__ = [
     "ScriptedVoter",
     "VotingUser",
     "offered_options",
+    # The roles, whoever plays them.
+    "CritiqueJudge",
+    "RelevancyJudge",
+    "Teacher",
+    "User",
+    "Voter",
     # What the dialogue engine drives besides.
     "LLMJudge",
     "LLMTeacher",

@@ -37,12 +37,13 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from data_gen.agents.options import narrow, plausible, prefixes_of
-from data_gen.agents.state import SELECTION, DialogueState
+from data_gen.agents.state import SELECTION, DialogueState, clarifying_turn
 from data_gen.phrasing import DETERMINERS, intent_of, verb_lemma
 from data_gen.phrasing.english import _BOUNDARY
+from data_gen.wording import Wording
 from diaforge.schema import Tool, Turn
 from diaforge.text import content_stems, join_options, tool_stems
 
@@ -56,6 +57,17 @@ NO_FIT_RULE = (
 """The model-played teacher's extra rule in a retrieval miss."""
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+class MissTeacher(Protocol):
+    """What the turns of a miss use of the scripted teacher (`ScriptedTeacher` is one): how many
+    options a question offers, its reasoning style, its wording bank and its usual question."""
+
+    max_options: int
+    reasoning: str
+    bank: Wording
+
+    def ask(self, state: DialogueState, pool: list[Tool], rng: random.Random) -> Turn: ...
 
 
 def is_refusal(text: str) -> bool:
@@ -136,10 +148,10 @@ def miss_progress(state: DialogueState, max_options: int) -> MissProgress:
     return MissProgress(turned_down=[by_name[n] for n in down], left=left_now(), said=" ".join(said))
 
 
-def miss_turn(teacher: Any, state: DialogueState, rng: random.Random) -> Turn:  # noqa: ANN401
+def miss_turn(teacher: MissTeacher, state: DialogueState, rng: random.Random) -> Turn:
     """The scripted teacher's next turn in a retrieval miss (module docstring): the usual question
     while the user has turned nothing down, then questions about the candidates left, and the
-    refusal once none is. `teacher` is a `ScriptedTeacher`."""
+    refusal once none is."""
     progress = miss_progress(state, teacher.max_options)
     if not progress.left:
         return _refusal(teacher, state, progress, rng)
@@ -183,7 +195,7 @@ def what_it_does(tool: Tool, prefixes: frozenset[str], max_words: int = 16) -> s
 
 
 def _ask_other(
-    teacher: Any,  # noqa: ANN401 - a ScriptedTeacher
+    teacher: MissTeacher,
     state: DialogueState,
     options: list[Tool],
     progress: MissProgress,
@@ -211,18 +223,11 @@ def _ask_other(
             f"The user turned down {declined}. Left to offer: {each}. I ask whether one of them is "
             "what the user needs, without naming tools."
         )
-    return Turn(
-        role="assistant",
-        thought=thought,
-        content=question,
-        phase=SELECTION,
-        act="seek_info",
-        action="clarify",
-    )
+    return clarifying_turn(thought, question)
 
 
 def _refusal(
-    teacher: Any,  # noqa: ANN401 - a ScriptedTeacher
+    teacher: MissTeacher,
     state: DialogueState,
     progress: MissProgress,
     rng: random.Random,

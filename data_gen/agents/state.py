@@ -1,5 +1,6 @@
 """What a dialogue in progress knows (`DialogueState`), the two phases it moves through, the
-teacher's next move, and the transcript that the model-played voter and judges read."""
+teacher's next move (and the clarifying question the scripted teachers build), and the
+transcript that the model-played voter and judges read."""
 
 from __future__ import annotations
 
@@ -45,6 +46,19 @@ class TeacherMove:
 
     turn: Turn
     usage: Usage = field(default_factory=Usage)
+
+
+def clarifying_turn(thought: str, question: str) -> Turn:
+    """A question of the selection phase: an assistant turn labelled `seek_info`/`clarify`, with
+    no call."""
+    return Turn(
+        role="assistant",
+        thought=thought,
+        content=question,
+        phase=SELECTION,
+        act="seek_info",
+        action="clarify",
+    )
 
 
 def transcript(turns: Sequence[Turn]) -> str:

@@ -10,10 +10,10 @@ from typing import Any
 from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_thought, selection_thought
 from data_gen.agents.options import narrow, plausible, prefixes_of
 from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
-from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove
+from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
 from data_gen.phrasing import first_sentence, intent_of, option_descriptors, shared_verb, verb_only
 from data_gen.values import extract_value
-from data_gen.wording import wording
+from data_gen.wording import get_wording
 from diaforge.format import parse_assistant, render_assistant, system_prompt
 from diaforge.llm.base import BackendError, ChatBackend, Usage
 from diaforge.schema import Tool, ToolCall, Turn
@@ -42,18 +42,17 @@ def _param_item(tool: Tool, key: str) -> str:
 
 
 class ScriptedTeacher:
-    """Rule-based assistant teacher (see the `data_gen.agents` docstring). `phrasing` picks the
+    """Rule-based assistant teacher (see the `data_gen.agents` docstring). `wording` names the
     wording bank; `reasoning` the style of its argument-completion thoughts (`summary`, or
     `lookup`: `data_gen.agents.lookup`)."""
 
     name = "scripted"
     max_options = 4
 
-    def __init__(self, *, phrasing: str = "train", reasoning: str = "summary") -> None:
+    def __init__(self, *, wording: str = "train", reasoning: str = "summary") -> None:
         if reasoning not in REASONING_STYLES:
             raise ValueError(f"reasoning must be one of {', '.join(REASONING_STYLES)}, got {reasoning!r}")
-        self.bank = wording(phrasing)
-        self.phrasing = phrasing
+        self.bank = get_wording(wording)
         self.reasoning = reasoning
 
     async def act(self, state: DialogueState, rng: random.Random) -> TeacherMove:
@@ -120,14 +119,7 @@ class ScriptedTeacher:
         )
         if self.reasoning == "lookup":
             thought = selection_thought([o.name for o in options], descriptors)
-        return Turn(
-            role="assistant",
-            thought=thought,
-            content=question,
-            phase=SELECTION,
-            act="seek_info",
-            action="clarify",
-        )
+        return clarifying_turn(thought, question)
 
     def complete(self, state: DialogueState, rng: random.Random) -> Turn:
         gold = state.gold

@@ -6,17 +6,20 @@ from __future__ import annotations
 import json
 import random
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from data_gen.agents.options import gold_choice, offered_options, prefixes_of, restated_need
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
 from data_gen.personas import same_line_of_business
 from data_gen.phrasing import cap, catalogue_terms, vague_request
 from data_gen.values import extract_value, phrase_values, render_value
-from data_gen.wording import DEFAULT_TONE, Wording, wording
+from data_gen.wording import DEFAULT_TONE, Wording, get_wording
 from diaforge.llm.base import BackendError, ChatBackend, Usage
 from diaforge.schema import Persona, Tool
 from diaforge.text import content_stems, humanise_param, tool_stems
+
+if TYPE_CHECKING:  # numpy is imported only when an encoder is used
+    from diaforge.similarity import Encoder
 
 _THANKS = {
     "friendly": " Thanks!",
@@ -62,16 +65,15 @@ def shop_talk(persona: Persona, gold: Tool, candidates: list[Tool], prefixes: fr
 class ScriptedUser:
     """Rule-based user-proxy (see the `data_gen.agents` docstring).
 
-    `phrasing` picks the wording bank (`train` for corpora, `heldout` for the benchmark and
+    `wording` names the wording bank (`train` for corpora, `heldout` for the benchmark and
     evaluation). `encoder` (optional, a `diaforge.similarity` encoder) lets it read questions by
     meaning as well as by words."""
 
     name = "scripted"
     volunteer_probability = 0.25
 
-    def __init__(self, *, phrasing: str = "train", encoder: Any = None) -> None:
-        self.bank = wording(phrasing)
-        self.phrasing = phrasing
+    def __init__(self, *, wording: str = "train", encoder: Encoder | None = None) -> None:
+        self.bank = get_wording(wording)
         self.encoder = encoder
 
     async def reply(self, state: DialogueState, rng: random.Random) -> tuple[str, Usage]:

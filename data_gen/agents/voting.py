@@ -9,6 +9,7 @@ import random
 import re
 from collections.abc import Sequence
 
+from data_gen.agents.roles import User, Voter
 from data_gen.agents.state import DialogueState, transcript
 from data_gen.phrasing import names_read_out
 from diaforge.llm.base import ChatBackend, Usage
@@ -89,7 +90,7 @@ class VotingUser:
     """n candidate utterances from a user-proxy, m voters each seeing its own random permutation,
     votes mapped back to the original indices and pooled by the mode (n=3, m=3 by default)."""
 
-    def __init__(self, user, voter, *, n: int = 3, m: int = 3) -> None:  # noqa: ANN001
+    def __init__(self, user: User, voter: Voter, *, n: int = 3, m: int = 3) -> None:
         if n < 1 or m < 1:
             raise ValueError("n and m must be at least 1")
         self.user, self.voter, self.n, self.m = user, voter, n, m

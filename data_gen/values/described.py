@@ -6,16 +6,21 @@ month as YYYY-MM.", "Phone number in E.164 format.". `description_example` finds
 and `spelled_format` a spelled-out format; `shaped` and `spelled` draw fresh values of that shape
 (never the example itself). The generator keeps such a value only when it passes the whole schema
 (see `ValueGenerator._string`): enum, pattern, format and bounds are stronger than prose.
+
+They draw from any `PrimitiveDraws`, in practice `data_gen.values.names.Draws`, which in turn
+draws identifiers of the shape a description shows with `shaped`: the Protocol keeps the import
+one-way (names -> described).
 """
 
 from __future__ import annotations
 
 import contextlib
+import random
 import re
 import string
 import uuid
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from data_gen.values import formats
 from data_gen.values.vocabulary import (
@@ -30,13 +35,20 @@ from data_gen.values.vocabulary import (
 from diaforge.schema import Persona
 from diaforge.text import param_tokens
 
-if TYPE_CHECKING:
-    from data_gen.values.names import Draws
 
-# Catalogues often say more in prose than in the schema: "Employee id, e.g. EMP004217.",
-# "Posting month as YYYY-MM.", "Phone number in E.164 format.". `_description_example` finds a
-# written example and `_spelled_format` a spelled-out format; the generator then draws fresh
-# values of that shape (see `ValueGenerator._described`).
+class PrimitiveDraws(Protocol):
+    """The draws `shaped` and `spelled` build on: the source of randomness, the reference day, a
+    day for a date parameter, a person's name and a value of a JSON Schema `format`."""
+
+    rng: random.Random
+    today: date
+
+    def day_for(self, name: str) -> date: ...
+
+    def person(self) -> tuple[str, str]: ...
+
+    def formatted(self, fmt: str, name: str, persona: Persona | None) -> str: ...
+
 
 # A marker that introduces an example, then the example: quoted ('...', "...", “...”, `...`) or
 # a bare run up to whitespace, a comma, a semicolon or a bracket.
@@ -141,7 +153,9 @@ def _is_literal_run(runs: list[str], i: int) -> bool:
 _CURRENT_YEAR_RE = re.compile(r"(?:19|20)\d\d")
 
 
-def shaped(draws: Draws, example: str, name: str, description: str, *, keep: float = 0.0) -> str | None:
+def shaped(
+    draws: PrimitiveDraws, example: str, name: str, description: str, *, keep: float = 0.0
+) -> str | None:
     """A fresh value with the shape of `example`, never `example` itself (None when the
     example has nothing to vary, e.g. it is all literal prefix).
 
@@ -163,7 +177,7 @@ def shaped(draws: Draws, example: str, name: str, description: str, *, keep: flo
     return None
 
 
-def _shape_once(draws: Draws, example: str, name: str, description: str, keep: float) -> str | None:
+def _shape_once(draws: PrimitiveDraws, example: str, name: str, description: str, keep: float) -> str | None:
     """One draw of `shaped` (it may equal the example; the caller draws again)."""
     rng = draws.rng
     if formats.valid_date(example):
@@ -210,7 +224,7 @@ def _shape_once(draws: Draws, example: str, name: str, description: str, keep: f
     return "".join(out) if varies else None
 
 
-def _digits_like(draws: Draws, run: str, name: str) -> str:
+def _digits_like(draws: PrimitiveDraws, run: str, name: str) -> str:
     """Fresh digits for a digit run: a year near today, a ``YYYYMMDD`` date, else as many digits
     with the same leading zeros."""
     rng = draws.rng
@@ -227,7 +241,7 @@ def _digits_like(draws: Draws, run: str, name: str) -> str:
     return "0" * zeros + str(rng.randint(1, 9)) + rest
 
 
-def _capitals_like(draws: Draws, run: str, example: str, context: set[str]) -> str:
+def _capitals_like(draws: PrimitiveDraws, run: str, example: str, context: set[str]) -> str:
     """Fresh capitals for a capital run: a real currency, airport or country code where the whole
     example is one and the name or description says which, else random letters."""
     rng = draws.rng
@@ -247,7 +261,7 @@ def _capitals_like(draws: Draws, run: str, example: str, context: set[str]) -> s
     return "".join(rng.choice(string.ascii_uppercase) for _ in run)
 
 
-def spelled(draws: Draws, kind: str, name: str, persona: Persona | None) -> str:
+def spelled(draws: PrimitiveDraws, kind: str, name: str, persona: Persona | None) -> str:
     """A value of a spelled-out format kind (see `_SPELLED_FORMATS`)."""
     rng = draws.rng
     day = draws.day_for(name)

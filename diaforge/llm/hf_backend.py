@@ -531,12 +531,5 @@ class HFBackend:
                 self.usage.add(results[i].usage)
         return [r for r in results if r is not None]
 
-    async def agenerate_batch(
-        self, conversations: list[list[dict[str, Any]]], **kwargs: Any
-    ) -> list[ChatResult]:
-        """`generate_batch` in a worker thread, behind the same lock as `chat`."""
-        async with self._lock():
-            return await asyncio.to_thread(self.generate_batch, conversations, **kwargs)
-
     async def aclose(self) -> None:
         """Nothing to release: the model stays loaded for reuse."""

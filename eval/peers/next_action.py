@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from data_gen.agents import offered_options
-from diaforge.schema import Dialogue, SystemAction, Tool
+from diaforge.schema import CALL_ACTIONS, Dialogue, SystemAction, Tool
 from diaforge.text import humanise_name, humanise_param, stem, words
 from eval.peers.acts import without_closings
 
@@ -93,7 +93,6 @@ __all__ = [
 ]
 
 TOOLDIAL_ACTIONS: tuple[str, ...] = get_args(SystemAction)
-CALL_ACTIONS = ("call", "retriever_call")
 DIALOGTOOL_ACTIONS = (
     "request",
     "confirm",

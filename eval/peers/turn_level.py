@@ -23,7 +23,7 @@ Scores of one example (`score_call`), each 0 unless the model's reply is a call:
   minimum over the string arguments of their best string score against the acceptable strings
   (1.0 with no string argument): a call is only as right as its weakest argument. The default
   string score (`soft_string_score`) is 1.0 for a strict match, else the token F1 between the two
-  values (lower-cased word tokens, as `eval.metrics.tokenize`): "Naples" vs "Naples, Italy" =
+  values (lower-cased word tokens, `diaforge.text.tokenize`): "Naples" vs "Naples, Italy" =
   2·1/(1+2) = 0.667, "Rome" vs "Naples" = 0. CONFETTI scores strings with AlignScore-base, which
   is not on PyPI; pass `string_scorer` to plug it (or any scorer into [0, 1]) in.
 
@@ -46,13 +46,13 @@ count}}.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from diaforge.schema import ACT_OF_ACTION, Dialogue, ToolCall, Turn
+from diaforge.text import tokenize
 from eval.metrics import values_match
 from eval.peers.acts import classify_act
 from eval.peers.bfcl.checker import standardize_string
@@ -71,7 +71,6 @@ __all__ = [
 ]
 
 _ROUND = 6
-_TOKEN = re.compile(r"\w+(?:'\w+)?")
 StringScorer = Callable[[str, str], float]
 
 
@@ -160,10 +159,6 @@ def da_examples(examples: Sequence[CallExample]) -> list[CallExample]:
 # --------------------------------------------------------------------------------------------
 
 
-def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
-
-
 def _strings_equal(a: str, b: str) -> bool:
     return standardize_string(a) == standardize_string(b) or values_match(a, b)
 
@@ -172,7 +167,7 @@ def soft_string_score(pred: str, gold: str) -> float:
     """1.0 for a strict match, else the token F1 of the two strings (module docstring)."""
     if _strings_equal(pred, gold):
         return 1.0
-    p, g = _tokens(pred), _tokens(gold)
+    p, g = tokenize(pred), tokenize(gold)
     if not p or not g:
         return 0.0
     common = sum(min(p.count(t), g.count(t)) for t in set(p))

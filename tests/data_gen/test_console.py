@@ -42,7 +42,7 @@ def test_cli_json_survives_a_printing_library(
 
     real = corpus.analyze_corpus
 
-    def chatty(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def chatty(*args, **kwargs):
         print("[INFO] Running in WANDB offline mode")
         return real(*args, **kwargs)
 

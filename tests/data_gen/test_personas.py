@@ -87,7 +87,7 @@ def test_falls_back_to_the_whole_bank(sampler: PersonaSampler, tool: Tool) -> No
     assert drawn <= {p.id for p in pool} and len(drawn) > 1
 
 
-def test_engine_draws_personas_from_the_line_of_business(tmp_path) -> None:  # noqa: ANN001
+def test_engine_draws_personas_from_the_line_of_business(tmp_path) -> None:
     from data_gen.gen_config import GenerationConfig
     from data_gen.seed_engine import Engine
 

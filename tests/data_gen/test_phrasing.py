@@ -104,8 +104,8 @@ def _state(gold: Tool, candidates: list[Tool], turns: list[Turn]) -> DialogueSta
     )
 
 
-@pytest.mark.parametrize("phrasing", ["train", "heldout"])
-def test_user_proxy_understands_a_question_that_names_no_tool(phrasing) -> None:
+@pytest.mark.parametrize("wording", ["train", "heldout"])
+def test_user_proxy_understands_a_question_that_names_no_tool(wording: str) -> None:
     """The question describes the options in words of its own (none of them is a tool name or the
     teacher's wording); the proxy picks the international flight, in its own words, and the
     teacher's narrowing of that answer leaves exactly the gold tool."""
@@ -118,7 +118,7 @@ def test_user_proxy_understands_a_question_that_names_no_tool(phrasing) -> None:
         Turn(role="user", content="I need to book a flight."),
         Turn(role="assistant", thought="t", content=question, phase="tool_selection", act="seek_info"),
     ]
-    user = ScriptedUser(phrasing=phrasing)
+    user = ScriptedUser(wording=wording)
     for seed in range(5):
         answer = user.say(_state(gold, FLIGHTS, turns), random.Random(seed))
         assert not names_read_out(answer, FLIGHTS), answer
@@ -142,8 +142,8 @@ def test_teacher_questions_name_no_tool_and_differ_between_banks() -> None:
     gold = BY_NAME["book_flight_domestic"]
     opening = Turn(role="user", content="I need to book a flight.")
     asked = set()
-    for phrasing in ("train", "heldout"):
-        teacher = ScriptedTeacher(phrasing=phrasing)
+    for wording in ("train", "heldout"):
+        teacher = ScriptedTeacher(wording=wording)
         turn = teacher.select_or_ask(_state(gold, FLIGHTS, [opening]), random.Random(1))
         assert turn.content.endswith("?") and not names_read_out(turn.content, FLIGHTS)
         assert "domestic flight" in turn.content and "international flight" in turn.content

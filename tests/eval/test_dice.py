@@ -206,7 +206,7 @@ class _Backend:
         self.answers = list(answers)
         self.calls: list[list[dict]] = []
 
-    async def chat(self, messages, *, temperature, max_tokens, seed):  # noqa: ANN001, ANN202
+    async def chat(self, messages, *, temperature, max_tokens, seed):
         self.calls.append(messages)
         return _Result(self.answers.pop(0))
 

@@ -211,7 +211,7 @@ def test_the_default_split_is_made_of_held_out_retrieval_misses() -> None:
 def _policy_split_metrics(name: str, dialogues: list) -> dict:
     model = ModelUnderTest(ModelSpec(model=name, backend=name))
     near = {d.id: False for d in dialogues}
-    user = VotingUser(ScriptedUser(phrasing="heldout"), ScriptedVoter(), n=3, m=3)
+    user = VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=3, m=3)
 
     async def both() -> list[dict]:
         static = await run_static(model, dialogues, near, progress=False, split="no_tool")

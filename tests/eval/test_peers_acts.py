@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -101,7 +102,8 @@ def test_llm_classifier_uses_the_backend_and_falls_back_to_the_rules() -> None:
     assert metrics["accuracy"] >= 0.97 and backend.calls == sum(1 for e in examples if e.text.strip())
 
 
-def _gold_responder(path: Path):  # noqa: ANN202 - a server responder
+def _gold_responder(path: Path) -> Callable[[dict], str]:
+    """The test server's responder: the gold act of each example, in the classifier's words."""
     gold = {e.text.strip(): e.gold[0] for e in read_act_examples(path)}
     names = {"seek_info": "agent_seek_information", "inform": "agent_inform_user", "reject": "reject_request"}
 

@@ -33,7 +33,7 @@ class ScriptedModel:
 
     label = "scripted"
 
-    def __init__(self, answer) -> None:  # noqa: ANN001
+    def __init__(self, answer) -> None:
         self.answer = answer
         self.prompts: list[list[dict]] = []
 
@@ -131,7 +131,7 @@ def _copy_category(tmp_path: Path, category: str) -> Path:
     return tmp_path / name
 
 
-def _rewrite_line(path: Path, lineno: int, edit) -> None:  # noqa: ANN001
+def _rewrite_line(path: Path, lineno: int, edit) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     obj = json.loads(lines[lineno - 1])
     edit(obj)
@@ -168,7 +168,7 @@ def _rewrite_line(path: Path, lineno: int, edit) -> None:  # noqa: ANN001
 )
 def test_a_malformed_record_is_rejected_with_one_line_naming_file_and_record(
     tmp_path: Path, category: str, where: str, edit, needle: str
-) -> None:  # noqa: ANN001
+) -> None:
     file = _copy_category(tmp_path, category)
     target = file if where == "question" else tmp_path / "possible_answer" / file.name
     _rewrite_line(target, 3, edit)
@@ -288,7 +288,7 @@ def test_categories_decide_how_many_calls_and_their_order() -> None:
 
 
 @pytest.fixture(scope="module")
-def bfcl_checker():  # noqa: ANN201
+def bfcl_checker():
     """bfcl-eval's `ast_checker`. Its module imports `bfcl_eval.constants.model_config`, which
     imports every API handler (anthropic, cohere, google-genai, ...); the checker only reads
     ``MODEL_CONFIG_MAPPING[model].underscore_to_dot`` (for dotted names), so a stand-in module
@@ -346,7 +346,7 @@ def _variants(name: str, args: dict, required: list[str]) -> list[list[dict]]:
     return outs
 
 
-def test_verdicts_agree_with_bfcl_eval_checker(bfcl: dict, bfcl_checker) -> None:  # noqa: ANN001
+def test_verdicts_agree_with_bfcl_eval_checker(bfcl: dict, bfcl_checker) -> None:
     data = bfcl_data_dir()
     total = agree = valid = 0
     disagreements = []
@@ -385,7 +385,7 @@ def _entries(bfcl: dict, n: int = 4) -> dict[str, list[Dialogue]]:
     return {cat: r.dialogues[:n] for cat, r in bfcl.items()}
 
 
-def _oracle(entries: dict[str, list[Dialogue]]):  # noqa: ANN202
+def _oracle(entries: dict[str, list[Dialogue]]):
     by_id = {d.id: d for ds in entries.values() for d in ds}
 
     def answer(prefix: Dialogue, messages: list[dict]) -> str:

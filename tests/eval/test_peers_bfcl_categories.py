@@ -65,7 +65,7 @@ def test_prompts_carry_bfcl_language_hints(bfcl: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def bfcl_checker():  # noqa: ANN201
+def bfcl_checker():
     """bfcl-eval's `ast_checker` with a stand-in for its model-config module (see
     test_peers_bfcl.py), called with the category's language."""
     name = "bfcl_eval.constants.model_config"
@@ -146,7 +146,7 @@ TAKE = {
 }
 
 
-def test_verdicts_agree_with_bfcl_eval_checker_in_every_ast_category(bfcl: dict, bfcl_checker) -> None:  # noqa: ANN001
+def test_verdicts_agree_with_bfcl_eval_checker_in_every_ast_category(bfcl: dict, bfcl_checker) -> None:
     data = bfcl_data_dir()
     seen: dict[str, list[int]] = {}
     disagreements = []
@@ -178,7 +178,7 @@ def test_verdicts_agree_with_bfcl_eval_checker_in_every_ast_category(bfcl: dict,
 class _Model:
     label = "scripted"
 
-    def __init__(self, answer) -> None:  # noqa: ANN001
+    def __init__(self, answer) -> None:
         self.answer = answer
         self.seen: list[Dialogue] = []
 
@@ -241,7 +241,7 @@ def test_miss_func_holds_functions_back_until_their_turn(bfcl: dict) -> None:
     assert [r["error_type"] for r in records if not r["valid"]] == ["multi_turn:premature_call"]
 
 
-def test_cli_accepts_single_turn_categories_and_groups(tmp_path) -> None:  # noqa: ANN001
+def test_cli_accepts_single_turn_categories_and_groups(tmp_path) -> None:
     from eval.cli import main as eval_main
 
     out = tmp_path / "py.jsonl"

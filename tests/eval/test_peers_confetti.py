@@ -72,7 +72,7 @@ def _copy(tmp_path: Path) -> Path:
     return dst
 
 
-def _edit(path: Path, lineno: int, edit) -> None:  # noqa: ANN001
+def _edit(path: Path, lineno: int, edit) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     obj = json.loads(lines[lineno - 1])
     edit(obj)
@@ -112,7 +112,7 @@ def _edit(path: Path, lineno: int, edit) -> None:  # noqa: ANN001
 )
 def test_a_malformed_record_is_rejected_with_one_line(
     tmp_path: Path, file: str, answers: bool, edit, needle: str
-) -> None:  # noqa: ANN001
+) -> None:
     root = _copy(tmp_path)
     target = root / "possible_answer" / file if answers else root / file
     _edit(target, 2, edit)

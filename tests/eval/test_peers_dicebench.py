@@ -16,6 +16,7 @@ from diaforge.format import ParsedMessage
 from diaforge.schema import ToolCall, load_dialogues
 from eval.cli import main as eval_main
 from eval.models import Reply
+from eval.peers import ImportResult
 from eval.peers.dicebench import load_dice_graph, load_dice_tools, load_dicebench
 from eval.peers.dicebench_em import (
     dice_exact_match,
@@ -31,15 +32,15 @@ PREDICTIONS = FIXTURE / "predictions" / "llama_3_2_3b_instruct"
 
 
 @pytest.fixture(scope="module")
-def dice():  # noqa: ANN201 - ImportResult
+def dice() -> ImportResult:
     return load_dicebench(FIXTURE, tools=FIXTURE / "tool_docs.json", graph=FIXTURE / "tool_graph.json")
 
 
-def _by_id(result):  # noqa: ANN001, ANN202
+def _by_id(result):
     return {d.id: d for d in result.dialogues}
 
 
-def test_released_round_files_load_with_counts(dice) -> None:  # noqa: ANN001
+def test_released_round_files_load_with_counts(dice) -> None:
     c = dice.report.counts
     assert dice.report.loaded == c["instances"] == 12
     assert c["by_round"] == {"1": 3, "2": 3, "3": 3, "4": 3} and c["by_agents"] == {"2": 12}
@@ -48,7 +49,7 @@ def test_released_round_files_load_with_counts(dice) -> None:  # noqa: ANN001
     assert c["graph"] == {"nodes": 124, "edges": 269, "duplicate_links": 1, "self_loops": 0}
 
 
-def test_all_tools_mode_is_the_default_and_own_narrows_it(dice) -> None:  # noqa: ANN001
+def test_all_tools_mode_is_the_default_and_own_narrows_it(dice) -> None:
     docs = load_dice_tools(FIXTURE / "tool_docs.json")
     assert len(docs) == 124 and dice.report.counts["tool_set"] == "all"
     for d in dice.dialogues:
@@ -72,7 +73,7 @@ def test_all_tools_mode_is_the_default_and_own_narrows_it(dice) -> None:  # noqa
         load_dicebench(FIXTURE, tool_set="some")
 
 
-def test_each_round_n_instance_has_n_gold_calls_as_released(dice) -> None:  # noqa: ANN001
+def test_each_round_n_instance_has_n_gold_calls_as_released(dice) -> None:
     d = _by_id(dice)["dice-round_2-1"]
     calls = [t for t in d.turns if t.tool_calls]
     assert [t.metadata["round"] for t in calls] == [1, 2]
@@ -101,7 +102,7 @@ def test_each_round_n_instance_has_n_gold_calls_as_released(dice) -> None:  # no
     )
 
 
-def test_number_words_count_as_mentions_of_numeric_values(dice) -> None:  # noqa: ANN001
+def test_number_words_count_as_mentions_of_numeric_values(dice) -> None:
     """The released round-2 instance 1 gives every number in words; DICE-Bench's LLM counter
     reads them as the values, and so must the value matcher."""
     d = _by_id(dice)["dice-round_2-1"]
@@ -128,13 +129,13 @@ class _FakeBackend:
         self.answers = list(answers)
         self.seen: list[list[dict]] = []
 
-    async def chat(self, messages, *, temperature, max_tokens, seed):  # noqa: ANN001, ANN201
+    async def chat(self, messages, *, temperature, max_tokens, seed):
         self.seen.append(messages)
         assert temperature == 0.0 and max_tokens == 64
         return type("R", (), {"text": self.answers.pop(0)})()
 
 
-def test_dicebench_counter_asks_its_own_question(dice) -> None:  # noqa: ANN001
+def test_dicebench_counter_asks_its_own_question(dice) -> None:
     d = _by_id(dice)["dice-round_2-0"]
     pairs, total = DiceBenchItemCounter.queries(d)
     n_round1 = sum(1 for t in d.turns if t.role == "user" and t.metadata["round"] == 1)
@@ -156,7 +157,7 @@ def test_dicebench_counter_asks_its_own_question(dice) -> None:  # noqa: ANN001
     assert json.dumps(pairs[0][1], indent=2, ensure_ascii=False) in user["content"]
 
 
-def test_released_predictions_score_by_round(dice) -> None:  # noqa: ANN001
+def test_released_predictions_score_by_round(dice) -> None:
     preds = read_dice_predictions(PREDICTIONS)
     assert len(preds) == 12 and len(preds[(4, 3)]) == 4
     m = score_dice_predictions(dice.dialogues, preds)
@@ -220,7 +221,7 @@ def test_exact_match_rule(parsed: dict, gold: dict, ok: bool) -> None:
 class _Oracle:
     """Answers every DICE-Bench query with the round's gold call (the prompt's seed tool)."""
 
-    async def respond(self, dialogues):  # noqa: ANN001, ANN201
+    async def respond(self, dialogues):
         out = []
         for d in dialogues:
             assert all(not t.tool_calls for t in d.turns) and d.turns[-1].role == "user"
@@ -236,7 +237,7 @@ class _Oracle:
         return out
 
 
-def test_queries_follow_dicebench_and_an_oracle_scores_one(dice, tmp_path: Path) -> None:  # noqa: ANN001
+def test_queries_follow_dicebench_and_an_oracle_scores_one(dice, tmp_path: Path) -> None:
     queries = dice_queries(dice.dialogues)
     assert len(queries) == 30
     q = next(q for q in queries if q.dialogue.id == "dice-round_2-0" and q.round == 2)
@@ -263,7 +264,7 @@ def test_queries_follow_dicebench_and_an_oracle_scores_one(dice, tmp_path: Path)
         (lambda d: d[0].pop("metadata"), "metadata"),
     ],
 )
-def test_a_malformed_instance_is_rejected_with_one_line(tmp_path: Path, edit, needle: str) -> None:  # noqa: ANN001
+def test_a_malformed_instance_is_rejected_with_one_line(tmp_path: Path, edit, needle: str) -> None:
     data = json.loads((FIXTURE / "round_2.json").read_text())
     edit(data)
     path = tmp_path / "round_2.json"

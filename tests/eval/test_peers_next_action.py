@@ -35,7 +35,7 @@ class ScriptedModel:
 
     label = "scripted"
 
-    def __init__(self, answer) -> None:  # noqa: ANN001
+    def __init__(self, answer) -> None:
         self.answer = answer
 
     def messages(self, d: Dialogue) -> list[dict]:
@@ -166,7 +166,7 @@ def bench() -> list[Dialogue]:
     return load_dialogues(BENCH)[:12]
 
 
-def _oracle(bench: list[Dialogue]):  # noqa: ANN202
+def _oracle(bench: list[Dialogue]):
     by_id = {d.id: d for d in bench}
 
     def answer(prefix: Dialogue, messages: list[dict]) -> str:

@@ -145,7 +145,7 @@ def test_retrieved_api_as_pairs_or_a_bare_name(tmp_path: Path) -> None:
     }
 
 
-def _write(tmp_path: Path, edit) -> Path:  # noqa: ANN001
+def _write(tmp_path: Path, edit) -> Path:
     data = json.loads((FIXTURE / "test.json").read_text())
     edit(data)
     path = tmp_path / "test.json"
@@ -172,7 +172,7 @@ def _write(tmp_path: Path, edit) -> Path:  # noqa: ANN001
         (lambda d: d[0]["dialogue"][7]["System"]["dialogue_state"].update(api_status=["x"]), "api_status"),
     ],
 )
-def test_a_malformed_record_is_rejected_with_one_line(tmp_path: Path, edit, needle: str) -> None:  # noqa: ANN001
+def test_a_malformed_record_is_rejected_with_one_line(tmp_path: Path, edit, needle: str) -> None:
     path = _write(tmp_path, edit)
     with pytest.raises(InputError) as err:
         load_tooldial(path)

@@ -28,7 +28,7 @@ class ScriptedModel:
 
     label = "scripted"
 
-    def __init__(self, answer) -> None:  # noqa: ANN001
+    def __init__(self, answer) -> None:
         self.answer = answer
 
     async def respond(self, dialogues: list[Dialogue]) -> list[Reply]:
@@ -79,7 +79,7 @@ def test_soft_string_match_is_strictly_between_zero_and_one_for_a_partial_value(
     assert plugged["soft"] == 0.9
 
 
-def _oracle(dialogues: list[Dialogue]):  # noqa: ANN202
+def _oracle(dialogues: list[Dialogue]):
     by_id = {d.id: d for d in dialogues}
 
     def answer(prefix: Dialogue) -> str:
