@@ -13,7 +13,7 @@ validates every record through the pydantic models of `diaforge.schema`, writes
 and prints summary counts. It is deterministic (fixed seed), so running it twice gives
 byte-identical files:
 
-    python scripts/build_assets.py [--sources DIR] [--out DIR]
+    python -m scripts.build_assets [--sources DIR] [--out DIR]
 
 A malformed source file is one line on stderr naming the file, the entry and the field, exit 2.
 The embedding-based near-duplicate share is measured separately by
@@ -29,16 +29,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from diaforge.cliargs import OneLineArgumentParser
+from diaforge.errors import InputError
+from scripts.assets.personas import build_personas
+from scripts.assets.sources import LineOfBusiness, load_sources
+from scripts.assets.tools import build_tools
+
+#: The checkout these repository tools work on.
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from diaforge.cliargs import OneLineArgumentParser  # noqa: E402
-from diaforge.errors import InputError  # noqa: E402
-from scripts.assets.personas import build_personas  # noqa: E402
-from scripts.assets.sources import LineOfBusiness, load_sources  # noqa: E402
-from scripts.assets.tools import build_tools  # noqa: E402
-
 #: Seed of the persona bank's RNG; changing it changes every persona.
 SEED = 7305
 #: Personas per line of business (held-out lines included).
@@ -98,7 +96,8 @@ def build(
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineArgumentParser(
-        prog="build_assets.py", description="Build the bundled catalogue and persona bank from their sources."
+        prog="python -m scripts.build_assets",
+        description="Build the bundled catalogue and persona bank from their sources.",
     )
     parser.add_argument(
         "--sources",

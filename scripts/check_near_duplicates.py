@@ -14,7 +14,7 @@ split) and per line of business, and with `--pairs N` the N closest pairs and fa
 members never reach the threshold. It is self-contained on purpose, as an independent check of
 the bundled assets; the toolkit's own implementation is `diaforge.similarity`.
 
-    python scripts/check_near_duplicates.py [data_gen/assets/catalogue.json] [--pairs 20]
+    python -m scripts.check_near_duplicates [data_gen/assets/catalogue.json] [--pairs 20]
 """
 
 from __future__ import annotations
@@ -22,19 +22,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.schema import Tool
+
+#: The checkout these repository tools work on.
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from diaforge.cliargs import DefaultsHelpFormatter  # noqa: E402
-from diaforge.schema import Tool  # noqa: E402
-
 W_NAME, W_DESC, W_PARAM = 0.40, 0.35, 0.25
 THRESHOLD = 0.70
 

@@ -22,10 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script_main(name: str) -> Callable[..., object]:
-    spec = importlib.util.spec_from_file_location(f"_script_{name}", ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    return importlib.import_module(f"scripts.{name}").main
 
 
 ENTRY_POINTS = {

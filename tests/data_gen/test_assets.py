@@ -262,13 +262,8 @@ BUILT = ("catalogue.json", "catalogue_train.json", "catalogue_heldout.json", "pe
 
 @pytest.fixture(scope="module")
 def builder():
-    """scripts/build_assets.py as a module (it puts the repository root on sys.path itself)."""
-    spec = importlib.util.spec_from_file_location(
-        "build_assets_under_test", ROOT / "scripts" / "build_assets.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """scripts/build_assets.py, imported as the module `python -m scripts.build_assets` runs."""
+    return importlib.import_module("scripts.build_assets")
 
 
 @pytest.fixture
