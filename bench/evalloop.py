@@ -115,7 +115,7 @@ def bench_dynamic_eval(
     dialogue runs its t_max turns) on the first held-out benchmark dialogues, three ways: one
     dialogue at a time recomputing every prompt (`model.generate`, the path before the prefix
     cache), batched the same way, and batched through the prefix cache (the default)."""
-    from bench.run import BENCH
+    from bench.inputs import BENCH
     from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
     from diaforge.format import PromptFormat
     from diaforge.schema import load_dialogues

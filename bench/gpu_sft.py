@@ -111,13 +111,13 @@ def load_samples(args: argparse.Namespace, work: Path) -> tuple[list[dict[str, A
     if args.corpus:
         dialogues = load_dialogues(args.corpus)
     else:
-        from bench.run import generate_corpus
+        from bench.inputs import generate_corpus
 
         dialogues = generate_corpus(work / "corpus", args.dialogues)
     if args.tokenizer:
         tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     else:
-        from bench.run import smollm2_path
+        from bench.inputs import smollm2_path
 
         tokenizer = AutoTokenizer.from_pretrained(smollm2_path(Path(args.out).expanduser().resolve().parent))
     config = SliceConfig.of(max_length=args.max_length, history_reasoning=args.history_reasoning)

@@ -61,7 +61,7 @@ def bench_loss_positions(dialogues, model_path: Path, tokenizer, rounds: int) ->
     """Step time with `all` over `trained` on `rounds` rows (after one warm-up step of each)."""
     import torch
 
-    from bench.run import DEMO_RECIPE, ROOT, demo_slicing, slice_samples
+    from bench.inputs import DEMO_RECIPE, ROOT, demo_slicing, slice_samples
     from train.prefix_shared import build_prefix_shared
     from train.slicing import IGNORE_INDEX
 

@@ -34,7 +34,6 @@ Parts (all by default):
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
@@ -45,6 +44,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.inputs import (
+    BENCH,
+    DEMO_RECIPE,
+    FIXTURE,
+    ROOT,
+    demo_slicing,
+    generate_corpus,
+    log,
+    slice_samples,
+    smollm2_path,
+)
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser
 from diaforge.format import HISTORY_REASONING
 
@@ -54,8 +64,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-#: The checkout: the bench reads its fixtures (tests/fixtures) and writes its reference numbers here.
-ROOT = Path(__file__).resolve().parents[1]
 PARTS = (
     "token_ratio",
     "loss_parity",
@@ -65,78 +73,7 @@ PARTS = (
     "dynamic_eval",
     "eval_loop",
 )
-CATALOGUE = ROOT / "data_gen" / "assets" / "catalogue_train.json"
-FIXTURE = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
-BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
-DEMO_RECIPE = ROOT / "recipes" / "smollm2-135m" / "demo.yaml"
-SMOLLM2 = ROOT / "outputs" / "models" / "SmolLM2-135M-Instruct"
 DEFAULT_OUT = "outputs/bench/results.json"
-
-
-def log(msg: str) -> None:
-    print(f"[bench] {msg}", flush=True)
-
-
-# --------------------------------------------------------------------------------------------
-# Shared inputs: the corpus, the SmolLM2 tokenizer, the demo recipe's slicing settings
-# --------------------------------------------------------------------------------------------
-
-
-def generate_corpus(out: Path, num_dialogues: int, seed: int = 0) -> list:
-    """Scripted dialogues from the training catalogue (the bundled generator, offline)."""
-    from data_gen.engine import generate
-    from data_gen.gen_config import GenerationConfig
-    from diaforge.schema import load_dialogues
-
-    cfg = GenerationConfig(
-        catalogue=str(CATALOGUE),
-        out=str(out),
-        num_dialogues=num_dialogues,
-        seed=seed,
-        progress=False,
-        plots=False,
-        export=False,
-    )
-    summary = asyncio.run(generate(cfg))
-    log(f"corpus: {summary.accepted} dialogues accepted of {summary.seeds} seeds in {summary.seconds:.1f} s")
-    return load_dialogues(out / "dialogues.jsonl")
-
-
-def smollm2_path(out_dir: Path) -> Path:
-    """SmolLM2-135M-Instruct as a safetensors folder: the checkout's copy when there is one (only
-    read), else one materialised once into `out_dir`/models (the folder of --out)."""
-    from diaforge.llm.smollm2 import is_materialised, materialise_smollm2
-
-    if is_materialised(SMOLLM2):
-        return SMOLLM2
-    target = out_dir / "models" / SMOLLM2.name
-    if not is_materialised(target):
-        log(f"materialising SmolLM2-135M-Instruct into {target}")
-        materialise_smollm2(target)
-    return target
-
-
-def demo_slicing() -> dict[str, Any]:
-    """The slicing settings of recipes/smollm2-135m/demo.yaml (the recipe trained on this machine)."""
-    import yaml
-
-    from diaforge.format import PromptFormat
-    from train.slicing import SliceConfig
-
-    recipe = yaml.safe_load(DEMO_RECIPE.read_text(encoding="utf-8"))
-    defaults = {
-        **{k: getattr(PromptFormat, k) for k in PromptFormat.CHOICES},
-        "overflow": SliceConfig.overflow,
-        "max_length": 1024,
-    }
-    return {k: recipe.get(k, v) for k, v in defaults.items()}
-
-
-def slice_samples(tokenizer, dialogues, **settings):
-    from train.slicing import SliceConfig, TurnSlicer
-
-    return TurnSlicer(tokenizer, SliceConfig.of(**settings)).slice_all(dialogues)
-
 
 # --------------------------------------------------------------------------------------------
 # 1. Token ratio

@@ -214,19 +214,20 @@ def test_diaforge_train_recipe_from_any_folder(tmp_path: Path) -> None:
 def test_diaforge_bench_writes_only_under_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`diaforge bench` from another folder: the default results file is under the working
     folder (not the checkout's tracked bench/results.json), and SmolLM2 goes beside --out."""
+    from bench import inputs as bench_inputs
     from bench import run as bench_run
 
     monkeypatch.chdir(tmp_path)
     args, parts = bench_run.parse_args(["--only", "token_ratio"])
     assert parts == ["token_ratio"]
     assert not Path(args.out).is_absolute() and args.out.startswith("outputs/")
-    monkeypatch.setattr(bench_run, "SMOLLM2", tmp_path / "absent" / "SmolLM2-135M-Instruct")
+    monkeypatch.setattr(bench_inputs, "SMOLLM2", tmp_path / "absent" / "SmolLM2-135M-Instruct")
     made: list[Path] = []
     import diaforge.llm.smollm2 as smollm2
 
     monkeypatch.setattr(smollm2, "materialise_smollm2", made.append)
     monkeypatch.setattr(smollm2, "is_materialised", lambda path: False)
-    bench_run.smollm2_path(tmp_path / "results")
+    bench_inputs.smollm2_path(tmp_path / "results")
     assert made == [tmp_path / "results" / "models" / "SmolLM2-135M-Instruct"]
 
 
