@@ -189,7 +189,7 @@ def test_static_and_dynamic_loops_end_at_a_truncated_reply() -> None:
         run_dynamic(_CutsFirstDialogue(), bench, near_dup, user, DynamicConfig(t_max=4), progress=False)
     )
     for records in (static, dynamic):
-        by_id = {r["id"]: Transcript.model_validate(r) for r in records}
+        by_id = {t.id: t for t in records}
         cut = by_id["d0"]
         assert cut.ended == "truncated"
         assert [t.kind for t in cut.assistant_turns()] == ["truncated"]  # no answer to half a sentence
