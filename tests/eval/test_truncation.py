@@ -16,7 +16,7 @@ from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from diaforge.format import parse_assistant, render_assistant
 from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
 from eval.cli import main as eval_main
-from eval.cli import max_new_tokens_arg
+from eval.cli_options import max_new_tokens_arg
 from eval.metrics import METRIC_KEYS, compute_metrics, score_dialogue
 from eval.models import (
     AUTO_MIN_MARGIN,
