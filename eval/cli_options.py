@@ -61,10 +61,12 @@ DEFAULT_BENCH = (
 
 class EvalArgumentParser(OneLineArgumentParser):
     """`OneLineArgumentParser` (one-line errors, exit 2) whose help shows the defaults
-    (`DefaultsHelpFormatter`); its subparsers are of the same class."""
+    (`DefaultsHelpFormatter`) and which takes no abbreviated flag (``--mode`` would silently be
+    ``--model`` of bfcl, or ``--modes``); its subparsers are of the same class."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
 
