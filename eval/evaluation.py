@@ -131,15 +131,14 @@ async def aevaluate(config: EvalConfig) -> EvalResult:
     if config.quiet:
         quiet_library_bars()
     offline_env()
+    if config.out:  # a folder named is checked first, as the flags are; the default once it is known
+        check_output_dir(config.out, field="out", what="run folder")
+    check_device(config)
     benches = _benchmarks(config)
     spec, choice = model_spec(config)
-    out = (
-        Path(config.out)
-        if config.out
-        else Path("outputs/eval") / slug(spec.model, spec.prompt_format.prompt_mode)
-    )
-    check_output_dir(out, field="out", what="run folder")
-    check_device(config)
+    out = Path(config.out or Path("outputs/eval") / slug(spec.model, spec.prompt_format.prompt_mode))
+    if not config.out:
+        check_output_dir(out, field="out", what="run folder")
     budget = None
     if not spec.is_policy:  # a reference policy writes its turns whole: no budget applies
         budget = run_budget(config.max_new_tokens, spec, benches.full)
