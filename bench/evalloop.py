@@ -49,7 +49,7 @@ def _evaluate(model: Any, bench: list, t_max: int) -> list[dict[str, Any]]:
     async def both() -> list[dict[str, Any]]:
         static = await run_static(model, bench, near_dup, progress=False)
         dynamic = await run_dynamic(model, bench, near_dup, user, DynamicConfig(t_max=t_max), progress=False)
-        return [*static, *dynamic]
+        return [t.model_dump() for t in (*static, *dynamic)]
 
     return asyncio.run(both())
 
@@ -140,7 +140,10 @@ def bench_dynamic_eval(
             )
         )
         start = time.perf_counter()
-        records = asyncio.run(run_dynamic(model, bench, near_dup, user, cfg, progress=False))
+        records = [
+            t.model_dump()
+            for t in asyncio.run(run_dynamic(model, bench, near_dup, user, cfg, progress=False))
+        ]
         return time.perf_counter() - start, records, model
 
     t_cached, cached, model = timed(8, True)

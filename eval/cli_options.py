@@ -1,6 +1,8 @@
 """What the model-loading commands of ``python -m eval`` share: the options that name the model
-under test and its prompt format, the W&B options, the run folder, and the help formatter that
-shows every option's default.
+under test and its prompt format (`add_model_args`, declared once for every such command), the
+model spec and device check they give (`model_spec`, `check_device`, which also read an
+`eval.EvalConfig`), the W&B options, the run folder, and the help formatter that shows every
+option's default.
 
 The prompt-format options are unset by default, so the model folder's ``prompt_format.json``
 decides (`eval.models.choose_prompt_format`); each option given over it that contradicts the file
@@ -17,10 +19,16 @@ from typing import TYPE_CHECKING, Any
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, positive_int
 from diaforge.errors import InputError
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
+from eval.models import MODEL_BACKENDS
 from eval.policies import POLICIES
 
 if TYPE_CHECKING:
+    from eval.eval_config import EvalConfig
     from eval.models import FormatChoice, ModelSpec
+
+    #: What names the model under test: a parsed command line or an `eval.EvalConfig` (the same
+    #: attribute names).
+    ModelOptions = argparse.Namespace | EvalConfig
 
 __all__ = [
     "DEFAULT_BENCH",
@@ -28,10 +36,12 @@ __all__ = [
     "add_format_args",
     "add_model_args",
     "add_wandb_args",
+    "check_device",
     "format_line",
     "format_options",
     "load_model",
     "log_peer_run",
+    "max_new_tokens_arg",
     "model_spec",
     "run_folder",
     "slug",
@@ -51,10 +61,12 @@ DEFAULT_BENCH = (
 
 class EvalArgumentParser(OneLineArgumentParser):
     """`OneLineArgumentParser` (one-line errors, exit 2) whose help shows the defaults
-    (`DefaultsHelpFormatter`); its subparsers are of the same class."""
+    (`DefaultsHelpFormatter`) and which takes no abbreviated flag (``--mode`` would silently be
+    ``--model`` of bfcl, or ``--modes``); its subparsers are of the same class."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
 
@@ -66,26 +78,66 @@ def slug(model: str, prompt_mode: str) -> str:
     return f"{name}-{prompt_mode}"
 
 
-def add_model_args(p: argparse.ArgumentParser, *, required: bool = True, what: str = "") -> None:
-    """--model, --backend and how to query it, shared by bfcl, next-action and turn-level."""
+def add_model_args(
+    p: argparse.ArgumentParser,
+    *,
+    required: bool = False,
+    policies: bool = False,
+    max_new_tokens: int | str = 384,
+    what: str = "",
+) -> None:
+    """The options that name the model under test and say how to query it: --model, --backend,
+    --base-url, --batch-size, --max-new-tokens, --device, --label, --quiet and the prompt-format
+    options (`add_format_args`), for every command that loads a model (run, bfcl, next-action,
+    dicebench, turn-level). `policies`: the reference policies of `eval.policies` are backends
+    too (no --model then); `max_new_tokens`: the default budget, a number or ``auto`` (`eval run`,
+    `max_new_tokens_arg`); `what` ends the --model help."""
+    backends = (*MODEL_BACKENDS, *POLICIES) if policies else MODEL_BACKENDS
+    model_help = "model/adapter/merged folder (hf, vllm) or served model name (openai)"
     p.add_argument(
         "--model",
         required=required,
-        help="model/adapter/merged folder (hf, vllm) or served model name (openai)" + what,
+        help=model_help + ("; not needed for the reference policies" if policies else "") + what,
     )
     p.add_argument(
         "--backend",
         default="hf",
-        choices=("hf", "openai", "vllm"),
-        help="hf: local transformers; openai: an OpenAI-compatible server; vllm: local vLLM",
-    )
+        choices=backends,
+        help="hf: local transformers; openai: an OpenAI-compatible server; vllm: local vLLM"
+        + ("; or a reference policy with no model: reference (the judge's ceiling), name-overlap or "
+           "random (floors)" if policies else ""),
+    )  # fmt: skip
     p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
-    p.add_argument("--batch-size", type=positive_int, default=8, help="prompts per model call")
-    p.add_argument("--max-new-tokens", type=positive_int, default=384, help="reply length cap in tokens")
+    p.add_argument("--batch-size", type=positive_int, default=8, help="prompts (dialogues) per model call")
+    if max_new_tokens == "auto":
+        p.add_argument(
+            "--max-new-tokens",
+            type=max_new_tokens_arg,
+            default="auto",
+            help="reply length cap: a number, or auto: the benchmark's longest reference assistant turn "
+            "in the model's tokenizer, plus 25%% (at least 32)",
+        )
+    else:
+        p.add_argument(
+            "--max-new-tokens", type=positive_int, default=max_new_tokens, help="reply length cap in tokens"
+        )
     p.add_argument("--device", default="cpu", help="torch device of an hf model (cpu, cuda, cuda:1, ...)")
-    p.add_argument("--label", help="name of the model in reports (default: --model)")
+    p.add_argument("--label", help="name of the model in reports (default: --model, or the policy's name)")
     p.add_argument("--quiet", action="store_true", help="no progress bars or loading messages")
     add_format_args(p)
+
+
+def max_new_tokens_arg(value: str) -> int | str:
+    """``--max-new-tokens``: ``auto`` or a positive whole number."""
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a positive integer, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
 
 
 def add_format_args(p: argparse.ArgumentParser) -> None:
@@ -115,7 +167,6 @@ def add_format_args(p: argparse.ArgumentParser) -> None:
         help="a prompt_format.json (or a model folder holding one) to use instead of the model's own, "
         "e.g. to prompt a base model in its tuned model's format (default: the model's own)",
     )
-    g.add_argument("--mode", dest="legacy_mode", choices=PROMPT_MODES, help=argparse.SUPPRESS)
 
 
 def add_wandb_args(p: argparse.ArgumentParser) -> None:
@@ -142,21 +193,17 @@ def wandb_config(args: argparse.Namespace) -> dict | None:
     }
 
 
-def format_options(args: argparse.Namespace) -> dict:
-    """The prompt-format options given on the command line (None: not given)."""
+def format_options(opts: ModelOptions) -> dict:
+    """The prompt-format options given (None: not given, the model's prompt_format.json decides)."""
     from diaforge.format import read_system_prompt_file
 
-    prompt_mode = args.prompt_mode
-    if getattr(args, "legacy_mode", None):
-        print("note: --mode is now --prompt-mode (--modes chooses static/dynamic)", file=sys.stderr)
-        prompt_mode = prompt_mode or args.legacy_mode
     return {
-        "prompt_mode": prompt_mode,
-        "tool_style": args.tool_style,
-        "history_reasoning": args.history_reasoning,
-        "target_reasoning": args.target_reasoning,
-        "system_prompt": read_system_prompt_file(args.system_prompt_file)
-        if args.system_prompt_file
+        "prompt_mode": opts.prompt_mode,
+        "tool_style": opts.tool_style,
+        "history_reasoning": opts.history_reasoning,
+        "target_reasoning": opts.target_reasoning,
+        "system_prompt": read_system_prompt_file(opts.system_prompt_file)
+        if opts.system_prompt_file
         else None,
     }
 
@@ -171,43 +218,68 @@ def format_line(choice: FormatChoice) -> str:
     return f"{choice.prompt_format.describe()} ({where[choice.source]})"
 
 
-def model_spec(args: argparse.Namespace) -> tuple[ModelSpec, FormatChoice]:
-    """The model under test as the command line describes it, validated, and its prompt format
-    (the model folder's prompt_format.json, the options over it; a warning on stderr for each
-    option that contradicts the file). A local checkpoint path is checked here, before anything
-    is loaded. A reference policy needs no `--model` (its name is the label); every other backend
-    does."""
+def model_spec(opts: ModelOptions) -> tuple[ModelSpec, FormatChoice]:
+    """The model under test as `opts` describes it (a command line of `add_model_args`, or an
+    `eval.EvalConfig`), validated, and its prompt format (the model folder's prompt_format.json,
+    the options over it; a warning on stderr for each option that contradicts the file). A local
+    checkpoint path is checked here, before anything is loaded. A reference policy needs no model
+    (its name is the label); every other backend does."""
     from eval.models import ModelSpec, choose_prompt_format, describe_checkpoint
 
-    model = args.model
+    model = opts.model
     if not model:
-        if args.backend not in POLICIES:
+        if opts.backend not in POLICIES:
             raise InputError(
-                f"--backend {args.backend} needs --model (a model folder or a served model name)"
+                f"--backend {opts.backend} needs --model (a model folder or a served model name)"
             )
-        model = args.backend
-    if args.backend in ("hf", "vllm"):
+        model = opts.backend
+    if opts.backend in ("hf", "vllm"):
         describe_checkpoint(model)
     choice = choose_prompt_format(
-        model if args.backend not in POLICIES else None, format_options(args), args.prompt_format
+        model if opts.backend not in POLICIES else None, format_options(opts), opts.prompt_format
     )
     for warning in choice.warnings():
         print(warning, file=sys.stderr)
-    budget = args.max_new_tokens
+    budget = opts.max_new_tokens
     cfg = ModelSpec(
         model=model,
-        backend=args.backend,
+        backend=opts.backend,
         prompt_format=choice.prompt_format,
-        base_url=args.base_url,
+        base_url=opts.base_url,
         max_new_tokens=budget if isinstance(budget, int) else ModelSpec.max_new_tokens,
-        batch_size=args.batch_size,
-        device=args.device,
-        seed=getattr(args, "seed", 0),
-        loop_stop=getattr(args, "loop_stop", "on") == "on",
-        constrain_calls=getattr(args, "constrain_calls", "off") == "on" and args.backend == "hf",
+        batch_size=opts.batch_size,
+        device=opts.device,
+        seed=getattr(opts, "seed", 0),
+        loop_stop=getattr(opts, "loop_stop", True),
+        constrain_calls=getattr(opts, "constrain_calls", False) and opts.backend == "hf",
     )
     cfg.validate()
     return cfg, choice
+
+
+def check_device(opts: ModelOptions) -> None:
+    """`--device cuda` (or `cuda:N`, `mps`) where torch sees no such device: refused before a
+    model is loaded (torch would fail with a traceback once the weights are in memory)."""
+    device = str(getattr(opts, "device", None) or "cpu").strip()
+    if device == "cpu" or getattr(opts, "backend", "hf") not in ("hf", "vllm"):
+        return
+    import torch
+
+    kind, _, index = device.partition(":")
+    if kind == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise InputError(
+                f"--device {device}: torch sees no CUDA GPU on this machine "
+                f"(torch {torch.__version__}); use --device cpu"
+            )
+        if index and (not index.isdigit() or int(index) >= count):
+            raise InputError(f"--device {device}: torch sees {count} CUDA GPU(s), cuda:0 to cuda:{count - 1}")
+    elif kind == "mps":
+        if not torch.backends.mps.is_available():
+            raise InputError(f"--device {device}: MPS is not available here; use --device cpu")
+    else:
+        raise InputError(f"--device {device!r}: unknown device; use cpu, cuda, cuda:N or mps")
 
 
 def load_model(args: argparse.Namespace):  # noqa: ANN202 - (ModelUnderTest, FormatChoice)
@@ -235,9 +307,7 @@ def log_peer_run(args: argparse.Namespace, out: Path, metrics: dict, kind: str) 
     from eval.report import log_folder_to_wandb
 
     settings = {
-        k: v
-        for k, v in vars(args).items()
-        if k not in ("func", "legacy_mode", "quiet") and not k.startswith("wandb_")
+        k: v for k, v in vars(args).items() if k not in ("func", "quiet") and not k.startswith("wandb_")
     }
     log_folder_to_wandb(
         out,

@@ -19,7 +19,6 @@ from diaforge.console import emit
 from diaforge.errors import InputError
 from eval.cli_options import (
     DEFAULT_BENCH,
-    add_format_args,
     add_model_args,
     add_wandb_args,
     log_peer_run,
@@ -340,7 +339,7 @@ def _add_import_parser(sub: argparse._SubParsersAction) -> None:
 def _add_bfcl_parser(sub: argparse._SubParsersAction) -> None:
     """``python -m eval bfcl``."""
     b = sub.add_parser("bfcl", help="BFCL parity check: per-category AST accuracy (DiaFORGE C.6)")
-    add_model_args(b)
+    add_model_args(b, required=True)
     b.add_argument(
         "--categories",
         default="parity",
@@ -434,25 +433,10 @@ def _add_dicebench_parser(sub: argparse._SubParsersAction) -> None:
         "instance's own functions only (not comparable with the paper)",
     )
     d.add_argument("--pred", help="score: <model>_round_<n>.json prediction file or folder")
-    d.add_argument("--model", help="run: model folder or served model name")
-    d.add_argument(
-        "--backend",
-        default="hf",
-        choices=("hf", "openai", "vllm", *POLICIES),
-        help="run: a model backend, or a reference policy with no model",
-    )
-    d.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
-    d.add_argument("--batch-size", type=positive_int, default=8, help="prompts per model call")
-    d.add_argument(
-        "--max-new-tokens", type=positive_int, default=2000, help="DICE-Bench generates up to 2000"
-    )
-    d.add_argument("--device", default="cpu", help="torch device of an hf model (cpu, cuda, cuda:1, ...)")
-    d.add_argument("--label", help="model name in the prediction files (default: --model, else the policy)")
-    d.add_argument("--quiet", action="store_true", help="no progress bars or loading messages")
+    add_model_args(d, policies=True, max_new_tokens=2000, what="; run only")
     d.add_argument("--limit", type=positive_int, help="the first N instances")
     d.add_argument("--out", help="run: folder for the prediction files (default outputs/dicebench/<model>)")
     d.add_argument("--json", action="store_true", help="also print the metrics as JSON")
-    add_format_args(d)
     d.set_defaults(func=_cmd_dicebench)
 
 

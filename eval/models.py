@@ -24,7 +24,7 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -456,10 +456,17 @@ class ModelUnderTest:
     def tools(self, d: Dialogue) -> list[dict[str, Any]] | None:
         return self.cfg.prompt_format.tools(d)
 
-    async def respond(self, dialogues: list[Dialogue]) -> list[Reply]:
+    async def respond(
+        self, dialogues: list[Dialogue], messages: Sequence[list[dict[str, Any]]] | None = None
+    ) -> list[Reply]:
+        """The next assistant turn of each dialogue. `messages` (one list per dialogue) replaces
+        `self.messages(d)`, e.g. a peer's own prompt; tools still come from the dialogue. A
+        reference policy reads the dialogue only."""
         if self._policy is not None:
             return [self._text_reply(self._policy.respond(d)) for d in dialogues]
-        convs = [self.messages(d) for d in dialogues]
+        convs = list(messages) if messages is not None else [self.messages(d) for d in dialogues]
+        if len(convs) != len(dialogues):
+            raise ValueError(f"{len(convs)} message lists for {len(dialogues)} dialogues")
         tools = [self.tools(d) for d in dialogues]
         if self.cfg.backend == "hf":
             import asyncio

@@ -1,6 +1,7 @@
 """What an evaluation run leaves behind.
 
-`write_run` fills a run folder with:
+`write_run` fills a run folder with (through `eval.run_files.write_run_files`, as the other eval
+commands do):
 
 * ``transcripts.jsonl``: one `Transcript` per benchmark dialogue and mode (the raw material:
   ``python -m eval score transcripts.jsonl`` recomputes everything below from it with no model);
@@ -52,9 +53,10 @@ from eval.metrics import (
     split_by_mode,
 )
 from eval.no_tool import summarise_no_tool
+from eval.run_files import write_atomic, write_run_files
 from eval.tables import render_report
 from eval.tradeoff_plot import plot_tradeoff
-from eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, read_transcripts, write_transcripts
+from eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, read_transcripts
 
 __all__ = [
     "eval_settings",
@@ -116,12 +118,6 @@ def score_transcripts(path: str | Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_run(
     run_dir: str | Path,
     transcripts: Sequence[Transcript],
@@ -146,12 +142,14 @@ def write_run(
     clash = sorted(set(extra) & set(RESERVED_KEYS))
     if clash:
         raise ValueError(f"extra may not set reserved metrics.json keys: {', '.join(clash)}")
-    out = Path(run_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_transcripts(out / "transcripts.jsonl", transcripts)
     metrics: dict[str, Any] = {"model": model_label, **summarise(transcripts), **extra}
-    write_atomic(out / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
-    write_atomic(out / "report.md", render_report(metrics, model_label))
+    out = write_run_files(
+        run_dir,
+        metrics=metrics,
+        records=transcripts,
+        records_name="transcripts",
+        report=render_report(metrics, model_label),
+    )
     plot_tradeoff([(model_label, metrics)], out / "tradeoff.png")
     if wandb_cfg is not None:
         given = {k: v for k, v in dict(wandb_cfg).items() if v is not None}

@@ -13,14 +13,15 @@ not asked to answer half a sentence. On the no-tool split (`split="no_tool"`, `e
 first refusal ends the dialogue too (``ended: "refusal"``): it is the model's answer, as a call
 is; the user-proxy pursues the tool the record withheld.
 
-Both advance all dialogues in lock step, so each step is one batched generation call.
+Both advance all dialogues in lock step (`DialogueRun` is one dialogue's state), so each step is
+one batched generation call, and return one `eval.transcripts.Transcript` per dialogue.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -28,10 +29,11 @@ from tqdm.auto import tqdm
 from data_gen.agents import COMPLETION, SELECTION, DialogueState, VotingUser
 from data_gen.agents.refusal import is_refusal
 from diaforge.rng import seeded_rng
-from diaforge.schema import Dialogue, Turn
+from diaforge.schema import Dialogue, ToolCall, Turn
 from diaforge.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
 from diaforge.text import humanise_param
 from eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
+from eval.transcripts import Transcript, TranscriptTurn
 
 
 @dataclass
@@ -61,22 +63,21 @@ def near_duplicate_flags(bench: Sequence[Dialogue], encoder: Encoder) -> dict[st
     return flags
 
 
-def _turn_record(turn: Turn, reply: Reply | None = None) -> dict[str, Any]:
-    if turn.role == "user":
-        return {"role": "user", "content": turn.content}
+def _assistant_record(reply: Reply) -> TranscriptTurn:
+    """The transcript's record of one model reply (how it was classified, its raw text)."""
     p = reply.parsed
     kind = reply.kind
-    return {
-        "role": "assistant",
-        "content": p.content if kind == "reply" else "",
-        "raw": reply.raw,
-        "kind": kind,
-        "thought": p.thought,
-        "tool_calls": [{"name": c.name, "args": c.args} for c in p.tool_calls]
+    return TranscriptTurn(
+        role="assistant",
+        content=p.content if kind == "reply" else "",
+        raw=reply.raw,
+        kind=kind,
+        thought=p.thought,
+        tool_calls=[ToolCall(name=c.name, args=c.args) for c in p.tool_calls]
         if kind == "tool_calls"
         else None,
-        "reason": TRUNCATED_REASON if kind == "truncated" else p.reason,
-    }
+        reason=TRUNCATED_REASON if kind == "truncated" else p.reason,
+    )
 
 
 def _bar_name(mode: str, split: str) -> str:
@@ -93,29 +94,6 @@ def _ending(reply: Reply, split: str) -> str | None:
     return None
 
 
-def _transcript(
-    d: Dialogue, mode: str, label: str, records: list[dict], ended: str, near_dup: bool, split: str
-) -> dict[str, Any]:
-    gold = d.gold_tool
-    withheld = d.withheld_tool
-    return {
-        "id": d.id,
-        "mode": mode,
-        "model": label,
-        "seed_tool": d.seed_tool,
-        "gold_args": d.gold_args,
-        "candidate_tools": [c.name for c in d.candidate_tools],
-        "required_params": len(gold.required) if gold else 0,
-        "has_near_duplicate": near_dup,
-        "turns": records,
-        "convrel": None,
-        "ended": ended,
-        "error": None,
-        "split": split,
-        "withheld_tool": withheld.name if withheld is not None else None,
-    }
-
-
 def _drop_turns(bar: Any, turns: int) -> None:
     """A dialogue that ended early will not take its last `turns` turns: they leave the bar's
     total (the most turns every dialogue could take), so the bar ends at 100 % with no ETA left."""
@@ -124,8 +102,94 @@ def _drop_turns(bar: Any, turns: int) -> None:
         bar.refresh()
 
 
-def _in_progress(d: Dialogue, turns: list[Turn]) -> Dialogue:
-    return d.model_copy(update={"turns": turns})
+@dataclass
+class DialogueRun:
+    """One benchmark dialogue while the model plays it, in either mode."""
+
+    dialogue: Dialogue
+    """The reference record (candidates, gold tool and arguments, the reference's own turns)."""
+    max_turns: int
+    """The most user turns it can take: the reference's user turns (static) or T_max (dynamic)."""
+    turns: list[Turn] = field(default_factory=list)
+    """The conversation so far as the model sees it: the user turns and the model's own replies."""
+    records: list[TranscriptTurn] = field(default_factory=list)
+    """The same turns as the transcript records them."""
+    users: list[Turn] = field(default_factory=list)
+    """Static: the reference's user turns, taken in order."""
+    state: DialogueState | None = None
+    """Dynamic: the user-proxy's view (its phase, the gold tool); its `turns` is `turns`."""
+    ended: str | None = None
+    """How it ended (`eval.transcripts.ENDINGS`); None while it runs."""
+
+    def in_progress(self) -> Dialogue:
+        return self.dialogue.model_copy(update={"turns": self.turns})
+
+    def transcript(self, mode: str, label: str, near_dup: bool, split: str) -> Transcript:
+        d = self.dialogue
+        gold, withheld = d.gold_tool, d.withheld_tool
+        return Transcript(
+            id=d.id,
+            mode=mode,
+            model=label,
+            seed_tool=d.seed_tool,
+            gold_args=d.gold_args,
+            candidate_tools=[c.name for c in d.candidate_tools],
+            required_params=len(gold.required) if gold else 0,
+            has_near_duplicate=near_dup,
+            turns=self.records,
+            ended=self.ended,
+            split=split,
+            withheld_tool=withheld.name if withheld is not None else None,
+        )
+
+
+#: The next user turn of a dialogue at a step (the reference's, or the user-proxy's answer).
+UserTurns = Callable[[DialogueRun, int], Awaitable[Turn]]
+
+
+async def _play(
+    model: ModelUnderTest,
+    runs: list[DialogueRun],
+    user_turn: UserTurns,
+    *,
+    mode: str,
+    out_of_turns: str,
+    near_dup: dict[str, bool],
+    progress: bool,
+    split: str,
+) -> list[Transcript]:
+    """Advance every dialogue in lock step, a user turn then one batched model call per step,
+    until each has ended at a call, a cut-off reply or (no-tool split) a refusal, or ran out of
+    turns (`out_of_turns`: ``reference_end`` or ``t_max``); one transcript per dialogue."""
+    bar = tqdm(
+        total=sum(r.max_turns for r in runs), desc=_bar_name(mode, split), unit="turn", disable=not progress
+    )
+    for step in range(max((r.max_turns for r in runs), default=0)):
+        for r in runs:
+            if r.ended is None and step >= r.max_turns:
+                r.ended = out_of_turns
+        active = [r for r in runs if r.ended is None]
+        if not active:
+            break
+        for r in active:
+            turn = await user_turn(r, step)
+            r.turns.append(turn)
+            r.records.append(TranscriptTurn(role="user", content=turn.content))
+        replies = await model.respond([r.in_progress() for r in active])
+        for r, reply in zip(active, replies, strict=True):
+            turn = reply_to_turn(reply, phase=r.state.phase if r.state is not None else None)
+            r.turns.append(turn)
+            r.records.append(_assistant_record(reply))
+            r.ended = _ending(reply, split)
+            if r.ended is not None:
+                _drop_turns(bar, r.max_turns - step - 1)
+            elif r.state is not None and asks_for_arguments(turn, r.state):
+                r.state.phase = COMPLETION
+        bar.update(len(active))
+    bar.close()
+    for r in runs:
+        r.ended = r.ended or out_of_turns
+    return [r.transcript(mode, model.label, near_dup[r.dialogue.id], split) for r in runs]
 
 
 async def run_static(
@@ -135,54 +199,26 @@ async def run_static(
     *,
     progress: bool = True,
     split: str = "positive",
-) -> list[dict[str, Any]]:
-    """Static evaluation of every benchmark dialogue; returns transcript records."""
-    states = []
+) -> list[Transcript]:
+    """Static evaluation of every benchmark dialogue: the reference's user turns, in order."""
+    runs = []
     for d in bench:
         users = [t for t in d.turns if t.role == "user"]
-        states.append({"d": d, "users": users, "turns": [], "records": [], "ended": None})
-    steps = max((len(s["users"]) for s in states), default=0)
-    bar = tqdm(
-        total=sum(len(s["users"]) for s in states),
-        desc=_bar_name("static", split),
-        unit="turn",
-        disable=not progress,
+        runs.append(DialogueRun(d, max_turns=len(users), users=users))
+
+    async def reference_turn(r: DialogueRun, step: int) -> Turn:
+        return r.users[step]
+
+    return await _play(
+        model,
+        runs,
+        reference_turn,
+        mode="static",
+        out_of_turns="reference_end",
+        near_dup=near_dup,
+        progress=progress,
+        split=split,
     )
-    for step in range(steps):
-        active = [s for s in states if s["ended"] is None and step < len(s["users"])]
-        for s in states:
-            if s["ended"] is None and step >= len(s["users"]):
-                s["ended"] = "reference_end"
-        if not active:
-            break
-        for s in active:
-            user = s["users"][step]
-            s["turns"].append(user)
-            s["records"].append(_turn_record(user))
-        replies = await model.respond([_in_progress(s["d"], s["turns"]) for s in active])
-        for s, reply in zip(active, replies, strict=True):
-            turn = reply_to_turn(reply)
-            s["turns"].append(turn)
-            s["records"].append(_turn_record(turn, reply))
-            s["ended"] = _ending(reply, split)
-            if s["ended"] is not None:
-                _drop_turns(bar, len(s["users"]) - step - 1)
-        bar.update(len(active))
-    bar.close()
-    out = []
-    for s in states:
-        out.append(
-            _transcript(
-                s["d"],
-                "static",
-                model.label,
-                s["records"],
-                s["ended"] or "reference_end",
-                near_dup[s["d"].id],
-                split,
-            )
-        )
-    return out
 
 
 async def run_dynamic(
@@ -194,9 +230,9 @@ async def run_dynamic(
     *,
     progress: bool = True,
     split: str = "positive",
-) -> list[dict[str, Any]]:
+) -> list[Transcript]:
     """Dynamic evaluation: the model plays the assistant against the frozen voting user-proxy."""
-    states = []
+    runs = []
     for d in bench:
         state = DialogueState(
             gold=d.gold_tool or d.withheld_tool,
@@ -205,46 +241,22 @@ async def run_dynamic(
             goal=d.goal,
             gold_args=dict(d.gold_args),
         )
-        states.append({"d": d, "state": state, "records": [], "ended": None})
-    bar = tqdm(
-        total=len(states) * cfg.t_max, desc=_bar_name("dynamic", split), unit="turn", disable=not progress
+        runs.append(DialogueRun(d, max_turns=cfg.t_max, turns=state.turns, state=state))
+
+    async def proxy_turn(r: DialogueRun, step: int) -> Turn:
+        text, _ = await user.reply(r.state, seeded_rng(cfg.seed, r.dialogue.id, step))
+        return Turn(role="user", content=text)
+
+    return await _play(
+        model,
+        runs,
+        proxy_turn,
+        mode="dynamic",
+        out_of_turns="t_max",
+        near_dup=near_dup,
+        progress=progress,
+        split=split,
     )
-    for step in range(cfg.t_max):
-        active = [s for s in states if s["ended"] is None]
-        if not active:
-            break
-        for s in active:
-            rng = seeded_rng(cfg.seed, s["d"].id, step)
-            text, _ = await user.reply(s["state"], rng)
-            turn = Turn(role="user", content=text)
-            s["state"].turns.append(turn)
-            s["records"].append(_turn_record(turn))
-        replies = await model.respond([_in_progress(s["d"], s["state"].turns) for s in active])
-        for s, reply in zip(active, replies, strict=True):
-            turn = reply_to_turn(reply, phase=s["state"].phase)
-            s["state"].turns.append(turn)
-            s["records"].append(_turn_record(turn, reply))
-            s["ended"] = _ending(reply, split)
-            if s["ended"] is not None:
-                _drop_turns(bar, cfg.t_max - step - 1)
-            elif asks_for_arguments(turn, s["state"]):
-                s["state"].phase = COMPLETION
-        bar.update(len(active))
-    bar.close()
-    out = []
-    for s in states:
-        out.append(
-            _transcript(
-                s["d"],
-                "dynamic",
-                model.label,
-                s["records"],
-                s["ended"] or "t_max",
-                near_dup[s["d"].id],
-                split,
-            )
-        )
-    return out
 
 
 def asks_for_arguments(turn: Turn, state: DialogueState) -> bool:

@@ -44,7 +44,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from diaforge.errors import InputError
-from diaforge.format import ParsedMessage, render_calls
+from diaforge.format import render_calls
 from diaforge.schema import ToolCall, read_jsonl, write_jsonl
 
 __all__ = [
@@ -112,23 +112,6 @@ class TranscriptTurn(BaseModel):
         if self.kind != "tool_calls" and self.tool_calls:
             raise ValueError(f"an assistant turn of kind {self.kind!r} cannot carry tool_calls")
         return self
-
-    @classmethod
-    def user(cls, text: str) -> TranscriptTurn:
-        return cls(role="user", content=text)
-
-    @classmethod
-    def from_parsed(cls, parsed: ParsedMessage) -> TranscriptTurn:
-        """An assistant turn from `diaforge.format.parse_assistant` / `parse_openai_message`."""
-        return cls(
-            role="assistant",
-            kind=parsed.kind,
-            content=parsed.content if parsed.kind == "reply" else "",
-            raw=parsed.raw,
-            thought=parsed.thought,
-            tool_calls=[c.model_copy(deep=True) for c in parsed.tool_calls] or None,
-            reason=parsed.reason,
-        )
 
     def visible_text(self) -> str:
         """What the other side of the conversation saw: the reply, the call list as JSON, or the

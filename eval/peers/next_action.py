@@ -61,7 +61,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -295,21 +294,6 @@ def label_messages(d: Dialogue, labels: Sequence[str] = TOOLDIAL_ACTIONS) -> lis
     ]
 
 
-@contextmanager
-def _messages_as(model: Any, fn: Any):  # noqa: ANN202 - a context manager
-    """Temporarily make `model.messages(d)` return `fn(d)` (label mode reuses `respond`)."""
-    had = "messages" in vars(model)
-    old = vars(model).get("messages")
-    model.messages = fn
-    try:
-        yield
-    finally:
-        if had:
-            model.messages = old
-        else:
-            del model.messages
-
-
 # --------------------------------------------------------------------------------------------
 # Running and scoring
 # --------------------------------------------------------------------------------------------
@@ -325,7 +309,8 @@ async def run_next_action(
     progress: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Predict the next action of every example of `dialogues` with `model` (anything with
-    ``async respond(dialogues) -> [Reply]``) and score it. Returns (metrics, records).
+    ``async respond(dialogues, messages=None) -> [Reply]``; label mode passes its own prompt as
+    `messages`) and score it. Returns (metrics, records).
     ``labels="dialogtool"`` asks for (and scores) DialogTool's nine actions; it needs
     ``method="label"`` (a reply does not show which SGD action it is)."""
     from tqdm.auto import tqdm
@@ -343,9 +328,8 @@ async def run_next_action(
     for start in range(0, len(examples), chunk):
         batch = examples[start : start + chunk]
         prefixes = [ex.prefix for ex in batch]
-        if method == "label":
-            with _messages_as(model, lambda d: label_messages(d, label_set)):
-                replies = await model.respond(prefixes)
+        if method == "label":  # the model is shown the label prompt instead of the dialogue
+            replies = await model.respond(prefixes, messages=[label_messages(d, label_set) for d in prefixes])
         else:
             replies = await model.respond(prefixes)
         for ex, reply in zip(batch, replies, strict=True):
@@ -483,13 +467,11 @@ def write_next_action_run(
     out: str | Path, metrics: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
 ) -> Path:
     """``next_action_metrics.json`` and ``next_action_predictions.jsonl`` in the run folder."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "next_action_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
-    with (out / "next_action_predictions.jsonl").open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
-    return out
+    from eval.run_files import write_run_files
+
+    return write_run_files(
+        out, metrics=metrics, records=records, records_name="predictions", prefix="next_action_"
+    )
 
 
 def squash_label(text: str) -> str:

@@ -45,7 +45,6 @@ count}}.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -354,10 +353,8 @@ def write_turn_level_run(
     out: str | Path, metrics: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
 ) -> Path:
     """``turn_level_metrics.json`` and ``turn_level_records.jsonl`` in the run folder."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "turn_level_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
-    with (out / "turn_level_records.jsonl").open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
-    return out
+    from eval.run_files import write_run_files
+
+    return write_run_files(
+        out, metrics=metrics, records=records, records_name="records", prefix="turn_level_"
+    )

@@ -213,15 +213,14 @@ def _policy_split_metrics(name: str, dialogues: list) -> dict:
     near = {d.id: False for d in dialogues}
     user = VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=3, m=3)
 
-    async def both() -> list[dict]:
+    async def both() -> list[Transcript]:
         static = await run_static(model, dialogues, near, progress=False, split="no_tool")
         dynamic = await run_dynamic(
             model, dialogues, near, user, DynamicConfig(t_max=5), progress=False, split="no_tool"
         )
         return static + dynamic
 
-    records = [Transcript.model_validate(r) for r in asyncio.run(both())]
-    return summarise_no_tool(records, [])
+    return summarise_no_tool(asyncio.run(both()), [])
 
 
 @pytest.mark.parametrize("name", POLICIES)

@@ -43,10 +43,12 @@ class ScriptedModel:
             *({"role": t.role, "content": t.content} for t in d.turns),
         ]
 
-    async def respond(self, dialogues: list[Dialogue]) -> list[Reply]:
+    async def respond(
+        self, dialogues: list[Dialogue], messages: list[list[dict]] | None = None
+    ) -> list[Reply]:
         out = []
-        for d in dialogues:
-            msgs = self.messages(d)
+        for i, d in enumerate(dialogues):
+            msgs = messages[i] if messages is not None else self.messages(d)
             self.prompts.append(msgs)
             text = self.answer(d, msgs)
             out.append(Reply(parse_assistant(text), text))

@@ -182,7 +182,10 @@ class _Model:
         self.answer = answer
         self.seen: list[Dialogue] = []
 
-    async def respond(self, dialogues: list[Dialogue]) -> list[Reply]:
+    def messages(self, d: Dialogue) -> list[dict]:
+        return [{"role": "user", "content": t.content} for t in d.turns]
+
+    async def respond(self, dialogues: list[Dialogue], messages: list | None = None) -> list[Reply]:
         self.seen.extend(dialogues)
         return [Reply(parse_assistant(t), t) for t in (self.answer(d) for d in dialogues)]
 

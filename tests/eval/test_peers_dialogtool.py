@@ -75,10 +75,8 @@ def test_next_action_scores_dialogtool_actions_of_an_import() -> None:
     assert [e.gold for e in examples][:3] == ["request", "inform_count", "confirm"] and len(examples) == 8
 
     class Oracle:
-        def __init__(self) -> None:
-            self.messages = None
-
-        async def respond(self, prefixes: list) -> list[Reply]:
+        async def respond(self, prefixes: list, messages: list | None = None) -> list[Reply]:
+            assert messages is not None and len(messages) == len(prefixes)  # the label prompt
             out = []
             for p in prefixes:
                 d = next(d for d in dialogues if d.id == p.id)

@@ -44,10 +44,12 @@ class ScriptedModel:
             *({"role": t.role, "content": t.content} for t in d.turns),
         ]
 
-    async def respond(self, dialogues: list[Dialogue]) -> list[Reply]:
+    async def respond(
+        self, dialogues: list[Dialogue], messages: list[list[dict]] | None = None
+    ) -> list[Reply]:
         out = []
-        for d in dialogues:
-            text = self.answer(d, self.messages(d))
+        for i, d in enumerate(dialogues):
+            text = self.answer(d, messages[i] if messages is not None else self.messages(d))
             out.append(Reply(parse_assistant(text), text))
         return out
 
@@ -200,7 +202,7 @@ def test_label_mode_asks_for_an_action_name(bench: list[Dialogue]) -> None:
     metrics, records = asyncio.run(run_next_action(model, bench, method="label", progress=False))
     assert metrics["accuracy"] == 1.0 and metrics["method"] == "label" and metrics["Rec"] is None
     assert "retriever_call" in seen[0][0]["content"] and "Next action:" in seen[0][-1]["content"]
-    assert "messages" not in vars(model)  # the label prompt was swapped in only for the run
+    assert "messages" not in vars(model)  # the label prompt is passed to respond, the model is not patched
 
 
 def test_predictions_are_rescored_from_the_cli(

@@ -16,7 +16,7 @@ from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from diaforge.format import parse_assistant, render_assistant
 from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
 from eval.cli import main as eval_main
-from eval.cli import max_new_tokens_arg
+from eval.cli_options import max_new_tokens_arg
 from eval.metrics import METRIC_KEYS, compute_metrics, score_dialogue
 from eval.models import (
     AUTO_MIN_MARGIN,
@@ -189,7 +189,7 @@ def test_static_and_dynamic_loops_end_at_a_truncated_reply() -> None:
         run_dynamic(_CutsFirstDialogue(), bench, near_dup, user, DynamicConfig(t_max=4), progress=False)
     )
     for records in (static, dynamic):
-        by_id = {r["id"]: Transcript.model_validate(r) for r in records}
+        by_id = {t.id: t for t in records}
         cut = by_id["d0"]
         assert cut.ended == "truncated"
         assert [t.kind for t in cut.assistant_turns()] == ["truncated"]  # no answer to half a sentence

@@ -16,7 +16,6 @@ passes when all its turns pass. Not comparable with leaderboard multi-turn numbe
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ __all__ = [
     "PromptExample",
     "bfcl_metrics",
     "compare_bfcl",
+    "entry_messages",
     "format_bfcl",
     "prompt_examples",
     "run_bfcl",
@@ -121,21 +121,15 @@ def _entry_system(d: Dialogue) -> str:
     return "\n\n".join((d.provenance.model_extra or {}).get("bfcl", {}).get("system", []))
 
 
-def _attach_entry_system(model: Any) -> None:
-    """Make `model.messages` append an entry's own system message to our system prompt."""
-    base = getattr(model, "messages", None)
-    if base is None or getattr(model, "_bfcl_entry_system", False):
-        return
-
-    def messages(d: Dialogue) -> list[dict[str, Any]]:
-        msgs = base(d)
-        extra = _entry_system(d)
-        if extra and msgs and msgs[0].get("role") == "system":
-            msgs = [{**msgs[0], "content": f"{msgs[0]['content']}\n\n{extra}"}, *msgs[1:]]
-        return msgs
-
-    model.messages = messages
-    model._bfcl_entry_system = True
+def entry_messages(model: Any, d: Dialogue) -> list[dict[str, Any]]:
+    """What the model is shown for one query: its own messages (`model.messages(d)`, our system
+    prompt listing the functions) with the entry's own system message, if any, appended to the
+    system prompt."""
+    msgs = model.messages(d)
+    extra = _entry_system(d)
+    if extra and msgs and msgs[0].get("role") == "system":
+        msgs = [{**msgs[0], "content": f"{msgs[0]['content']}\n\n{extra}"}, *msgs[1:]]
+    return msgs
 
 
 async def run_bfcl(
@@ -145,17 +139,19 @@ async def run_bfcl(
     chunk: int = 64,
     progress: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Query `model` (anything with ``async respond(dialogues) -> [Reply]`` and a ``label``) on
-    every entry of every category and score it. Returns (metrics, per-query records)."""
+    """Query `model` (anything with ``messages(dialogue)``, ``async respond(dialogues,
+    messages=None) -> [Reply]`` and a ``label``) on every entry of every category and score it;
+    the messages of each query are passed explicitly (`entry_messages`). Returns (metrics,
+    per-query records)."""
     from tqdm.auto import tqdm
 
-    _attach_entry_system(model)
     examples = [ex for ds in entries.values() for d in ds for ex in prompt_examples(d)]
     records: list[dict[str, Any]] = []
     bar = tqdm(total=len(examples), desc="bfcl", unit="query", disable=not progress)
     for start in range(0, len(examples), chunk):
         batch = examples[start : start + chunk]
-        replies = await model.respond([ex.prompt for ex in batch])
+        prompts = [ex.prompt for ex in batch]
+        replies = await model.respond(prompts, messages=[entry_messages(model, d) for d in prompts])
         for ex, reply in zip(batch, replies, strict=True):
             p = reply.parsed
             verdict = score_reply(ex, p)
@@ -263,16 +259,16 @@ def write_bfcl_run(
 ) -> Path:
     """``bfcl_metrics.json``, ``bfcl_transcripts.jsonl`` (one record per query) and
     ``bfcl_report.md`` in the run folder `out`."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    from eval.run_files import write_run_files
+
     payload = dict(metrics)
     if comparison is not None:
         payload["comparison"] = comparison
-    (out / "bfcl_metrics.json").write_text(
-        json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    return write_run_files(
+        out,
+        metrics=payload,
+        records=records,
+        records_name="transcripts",
+        prefix="bfcl_",
+        report=format_bfcl(metrics, comparison) + "\n",
     )
-    with (out / "bfcl_transcripts.jsonl").open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
-    (out / "bfcl_report.md").write_text(format_bfcl(metrics, comparison) + "\n", encoding="utf-8")
-    return out

@@ -1,0 +1,264 @@
+"""The configuration of one evaluation run: `EvalConfig`, whose fields are the keys of
+``python -m eval run --config FILE`` (one flat YAML mapping), the flags of ``eval run`` (a flag
+given on the command line overrides the file's key) and the arguments of `eval.evaluate`.
+
+A YAML config holds any subset of the fields; the rest keep their defaults. Relative paths are
+read from the folder the command runs in, as the flags' are. Types are strict (``limit: "5"``,
+``seed: 1.5`` and ``quiet: 1`` are refused), and an unknown key is refused with the nearest known
+one suggested. Every refusal is one `InputError` line naming the file and the key, raised before
+anything slow is loaded; ``python -m eval`` prints it and exits with code 2. An example:
+``eval/configs/heldout.yaml``.
+
+From Python::
+
+    from eval import EvalConfig, evaluate
+
+    result = evaluate(EvalConfig(model="outputs/models/smollm2-135m-diaforge", limit=20))
+    result.modes["dynamic"]["Acc"], result.run_dir
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic.dataclasses import dataclass
+
+from diaforge.errors import InputError
+from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
+from eval.cli_options import DEFAULT_BENCH
+from eval.policies import POLICIES
+
+__all__ = ["EXAMPLE_CONFIG", "MODES", "EvalConfig", "config_defaults", "load_eval_config", "parse_modes"]
+
+MODES = ("static", "dynamic")
+BACKENDS = ("hf", "openai", "vllm", *POLICIES)
+#: The example config that ships with the package (``python -m eval run --config`` it).
+EXAMPLE_CONFIG = Path(__file__).resolve().parent / "configs" / "heldout.yaml"
+
+PositiveInt = Annotated[int, Field(ge=1)]
+_PATH_FIELDS = ("model", "bench", "no_tool_bench", "out", "system_prompt_file", "prompt_format")
+_CHOICES = {
+    "backend": BACKENDS,
+    "prompt_mode": PROMPT_MODES,
+    "tool_style": TOOL_STYLES,
+    "history_reasoning": HISTORY_REASONING,
+    "target_reasoning": TARGET_REASONING,
+}
+
+
+def parse_modes(value: str | list[str] | tuple[str, ...]) -> list[str]:
+    """``static``, ``dynamic`` or both, as a list or comma-separated; ValueError otherwise."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    modes = [m.strip() for m in items if isinstance(m, str) and m.strip()]
+    bad = [m for m in items if not isinstance(m, str) or m.strip() not in (*MODES, "")]
+    if bad or not modes:
+        raise ValueError(f"unknown mode {bad[0] if bad else '(none)'!r}; use static, dynamic or both")
+    return modes
+
+
+@dataclass(config=ConfigDict(extra="forbid", strict=True))
+class EvalConfig:
+    """Everything one evaluation run depends on (``eval run``'s flags, as YAML keys)."""
+
+    model: str | None = None
+    """The model under test: a local folder (base model, LoRA adapter or merged model) for `hf` and
+    `vllm`, a served model name for `openai`. Unset for a reference policy, whose name is then the
+    model's name. Default: unset."""
+    backend: str = "hf"
+    """`hf` (local transformers), `openai` (an OpenAI-compatible server), `vllm`, or a reference
+    policy with no model (`eval.policies`): `reference` (the judge's ceiling), `name-overlap` or
+    `random` (floors). Default `hf`."""
+    base_url: str | None = None
+    """The OpenAI-compatible server of `backend: openai`. Default: unset (the OpenAI API)."""
+    bench: str = DEFAULT_BENCH
+    """The benchmark JSONL. Default: the held-out benchmark that ships with the package."""
+    modes: list[str] = dataclasses.field(default_factory=lambda: list(MODES))
+    """Which evaluations run: `static`, `dynamic` or both (a list, or comma-separated). Default both."""
+    user_proxy: str = "scripted"
+    """The simulated user of dynamic mode: `scripted` (offline, the benchmark's own wording bank) or
+    `openai:MODEL` (any OpenAI-compatible server, at `user_base_url`). Default `scripted`."""
+    user_base_url: str | None = None
+    """The server of an `openai:MODEL` user proxy. Default: unset (the OpenAI API)."""
+    judge: str | None = None
+    """The ConvRel rubric judge, a model name on an OpenAI-compatible server. Default: unset (ConvRel
+    is not computed, never faked)."""
+    judge_base_url: str | None = None
+    """The server of the `judge` model. Default: unset (the OpenAI API)."""
+    t_max: PositiveInt = 10
+    """Dynamic mode: the most user turns per dialogue. Default 10."""
+    n_samples: PositiveInt = 3
+    """User-proxy candidates per turn (the paper's n). Default 3."""
+    n_voters: PositiveInt = 3
+    """Voters per user turn (the paper's m). Default 3."""
+    limit: PositiveInt | None = None
+    """Evaluate a seeded sample of this many dialogues. Default: unset, all of them."""
+    no_tool_bench: str = "auto"
+    """The no-tool split (retrieval misses), evaluated after `bench` and reported apart: `auto`
+    (``<bench>_no_tool.jsonl`` beside `bench`, when it exists), `none`, or a file. Default `auto`."""
+    no_tool_limit: PositiveInt | None = None
+    """A seeded sample of this many no-tool dialogues. Default: unset, all of the split."""
+    seed: int = 0
+    """Seed of the samples, the user proxy and the reference policies. Default 0."""
+    batch_size: PositiveInt = 8
+    """Dialogues per model call. Default 8."""
+    max_new_tokens: int | str = "auto"
+    """Reply length cap in tokens, or `auto`: the benchmark's longest reference assistant turn in the
+    model's tokenizer plus 25 % (at least 32; `eval.models.auto_max_new_tokens`). Default `auto`."""
+    device: str = "cpu"
+    """Torch device of an `hf` model (`cpu`, `cuda`, `cuda:1`, `mps`). Default `cpu`."""
+    loop_stop: bool = True
+    """`hf`: end a reply whose tail repeats one block three times in a row (it counts as truncated,
+    as the budget would have made it). Default true."""
+    constrain_calls: bool = False
+    """`hf`: once a reply opens a call list, keep it a valid call to a candidate (strict function
+    calling); apply it alike to every model compared. Default false."""
+    prompt_mode: str | None = None
+    """`prompt` or `native`. This and the four format keys below default to unset: the model
+    folder's ``prompt_format.json`` decides (a warning for each key that contradicts it)."""
+    tool_style: str | None = None
+    """How prompt mode lists the tools: `json` or `compact`. Default: unset (see `prompt_mode`)."""
+    history_reasoning: str | None = None
+    """Earlier thoughts in the prompt: `strip` or `keep`. Default: unset (see `prompt_mode`)."""
+    target_reasoning: str | None = None
+    """Whether the model writes thoughts (`keep` or `drop`); sizes the auto budget. Default: unset."""
+    system_prompt_file: str | None = None
+    """A custom system prompt; ``{tools}`` in it is filled with the candidates. Default: unset."""
+    prompt_format: str | None = None
+    """A ``prompt_format.json`` (or a model folder holding one) to use instead of the model's own,
+    e.g. a base model prompted in its tuned model's format. Default: unset."""
+    out: str | None = None
+    """The run folder. Default: unset, ``outputs/eval/<model>-<prompt mode>`` (or the policy's name)."""
+    label: str | None = None
+    """The model's name in reports. Default: unset, `model` (or the policy's name)."""
+    quiet: bool = False
+    """No progress bars or loading messages. Default false."""
+    wandb_project: str | None = None
+    """Log the run's settings, metrics and files to this W&B project (offline into the run folder
+    without an API key). Default: unset, no logging."""
+    wandb_entity: str | None = None
+    """W&B team or user. Default: unset, the key's default entity."""
+    wandb_run_name: str | None = None
+    """W&B run name. Default: unset, the model's label."""
+    wandb_tags: list[str] = dataclasses.field(default_factory=list)
+    """Tags of the W&B run. Default: none."""
+
+    @field_validator(*_PATH_FIELDS, mode="before")
+    @classmethod
+    def _path_as_text(cls, value: Any) -> Any:  # noqa: ANN401 - any input
+        return str(value) if isinstance(value, os.PathLike) else value
+
+    @field_validator("modes", mode="before")
+    @classmethod
+    def _modes(cls, value: Any) -> Any:  # noqa: ANN401 - any input
+        return parse_modes(value) if isinstance(value, str | list | tuple) else value
+
+    @field_validator("max_new_tokens")
+    @classmethod
+    def _budget(cls, value: int | str) -> int | str:
+        if isinstance(value, str):
+            if value.strip().lower() != "auto":
+                raise ValueError(f"expected 'auto' or a positive integer, got {value!r}")
+            return "auto"
+        if value < 1:
+            raise ValueError(f"must be at least 1, got {value}")
+        return value
+
+    @field_validator(*_CHOICES)
+    @classmethod
+    def _known_choice(cls, value: str | None, info: ValidationInfo) -> str | None:
+        allowed = _CHOICES[info.field_name]
+        if value is not None and value not in allowed:
+            raise ValueError(f"unknown {info.field_name} {value!r}; choose one of {', '.join(allowed)}")
+        return value
+
+    @property
+    def wandb(self) -> dict[str, Any] | None:
+        """`eval.report.write_run`'s `wandb_cfg`: None without `wandb_project`."""
+        if not self.wandb_project:
+            return None
+        return {
+            "project": self.wandb_project,
+            "entity": self.wandb_entity,
+            "run_name": self.wandb_run_name,
+            "tags": list(self.wandb_tags),
+        }
+
+
+def config_defaults() -> dict[str, Any]:
+    """``{key: default}`` of every `EvalConfig` field."""
+    return {f.name: getattr(EvalConfig(), f.name) for f in dataclasses.fields(EvalConfig)}
+
+
+def load_eval_config(path: str | Path | None = None, **overrides: Any) -> EvalConfig:
+    """An `EvalConfig` from a YAML file (optional) with `overrides` over its keys (command-line
+    flags; a None value is not an override). A wrong key or value is an `InputError` naming the
+    file and the key."""
+    raw = _read_mapping(Path(path)) if path is not None else {}
+    known = config_defaults()
+    unknown = [k for k in raw if k not in known]
+    if unknown:
+        near = difflib.get_close_matches(str(unknown[0]), known, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else " (the keys are EvalConfig's fields)"
+        raise InputError(f"unknown key {unknown[0]!r}{hint}", path=path)
+    bad = sorted(set(overrides) - set(known))
+    if bad:
+        raise TypeError(f"not an EvalConfig field: {bad[0]!r}")
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return EvalConfig(**raw)
+    except ValidationError as exc:
+        raise _config_error(exc, path) from None
+
+
+def _read_mapping(path: Path) -> dict[str, Any]:
+    """The YAML file as a mapping (an empty file is an empty mapping)."""
+    import yaml
+
+    from diaforge.hygiene import load_yaml, read_text_file
+
+    text = read_text_file(path, what="config file", max_bytes=1 << 20)
+    try:
+        raw = load_yaml(text, path=path) or {}
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {str(exc).splitlines()[0]}", path=path) from None
+    if not isinstance(raw, Mapping):
+        raise InputError("an eval config must be a mapping of keys to values", path=path)
+    return dict(raw)
+
+
+_EXPECTED = {
+    "int_type": "must be a whole number",
+    "bool_type": "must be true or false",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+}
+
+
+def _config_error(exc: ValidationError, path: str | Path | None) -> InputError:
+    """pydantic's first error as one line: the file, the key, what was expected and what was given."""
+    err = exc.errors(include_url=False)[0]
+    key = str(err["loc"][0]) if err["loc"] else None
+    ctx = err.get("ctx") or {}
+    problem = ctx.get("error")
+    if problem is not None:
+        message = str(problem)
+    elif err["type"] == "greater_than_equal":
+        message = f"must be at least {ctx['ge']}"
+    else:
+        message = _EXPECTED.get(err["type"]) or err["msg"][:1].lower() + err["msg"][1:]
+    if problem is None:
+        message += f", got {_shown(err.get('input'))}"
+    return InputError(message, path=path, field=key)
+
+
+def _shown(value: Any) -> str:  # noqa: ANN401 - any YAML value
+    """A refused value as YAML spells it (`true`, `null`), or its kind for a mapping or a list."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return type(value).__name__ if isinstance(value, dict | list) else repr(value)

@@ -1,0 +1,302 @@
+"""One evaluation run, as a function: ``evaluate(EvalConfig(...)) -> EvalResult``.
+
+``python -m eval run`` is this function behind a command line (`eval.cli` parses the flags and
+the ``--config`` file into an `eval.EvalConfig` and calls it); a notebook or a script calls it
+directly. A run reads top to bottom as its steps:
+
+1. the benchmark, its seeded sample, and the no-tool split when there is one (`eval.no_tool`);
+2. the model under test and the prompt format it was trained with (`eval.cli_options.model_spec`),
+   the run folder (checked writable before anything is loaded) and the device;
+3. the token budget (`run_budget`: ``auto`` measures the benchmark in the model's tokenizer);
+4. the user-proxy of dynamic mode (`user_proxy`);
+5. each mode on the positive split, then on the no-tool split (`eval.runner`);
+6. ConvRel grades when a judge is named;
+7. the run folder (`eval.report.write_run`: transcripts, metrics, report, plot, W&B).
+
+Every problem a person can fix is an `InputError` raised before the model is loaded (a bad
+server is a `BackendError` once the model and servers are asked whether they answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from diaforge.errors import InputError
+from eval.eval_config import EvalConfig
+from eval.policies import POLICIES
+
+if TYPE_CHECKING:
+    from diaforge.schema import Dialogue
+    from eval.models import Budget, FormatChoice, ModelSpec, ModelUnderTest
+    from eval.transcripts import Transcript
+
+__all__ = ["EvalConfig", "EvalResult", "aevaluate", "evaluate", "run_budget", "user_proxy"]
+
+
+@dataclass
+class EvalResult:
+    """What one evaluation run gave: its metrics, its transcripts and where it wrote them."""
+
+    run_dir: Path
+    """The run folder: ``metrics.json``, ``transcripts.jsonl``, ``report.md``, ``tradeoff.png``."""
+    modes: dict[str, dict[str, Any]]
+    """The metrics of Appendix C.1 (Acc, FTR, TAR, ..., ``n``) per mode that ran, on the positive
+    split: ``result.modes["dynamic"]["Acc"]``."""
+    anatomy: dict[str, dict[str, Any]]
+    """Per mode, what the dialogues were made of (`eval.anatomy`: asks first, right tool, ...)."""
+    no_tool: dict[str, Any] | None
+    """The no-tool split's metrics per mode (`eval.no_tool`), or None when it did not run."""
+    metrics: dict[str, Any]
+    """All of ``metrics.json``: the above, breakdowns, endings and the run's settings."""
+    transcripts: list[Transcript] = field(repr=False)
+    """Every dialogue as played, per mode and split (``transcripts.jsonl``)."""
+    budget: Budget | None = None
+    """The token budget and where it came from; None for a reference policy."""
+
+    def summary_lines(self) -> list[str]:
+        """What ``eval run`` prints: per mode the headline metrics and the anatomy counts, the
+        no-tool split's line per mode, and the run folder."""
+        from eval.no_tool import run_lines
+
+        lines = []
+        for mode, m in self.modes.items():
+            lines.append(
+                f"{mode:8s} Acc {m['Acc']:.3f}  FTR {m['FTR']:.3f}  TAR {m['TAR']:.3f}  "
+                f"malformed {m['malformed']:.3f}  truncated {m['truncated']:.3f}  n={m['n']}"
+            )
+            a = self.anatomy.get(mode)
+            if a:
+                lines.append(
+                    f"{'':8s} asks first {a['asks_first_n']}/{a['n']}  right tool {a['right_tool_n']}/"
+                    f"{a['calls_n']}  right keys {a['right_keys_n']}/{a['right_tool_n']}  values grounded "
+                    f"{a['values_grounded_n']}/{a['values_n']}"
+                )
+        return [*lines, *run_lines(self.metrics), f"run folder: {self.run_dir}"]
+
+
+def evaluate(config: EvalConfig) -> EvalResult:
+    """Run the evaluation `config` describes and write its run folder (module docstring). Safe to
+    call where an event loop already runs (a notebook): the run then gets a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(aevaluate(config))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, aevaluate(config)).result()
+
+
+@dataclass
+class _Benchmarks:
+    full: list[Dialogue]
+    """The whole benchmark file (the auto budget is measured on it, not on the sample)."""
+    sample: list[Dialogue]
+    split: list[Dialogue]
+    """The no-tool split's sample (empty when it does not run)."""
+    split_path: Path | None
+
+
+def _benchmarks(config: EvalConfig) -> _Benchmarks:
+    from diaforge.schema import load_dialogues
+    from eval.no_tool import check_positive_bench, load_no_tool_split, no_tool_bench_for
+    from eval.runner import sample_benchmark
+
+    full = load_dialogues(config.bench)
+    check_positive_bench(config.bench, full)
+    sample = sample_benchmark(full, config.limit, config.seed)
+    split_path = no_tool_bench_for(config.bench, config.no_tool_bench)
+    split = (
+        sample_benchmark(load_no_tool_split(split_path), config.no_tool_limit, config.seed)
+        if split_path
+        else []
+    )
+    return _Benchmarks(full, sample, split, split_path)
+
+
+async def aevaluate(config: EvalConfig) -> EvalResult:
+    """`evaluate` as a coroutine, for a caller that runs its own event loop."""
+    from diaforge.console import quiet_library_bars
+    from diaforge.hygiene import check_output_dir
+    from eval.cli_options import check_device, format_line, model_spec, slug
+    from eval.models import ModelUnderTest, offline_env
+    from eval.report import write_run
+
+    if config.quiet:
+        quiet_library_bars()
+    offline_env()
+    if config.out:  # a folder named is checked first, as the flags are; the default once it is known
+        check_output_dir(config.out, field="out", what="run folder")
+    check_device(config)
+    benches = _benchmarks(config)
+    spec, choice = model_spec(config)
+    out = Path(config.out or Path("outputs/eval") / slug(spec.model, spec.prompt_format.prompt_mode))
+    if not config.out:
+        check_output_dir(out, field="out", what="run folder")
+    budget = None
+    if not spec.is_policy:  # a reference policy writes its turns whole: no budget applies
+        budget = run_budget(config.max_new_tokens, spec, benches.full)
+        spec.max_new_tokens = budget.max_new_tokens
+    user, user_backend = user_proxy(config)
+    started = time.monotonic()
+    if spec.backend not in ("openai", *POLICIES) and not config.quiet:
+        print(f"loading {spec.model} ({spec.backend}; {format_line(choice)}) ...", file=sys.stderr)
+    model = ModelUnderTest(spec)
+    try:
+        await model.check()
+        if user_backend is not None:
+            await user_backend.check()
+        if budget is not None:  # once everything is reachable: an error stays the only line
+            print(budget.describe(), file=sys.stderr)
+        transcripts, seconds = await _play_modes(config, model, benches.sample, user)
+        split_seconds: dict[str, float] = {}
+        if benches.split:  # after the positive split, so that it runs exactly as it did without it
+            more, split_seconds = await _play_modes(config, model, benches.split, user, split="no_tool")
+            transcripts += more
+        if config.judge:
+            await _grade(config, transcripts)
+    finally:
+        await model.aclose()
+        if user_backend is not None:
+            await user_backend.aclose()
+    settings = _settings(config, spec, choice, budget, model, user.name, benches.split_path)
+    settings.update(seconds=seconds, no_tool_seconds=split_seconds)
+    settings["wall_seconds"] = round(time.monotonic() - started, 2)
+    metrics = write_run(
+        out, transcripts, model_label=config.label or spec.model, extra=settings, wandb_cfg=config.wandb
+    )
+    return EvalResult(
+        run_dir=out,
+        modes={m: metrics[m] for m in config.modes if m in metrics},
+        anatomy=dict(metrics.get("anatomy", {})),
+        no_tool=metrics.get("no_tool"),
+        metrics=metrics,
+        transcripts=transcripts,
+        budget=budget,
+    )
+
+
+def run_budget(requested: int | str, spec: ModelSpec, bench: Sequence[Dialogue]) -> Budget:
+    """The token budget of a run: an explicit number as given, else (``auto``) the longest
+    reference assistant turn of the whole benchmark file (not only the sampled dialogues), written
+    as the model's prompt format has it write turns (without thoughts for `target_reasoning:
+    drop`), in the model's tokenizer, plus a margin (`eval.models.auto_max_new_tokens`)."""
+    from eval.models import Budget, auto_max_new_tokens, token_counter
+
+    if requested != "auto":
+        return Budget(int(requested), "explicit")
+    count, counted_with = token_counter(spec.model, spec.backend)
+    return auto_max_new_tokens(bench, count, counted_with, spec.prompt_format)
+
+
+def user_proxy(config: EvalConfig):  # noqa: ANN201 - (VotingUser, its backend or None)
+    """The voting user-proxy of dynamic mode (n candidates, m voters): `scripted`, or
+    `openai:MODEL` on any OpenAI-compatible server (`user_base_url`), with the backend to check
+    and close (None for the scripted one)."""
+    from data_gen.agents import LLMUser, LLMVoter, ScriptedUser, ScriptedVoter, VotingUser
+
+    n, m = config.n_samples, config.n_voters
+    if config.user_proxy == "scripted":
+        # The benchmark's own wording bank; `_play_modes` gives it the sentence encoder once the
+        # model and servers have answered, so that a bad server stays a one-line error.
+        return VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=n, m=m), None
+    kind, _, name = config.user_proxy.partition(":")
+    if kind != "openai" or not name:
+        raise InputError(f"unknown user proxy {config.user_proxy!r}; use 'scripted' or 'openai:MODEL'")
+    from diaforge.llm.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend(name, base_url=config.user_base_url)
+    return VotingUser(LLMUser(backend), LLMVoter(backend), n=n, m=m), backend
+
+
+async def _play_modes(
+    config: EvalConfig,
+    model: ModelUnderTest,
+    bench: list[Dialogue],
+    user: Any,  # noqa: ANN401 - data_gen.agents.VotingUser
+    split: str = "positive",
+) -> tuple[list[Transcript], dict[str, float]]:
+    """Each mode of `config` on `bench` (the positive split, or the no-tool split): (transcripts,
+    seconds per mode)."""
+    from diaforge import similarity
+    from eval.runner import DynamicConfig, near_duplicate_flags, run_dynamic, run_static
+
+    encoder = similarity.get_encoder()
+    near_dup = near_duplicate_flags(bench, encoder)
+    if hasattr(user.user, "encoder"):  # the scripted proxy reads questions by meaning too
+        user.user.encoder = encoder
+    transcripts: list[Transcript] = []
+    seconds: dict[str, float] = {}
+    progress = not config.quiet
+    for mode in config.modes:
+        t0 = time.monotonic()
+        if mode == "static":
+            transcripts += await run_static(model, bench, near_dup, progress=progress, split=split)
+        else:
+            dyn = DynamicConfig(
+                t_max=config.t_max, n_samples=config.n_samples, n_voters=config.n_voters, seed=config.seed
+            )
+            transcripts += await run_dynamic(
+                model, bench, near_dup, user, dyn, progress=progress, split=split
+            )
+        seconds[mode] = round(time.monotonic() - t0, 2)
+    return transcripts, seconds
+
+
+async def _grade(config: EvalConfig, transcripts: list[Transcript]) -> None:
+    """ConvRel grades from the `judge` model, into each transcript's `convrel`."""
+    from diaforge.llm.openai_backend import OpenAIBackend
+    from eval.judge import ConvRelJudge
+
+    judge_backend = OpenAIBackend(config.judge, base_url=config.judge_base_url)
+    try:
+        await judge_backend.check()
+        judge = ConvRelJudge(judge_backend)
+        for t in transcripts:
+            t.convrel = await judge.grade_transcript(t)
+    finally:
+        await judge_backend.aclose()
+
+
+def _settings(
+    config: EvalConfig,
+    spec: ModelSpec,
+    choice: FormatChoice,
+    budget: Budget | None,
+    model: ModelUnderTest,
+    user_name: str,
+    split_path: Path | None,
+) -> dict[str, Any]:
+    """What ``metrics.json`` records of how the run was made, beside its metrics."""
+    from diaforge.lineage import training_lineage
+
+    return {
+        "benchmark": config.bench,
+        "backend": config.backend,
+        "max_new_tokens": budget.max_new_tokens if budget else None,
+        "budget": budget.as_dict() if budget else None,
+        "decoding": {
+            "greedy": True,
+            "loop_stop": spec.loop_stop and spec.backend == "hf",
+            "constrain_calls": spec.constrain_calls,
+            "constraint_stats": model.constraint_stats,
+        },
+        "prompt_format": choice.as_dict(),
+        "modes": list(config.modes),
+        "user_proxy": user_name,
+        "t_max": config.t_max,
+        "n_samples": config.n_samples,
+        "n_voters": config.n_voters,
+        "limit": config.limit,
+        "seed": config.seed,
+        "no_tool_benchmark": str(split_path) if split_path else None,
+        "no_tool_limit": config.no_tool_limit,
+        "checkpoint": model.info,
+        "training": training_lineage(model.info["path"]) if spec.backend in ("hf", "vllm") else None,
+    }

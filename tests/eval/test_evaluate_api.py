@@ -1,0 +1,265 @@
+"""`eval.evaluate(EvalConfig(...)) -> EvalResult` from Python, `python -m eval run --config FILE`
+with flags over its keys, one-line refusals of a bad config, and the explicit `messages` the
+peer runners hand to `respond` instead of patching the model."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from diaforge.schema import Provenance, load_dialogues, write_jsonl
+from eval import EvalConfig, EvalResult, evaluate, load_eval_config
+from eval.cli import build_parser
+from eval.cli import main as eval_main
+from eval.eval_config import EXAMPLE_CONFIG, config_defaults
+from eval.models import ModelSpec, ModelUnderTest, Reply
+from eval.transcripts import Transcript
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline", "OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="module")
+def small_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bench") / "bench.jsonl"
+    write_jsonl(path, load_dialogues(BENCH)[:3])
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory, small_bench: Path) -> Path:
+    from train.modeling import build_tiny_model
+
+    texts = [t.content for d in load_dialogues(small_bench) for t in d.turns if t.content]
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", texts=texts, seed=0)
+
+
+def _policy_config(out: Path, **kw: object) -> EvalConfig:
+    base = {"backend": "reference", "limit": 2, "no_tool_bench": "none", "quiet": True, "out": out}
+    return EvalConfig(**{**base, **kw})
+
+
+# --------------------------------------------------------------------------------------------
+# evaluate() from Python
+# --------------------------------------------------------------------------------------------
+
+
+def test_evaluate_a_reference_policy_from_python(tmp_path: Path) -> None:
+    result = evaluate(_policy_config(tmp_path / "run"))
+    assert isinstance(result, EvalResult) and result.run_dir == tmp_path / "run"
+    assert set(result.modes) == {"static", "dynamic"}
+    assert result.modes["static"]["Acc"] == result.modes["dynamic"]["Acc"] == 1.0  # the ceiling
+    assert result.modes["dynamic"]["n"] == 2 and result.no_tool is None and result.budget is None
+    assert result.anatomy["static"]["n"] == 2
+    assert all(isinstance(t, Transcript) for t in result.transcripts) and len(result.transcripts) == 4
+    on_disk = json.loads((result.run_dir / "metrics.json").read_text())
+    assert on_disk == json.loads(json.dumps(result.metrics))
+    assert on_disk["limit"] == 2 and on_disk["backend"] == "reference"
+    lines = result.summary_lines()
+    assert lines[0].startswith("static   Acc 1.000") and lines[-1] == f"run folder: {tmp_path / 'run'}"
+
+
+def test_evaluate_where_an_event_loop_already_runs(tmp_path: Path) -> None:
+    """A notebook runs its own loop: `evaluate` then runs the evaluation on a thread of its own."""
+
+    async def cell() -> EvalResult:
+        return evaluate(_policy_config(tmp_path / "run", modes=["static"], limit=1))
+
+    result = asyncio.run(cell())
+    assert list(result.modes) == ["static"] and result.modes["static"]["n"] == 1
+
+
+def test_evaluate_a_tiny_hf_model(tiny_model: Path, small_bench: Path, tmp_path: Path) -> None:
+    cfg = EvalConfig(
+        model=str(tiny_model),
+        bench=str(small_bench),
+        limit=2,
+        t_max=2,
+        max_new_tokens=8,
+        batch_size=2,
+        no_tool_bench="none",
+        quiet=True,
+        out=str(tmp_path / "run"),
+        label="tiny",
+    )
+    result = evaluate(cfg)
+    assert result.budget is not None and result.budget.as_dict()["source"] == "explicit"
+    assert result.metrics["checkpoint"]["kind"] == "model" and result.metrics["model"] == "tiny"
+    assert result.metrics["max_new_tokens"] == 8 and result.metrics["decoding"]["loop_stop"] is True
+    for mode in ("static", "dynamic"):
+        assert result.modes[mode]["n"] == 2
+    assert {t.model for t in result.transcripts} == {str(tiny_model)}
+    dynamic = [t for t in result.transcripts if t.mode == "dynamic"]
+    assert all(len(t.assistant_turns()) <= 2 for t in dynamic)
+    written = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
+    assert written == [t.model_dump(mode="json") for t in result.transcripts]
+
+
+def test_respond_takes_explicit_messages(tiny_model: Path, small_bench: Path) -> None:
+    """`respond(messages=...)` shows the model those messages instead of its own rendering."""
+    model = ModelUnderTest(ModelSpec(model=str(tiny_model), max_new_tokens=6))
+    d = load_dialogues(small_bench)[0]
+    prefix = d.model_copy(update={"turns": d.turns[:1]})
+    own = asyncio.run(model.respond([prefix]))
+    same = asyncio.run(model.respond([prefix], messages=[model.messages(prefix)]))
+    other = [{"role": "system", "content": "Say a number."}, {"role": "user", "content": "Now."}]
+    different = asyncio.run(model.respond([prefix], messages=[other]))
+    assert own[0].raw == same[0].raw
+    assert different[0].raw != own[0].raw
+    with pytest.raises(ValueError, match="message lists"):
+        asyncio.run(model.respond([prefix, prefix], messages=[other]))
+
+
+# --------------------------------------------------------------------------------------------
+# python -m eval run --config FILE
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_yaml_config_runs_and_a_flag_overrides_its_key(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        f"backend: reference\nmodes: [static]\nlimit: 3\nseed: 5\nno_tool_bench: none\nquiet: true\nout: {out}\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "eval", "run", "--config", str(config), "--limit", "1"],
+        cwd=ROOT, env={**ENV, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["limit"] == 1 and metrics["static"]["n"] == 1  # the flag won
+    assert metrics["modes"] == ["static"] and "dynamic" not in metrics  # the file's keys stand
+    assert metrics["seed"] == 5 and metrics["backend"] == "reference"
+    assert f"run folder: {out}" in done.stdout
+
+
+def test_flags_override_keys_only_when_given(tmp_path: Path) -> None:
+    config = tmp_path / "eval.yaml"
+    config.write_text("seed: 5\nmodes: static\nloop_stop: false\nmax_new_tokens: 64\n", encoding="utf-8")
+    parser = build_parser()
+
+    def load(*flags: str) -> EvalConfig:
+        args = parser.parse_args(["run", "--config", str(config), *flags])
+        return load_eval_config(args.config, **{k: getattr(args, k) for k in config_defaults()})
+
+    kept = load()
+    assert (kept.seed, kept.modes, kept.loop_stop, kept.max_new_tokens) == (5, ["static"], False, 64)
+    assert kept.t_max == 10 and kept.backend == "hf"  # neither file nor flag: the defaults
+    given = load("--seed", "0", "--modes", "static,dynamic", "--loop-stop", "on", "--max-new-tokens", "auto")
+    assert (given.seed, given.modes, given.loop_stop, given.max_new_tokens) == (
+        0,
+        ["static", "dynamic"],
+        True,
+        "auto",
+    )
+
+
+def test_the_shipped_example_config_loads() -> None:
+    cfg = load_eval_config(EXAMPLE_CONFIG, model="outputs/models/some-model")
+    assert cfg.model == "outputs/models/some-model" and cfg.limit == 40 and cfg.modes == ["static", "dynamic"]
+    assert dataclasses.asdict(cfg).keys() == config_defaults().keys()
+
+
+@pytest.mark.parametrize(
+    ("yaml", "expected"),
+    [
+        ("backend: reference\nlimits: 3\n", ("unknown key 'limits'", "did you mean 'limit'")),
+        ("backend: reference\nflavour: mild\n", ("unknown key 'flavour'",)),
+        ("limit: 0\n", ("field 'limit'", "at least 1")),
+        ("quiet: 1\n", ("field 'quiet'", "true or false")),
+        ("modes: [static, sideways]\n", ("field 'modes'", "'sideways'")),
+        ("- just\n- a list\n", ("must be a mapping",)),
+    ],
+    ids=["near-key", "unknown-key", "limit-0", "quiet-1", "bad-mode", "not-a-mapping"],
+)
+def test_a_bad_config_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], yaml: str, expected: tuple[str, ...]
+) -> None:
+    config = tmp_path / "eval.yaml"
+    config.write_text(yaml, encoding="utf-8")
+    assert eval_main(["run", "--config", str(config), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"error: {config}")
+    for part in expected:
+        assert part in err
+    assert not (tmp_path / "run").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize(
+    "argv", [["run", "--backend", "random", "--mode", "native"], ["bfcl", "--model", "m", "--mode", "native"]]
+)
+def test_the_old_mode_alias_is_an_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``--mode`` was a hidden alias of ``--prompt-mode``; it is gone (``--prompt-mode`` it is)."""
+    with pytest.raises(SystemExit) as stop:
+        eval_main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: python -m eval")
+    assert "unrecognized arguments: --mode native" in err  # neither an alias nor --model/--modes abbreviated
+
+
+# --------------------------------------------------------------------------------------------
+# The peers hand their own messages to respond(messages=...)
+# --------------------------------------------------------------------------------------------
+
+
+class _Recorder:
+    """Stands for `ModelUnderTest`: records the `messages` each `respond` call was given."""
+
+    label = "recorder"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.calls: list[list[list[dict]] | None] = []
+
+    def messages(self, d) -> list[dict]:  # noqa: ANN001
+        return [
+            {"role": "system", "content": "our prompt"},
+            *({"role": t.role, "content": t.content} for t in d.turns),
+        ]
+
+    async def respond(self, dialogues: list, messages: list | None = None) -> list[Reply]:
+        from diaforge.format import parse_assistant
+
+        self.calls.append(messages)
+        return [Reply(parse_assistant(self.text), self.text) for _ in dialogues]
+
+
+def test_next_action_label_mode_passes_its_prompt_as_messages() -> None:
+    from eval.peers.next_action import build_examples, label_messages, run_next_action
+
+    bench = load_dialogues(BENCH)[:2]
+    model = _Recorder("Action: request")
+    before = dict(vars(model))
+    asyncio.run(run_next_action(model, bench, method="label", progress=False))
+    prefixes = [ex.prefix for ex in build_examples(bench)]
+    assert model.calls == [[label_messages(p) for p in prefixes]]
+    assert vars(model).keys() == before.keys()  # nothing was patched onto the model
+    asyncio.run(run_next_action(model, bench, method="reply", progress=False))
+    assert model.calls[-1] is None  # reply mode: the model's own prompt
+
+
+def test_bfcl_passes_each_entry_system_message_as_messages() -> None:
+    from eval.peers.bfcl.runner import run_bfcl
+
+    d = load_dialogues(BENCH)[0]
+    entry = d.model_copy(
+        update={"provenance": Provenance(bfcl={"category": "irrelevance", "system": ["Answer in French."]})}
+    )
+    model = _Recorder("I cannot help with that.")
+    metrics, _ = asyncio.run(run_bfcl(model, {"irrelevance": [entry]}, progress=False))
+    [[shown]] = model.calls
+    assert shown[0] == {"role": "system", "content": "our prompt\n\nAnswer in French."}
+    assert shown[1:] == model.messages(entry)[1:]
+    assert metrics["categories"]["irrelevance"]["accuracy"] == 1.0
+    assert "messages" not in vars(model)
