@@ -23,7 +23,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:  # noqa: ANN401 - whichever name is asked for
+def __getattr__(name: str) -> Any:
     if name not in _HOMES:
         raise AttributeError(f"module 'eval' has no attribute {name!r}")
     import importlib

@@ -32,10 +32,10 @@ from eval.cli_options import (
     EvalArgumentParser,
     add_model_args,
     add_wandb_args,
-    check_device,
     wandb_config,
 )
 from eval.cli_peers import add_peer_parsers
+from eval.model_spec import check_device
 
 EXIT_USAGE = 2
 

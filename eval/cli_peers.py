@@ -18,13 +18,13 @@ from diaforge.cliargs import finite_float, positive_int
 from diaforge.console import emit
 from diaforge.errors import InputError
 from eval.cli_options import (
-    DEFAULT_BENCH,
     add_model_args,
     add_wandb_args,
     log_peer_run,
     run_folder,
     with_model,
 )
+from eval.eval_config import DEFAULT_BENCH
 from eval.policies import POLICIES
 
 __all__ = ["IMPORTERS", "add_peer_parsers"]

@@ -31,7 +31,6 @@ from pydantic.dataclasses import dataclass
 
 from diaforge.errors import InputError
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
-from eval.cli_options import DEFAULT_BENCH
 from eval.policies import POLICIES
 
 __all__ = ["EXAMPLE_CONFIG", "MODES", "EvalConfig", "config_defaults", "load_eval_config", "parse_modes"]
@@ -50,6 +49,16 @@ _CHOICES = {
     "history_reasoning": HISTORY_REASONING,
     "target_reasoning": TARGET_REASONING,
 }
+
+
+_BENCH_IN_CHECKOUT = "eval/benchmarks/diabench_heldout_v1.jsonl"
+# The held-out benchmark ships inside the package (package data): in the checkout the default is
+# its path relative to the root, as the README prints it; from any other folder, the installed file.
+DEFAULT_BENCH = (
+    _BENCH_IN_CHECKOUT
+    if Path(_BENCH_IN_CHECKOUT).is_file()
+    else str(Path(__file__).resolve().parent / "benchmarks" / "diabench_heldout_v1.jsonl")
+)
 
 
 def parse_modes(value: str | list[str] | tuple[str, ...]) -> list[str]:
@@ -109,7 +118,7 @@ class EvalConfig:
     """Dialogues per model call. Default 8."""
     max_new_tokens: int | str = "auto"
     """Reply length cap in tokens, or `auto`: the benchmark's longest reference assistant turn in the
-    model's tokenizer plus 25 % (at least 32; `eval.models.auto_max_new_tokens`). Default `auto`."""
+    model's tokenizer plus 25 % (at least 32; `eval.budget.auto_max_new_tokens`). Default `auto`."""
     device: str = "cpu"
     """Torch device of an `hf` model (`cpu`, `cuda`, `cuda:1`, `mps`). Default `cpu`."""
     loop_stop: bool = True
@@ -257,7 +266,7 @@ def _config_error(exc: ValidationError, path: str | Path | None) -> InputError:
     return InputError(message, path=path, field=key)
 
 
-def _shown(value: Any) -> str:  # noqa: ANN401 - any YAML value
+def _shown(value: Any) -> str:
     """A refused value as YAML spells it (`true`, `null`), or its kind for a mapping or a list."""
     if isinstance(value, bool) or value is None:
         return {True: "true", False: "false", None: "null"}[value]

@@ -5,9 +5,9 @@ the ``--config`` file into an `eval.EvalConfig` and calls it); a notebook or a s
 directly. A run reads top to bottom as its steps:
 
 1. the benchmark, its seeded sample, and the no-tool split when there is one (`eval.no_tool`);
-2. the model under test and the prompt format it was trained with (`eval.cli_options.model_spec`),
+2. the model under test and the prompt format it was trained with (`eval.model_spec`),
    the run folder (checked writable before anything is loaded) and the device;
-3. the token budget (`run_budget`: ``auto`` measures the benchmark in the model's tokenizer);
+3. the token budget (`eval.budget.run_budget`: ``auto`` measures the benchmark in the model's tokenizer);
 4. the user-proxy of dynamic mode (`user_proxy`);
 5. each mode on the positive split, then on the no-tool split (`eval.runner`);
 6. ConvRel grades when a judge is named;
@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,11 +31,14 @@ from eval.eval_config import EvalConfig
 from eval.policies import POLICIES
 
 if TYPE_CHECKING:
+    from data_gen.agents import VotingUser
+    from diaforge.llm.openai_backend import OpenAIBackend
     from diaforge.schema import Dialogue
-    from eval.models import Budget, FormatChoice, ModelSpec, ModelUnderTest
+    from eval.budget import Budget
+    from eval.models import FormatChoice, ModelSpec, ModelUnderTest
     from eval.transcripts import Transcript
 
-__all__ = ["EvalConfig", "EvalResult", "aevaluate", "evaluate", "run_budget", "user_proxy"]
+__all__ = ["EvalConfig", "EvalResult", "aevaluate", "evaluate", "user_proxy"]
 
 
 @dataclass
@@ -124,7 +126,8 @@ async def aevaluate(config: EvalConfig) -> EvalResult:
     """`evaluate` as a coroutine, for a caller that runs its own event loop."""
     from diaforge.console import quiet_library_bars
     from diaforge.hygiene import check_output_dir
-    from eval.cli_options import check_device, format_line, model_spec, slug
+    from eval.budget import run_budget
+    from eval.model_spec import check_device, format_line, model_spec, slug
     from eval.models import ModelUnderTest, offline_env
     from eval.report import write_run
 
@@ -182,20 +185,7 @@ async def aevaluate(config: EvalConfig) -> EvalResult:
     )
 
 
-def run_budget(requested: int | str, spec: ModelSpec, bench: Sequence[Dialogue]) -> Budget:
-    """The token budget of a run: an explicit number as given, else (``auto``) the longest
-    reference assistant turn of the whole benchmark file (not only the sampled dialogues), written
-    as the model's prompt format has it write turns (without thoughts for `target_reasoning:
-    drop`), in the model's tokenizer, plus a margin (`eval.models.auto_max_new_tokens`)."""
-    from eval.models import Budget, auto_max_new_tokens, token_counter
-
-    if requested != "auto":
-        return Budget(int(requested), "explicit")
-    count, counted_with = token_counter(spec.model, spec.backend)
-    return auto_max_new_tokens(bench, count, counted_with, spec.prompt_format)
-
-
-def user_proxy(config: EvalConfig):  # noqa: ANN201 - (VotingUser, its backend or None)
+def user_proxy(config: EvalConfig) -> tuple[VotingUser, OpenAIBackend | None]:
     """The voting user-proxy of dynamic mode (n candidates, m voters): `scripted`, or
     `openai:MODEL` on any OpenAI-compatible server (`user_base_url`), with the backend to check
     and close (None for the scripted one)."""
@@ -219,7 +209,7 @@ async def _play_modes(
     config: EvalConfig,
     model: ModelUnderTest,
     bench: list[Dialogue],
-    user: Any,  # noqa: ANN401 - data_gen.agents.VotingUser
+    user: VotingUser,
     split: str = "positive",
 ) -> tuple[list[Transcript], dict[str, float]]:
     """Each mode of `config` on `bench` (the positive split, or the no-tool split): (transcripts,

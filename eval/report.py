@@ -52,7 +52,7 @@ from eval.metrics import (
     score_dialogue,
     split_by_mode,
 )
-from eval.no_tool import summarise_no_tool
+from eval.no_tool import no_tool_section, summarise_no_tool
 from eval.run_files import write_atomic, write_run_files
 from eval.tables import render_report
 from eval.tradeoff_plot import plot_tradeoff
@@ -148,7 +148,7 @@ def write_run(
         metrics=metrics,
         records=transcripts,
         records_name="transcripts",
-        report=render_report(metrics, model_label),
+        report=render_report(metrics, model_label, no_tool_section([(model_label, metrics)])),
     )
     plot_tradeoff([(model_label, metrics)], out / "tradeoff.png")
     if wandb_cfg is not None:

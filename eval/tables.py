@@ -196,8 +196,10 @@ def _budget_note(metrics: Mapping[str, Any]) -> str:
     return f" (max_new_tokens {budget})" if isinstance(budget, int) else ""
 
 
-def render_report(metrics: Mapping[str, Any], label: str) -> str:
-    """``report.md`` for one run, from its ``metrics.json`` dict."""
+def render_report(metrics: Mapping[str, Any], label: str, splits: Sequence[str] = ()) -> str:
+    """``report.md`` for one run, from its ``metrics.json`` dict; `splits` are the sections of
+    other splits (the no-tool split's, `eval.no_tool.no_tool_section`), placed after the paper's
+    tables."""
     modes = [m for m in MODES if mode_metrics(metrics, m) is not None]
     counts = ", ".join(f"{m} n = {metrics[m]['n']}" for m in modes)
     parts = [
@@ -207,9 +209,7 @@ def render_report(metrics: Mapping[str, Any], label: str) -> str:
         "`eval/metrics.py`.",
     ]
     parts += paper_tables([(label, metrics)])
-    from eval.no_tool import no_tool_section  # eval.no_tool builds on this module
-
-    parts += no_tool_section([(label, metrics)])
+    parts += splits
     anatomy = metrics.get("anatomy") or {}
     if anatomy:
         parts += ["## The anatomy of the dialogues", ANATOMY_NOTE]

@@ -118,7 +118,7 @@ def test_import_contract_holds() -> None:
         ("eval/cli.py", "import data_gen.engine", "evaluation reaches the generator only"),
         ("eval/cli.py", "import pipeline.demo", "the core below the stages"),
         # names draws identifiers with described's `shaped`: described may not import names back.
-        ("data_gen/values/described.py", "import data_gen.values.names", "the modules of data_gen.values"),
+        ("data_gen/values/described.py", "import data_gen.values.names", "the modules of each package"),
     ],
 )
 def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contract: str) -> None:

@@ -141,7 +141,7 @@ def test_choose_prompt_format(tmp_path) -> None:
 
 
 def test_auto_budget_counts_turns_as_the_format_has_them_written() -> None:
-    from eval.models import AUTO_MIN_MARGIN, auto_max_new_tokens, reference_turn_texts
+    from eval.budget import AUTO_MIN_MARGIN, auto_max_new_tokens, reference_turn_texts
 
     bench = DIALOGUES
     keep = auto_max_new_tokens(bench, len, "characters")

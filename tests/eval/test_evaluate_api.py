@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from diaforge.schema import Provenance, load_dialogues, write_jsonl
+from diaforge.schema import Dialogue, Provenance, load_dialogues, write_jsonl
 from eval import EvalConfig, EvalResult, evaluate, load_eval_config
 from eval.cli import build_parser
 from eval.cli import main as eval_main
@@ -222,7 +222,7 @@ class _Recorder:
         self.text = text
         self.calls: list[list[list[dict]] | None] = []
 
-    def messages(self, d) -> list[dict]:  # noqa: ANN001
+    def messages(self, d: Dialogue) -> list[dict]:
         return [
             {"role": "system", "content": "our prompt"},
             *({"role": t.role, "content": t.content} for t in d.turns),

@@ -15,17 +15,11 @@ import pytest
 from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from diaforge.format import parse_assistant, render_assistant
 from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
+from eval.budget import AUTO_MIN_MARGIN, FALLBACK_MAX_NEW_TOKENS, auto_max_new_tokens
 from eval.cli import main as eval_main
 from eval.cli_options import max_new_tokens_arg
 from eval.metrics import METRIC_KEYS, compute_metrics, score_dialogue
-from eval.models import (
-    AUTO_MIN_MARGIN,
-    FALLBACK_MAX_NEW_TOKENS,
-    Reply,
-    auto_max_new_tokens,
-    load_tokenizer,
-    reply_to_turn,
-)
+from eval.models import Reply, load_tokenizer, reply_to_turn
 from eval.report import score_transcripts, write_run
 from eval.runner import DynamicConfig, run_dynamic, run_static
 from eval.transcripts import Transcript, TranscriptTurn

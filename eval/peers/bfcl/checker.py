@@ -39,7 +39,7 @@ separately (BFCL issue #443).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,7 +179,7 @@ _JS_TYPES: dict[str, type] = {
 _NESTED = {"java": ("Array", "ArrayList"), "javascript": ("array",)}
 
 
-def _converter(language: str):  # noqa: ANN202 - (value, type[, nested]) -> value
+def _converter(language: str) -> Callable[..., Any]:
     """bfcl-eval's own string-to-value converter for Java or JavaScript (its
     ``type_convertor`` modules; they import nothing heavy)."""
     try:
