@@ -159,12 +159,12 @@ class EvalConfig:
 
     @field_validator(*_PATH_FIELDS, mode="before")
     @classmethod
-    def _path_as_text(cls, value: Any) -> Any:  # noqa: ANN401 - any input
+    def _path_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, os.PathLike) else value
 
     @field_validator("modes", mode="before")
     @classmethod
-    def _modes(cls, value: Any) -> Any:  # noqa: ANN401 - any input
+    def _modes(cls, value: Any) -> Any:
         return parse_modes(value) if isinstance(value, str | list | tuple) else value
 
     @field_validator("max_new_tokens")

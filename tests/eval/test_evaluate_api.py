@@ -130,9 +130,10 @@ def test_a_yaml_config_runs_and_a_flag_overrides_its_key(tmp_path: Path) -> None
         f"backend: reference\nmodes: [static]\nlimit: 3\nseed: 5\nno_tool_bench: none\nquiet: true\nout: {out}\n",
         encoding="utf-8",
     )
+    # The console door, from a folder outside the checkout, with the config named relative to it.
     done = subprocess.run(
-        [sys.executable, "-m", "eval", "run", "--config", str(config), "--limit", "1"],
-        cwd=ROOT, env={**ENV, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", "diaforge", "eval", "run", "--config", "eval.yaml", "--limit", "1"],
+        cwd=tmp_path, env={**ENV, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     metrics = json.loads((out / "metrics.json").read_text())
