@@ -26,7 +26,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from data_gen.agents import COMPLETION, SELECTION, DialogueState, VotingUser
+from data_gen.agents import COMPLETION, SELECTION, DialogueState, User
 from data_gen.agents.refusal import is_refusal
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, ToolCall, Turn
@@ -225,13 +225,14 @@ async def run_dynamic(
     model: ModelUnderTest,
     bench: Sequence[Dialogue],
     near_dup: dict[str, bool],
-    user: VotingUser,
+    user: User,
     cfg: DynamicConfig,
     *,
     progress: bool = True,
     split: str = "positive",
 ) -> list[Transcript]:
-    """Dynamic evaluation: the model plays the assistant against the frozen voting user-proxy."""
+    """Dynamic evaluation: the model plays the assistant against the frozen user-proxy (any
+    `data_gen.agents.User`; `eval run` gives the voting one)."""
     runs = []
     for d in bench:
         state = DialogueState(

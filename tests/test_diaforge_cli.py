@@ -182,7 +182,8 @@ def test_pre_commit_hooks_are_local() -> None:
 def test_diaforge_train_recipe_from_any_folder(tmp_path: Path) -> None:
     """`diaforge train RECIPE` in a folder outside the checkout: the training script is found in
     the package, `--config_file cpu` is the bundled accelerate config, the recipe's relative
-    dataset path is found beside the recipe, and the outputs land under the working folder."""
+    dataset path is found beside the recipe, and the outputs land under the working folder; then
+    `diaforge preview`, `merge` and `eval run` there on what it made."""
     work = tmp_path / "work"
     (work / "recipes").mkdir(parents=True)
     shutil.copy(ROOT / "tests" / "fixtures" / "dialogues_small.jsonl", work / "recipes" / "d.jsonl")
@@ -209,6 +210,25 @@ def test_diaforge_train_recipe_from_any_folder(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (work / "out" / "sft" / "adapter_model.safetensors").is_file()
     assert not (work / "recipes" / "out").exists()
+
+    # The other doors on what the first one made, in the same folder: the samples, the merge, the
+    # evaluation of the merged model.
+    def door(*argv: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "diaforge", *argv],
+            cwd=work, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, (argv, done.stderr[-3000:])
+        return done
+
+    shown = door("preview", "recipes/r.yaml", "--num", "1", "--no-color")
+    assert shown.stdout.startswith("=== dialogue ") and " trained ===" in shown.stdout
+    door("merge", "--adapter", "out/sft", "--output", "out/merged", "--quiet")
+    assert (work / "out" / "merged" / "model.safetensors").is_file()
+    door("eval", "run", "--model", "out/merged", "--limit", "1", "--modes", "static", "--no-tool-bench",
+         "none", "--max-new-tokens", "8", "--out", "out/eval", "--quiet")  # fmt: skip
+    metrics = json.loads((work / "out" / "eval" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["static"]["n"] == 1 and metrics["checkpoint"]["kind"] == "model"
 
 
 def test_diaforge_bench_writes_only_under_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
