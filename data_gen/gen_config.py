@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from diaforge.errors import InputError
+from diaforge.errors import InputError, shown_value
 from diaforge.hygiene import load_yaml, read_text_file, sha256_file
 from diaforge.llm.base import ROLES
 
@@ -433,7 +433,7 @@ def config_error(exc: ValidationError, path: str | Path | None) -> InputError:
 
 
 def _expectation(kind: str, value: Any, ctx: dict[str, Any], fallback: str) -> str:
-    shown = _shown(value)
+    shown = shown_value(value)
     if kind in _EXPECTED:
         return f"must be {_EXPECTED[kind]}, got {shown}"
     if kind == "finite_number":
@@ -446,13 +446,6 @@ def _expectation(kind: str, value: Any, ctx: dict[str, Any], fallback: str) -> s
     if kind == "greater_than":
         return f"must be more than {ctx['gt']:g}, got {shown}"
     return f"{fallback[:1].lower()}{fallback[1:]}, got {shown}"
-
-
-def _shown(value: Any) -> str:
-    """A refused value as the YAML spelled it (`true`, `null`), or its kind for a mapping or list."""
-    if isinstance(value, bool) or value is None:
-        return {True: "true", False: "false", None: "null"}[value]
-    return type(value).__name__ if isinstance(value, dict | list) else repr(value)
 
 
 def _unknown_key(loc: list[str], path: str | Path | None) -> InputError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 class InputError(Exception):
@@ -36,3 +37,11 @@ class InputError(Exception):
             where.append(f"field {self.field!r}")
         prefix = ", ".join(where)
         return f"{prefix}: {self.message}" if prefix else self.message
+
+
+def shown_value(value: Any) -> str:
+    """A refused config value as the YAML spelled it (`true`, `null`), or its kind for a mapping or
+    a list, for the "got ..." end of an error line."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return type(value).__name__ if isinstance(value, dict | list) else repr(value)

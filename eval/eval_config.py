@@ -29,14 +29,13 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
-from diaforge.errors import InputError
+from diaforge.errors import InputError, shown_value
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
-from eval.policies import POLICIES
+from eval.models import BACKENDS
+from eval.transcripts import MODES
 
 __all__ = ["EXAMPLE_CONFIG", "MODES", "EvalConfig", "config_defaults", "load_eval_config", "parse_modes"]
 
-MODES = ("static", "dynamic")
-BACKENDS = ("hf", "openai", "vllm", *POLICIES)
 #: The example config that ships with the package (``python -m eval run --config`` it).
 EXAMPLE_CONFIG = Path(__file__).resolve().parent / "configs" / "heldout.yaml"
 
@@ -262,12 +261,5 @@ def _config_error(exc: ValidationError, path: str | Path | None) -> InputError:
     else:
         message = _EXPECTED.get(err["type"]) or err["msg"][:1].lower() + err["msg"][1:]
     if problem is None:
-        message += f", got {_shown(err.get('input'))}"
+        message += f", got {shown_value(err.get('input'))}"
     return InputError(message, path=path, field=key)
-
-
-def _shown(value: Any) -> str:
-    """A refused value as YAML spells it (`true`, `null`), or its kind for a mapping or a list."""
-    if isinstance(value, bool) or value is None:
-        return {True: "true", False: "false", None: "null"}[value]
-    return type(value).__name__ if isinstance(value, dict | list) else repr(value)

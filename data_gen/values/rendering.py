@@ -1,4 +1,5 @@
-"""How a user says a value in a sentence: `render_value` and `phrase_values`.
+"""How a user says values in a sentence: `phrase_values` fills the templates with values as
+`diaforge.saying.render_value` writes them.
 
 The scripted user-proxy states the gold values with the templates of `VALUE_PHRASES`; the
 scripted assistant reads them back with `data_gen.values.extraction.extract_value`. The contract,
