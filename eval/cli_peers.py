@@ -1,6 +1,6 @@
 """The peer-benchmark commands of ``python -m eval``: ``import`` (BFCL, CONFETTI, ToolDial,
-DICE-Bench as our dialogues), ``bfcl`` (the parity check), ``next-action``, ``dicebench`` and
-``turn-level`` (`eval.peers`).
+DICE-Bench, DialogTool, When2Call as our dialogues), ``bfcl`` (the parity check),
+``next-action``, ``dicebench``, ``turn-level`` and ``when2call`` (`eval.peers`).
 
 Every user-caused error raises `InputError`, which `eval.cli.main` prints as one line (exit 2).
 """
@@ -29,7 +29,7 @@ from eval.policies import POLICIES
 
 __all__ = ["IMPORTERS", "add_peer_parsers"]
 
-IMPORTERS = ("bfcl", "confetti", "tooldial", "dicebench", "dialogtool")
+IMPORTERS = ("bfcl", "confetti", "tooldial", "dicebench", "dialogtool", "when2call")
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -63,6 +63,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
         from eval.peers.dialogtool import load_dialogtool
 
         results.append(load_dialogtool(args.src, apps=args.api_docs))
+    elif args.format == "when2call":
+        from eval.peers.when2call import load_when2call
+
+        results.append(load_when2call(args.src))
     else:
         from eval.peers.dicebench import load_dicebench
 
@@ -301,17 +305,32 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_when2call(args: argparse.Namespace) -> int:
+    """``when2call score``: When2Call's metrics over an lm-eval samples log or a judge output."""
+    from eval.peers.when2call import format_when2call, read_predictions, score_when2call
+
+    form, items = read_predictions(args.pred)
+    metrics = score_when2call(items, form)
+    metrics["predictions"] = args.pred
+    emit(format_when2call(metrics))
+    if args.json:
+        emit(json.dumps(metrics, indent=2))
+    return 0
+
+
 def _add_import_parser(sub: argparse._SubParsersAction) -> None:
     """``python -m eval import``."""
     i = sub.add_parser(
         "import",
-        help="import a peer benchmark (BFCL, CONFETTI, ToolDial, DICE-Bench, DialogTool) as our dialogues",
+        help="import a peer benchmark (BFCL, CONFETTI, ToolDial, DICE-Bench, DialogTool, When2Call) "
+        "as our dialogues",
     )
     i.add_argument("format", choices=IMPORTERS, help="the peer benchmark to import")
     i.add_argument(
         "src",
         nargs="?",
-        help="file or folder (bfcl: a data folder or a category file; default: the installed bfcl-eval wheel)",
+        help="file or folder (bfcl: a data folder or a category file, default: the installed bfcl-eval "
+        "wheel; when2call: a test file or a folder holding when2call_test_mcq.jsonl)",
     )
     i.add_argument("--out", required=True, help="dialogues JSONL to write")
     i.add_argument(
@@ -461,10 +480,30 @@ def _add_turn_level_parser(sub: argparse._SubParsersAction) -> None:
     t.set_defaults(func=_cmd_turn_level)
 
 
+def _add_when2call_parser(sub: argparse._SubParsersAction) -> None:
+    """``python -m eval when2call``."""
+    w = sub.add_parser(
+        "when2call",
+        help="When2Call's metrics (macro F1, acc-norm, tool hallucination rate) over its lm-eval "
+        "samples log or its LLM-judge output",
+    )
+    w.add_argument(
+        "verb", choices=("score",), help="score: rescore a prediction file in When2Call's own form"
+    )
+    w.add_argument(
+        "--pred",
+        required=True,
+        help="lm-eval-harness samples_when2call-*.jsonl (--log_samples) or run_openai_judge.py output",
+    )
+    w.add_argument("--json", action="store_true", help="also print the metrics as JSON")
+    w.set_defaults(func=_cmd_when2call)
+
+
 def add_peer_parsers(sub: argparse._SubParsersAction) -> None:
-    """The peer-benchmark subcommands: import, bfcl, next-action, dicebench, turn-level."""
+    """The peer-benchmark subcommands: import, bfcl, next-action, dicebench, turn-level, when2call."""
     _add_import_parser(sub)
     _add_bfcl_parser(sub)
     _add_next_action_parser(sub)
     _add_dicebench_parser(sub)
     _add_turn_level_parser(sub)
+    _add_when2call_parser(sub)
