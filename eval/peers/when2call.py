@@ -117,7 +117,7 @@ class When2CallItem:
     `tools` are the tool specs shown (decoded from their JSON strings); `target_tool` the tool a
     ``tool_call`` or ``request_for_info`` item is about; `answers` the four replies by behaviour,
     in the record's key order; `held_out_param` the parameter removed from a
-    ``request_for_info`` question."""
+    ``request_for_info`` question; `line` its line in the file."""
 
     uuid: str
     source: str
@@ -128,6 +128,7 @@ class When2CallItem:
     tools: list[dict[str, Any]]
     target_tool: dict[str, Any] | None = None
     held_out_param: str | None = None
+    line: int = 0
 
     @property
     def no_tools(self) -> bool:
@@ -146,7 +147,7 @@ def _json_object(value: Any, what: str) -> dict[str, Any]:
     return value
 
 
-def _item(obj: Any) -> When2CallItem:
+def _item(obj: Any, line: int = 0) -> When2CallItem:
     if not isinstance(obj, dict):
         raise _Bad("a record must be a JSON object")
     for key in ("uuid", "question", "correct_answer"):
@@ -177,6 +178,7 @@ def _item(obj: Any) -> When2CallItem:
         tools=[_json_object(t, f"tools[{k}]") for k, t in enumerate(tools)],
         target_tool=None if target is None else _json_object(target, "target_tool"),
         held_out_param=held_out,
+        line=line,
     )
 
 
@@ -199,7 +201,7 @@ def read_when2call(src: str | Path) -> list[When2CallItem]:
     seen: set[str] = set()
     for lineno, obj in read_json_lines(path):
         try:
-            item = _item(obj)
+            item = _item(obj, lineno)
         except _Bad as exc:
             raise InputError(str(exc), path=path, record=lineno) from None
         if item.uuid in seen:
@@ -247,16 +249,14 @@ def _reference_turn(item: When2CallItem) -> tuple[Turn, str | None, dict[str, An
     return turn, seed, {}
 
 
-def _dialogue(item: When2CallItem, path: Path, lineno: int) -> Dialogue:
+def _dialogue(item: When2CallItem, path: Path) -> Dialogue:
     try:
         tools = [_tool(spec) for spec in item.tools]
         turn, seed, gold_args = _reference_turn(item)
-    except ValidationError as exc:
-        msg = str(exc.errors()[0].get("msg", "invalid tool")).removeprefix("Value error, ")
-        raise InputError(f"{item.uuid}: {msg}", path=path, record=lineno) from None
-    except _Bad as exc:
-        msg = str(exc)
-        raise InputError(f"{item.uuid}: {msg}", path=path, record=lineno) from None
+    except (ValidationError, _Bad) as exc:
+        msg = str(exc.errors()[0].get("msg")) if isinstance(exc, ValidationError) else str(exc)
+        where = f"{item.uuid}: tool " if isinstance(exc, ValidationError) else f"{item.uuid}: "
+        raise InputError(where + msg.removeprefix("Value error, "), path=path, record=item.line) from None
     extra = {
         "uuid": item.uuid,
         "source": item.source,
@@ -270,7 +270,7 @@ def _dialogue(item: When2CallItem, path: Path, lineno: int) -> Dialogue:
         "when2call",
         extra,
         path=path,
-        record=lineno,
+        record=item.line,
         entry_id=f"when2call-{item.uuid}",
         seed_tool=seed,
         candidate_tools=tools,
@@ -284,7 +284,7 @@ def load_when2call(src: str | Path) -> ImportResult:
     per behaviour and per source, tools shown (0, 1, 2+), no-tool cannot_answer items."""
     path = _test_file(src)
     items = read_when2call(path)
-    dialogues = [_dialogue(item, path, k) for k, item in enumerate(items, start=1)]
+    dialogues = [_dialogue(item, path) for item in items]
     shown = Counter("0" if len(i.tools) == 0 else "1" if len(i.tools) == 1 else "2+" for i in items)
     report = ImportReport(source="when2call", path=str(path), loaded=len(dialogues))
     report.counts = {

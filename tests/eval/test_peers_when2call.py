@@ -116,6 +116,7 @@ def _broken(tmp_path: Path, line: int, edit) -> Path:
         (3, lambda r: r.update(uuid=RECORDS[0]["uuid"]), "appears twice"),
         (5, lambda r: r["answers"].update(tool_call="multiply(3, 2)"), "answers.tool_call is not JSON"),
         (6, lambda r: r.update(tools=[r["tools"][0], r["tools"][0]]), "duplicate names"),
+        (4, lambda r: r.update(tools=['{"name": "f", "parameters": {"type": "array"}}']), "tool parameters"),
     ],
 )
 def test_a_malformed_record_is_one_line(tmp_path: Path, line: int, edit, needle: str) -> None:
