@@ -101,6 +101,13 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--judge-base-url", help="OpenAI-compatible server of the --judge model")
     r.add_argument("--t-max", type=positive_int, help="dynamic mode: most user turns per dialogue")
+    r.add_argument(
+        "--repeats",
+        type=positive_int,
+        help="dynamic mode: play each dialogue k times, the user-proxy's wording drawn from its own seed "
+        "each time (repeat 0 is the run without --repeats), and report pass^1..pass^k; every other "
+        "metric stays on repeat 0; static mode (no user-proxy) and the no-tool split are played once",
+    )
     r.add_argument("--n-samples", type=positive_int, help="user-proxy candidates per turn (n)")
     r.add_argument("--n-voters", type=positive_int, help="voters per turn (m)")
     r.add_argument("--limit", type=positive_int, help="evaluate a seeded sample of this many dialogues")

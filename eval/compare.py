@@ -29,7 +29,7 @@ from eval.tables import (
     paper_tables,
     table1,
 )
-from eval.transcripts import MODES, read_transcripts
+from eval.transcripts import MODES, first_trials, read_transcripts
 
 __all__ = ["DEFAULT_COMPARE_DIR", "compare_runs", "floor_policy", "floors_section", "output_table"]
 
@@ -60,7 +60,7 @@ def _anatomy_from_transcripts(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        groups = split_by_mode(t for t in read_transcripts(path) if t.split == "positive")
+        groups = split_by_mode(t for t in first_trials(read_transcripts(path)) if t.split == "positive")
     except InputError:  # the metrics are still worth comparing without their anatomy
         return {}
     return {

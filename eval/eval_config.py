@@ -100,6 +100,11 @@ class EvalConfig:
     """The server of the `judge` model. Default: unset (the OpenAI API)."""
     t_max: PositiveInt = 10
     """Dynamic mode: the most user turns per dialogue. Default 10."""
+    repeats: PositiveInt = 1
+    """Dynamic mode: play each benchmark dialogue this many times, the user-proxy's wording drawn
+    from its own seed in each repeat (repeat 0 is the run without repeats), and report pass^1 ...
+    pass^k over them (`eval.passk`); every other metric stays on repeat 0. Static mode (it has no
+    user-proxy) and the no-tool split are played once. Default 1."""
     n_samples: PositiveInt = 3
     """User-proxy candidates per turn (the paper's n). Default 3."""
     n_voters: PositiveInt = 3

@@ -9,7 +9,8 @@ directly. A run reads top to bottom as its steps:
    the run folder (checked writable before anything is loaded) and the device;
 3. the token budget (`eval.budget.run_budget`: ``auto`` measures the benchmark in the model's tokenizer);
 4. the user-proxy of dynamic mode (`user_proxy`);
-5. each mode on the positive split, then on the no-tool split (`eval.runner`);
+5. each mode on the positive split (dynamic mode `repeats` times, `eval.passk`), then on the
+   no-tool split, played once (`eval.runner`);
 6. ConvRel grades when a judge is named;
 7. the run folder (`eval.report.write_run`: transcripts, metrics, report, plot, W&B).
 
@@ -49,7 +50,7 @@ class EvalResult:
     """The run folder: ``metrics.json``, ``transcripts.jsonl``, ``report.md``, ``tradeoff.png``."""
     modes: dict[str, dict[str, Any]]
     """The metrics of Appendix C.1 (Acc, FTR, TAR, ..., ``n``) per mode that ran, on the positive
-    split: ``result.modes["dynamic"]["Acc"]``."""
+    split (repeat 0 when there are repeats): ``result.modes["dynamic"]["Acc"]``."""
     anatomy: dict[str, dict[str, Any]]
     """Per mode, what the dialogues were made of (`eval.anatomy`: asks first, right tool, ...)."""
     no_tool: dict[str, Any] | None
@@ -57,14 +58,19 @@ class EvalResult:
     metrics: dict[str, Any]
     """All of ``metrics.json``: the above, breakdowns, endings and the run's settings."""
     transcripts: list[Transcript] = field(repr=False)
-    """Every dialogue as played, per mode and split (``transcripts.jsonl``)."""
+    """Every dialogue as played, per mode, split and repeat (``transcripts.jsonl``)."""
     budget: Budget | None = None
     """The token budget and where it came from; None for a reference policy."""
+    pass_k: dict[str, Any] | None = None
+    """With ``repeats`` > 1, pass^1 ... pass^k of the dynamic mode (`eval.passk`):
+    ``result.pass_k["dynamic"]["pass^3"]``; None otherwise."""
 
     def summary_lines(self) -> list[str]:
-        """What ``eval run`` prints: per mode the headline metrics and the anatomy counts, the
-        no-tool split's line per mode, and the run folder."""
+        """What ``eval run`` prints: per mode the headline metrics and the anatomy counts (of
+        repeat 0) and, with repeats, pass^1 ... pass^k (`eval.passk`); the no-tool split's line
+        per mode, and the run folder."""
         from eval.no_tool import run_lines
+        from eval.passk import passk_lines
 
         lines = []
         for mode, m in self.modes.items():
@@ -79,6 +85,7 @@ class EvalResult:
                     f"{a['calls_n']}  right keys {a['right_keys_n']}/{a['right_tool_n']}  values grounded "
                     f"{a['values_grounded_n']}/{a['values_n']}"
                 )
+            lines += passk_lines(self.metrics, mode)
         return [*lines, *run_lines(self.metrics), f"run folder: {self.run_dir}"]
 
 
@@ -182,6 +189,7 @@ async def aevaluate(config: EvalConfig) -> EvalResult:
         metrics=metrics,
         transcripts=transcripts,
         budget=budget,
+        pass_k=metrics.get("pass_k"),
     )
 
 
@@ -230,7 +238,11 @@ async def _play_modes(
             transcripts += await run_static(model, bench, near_dup, progress=progress, split=split)
         else:
             dyn = DynamicConfig(
-                t_max=config.t_max, n_samples=config.n_samples, n_voters=config.n_voters, seed=config.seed
+                t_max=config.t_max,
+                n_samples=config.n_samples,
+                n_voters=config.n_voters,
+                seed=config.seed,
+                repeats=config.repeats if split == "positive" else 1,  # pass^k is of the positive split
             )
             transcripts += await run_dynamic(
                 model, bench, near_dup, user, dyn, progress=progress, split=split
@@ -281,6 +293,7 @@ def _settings(
         "modes": list(config.modes),
         "user_proxy": user_name,
         "t_max": config.t_max,
+        "repeats": config.repeats,
         "n_samples": config.n_samples,
         "n_voters": config.n_voters,
         "limit": config.limit,

@@ -16,10 +16,14 @@ commands do):
        "anatomy_breakdowns": {"static": {"by_near_duplicate": {...}, "by_required_args": {...}}, ...},
        "no_tool": {"static": {"refusal_acc": ..., "wrong_call": ..., ...}, ..., "ended": {...}},
                                                                 # when the no-tool split ran
+       "pass_k": {"dynamic": {"n": ..., "trials": 3, "pass^1": ..., "pass^2": ..., "pass^3": ...,
+                              "wording_sensitive": ..., ...}},  # with --repeats k > 1 (eval.passk)
        ...extra}                                                # whatever the caller adds
 
   with the metric keys of `eval.metrics.METRIC_KEYS`, computed over the positive split only; the
-  no-tool split's transcripts (``split: "no_tool"``) are scored apart (`eval.no_tool`);
+  no-tool split's transcripts (``split: "no_tool"``) are scored apart (`eval.no_tool`). Every
+  key but ``pass_k`` is computed on repeat 0 alone (`eval.transcripts.first_trials`), so a run
+  with ``--repeats`` keeps every number of a run without; ``pass_k`` reads every repeat;
 * ``report.md``: the paper's tables for this run (Table 1: Acc/FTR/TAR static | dynamic; Tables
   3 and 5: TCP TCR PKP PKR Acc FTR TAR per mode; Tables 4 and 6: ConvRel TTR NGD3 plus NGD2 and
   NGD4), the anatomy of the dialogues (`eval.anatomy`: asks first, right tool, right keys, right
@@ -42,6 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.lineage import lineage_config
 from diaforge.wandb_offline import has_wandb_credentials
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
@@ -53,10 +58,11 @@ from eval.metrics import (
     split_by_mode,
 )
 from eval.no_tool import no_tool_section, summarise_no_tool
+from eval.passk import summarise_pass_k
 from eval.run_files import write_atomic, write_run_files
 from eval.tables import render_report
 from eval.tradeoff_plot import plot_tradeoff
-from eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, read_transcripts
+from eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, first_trials, read_transcripts
 
 __all__ = [
     "eval_settings",
@@ -71,7 +77,7 @@ __all__ = [
     "write_run",
 ]
 
-RESERVED_KEYS = ("model", *MODES, "breakdowns", "ended", "anatomy", "anatomy_breakdowns", "no_tool")
+RESERVED_KEYS = ("model", *MODES, "breakdowns", "ended", "anatomy", "anatomy_breakdowns", "no_tool", "pass_k")
 DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 
@@ -84,10 +90,12 @@ def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
     """Per-mode metrics, breakdowns, endings and anatomy (`eval.anatomy`) of the positive split,
     and the no-tool split's metrics (`eval.no_tool`) when it ran: everything of ``metrics.json``
     but the label and the caller's extras. `write_run` stores it and `score_transcripts`
-    recomputes it."""
+    recomputes it. Everything is of repeat 0 (`first_trials`) but ``pass_k`` (`eval.passk`), there
+    only when a mode was repeated."""
     transcripts = list(transcripts)
-    positive = [t for t in transcripts if t.split == "positive"]
-    no_tool = [t for t in transcripts if t.split == "no_tool"]
+    every_positive = [t for t in transcripts if t.split == "positive"]
+    positive = first_trials(every_positive)
+    no_tool = first_trials(t for t in transcripts if t.split == "no_tool")
     groups = split_by_mode(positive)
     out: dict[str, Any] = {mode: compute_metrics(ts) for mode, ts in groups.items()}
     out["breakdowns"] = {mode: compute_breakdowns(ts) for mode, ts in groups.items()}
@@ -99,6 +107,9 @@ def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
     out["anatomy_breakdowns"] = {mode: anatomy_breakdowns(ts) for mode, ts in groups.items()}
     if no_tool:
         out["no_tool"] = summarise_no_tool(no_tool, positive)
+    pass_k = summarise_pass_k(every_positive)
+    if pass_k:
+        out["pass_k"] = pass_k
     return out
 
 
@@ -110,7 +121,11 @@ def score_transcripts(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if p.is_dir():
         p = p / "transcripts.jsonl"
-    return summarise(read_transcripts(p))
+    transcripts = read_transcripts(p)
+    try:
+        return summarise(transcripts)
+    except InputError as exc:  # e.g. one trial twice (`eval.passk.trial_outcomes`): name the file
+        raise InputError(exc.message, path=p) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,7 +305,7 @@ def log_to_wandb(
     """Log one evaluation run to W&B: its settings as the run config (`eval_settings`), the
     flattened metrics (``static/Acc``, ..., ``breakdowns/dynamic/by_required_args/3+/Acc``) as the
     run summary, a ``transcripts`` table (id, mode, seed_tool, ended, acc, first call as JSON,
-    dialogue as text), and ``metrics.json``, ``report.md``, ``tradeoff.png`` and
+    dialogue as text, repeat), and ``metrics.json``, ``report.md``, ``tradeoff.png`` and
     ``transcripts.jsonl`` as an ``eval-run`` artifact. A trained model's lineage (``metrics["training"]``,
     `diaforge.lineage`) names its training run and data fingerprint in the config, puts the eval
     run in the training run's group and, online, uses its model artifact (`use_model_artifact`).
@@ -315,7 +330,7 @@ def log_to_wandb(
         use_model_artifact(run, lineage)
         run.summary.update(flatten_metrics(metrics))
         table = wandb.Table(
-            columns=["id", "mode", "split", "seed_tool", "ended", "acc", "first_call", "dialogue"]
+            columns=["id", "mode", "split", "seed_tool", "ended", "acc", "first_call", "dialogue", "repeat"]
         )
         for t in transcripts:
             table.add_data(
@@ -327,6 +342,7 @@ def log_to_wandb(
                 score_dialogue(t).acc,
                 _call_json(t),
                 t.render(),
+                t.repeat,
             )
         run.log({"transcripts": table})
         files = [out / n for n in ("metrics.json", "report.md", "tradeoff.png", "transcripts.jsonl")]

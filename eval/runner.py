@@ -5,7 +5,13 @@
   the dialogue stops at its first tool call or when the reference runs out of user turns.
 - **dynamic**: the model is the assistant inside the engine's loop with the frozen user-proxy
   (multi-sample voting, n candidates and m voters); up to T_max turn pairs, stopping at the first
-  tool call.
+  tool call. With ``repeats`` k > 1 every dialogue is played k times, one repeat after the other
+  (each as the whole benchmark in lock step, so repeat 0 is batched exactly as a run without
+  repeats is): repeat r draws the user-proxy's turns from the generator
+  ``seeded_rng(seed, id, step)`` for r = 0 (the run without repeats, unchanged) and
+  ``seeded_rng(seed, id, step, "repeat", r)`` for r > 0. Only the user's wording changes between
+  repeats; the model's decoding is whatever it is configured to be (greedy stays greedy). pass^k
+  over the repeats is `eval.passk`. Static mode has no user-proxy and is never repeated.
 
 In both, a reply cut off by the token budget (`Reply.kind == "truncated"`) also ends the
 dialogue (``ended: "truncated"``): what the model meant to say is unknown, and the user-proxy is
@@ -38,12 +44,22 @@ from eval.transcripts import Transcript, TranscriptTurn
 
 @dataclass
 class DynamicConfig:
-    """The dynamic loop: turn cap, voting sizes, seed."""
+    """The dynamic loop: turn cap, voting sizes, seed, and how many times each dialogue is played."""
 
     t_max: int = 10
     n_samples: int = 3
     n_voters: int = 3
     seed: int = 0
+    repeats: int = 1
+    """Trials per dialogue, each with the user-proxy's wording from its own seed (`user_rng`)."""
+
+
+def user_rng(seed: int, dialogue_id: str, step: int, repeat: int = 0) -> random.Random:
+    """The generator of the user-proxy's turn at `step` of a dialogue in trial `repeat`: repeat 0
+    keys it exactly as a run without repeats does; another repeat adds its number to the key."""
+    if repeat == 0:
+        return seeded_rng(seed, dialogue_id, step)
+    return seeded_rng(seed, dialogue_id, step, "repeat", repeat)
 
 
 def near_duplicate_flags(bench: Sequence[Dialogue], encoder: Encoder) -> dict[str, bool]:
@@ -80,9 +96,11 @@ def _assistant_record(reply: Reply) -> TranscriptTurn:
     )
 
 
-def _bar_name(mode: str, split: str) -> str:
-    """The progress bar of a mode: "static", or "no-tool static" for the no-tool split."""
-    return mode if split == "positive" else f"no-tool {mode}"
+def _bar_name(mode: str, split: str, repeat: str = "") -> str:
+    """The progress bar of a mode: "static", or "no-tool static" for the no-tool split, and which
+    repeat it plays when there are several ("dynamic 2/3")."""
+    name = mode if split == "positive" else f"no-tool {mode}"
+    return f"{name} {repeat}" if repeat else name
 
 
 def _ending(reply: Reply, split: str) -> str | None:
@@ -120,6 +138,8 @@ class DialogueRun:
     """Dynamic: the user-proxy's view (its phase, the gold tool); its `turns` is `turns`."""
     ended: str | None = None
     """How it ended (`eval.transcripts.ENDINGS`); None while it runs."""
+    repeat: int = 0
+    """Which trial of the dialogue this is (dynamic mode with repeats; 0 otherwise)."""
 
     def in_progress(self) -> Dialogue:
         return self.dialogue.model_copy(update={"turns": self.turns})
@@ -140,6 +160,7 @@ class DialogueRun:
             ended=self.ended,
             split=split,
             withheld_tool=withheld.name if withheld is not None else None,
+            repeat=self.repeat,
         )
 
 
@@ -157,12 +178,16 @@ async def _play(
     near_dup: dict[str, bool],
     progress: bool,
     split: str,
+    bar_note: str = "",
 ) -> list[Transcript]:
     """Advance every dialogue in lock step, a user turn then one batched model call per step,
     until each has ended at a call, a cut-off reply or (no-tool split) a refusal, or ran out of
     turns (`out_of_turns`: ``reference_end`` or ``t_max``); one transcript per dialogue."""
     bar = tqdm(
-        total=sum(r.max_turns for r in runs), desc=_bar_name(mode, split), unit="turn", disable=not progress
+        total=sum(r.max_turns for r in runs),
+        desc=_bar_name(mode, split, bar_note),
+        unit="turn",
+        disable=not progress,
     )
     for step in range(max((r.max_turns for r in runs), default=0)):
         for r in runs:
@@ -232,32 +257,37 @@ async def run_dynamic(
     split: str = "positive",
 ) -> list[Transcript]:
     """Dynamic evaluation: the model plays the assistant against the frozen user-proxy (any
-    `data_gen.agents.User`; `eval run` gives the voting one)."""
-    runs = []
-    for d in bench:
-        state = DialogueState(
-            gold=d.gold_tool or d.withheld_tool,
-            candidates=list(d.candidate_tools),
-            persona=d.persona,
-            goal=d.goal,
-            gold_args=dict(d.gold_args),
-        )
-        runs.append(DialogueRun(d, max_turns=cfg.t_max, turns=state.turns, state=state))
+    `data_gen.agents.User`; `eval run` gives the voting one), `cfg.repeats` times per dialogue
+    (module docstring); the transcripts of repeat 0 first, then those of repeat 1, ..."""
 
     async def proxy_turn(r: DialogueRun, step: int) -> Turn:
-        text, _ = await user.reply(r.state, seeded_rng(cfg.seed, r.dialogue.id, step))
+        text, _ = await user.reply(r.state, user_rng(cfg.seed, r.dialogue.id, step, r.repeat))
         return Turn(role="user", content=text)
 
-    return await _play(
-        model,
-        runs,
-        proxy_turn,
-        mode="dynamic",
-        out_of_turns="t_max",
-        near_dup=near_dup,
-        progress=progress,
-        split=split,
-    )
+    transcripts: list[Transcript] = []
+    for repeat in range(cfg.repeats):
+        runs = []
+        for d in bench:
+            state = DialogueState(
+                gold=d.gold_tool or d.withheld_tool,
+                candidates=list(d.candidate_tools),
+                persona=d.persona,
+                goal=d.goal,
+                gold_args=dict(d.gold_args),
+            )
+            runs.append(DialogueRun(d, max_turns=cfg.t_max, turns=state.turns, state=state, repeat=repeat))
+        transcripts += await _play(
+            model,
+            runs,
+            proxy_turn,
+            mode="dynamic",
+            out_of_turns="t_max",
+            near_dup=near_dup,
+            progress=progress,
+            split=split,
+            bar_note=f"{repeat + 1}/{cfg.repeats}" if cfg.repeats > 1 else "",
+        )
+    return transcripts
 
 
 def asks_for_arguments(turn: Turn, state: DialogueState) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eval.anatomy import ANATOMY_SHARES
+from eval.passk import passk_section
 from eval.transcripts import MODES
 
 __all__ = [
@@ -209,6 +210,7 @@ def render_report(metrics: Mapping[str, Any], label: str, splits: Sequence[str] 
         "`eval/metrics.py`.",
     ]
     parts += paper_tables([(label, metrics)])
+    parts += passk_section(metrics)
     parts += splits
     anatomy = metrics.get("anatomy") or {}
     if anatomy:

@@ -20,7 +20,12 @@
   no-tool split only, ``refusal``) and the error message when it ended in ``error``;
 * the split it belongs to (`split`: ``positive``, the benchmark itself, or ``no_tool``, its
   retrieval misses, `eval.no_tool`) and, for a retrieval miss, the name of the tool the user
-  needed, which no candidate is (`withheld_tool`).
+  needed, which no candidate is (`withheld_tool`);
+* which trial of the dialogue it is (`repeat`): ``eval run --repeats k`` plays each dialogue of
+  the dynamic mode k times, the user-proxy's wording drawn from another seed each time
+  (`eval.passk`). Repeat 0 is the run without ``--repeats`` and the one every metric but pass^k
+  is computed on (`first_trials`); a line with no `repeat` (written before it existed) is repeat 0.
+  A transcript is identified by (`id`, `mode`, `split`, `repeat`).
 
 A typical line::
 
@@ -56,6 +61,7 @@ __all__ = [
     "InputError",
     "Transcript",
     "TranscriptTurn",
+    "first_trials",
     "read_transcripts",
     "write_transcripts",
 ]
@@ -142,6 +148,7 @@ class Transcript(BaseModel):
     error: str | None = None
     split: Split = "positive"
     withheld_tool: str | None = None
+    repeat: int = Field(default=0, ge=0)
 
     @field_validator("convrel")
     @classmethod
@@ -189,6 +196,13 @@ class Transcript(BaseModel):
         if self.error:
             lines.append(f"[error: {self.error}]")
         return "\n\n".join(lines)
+
+
+def first_trials(transcripts: Iterable[Transcript]) -> list[Transcript]:
+    """The transcripts of repeat 0 (the run without ``--repeats``), in their order: what every
+    metric of a run is computed on, so that a run with repeats stays comparable with one without
+    (pass^k, `eval.passk`, reads every repeat)."""
+    return [t for t in transcripts if t.repeat == 0]
 
 
 def read_transcripts(path: str | Path, *, allow_empty: bool = False) -> list[Transcript]:

@@ -460,6 +460,27 @@ CASES = [
         "eval-t-max-0", "eval", {}, ["run", "--backend", "random", "--t-max", "0"], ("--t-max", "at least 1")
     ),
     Case(
+        "eval-repeats-0",
+        "eval",
+        {},
+        ["run", "--backend", "random", "--repeats", "0"],
+        ("--repeats", "at least 1"),
+    ),
+    Case(
+        "eval-repeats-negative",
+        "eval",
+        {},
+        ["run", "--backend", "random", "--repeats", "-1"],
+        ("--repeats", "at least 1"),
+    ),
+    Case(
+        "eval-repeats-0-in-config",
+        "eval",
+        {"e.yaml": "backend: random\nrepeats: 0\n"},
+        ["run", "--config", "{dir}/e.yaml"],
+        ("e.yaml", "'repeats'", "at least 1"),
+    ),
+    Case(
         "eval-out-is-a-file",
         "eval",
         {"out": "x"},
@@ -751,6 +772,9 @@ FIXES: dict[str, Fix] = {
     "eval-n-voters-0": Fix(argv=["run", "--backend", "random", "--n-voters", "1"]),
     "eval-n-samples-0": Fix(argv=["run", "--backend", "random", "--n-samples", "1"]),
     "eval-t-max-0": Fix(argv=["run", "--backend", "random", "--t-max", "2"]),
+    "eval-repeats-0": Fix(argv=["run", "--backend", "random", "--repeats", "2"]),
+    "eval-repeats-negative": Fix(argv=["run", "--backend", "random", "--repeats", "1"]),
+    "eval-repeats-0-in-config": Fix({"e.yaml": "backend: random\nrepeats: 2\n"}),
     "eval-out-is-a-file": Fix(argv=["run", "--backend", "random", "--out", "{dir}/run"]),
     "eval-bench-not-utf8": BENCH_FIX,
     "eval-bench-deep-args": BENCH_FIX,

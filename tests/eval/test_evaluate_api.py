@@ -67,6 +67,30 @@ def test_evaluate_a_reference_policy_from_python(tmp_path: Path) -> None:
     assert lines[0].startswith("static   Acc 1.000") and lines[-1] == f"run folder: {tmp_path / 'run'}"
 
 
+def test_repeat_0_is_the_run_without_repeats(tmp_path: Path) -> None:
+    """``repeats=2`` adds a second trial per dynamic dialogue in other words and pass^k; its first
+    trial and every number but pass^k are those of the run without repeats."""
+    base = {"backend": "name-overlap", "modes": ["dynamic"], "limit": 3}
+    once = evaluate(_policy_config(tmp_path / "once", **base))
+    twice = evaluate(_policy_config(tmp_path / "twice", **base, repeats=2))
+    assert [t.repeat for t in twice.transcripts] == [0, 0, 0, 1, 1, 1]
+    first = [t.model_dump() for t in twice.transcripts if t.repeat == 0]
+    assert first == [t.model_dump() for t in once.transcripts]
+    again = [t for t in twice.transcripts if t.repeat == 1]
+    assert any(
+        [u.content for u in a.turns if u.role == "user"] != [u.content for u in b.turns if u.role == "user"]
+        for a, b in zip(once.transcripts, again, strict=True)
+    )  # the user-proxy's wording is drawn anew
+    assert once.pass_k is None and "pass_k" not in once.metrics and once.metrics["repeats"] == 1
+    assert twice.pass_k == twice.metrics["pass_k"] and twice.pass_k["dynamic"]["trials"] == 2
+    moving = {"pass_k", "repeats", "seconds", "wall_seconds"}
+    assert {k: v for k, v in twice.metrics.items() if k not in moving} == {
+        k: v for k, v in once.metrics.items() if k not in moving
+    }
+    assert twice.summary_lines()[:2] == once.summary_lines()[:2]
+    assert twice.summary_lines()[2].lstrip().startswith("pass^1 ")
+
+
 def test_evaluate_where_an_event_loop_already_runs(tmp_path: Path) -> None:
     """A notebook runs its own loop: `evaluate` then runs the evaluation on a thread of its own."""
 

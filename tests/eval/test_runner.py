@@ -231,3 +231,42 @@ def test_voting_user_pools_by_mode() -> None:
     a, _ = asyncio.run(user.reply(state, random.Random(1)))
     b, _ = asyncio.run(user.reply(state, random.Random(1)))
     assert a == b and a
+
+
+def test_dynamic_repeats_redraw_only_the_users_wording() -> None:
+    """`DynamicConfig.repeats`: every dialogue once per repeat, repeat 0 first, the user-proxy's
+    generator keyed as without repeats in repeat 0 and with the repeat's number after it."""
+    import random
+
+    from diaforge.llm.base import Usage
+    from diaforge.rng import seeded_rng
+    from eval.models import ModelSpec, ModelUnderTest
+    from eval.runner import DynamicConfig, run_dynamic, run_static
+
+    class DrawingUser:
+        """Says the first number its generator draws, so each user turn shows its seed."""
+
+        name = "drawing"
+
+        async def reply(self, state, rng: random.Random) -> tuple[str, Usage]:
+            return f"draw {rng.random()!r}", Usage()
+
+    bench = load_dialogues(BENCH)[:2]
+    model = ModelUnderTest(ModelSpec(model="reference", backend="reference"))
+    near_dup = {d.id: False for d in bench}
+    cfg = DynamicConfig(t_max=2, seed=3, repeats=3)
+    out = asyncio.run(run_dynamic(model, bench, near_dup, DrawingUser(), cfg, progress=False))
+    assert [(t.id, t.repeat) for t in out] == [(d.id, r) for r in range(3) for d in bench]
+    for t in out:
+        users = [turn.content for turn in t.turns if turn.role == "user"]
+        keys = [
+            (3, t.id, step) if t.repeat == 0 else (3, t.id, step, "repeat", t.repeat)
+            for step in range(len(users))
+        ]
+        assert users and users == [f"draw {seeded_rng(*key).random()!r}" for key in keys]
+    once = asyncio.run(
+        run_dynamic(model, bench, near_dup, DrawingUser(), DynamicConfig(t_max=2, seed=3), progress=False)
+    )
+    assert [t.model_dump() for t in once] == [t.model_dump() for t in out[:2]]
+    static = asyncio.run(run_static(model, bench, near_dup, progress=False))
+    assert [t.repeat for t in static] == [0, 0]  # static mode has no repeats
