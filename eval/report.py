@@ -16,6 +16,8 @@ commands do):
        "anatomy_breakdowns": {"static": {"by_near_duplicate": {...}, "by_required_args": {...}}, ...},
        "no_tool": {"static": {"refusal_acc": ..., "wrong_call": ..., ...}, ..., "ended": {...}},
                                                                 # when the no-tool split ran
+       "intervals": {"static": {"Acc": {"k": .., "n": .., "lo": .., "hi": ..}, ...}, "dynamic": ...,
+                     "breakdowns": ..., "anatomy": ..., "no_tool": ...},  # `eval.intervals`
        ...extra}                                                # whatever the caller adds
 
   with the metric keys of `eval.metrics.METRIC_KEYS`, computed over the positive split only; the
@@ -45,6 +47,7 @@ from typing import Any
 from diaforge.lineage import lineage_config
 from diaforge.wandb_offline import has_wandb_credentials
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
+from eval.intervals import interval_summary
 from eval.metrics import (
     compute_breakdowns,
     compute_metrics,
@@ -71,7 +74,16 @@ __all__ = [
     "write_run",
 ]
 
-RESERVED_KEYS = ("model", *MODES, "breakdowns", "ended", "anatomy", "anatomy_breakdowns", "no_tool")
+RESERVED_KEYS = (
+    "model",
+    *MODES,
+    "breakdowns",
+    "ended",
+    "anatomy",
+    "anatomy_breakdowns",
+    "no_tool",
+    "intervals",
+)
 DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 
@@ -82,8 +94,8 @@ DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
     """Per-mode metrics, breakdowns, endings and anatomy (`eval.anatomy`) of the positive split,
-    and the no-tool split's metrics (`eval.no_tool`) when it ran: everything of ``metrics.json``
-    but the label and the caller's extras. `write_run` stores it and `score_transcripts`
+    the no-tool split's metrics (`eval.no_tool`) when it ran, and the intervals of all their rates
+    (`eval.intervals`): everything of ``metrics.json`` but the label and the caller's extras. `write_run` stores it and `score_transcripts`
     recomputes it."""
     transcripts = list(transcripts)
     positive = [t for t in transcripts if t.split == "positive"]
@@ -99,6 +111,7 @@ def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
     out["anatomy_breakdowns"] = {mode: anatomy_breakdowns(ts) for mode, ts in groups.items()}
     if no_tool:
         out["no_tool"] = summarise_no_tool(no_tool, positive)
+    out["intervals"] = interval_summary(out, positive)  # every rate above with its 95 % interval
     return out
 
 
@@ -131,7 +144,7 @@ def write_run(
 
     `extra` adds top-level keys to ``metrics.json`` (benchmark, checkpoint, settings, ...); it
     may not replace ``model``, ``static``, ``dynamic``, ``breakdowns``, ``ended``, ``anatomy``,
-    ``anatomy_breakdowns`` or ``no_tool``. `wandb_cfg`,
+    ``anatomy_breakdowns``, ``no_tool`` or ``intervals``. `wandb_cfg`,
     when given, logs the run to W&B with `log_to_wandb`: keys ``project`` (default
     ``diaforge-eval``), ``run_name`` (default the label), ``tags``, ``entity``; a key set to
     None takes its default.

@@ -137,7 +137,9 @@ def test_only_modes_that_ran_are_present(tmp_path):
     assert "static" in stored and "dynamic" not in stored
     report = (tmp_path / "run" / "report.md").read_text()
     assert "Dynamic evaluation: tool-calling" not in report
-    assert "| m | 0.50 | 0.25 | 0.25 | – | – | – |" in report
+    # Acc 2/4: Wilson [0.15, 0.85]; TAR 1/4: [0.05, 0.70]; FTR values 0, 0, 1, 0: the bootstrap
+    # keeps 0 (all four drawn 0 has probability 0.32) and 0.75 (three or four 1s: 0.051 > 0.025).
+    assert "| m | 4 | 0.50 [0.15, 0.85] | 0.25 [0.00, 0.75] | 0.25 [0.05, 0.70] | – | – | – | – |" in report
 
 
 def test_extra_may_not_overwrite_reserved_keys(tmp_path):
@@ -152,15 +154,19 @@ def test_report_md_has_paper_tables(tmp_path):
     report = (tmp_path / "run" / "report.md").read_text()
     assert report.startswith("# Evaluation report: tiny-lora")
     header = (
-        "| Model | Static Acc (↑) | Static FTR (↓) | Static TAR (↓) | "
-        "Dynamic Acc (↑) | Dynamic FTR (↓) | Dynamic TAR (↓) |"
+        "| Model | Static n | Static Acc (↑) | Static FTR (↓) | Static TAR (↓) | "
+        "Dynamic n | Dynamic Acc (↑) | Dynamic FTR (↓) | Dynamic TAR (↓) |"
     )
     assert header in report
-    assert "| tiny-lora | 0.50 | 0.25 | 0.25 | 0.50 | 0.00 | 0.50 |" in report
-    assert "| Model | TCP (↑) | TCR (↑) | PKP (↑) | PKR (↑) | Acc (↑) | FTR (↓) | TAR (↓) |" in report
-    assert "| Model | ConvRel (↑) | TTR (↑) | NGD3 (↑) | NGD2 (↑) | NGD4 (↑) |" in report
+    assert ROW in report
+    assert "| Model | n | TCP (↑) | TCR (↑) | PKP (↑) | PKR (↑) | Acc (↑) | FTR (↓) | TAR (↓) |" in report
+    # Static TCP: 2 gold names among 3 called (Wilson [0.21, 0.94]); TCR 2 of 4 gold names.
+    assert "| tiny-lora | 4 | 0.67 [0.21, 0.94] (2/3) | 0.50 [0.15, 0.85] (2/4) |" in report
+    assert "| Model | n | ConvRel (↑) | TTR (↑) | NGD3 (↑) | NGD2 (↑) | NGD4 (↑) |" in report
+    # Dynamic ConvRel: per-dialogue means 1.0 and 0.0; the bootstrap of two values spans [0, 1].
+    assert "| tiny-lora | 2 | 0.50 [0.00, 1.00] | 0.00 | 0.00 | 0.00 | 0.00 |" in report
     assert "Table 3 layout" in report and "Table 6 layout" in report
-    assert "| tiny-lora | n/c |" in report  # static ConvRel not computed
+    assert "| tiny-lora | 4 | n/c |" in report  # static ConvRel not computed
     assert "## Malformed and truncated output" in report and "of assistant turns malformed" in report
     assert "of dialogues ended on a reply cut off by the token budget" in report
     assert "## Breakdowns" in report and "near-duplicate among candidates" in report
@@ -172,7 +178,20 @@ def test_report_md_has_paper_tables(tmp_path):
         for line in table1.splitlines()
         if line.startswith("| ") and "Model" not in line and "---" not in line
     ]
-    assert rows == ["| tiny-lora | 0.50 | 0.25 | 0.25 | 0.50 | 0.00 | 0.50 |"]
+    assert rows == [ROW]
+    assert "Brackets: the 95 % interval" in report
+    # Malformed output: dynamic 1 of 2 assistant turns, Wilson [9.5%, 90.5%].
+    assert "- Dynamic: 50.0% [9.5%, 90.5%] (1/2) of assistant turns malformed" in report
+    # A breakdown slice carries its own intervals: static near-duplicate, Acc 2 of 3.
+    assert "| near-duplicate among candidates | 3 | 0.67 [0.21, 0.94] | 0.00 [0.00, 0.00] |" in report
+
+
+ROW = (
+    "| tiny-lora | 4 | 0.50 [0.15, 0.85] | 0.25 [0.00, 0.75] | 0.25 [0.05, 0.70] "
+    "| 2 | 0.50 [0.09, 0.91] | 0.00 [0.00, 0.00] | 0.50 [0.09, 0.91] |"
+)
+"""Table 1 of `transcripts()`: static Acc 2/4, FTR values 0, 0, 1, 0, TAR 1/4; dynamic Acc 1/2
+(Wilson [0.0945, 0.9055]), FTR 0, TAR 1/2."""
 
 
 def test_tradeoff_png(tmp_path):
@@ -193,14 +212,19 @@ def test_compare_runs(tmp_path):
     write_run(tmp_path / "base", transcripts(correct=1), model_label="base")
     write_run(tmp_path / "tuned", transcripts(correct=3), model_label="tuned")
     table = compare_runs([tmp_path / "base", tmp_path / "tuned" / "metrics.json"], out_dir=tmp_path / "cmp")
-    lines = table.splitlines()
-    assert lines[0].startswith("| Model | Static Acc (↑)")
-    # base static: Acc 1/3, FTR 1/3, TAR 1/3; tuned static: Acc 3/5, FTR 1/5, TAR 1/5.
-    assert lines[2] == "| base | 0.33 | 0.33 | 0.33 | 0.50 | 0.00 | 0.50 |"
-    assert lines[3] == "| tuned | 0.60 | 0.20 | 0.20 | 0.50 | 0.00 | 0.50 |"
+    lines = table.split("\n\n")[0].splitlines()
+    assert lines[0].startswith("| Model | Static n | Static Acc (↑)")
+    # base static: Acc 1/3 (Wilson [0.06, 0.79]), FTR 1/3, TAR 1/3; tuned static: Acc 3/5
+    # ([0.23, 0.88]), FTR 1/5, TAR 1/5 ([0.04, 0.62]).
+    assert lines[2].startswith("| base | 3 | 0.33 [0.06, 0.79] | 0.33 [0.00, 1.00] | 0.33 [0.06, 0.79] | 2 |")
+    assert lines[3].startswith("| tuned | 5 | 0.60 [0.23, 0.88] | 0.20 [0.00, 0.60] | 0.20 [0.04, 0.62] | 2 |")
     assert len(lines) == 4
+    # The runs share s0, s-wrong, s-none, d0 and d-bad; tuned also has s1, s2, base nothing more.
+    # Static: base right on s0 only, tuned on s0 too: no discordant pair, difference 0 of 3.
+    assert "| tuned − base | static | 3 | 0.33 | 0.33 | +0.00 [-0.47, +0.47] | 0 / 0 | 1 | no | 2 |" in table
     md = (tmp_path / "cmp" / "comparison.md").read_text()
-    assert table in md and "Table 5 layout" in md
+    assert table.split("\n\n")[0] in md and "Table 5 layout" in md
+    assert "## Paired differences (Acc, dialogue by dialogue)" in md
     assert (tmp_path / "cmp" / "comparison.png").read_bytes()[:8] == PNG_MAGIC
 
 
@@ -231,7 +255,7 @@ def test_compare_runs_marks_floors_and_sets_models_beside_them(tmp_path):
     write_run(tmp_path / "base", transcripts(correct=1), model_label="base", extra={"benchmark": "other"})
     runs = [tmp_path / r for r in ("random", "tuned", "overlap", "reference", "base")]
     table = compare_runs(runs, out_dir=tmp_path / "cmp", json_path=tmp_path / "cmp" / "report.json")
-    labels = [line.split(" | ")[0][2:] for line in table.splitlines()[2:]]
+    labels = [line.split(" | ")[0][2:] for line in table.split("\n\n")[0].splitlines()[2:]]
     # Models first, in the given order; then the policies, ceiling first.
     assert labels == ["tuned", "base", "reference (ceiling)", "name-overlap (floor)", "random (floor)"]
     md = (tmp_path / "cmp" / "comparison.md").read_text()
