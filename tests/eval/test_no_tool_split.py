@@ -146,7 +146,12 @@ def test_the_split_leaves_the_positive_metrics_as_they_were(tmp_path: Path) -> N
     assert apart == alone["intervals"] and "no_tool" not in alone["intervals"]
     # The split's shares with their Wilson intervals: dynamic refusal acc 2 of 7 is [0.08, 0.64].
     refusal = together["intervals"]["no_tool"]["dynamic"]["refusal_acc"]
-    assert (refusal["k"], refusal["n"], round(refusal["lo"], 4), round(refusal["hi"], 4)) == (2, 7, 0.0822, 0.6411)
+    assert (refusal["k"], refusal["n"], round(refusal["lo"], 4), round(refusal["hi"], 4)) == (
+        2,
+        7,
+        0.0822,
+        0.6411,
+    )
     assert together["static"] == compute_metrics(positive_transcripts("static"))
     assert together["no_tool"] == summarise_no_tool(split, positive)
     assert together["no_tool"]["dynamic"]["refusal_acc"] == 0.285714
