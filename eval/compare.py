@@ -269,6 +269,23 @@ def _paired(
     return paired, [i for i, k in enumerate(keyed) if k is None]
 
 
+def _json_report(
+    rows: Sequence[tuple[str, Mapping[str, Any]]],
+    paired: Sequence[tuple[int, int, Mapping[str, PairedDifference]]],
+) -> dict[str, Any]:
+    """The ``--json`` report: each run's ``metrics.json`` with ``floor`` and ``policy``, and, for
+    run A of a pair, ``paired[B][mode]``."""
+    report = {
+        label: {**data, "floor": floor_policy(data) is not None, "policy": floor_policy(data)}
+        for label, data in rows
+    }
+    for a, b, by_mode in paired:
+        report[rows[a][0]].setdefault("paired", {})[rows[b][0]] = {
+            mode: d.as_dict() for mode, d in by_mode.items()
+        }
+    return report
+
+
 def _comparison_md(
     rows: Sequence[tuple[str, Mapping[str, Any]]],
     shown: Sequence[tuple[str, Mapping[str, Any]]],
@@ -356,15 +373,7 @@ def compare_runs(
         floors={label for label, data in shown if floor_policy(data)},
     )
     if json_path is not None:  # {label: metrics.json of that run}, e.g. the demo's report.json
-        report = {
-            label: {**data, "floor": floor_policy(data) is not None, "policy": floor_policy(data)}
-            for label, data in rows
-        }
-        for a, b, by_mode in paired:
-            report[rows[a][0]].setdefault("paired", {})[rows[b][0]] = {
-                mode: d.as_dict() for mode, d in by_mode.items()
-            }
-        write_atomic(Path(json_path), json.dumps(report, indent=2) + "\n")
+        write_atomic(Path(json_path), json.dumps(_json_report(rows, paired), indent=2) + "\n")
     if wandb_cfg is not None:
         given = {k: v for k, v in dict(wandb_cfg).items() if v is not None}
         cfg = {"project": DEFAULT_WANDB_PROJECT, "run_name": f"compare: {', '.join(labels)}", **given}
