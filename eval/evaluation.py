@@ -66,17 +66,23 @@ class EvalResult:
     ``result.pass_k["dynamic"]["pass^3"]``; None otherwise."""
 
     def summary_lines(self) -> list[str]:
-        """What ``eval run`` prints: per mode the headline metrics and the anatomy counts (of
-        repeat 0) and, with repeats, pass^1 ... pass^k (`eval.passk`); the no-tool split's line
-        per mode, and the run folder."""
+        """What ``eval run`` prints: per mode the headline metrics (of repeat 0), each with its 95 %
+        interval (`eval.intervals`), the anatomy counts and, with repeats, pass^1 ... pass^k
+        (`eval.passk`); the no-tool split's line per mode, and the run folder."""
         from eval.no_tool import run_lines
         from eval.passk import passk_lines
+        from eval.tables import fmt_ci, interval_of
 
         lines = []
         for mode, m in self.modes.items():
+
+            def ci(key: str, m: dict[str, Any] = m, mode: str = mode) -> str:
+                return fmt_ci(float(m[key]), interval_of(self.metrics, mode, key), digits=3)
+
+            turns = (interval_of(self.metrics, mode, "malformed") or {}).get("n")
             lines.append(
-                f"{mode:8s} Acc {m['Acc']:.3f}  FTR {m['FTR']:.3f}  TAR {m['TAR']:.3f}  "
-                f"malformed {m['malformed']:.3f}  truncated {m['truncated']:.3f}  n={m['n']}"
+                f"{mode:8s} Acc {ci('Acc')}  FTR {ci('FTR')}  TAR {ci('TAR')}  malformed {ci('malformed')}"
+                f"{'' if turns is None else f' of {turns} turns'}  truncated {ci('truncated')}  n={m['n']}"
             )
             a = self.anatomy.get(mode)
             if a:

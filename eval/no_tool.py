@@ -48,12 +48,14 @@ from data_gen.agents.refusal import is_refusal
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, load_dialogues
 from eval.metrics import first_call, split_by_mode
-from eval.tables import DOWN, MODE_TITLE, UP, fmt, markdown_table
+from eval.stats import wilson
+from eval.tables import DOWN, MODE_TITLE, UP, fmt, markdown_table, share_cell
 from eval.transcripts import ENDINGS, MODES, Transcript
 
 __all__ = [
     "NO_TOOL_KEYS",
     "NO_TOOL_NOTE",
+    "NO_TOOL_SHARES",
     "NO_TOOL_SUFFIX",
     "check_positive_bench",
     "compute_no_tool",
@@ -85,6 +87,14 @@ NO_TOOL_KEYS = (
     "false_refusal",
 )
 """The keys of one mode of ``metrics.json`` -> ``no_tool``."""
+
+NO_TOOL_SHARES = (
+    ("refusal_acc", "refusals_n", "n"),
+    ("wrong_call", "calls_n", "n"),
+    ("false_refusal", "false_refusals_n", "positive_n"),
+)
+"""(share, numerator, denominator) keys of the split's shares (``undecided`` is the rest of n);
+their Wilson intervals are in ``metrics.json`` -> ``intervals`` -> ``no_tool`` (`eval.intervals`)."""
 
 NO_TOOL_NOTE = (
     "Retrieval misses: the tool the user needs is not among the candidates, its near neighbours "
@@ -228,14 +238,22 @@ def _mode_split(metrics: Mapping[str, Any], mode: str) -> Mapping[str, Any] | No
     return value if isinstance(value, Mapping) else None
 
 
+_COUNTS = {share: (num, den) for share, num, den in NO_TOOL_SHARES}
+
+
 def _cell(m: Mapping[str, Any], key: str) -> str:
-    if key == "refusal_acc":
-        return f"{fmt(m.get(key))} ({m.get('refusals_n', 0)}/{m.get('n', 0)})"
-    if key == "wrong_call":
-        return f"{fmt(m.get(key))} ({m.get('calls_n', 0)}/{m.get('n', 0)})"
-    if key == "false_refusal":
-        return f"{fmt(m.get(key))} ({m.get('false_refusals_n', 0)}/{m.get('positive_n', 0)})"
+    if key in _COUNTS:
+        num, den = _COUNTS[key]
+        return share_cell(m.get(key), int(m.get(num, 0)), int(m.get(den, 0)))
     return "–" if m.get(key) is None else fmt(m.get(key))
+
+
+def _with_interval(m: Mapping[str, Any], key: str) -> str:
+    """A share of the split as `eval run` prints it: "0.286 [0.082, 0.641]"."""
+    num, den = _COUNTS[key]
+    bounds = wilson(int(m[num]), int(m[den]))
+    shown = f"{m[key]:.3f}"
+    return shown if bounds is None else f"{shown} [{bounds[0]:.3f}, {bounds[1]:.3f}]"
 
 
 def no_tool_table(rows: Sequence[tuple[str, Mapping[str, Any]]], first: str = "Model") -> str:
@@ -269,16 +287,18 @@ def run_lines(metrics: Mapping[str, Any]) -> list[str]:
             continue
         turns = m.get("turns_to_refusal")
         lines.append(
-            f"no-tool {mode:8s} refusal acc {m['refusal_acc']:.3f}  wrong call {m['wrong_call']:.3f}  "
-            f"turns to refusal {'n/a' if turns is None else f'{turns:.2f}'}  n={m['n']}  "
-            f"(positive split: false refusal {m['false_refusal']:.3f})"
+            f"no-tool {mode:8s} refusal acc {_with_interval(m, 'refusal_acc')}  wrong call "
+            f"{_with_interval(m, 'wrong_call')}  turns to refusal {'n/a' if turns is None else f'{turns:.2f}'}  "
+            f"n={m['n']}  (positive split: false refusal {_with_interval(m, 'false_refusal')} "
+            f"n={m['positive_n']})"
         )
     return lines
 
 
 def split_summary(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Per run (a ``{label: metrics.json}`` report such as the demo's): the positive split's Acc
-    and the no-tool split's refusal accuracy, wrong calls and turns to refusal, per mode."""
+    and the no-tool split's refusal accuracy, wrong calls and turns to refusal, per mode, with the
+    counts their intervals need (``positive_n``, ``refusals_n``, ``calls_n``)."""
     summary: dict[str, Any] = {}
     for label, metrics in runs.items():
         if not isinstance(metrics, Mapping):
@@ -292,22 +312,43 @@ def split_summary(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
             row[mode] = {
                 "positive_Acc": positive.get("Acc") if isinstance(positive, Mapping) else None,
                 **{k: (split or {}).get(k) for k in ("refusal_acc", "wrong_call", "turns_to_refusal", "n")},
+                "positive_n": positive.get("n") if isinstance(positive, Mapping) else None,
+                **{k: (split or {}).get(k) for k in ("refusals_n", "calls_n")},
             }
         summary[label] = row
     return summary
 
 
 def render_split_summary(summary: Mapping[str, Any]) -> str:
-    """`split_summary` as the lines the demo prints: each run's positive row beside its no-tool row."""
-    lines = ["run            mode     positive Acc  no-tool refusal acc  wrong call  turns to refusal"]
+    """`split_summary` as the lines the demo prints: each run's positive row beside its no-tool row,
+    each share with its Wilson interval and n."""
+    lines = [
+        "run            mode     positive Acc [95% CI] n      no-tool refusal acc [95% CI] n  "
+        "wrong call [95% CI]    turns to refusal"
+    ]
 
     def num(x: float | None, spec: str = ".3f") -> str:
         return "n/a" if x is None else format(x, spec)
 
+    def share(x: float | None, k: Any, n: Any) -> str:
+        bounds = wilson(int(k), int(n)) if isinstance(k, int) and isinstance(n, int) else None
+        if x is None or bounds is None:
+            return num(x)
+        return f"{x:.3f} [{bounds[0]:.2f}, {bounds[1]:.2f}]"
+
     for label, row in summary.items():
         for mode, m in row.items():
+            positive_n = m.get("positive_n")
+            positive_k = (
+                round(m["positive_Acc"] * positive_n)
+                if m["positive_Acc"] is not None and positive_n
+                else None
+            )
             lines.append(
-                f"{label:<14} {mode:<8} {num(m['positive_Acc']):<13} {num(m['refusal_acc']):<20} "
-                f"{num(m['wrong_call']):<11} {num(m['turns_to_refusal'], '.2f')}"
+                f"{label:<14} {mode:<8} {share(m['positive_Acc'], positive_k, positive_n):<20} "
+                f"n={positive_n if positive_n is not None else 'n/a':<4} "
+                f"{share(m['refusal_acc'], m.get('refusals_n'), m.get('n')):<22} "
+                f"n={m['n'] if m.get('n') is not None else 'n/a':<5} "
+                f"{share(m['wrong_call'], m.get('calls_n'), m.get('n')):<22} {num(m['turns_to_refusal'], '.2f')}"
             )
     return "\n".join(lines)

@@ -18,6 +18,8 @@ commands do):
                                                                 # when the no-tool split ran
        "pass_k": {"dynamic": {"n": ..., "trials": 3, "pass^1": ..., "pass^2": ..., "pass^3": ...,
                               "wording_sensitive": ..., ...}},  # with --repeats k > 1 (eval.passk)
+       "intervals": {"static": {"Acc": {"k": .., "n": .., "lo": .., "hi": ..}, ...}, "dynamic": ...,
+                     "breakdowns": ..., "anatomy": ..., "no_tool": ...},  # `eval.intervals`
        ...extra}                                                # whatever the caller adds
 
   with the metric keys of `eval.metrics.METRIC_KEYS`, computed over the positive split only; the
@@ -50,6 +52,7 @@ from diaforge.errors import InputError
 from diaforge.lineage import lineage_config
 from diaforge.wandb_offline import has_wandb_credentials
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
+from eval.intervals import interval_summary
 from eval.metrics import (
     compute_breakdowns,
     compute_metrics,
@@ -77,7 +80,17 @@ __all__ = [
     "write_run",
 ]
 
-RESERVED_KEYS = ("model", *MODES, "breakdowns", "ended", "anatomy", "anatomy_breakdowns", "no_tool", "pass_k")
+RESERVED_KEYS = (
+    "model",
+    *MODES,
+    "breakdowns",
+    "ended",
+    "anatomy",
+    "anatomy_breakdowns",
+    "no_tool",
+    "intervals",
+    "pass_k",
+)
 DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 
@@ -88,10 +101,10 @@ DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
 def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
     """Per-mode metrics, breakdowns, endings and anatomy (`eval.anatomy`) of the positive split,
-    and the no-tool split's metrics (`eval.no_tool`) when it ran: everything of ``metrics.json``
-    but the label and the caller's extras. `write_run` stores it and `score_transcripts`
-    recomputes it. Everything is of repeat 0 (`first_trials`) but ``pass_k`` (`eval.passk`), there
-    only when a mode was repeated."""
+    and the no-tool split's metrics (`eval.no_tool`) when it ran, and the intervals of all their
+    rates (`eval.intervals`): everything of ``metrics.json`` but the label and the caller's extras.
+    `write_run` stores it and `score_transcripts` recomputes it. Everything is of repeat 0
+    (`first_trials`) but ``pass_k`` (`eval.passk`), there only when a mode was repeated."""
     transcripts = list(transcripts)
     every_positive = [t for t in transcripts if t.split == "positive"]
     positive = first_trials(every_positive)
@@ -110,6 +123,7 @@ def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
     pass_k = summarise_pass_k(every_positive)
     if pass_k:
         out["pass_k"] = pass_k
+    out["intervals"] = interval_summary(out, positive)  # every rate above with its 95 % interval
     return out
 
 
@@ -146,7 +160,7 @@ def write_run(
 
     `extra` adds top-level keys to ``metrics.json`` (benchmark, checkpoint, settings, ...); it
     may not replace ``model``, ``static``, ``dynamic``, ``breakdowns``, ``ended``, ``anatomy``,
-    ``anatomy_breakdowns`` or ``no_tool``. `wandb_cfg`,
+    ``anatomy_breakdowns``, ``no_tool`` or ``intervals``. `wandb_cfg`,
     when given, logs the run to W&B with `log_to_wandb`: keys ``project`` (default
     ``diaforge-eval``), ``run_name`` (default the label), ``tags``, ``entity``; a key set to
     None takes its default.

@@ -2,7 +2,12 @@
 run's ``report.md``.
 
 Numbers are rounded to 2 decimals as in the paper (``metrics.json`` keeps 6); a metric that was
-not computed shows "n/c", a mode that did not run "–".
+not computed shows "n/c", a mode that did not run "–". Every rate carries its 95 % interval in
+brackets (`eval.intervals`: Wilson for shares, a bootstrap for FTR and ConvRel), and its n: the
+dialogues of the mode in an "n" column, or "(k/n)" after a share whose denominator counts
+something else (calls, names, keys, values, turns). A run whose ``metrics.json`` predates the
+intervals shows them for the shares of dialogues (recomputed from the rate and n) and none for the
+others.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from typing import Any
 
 from eval.anatomy import ANATOMY_SHARES
 from eval.passk import passk_section
+from eval.stats import share_interval, wilson
 from eval.transcripts import MODES
 
 __all__ = [
@@ -19,17 +25,22 @@ __all__ = [
     "ANATOMY_TITLES",
     "CONV_COLUMNS",
     "DOWN",
+    "INTERVAL_NOTE",
     "MODE_TITLE",
     "TOOL_COLUMNS",
     "UP",
     "anatomy_section",
     "anatomy_table",
     "fmt",
+    "fmt_ci",
+    "interval_of",
     "markdown_table",
+    "metric_cell",
     "mode_metrics",
     "mode_table",
     "paper_tables",
     "render_report",
+    "share_cell",
     "table1",
 ]
 
@@ -54,13 +65,20 @@ ANATOMY_TITLES = {
     "values_invented": f"invented a value ({DOWN})",
 }
 ANATOMY_NOTE = (
-    "The sub-skills behind Acc, each a share (numerator/denominator): *asks first* of all dialogues "
+    "The sub-skills behind Acc, each a share with its 95 % Wilson interval and (numerator/denominator): "
+    "*asks first* of all dialogues "
     "(the first assistant turn is a reply with a question mark); *right tool* of the dialogues with a "
     "call (the first call turn calls the gold tool only); *right keys* of those with the right tool "
     "(exactly the gold key set); *right values* of those with the right keys (every value matches); "
     "*values grounded* of the argument values of the first call turn (said by the user before it); "
     '*invented a value* of the dialogues with a call (at least one value not grounded). "–": '
     'nothing to count. Definitions: README, "The anatomy of a dialogue", and `eval/anatomy.py`.'
+)
+INTERVAL_NOTE = (
+    "Brackets: the 95 % interval of a rate over its n (Wilson for shares; for FTR and ConvRel, means "
+    "that are not shares, a percentile bootstrap of 2000 resamples, seed 0); n is the dialogues of the "
+    "mode, or the counts in parentheses. TTR and NGD carry none (ratios over all tokens together). "
+    'Definitions: README, "Intervals and paired comparisons", and `eval/intervals.py`.'
 )
 _SLICE_TITLES = {
     "near_duplicate": "near-duplicate among candidates",
@@ -84,6 +102,47 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def fmt_ci(value: Any, entry: Mapping[str, Any] | None, digits: int = 2) -> str:
+    """`value` (as `fmt` writes it, or with `digits` decimals) and its interval: "0.33 [0.20, 0.48]";
+    the value alone when `entry` has no bounds."""
+    shown = f"{value:.{digits}f}" if isinstance(value, float) else fmt(value)
+    if not isinstance(entry, Mapping) or entry.get("lo") is None or entry.get("hi") is None:
+        return shown
+    return f"{shown} [{entry['lo']:.{digits}f}, {entry['hi']:.{digits}f}]"
+
+
+_DIALOGUE_SHARES = ("Acc", "TAR", "truncated", "malformed_dialogues", "TAR_malformed")
+"""Metrics whose denominator is the mode's dialogues: their interval follows from the rate and n."""
+_COUNTED_SHARES = ("TCP", "TCR", "PKP", "PKR", "malformed")
+"""Shares of something other than dialogues: their cells show "(k/n)"."""
+
+
+def interval_of(metrics: Mapping[str, Any], mode: str, key: str) -> Mapping[str, Any] | None:
+    """The interval entry of metric `key` of `mode` in a ``metrics.json``-like dict
+    (``intervals[mode][key]``); for a dict without intervals, the Wilson interval of a share of
+    dialogues recomputed from its rate and n, else None."""
+    stored = ((metrics.get("intervals") or {}).get(mode) or {}).get(key)
+    if isinstance(stored, Mapping):
+        return stored
+    m = mode_metrics(metrics, mode)
+    if m is None or key not in _DIALOGUE_SHARES or not isinstance(m.get(key), float | int):
+        return None
+    n = m.get("n")
+    if not isinstance(n, int) or n < 1:
+        return None
+    return share_interval(round(float(m[key]) * n), n)
+
+
+def metric_cell(metrics: Mapping[str, Any], mode: str, key: str) -> str:
+    """One metric of one mode with its interval, and "(k/n)" when its n is not the dialogues'."""
+    m = mode_metrics(metrics, mode) or {}
+    entry = interval_of(metrics, mode, key)
+    text = fmt_ci(m.get(key), entry)
+    if key in _COUNTED_SHARES and isinstance(entry, Mapping) and "k" in entry:
+        text += f" ({entry['k']}/{entry['n']})"
+    return text
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -100,19 +159,24 @@ def mode_metrics(metrics: Mapping[str, Any], mode: str) -> Mapping[str, Any] | N
 
 
 def table1(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
-    """Table 1 layout: one row per model, static Acc/FTR/TAR | dynamic Acc/FTR/TAR ("–" for a
-    mode that did not run). `rows` pairs a label with a ``metrics.json``-like dict."""
-    headers = ["Model"] + [
-        f"{MODE_TITLE[mode]} {key} ({arrow})"
-        for mode in MODES
-        for key, arrow in (("Acc", UP), ("FTR", DOWN), ("TAR", DOWN))
-    ]
+    """Table 1 layout: one row per model, static n/Acc/FTR/TAR | dynamic n/Acc/FTR/TAR, each
+    rate with its interval ("–" for a mode that did not run). `rows` pairs a label with a
+    ``metrics.json``-like dict."""
+    headers = ["Model"]
+    for mode in MODES:
+        headers += [f"{MODE_TITLE[mode]} n"] + [
+            f"{MODE_TITLE[mode]} {key} ({arrow})"
+            for key, arrow in (("Acc", UP), ("FTR", DOWN), ("TAR", DOWN))
+        ]
     body = []
     for label, metrics in rows:
         cells = [label]
         for mode in MODES:
             m = mode_metrics(metrics, mode)
-            cells += [fmt(m.get(k)) if m is not None else "–" for k in ("Acc", "FTR", "TAR")]
+            if m is None:
+                cells += ["–"] * 4
+            else:
+                cells += [fmt(m.get("n"))] + [metric_cell(metrics, mode, k) for k in ("Acc", "FTR", "TAR")]
         body.append(cells)
     return markdown_table(headers, body)
 
@@ -120,13 +184,14 @@ def table1(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
 def mode_table(
     rows: Sequence[tuple[str, Mapping[str, Any]]], mode: str, columns: Sequence[tuple[str, str]]
 ) -> str:
-    """One mode's columns, one row per model (Tables 3-6 layout); rows lacking the mode are left out."""
-    headers = ["Model"] + [f"{key} ({arrow})" for key, arrow in columns]
+    """One mode's columns, one row per model (Tables 3-6 layout), n first, each metric with its
+    interval where it has one; rows lacking the mode are left out."""
+    headers = ["Model", "n"] + [f"{key} ({arrow})" for key, arrow in columns]
     body = []
     for label, metrics in rows:
         m = mode_metrics(metrics, mode)
         if m is not None:
-            body.append([label] + [fmt(m.get(key)) for key, _ in columns])
+            body.append([label, fmt(m.get("n"))] + [metric_cell(metrics, mode, key) for key, _ in columns])
     return markdown_table(headers, body)
 
 
@@ -151,14 +216,23 @@ def paper_tables(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
     return parts
 
 
+def share_cell(value: float | None, k: int, n: int) -> str:
+    """A share with its Wilson interval and its counts: "0.62 [0.31, 0.86] (5/8)"; "– (0/0)"
+    with nothing to count."""
+    bounds = wilson(k, n)
+    if value is None or bounds is None:
+        return f"– ({k}/{n})"
+    return f"{fmt(value)} [{bounds[0]:.2f}, {bounds[1]:.2f}] ({k}/{n})"
+
+
 def _anatomy_cell(anatomy: Mapping[str, Any], share: str, num: str, den: str) -> str:
-    value = anatomy.get(share)
-    return f"{'–' if value is None else fmt(value)} ({anatomy.get(num, 0)}/{anatomy.get(den, 0)})"
+    return share_cell(anatomy.get(share), int(anatomy.get(num, 0)), int(anatomy.get(den, 0)))
 
 
 def anatomy_table(rows: Sequence[tuple[str, Mapping[str, Any] | None]], first: str = "Model") -> str:
     """One row per (label, `eval.anatomy.compute_anatomy` dict): n, then each share with its
-    numerator and denominator ("0.36 (9/25)"); a row whose dict is None shows "–"."""
+    Wilson interval, numerator and denominator ("0.36 [0.20, 0.55] (9/25)"); a row whose dict is
+    None shows "–"."""
     headers = [first, "n"] + [ANATOMY_TITLES[share] for share, _, _ in ANATOMY_SHARES]
     body = []
     for label, anatomy in rows:
@@ -188,8 +262,14 @@ def anatomy_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
     return parts
 
 
-def _percent(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def _percent(x: float, entry: Mapping[str, Any] | None = None) -> str:
+    """x as a percentage, with its interval and counts when `entry` has them: "12.5% [4.3%, 31.0%] (2/16)"."""
+    text = f"{100 * x:.1f}%"
+    if isinstance(entry, Mapping) and entry.get("lo") is not None and entry.get("hi") is not None:
+        text += f" [{100 * entry['lo']:.1f}%, {100 * entry['hi']:.1f}%]"
+    if isinstance(entry, Mapping) and "k" in entry:
+        text += f" ({entry['k']}/{entry['n']})"
+    return text
 
 
 def _budget_note(metrics: Mapping[str, Any]) -> str:
@@ -208,6 +288,7 @@ def render_report(metrics: Mapping[str, Any], label: str, splits: Sequence[str] 
         f"Dialogues scored: {counts}. {UP} higher is better, {DOWN} lower is better; values rounded "
         "to 2 decimals (`metrics.json` keeps 6). Metric definitions: DiaFORGE Appendix C.1 and "
         "`eval/metrics.py`.",
+        INTERVAL_NOTE,
     ]
     parts += paper_tables([(label, metrics)])
     parts += passk_section(metrics)
@@ -221,11 +302,16 @@ def render_report(metrics: Mapping[str, Any], label: str, splits: Sequence[str] 
     lines = []
     for mode in modes:
         m = metrics[mode]
+
+        def pct(key: str, m: Mapping[str, Any] = m, mode: str = mode) -> str:
+            return _percent(m.get(key, 0.0), interval_of(metrics, mode, key))
+
         lines.append(
-            f"- {MODE_TITLE[mode]}: {_percent(m['malformed'])} of assistant turns malformed; "
-            f"{_percent(m['malformed_dialogues'])} of dialogues had at least one malformed turn; "
-            f"TAR from malformed output {fmt(m['TAR_malformed'])} of TAR {fmt(m['TAR'])}; "
-            f"{_percent(m.get('truncated', 0.0))} of dialogues ended on a reply cut off by the token budget"
+            f"- {MODE_TITLE[mode]}: {pct('malformed')} of assistant turns malformed; "
+            f"{pct('malformed_dialogues')} of dialogues had at least one malformed turn; "
+            f"TAR from malformed output {metric_cell(metrics, mode, 'TAR_malformed')} of TAR "
+            f"{metric_cell(metrics, mode, 'TAR')}; "
+            f"{pct('truncated')} of dialogues ended on a reply cut off by the token budget"
             f"{_budget_note(metrics)}."
         )
     parts.append("\n".join(lines))
@@ -244,13 +330,25 @@ def render_report(metrics: Mapping[str, Any], label: str, splits: Sequence[str] 
     return "\n\n".join(parts) + "\n"
 
 
-def _slices(groups: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(title, dict) of every slice of one mode's breakdowns, near-duplicate slices first."""
+def _slice_items(groups: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """(group, slice, dict) of every slice of one mode's breakdowns, near-duplicate slices first."""
     return [
-        (_SLICE_TITLES.get(key, key), m)
+        (group, key, m)
         for group in ("by_near_duplicate", "by_required_args")
         for key, m in (groups.get(group) or {}).items()
     ]
+
+
+def _slices(groups: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(title, dict) of every slice of one mode's breakdowns, near-duplicate slices first."""
+    return [(_SLICE_TITLES.get(key, key), m) for _, key, m in _slice_items(groups)]
+
+
+def _slice_row(
+    mode: str, m: Mapping[str, Any], intervals: Mapping[str, Any], columns: Sequence[str]
+) -> list[str]:
+    one = {mode: m, "intervals": {mode: intervals}}
+    return [str(m["n"])] + [metric_cell(one, mode, c) for c in columns]
 
 
 def _breakdown_section(metrics: Mapping[str, Any]) -> list[str]:
@@ -262,8 +360,14 @@ def _breakdown_section(metrics: Mapping[str, Any]) -> list[str]:
     parts = ["## Breakdowns"]
     columns = (("Acc", UP), ("FTR", DOWN), ("TAR", DOWN), *TOOL_COLUMNS[:4])
     anatomy = metrics.get("anatomy_breakdowns") or {}
+    stored = (metrics.get("intervals") or {}).get("breakdowns") or {}
     for mode, groups in breakdowns.items():
-        rows = [[title, str(m["n"])] + [fmt(m.get(c)) for c, _ in columns] for title, m in _slices(groups)]
+        ivs = stored.get(mode) or {}
+        rows = [
+            [_SLICE_TITLES.get(key, key)]
+            + _slice_row(mode, m, (ivs.get(group) or {}).get(key) or {}, [c for c, _ in columns])
+            for group, key, m in _slice_items(groups)
+        ]
         parts.append(f"### {MODE_TITLE.get(mode, mode)} evaluation")
         parts.append(markdown_table(["Slice", "n"] + [f"{c} ({a})" for c, a in columns], rows))
         if anatomy.get(mode):

@@ -1,8 +1,10 @@
 """`diaforge demo-curve` (`python -m pipeline demo-curve`): the learning curve of the demo's recipe.
 It trains at several corpus sizes (the first N dialogues of the demo's corpus) and evaluates each
 tuned model on the demo's held-out dialogues, with the anatomy (`eval.anatomy`) at every point, so
-a curve shows which sub-skill moves with more data and not only Acc. Like the demo it runs the
-user's commands from the working folder and writes under it (`pipeline.demo`)."""
+a curve shows which sub-skill moves with more data and not only Acc. Every point carries the 95 %
+intervals of its run (``intervals``, `eval.intervals`): the printed lines show them and the plot
+draws the Wilson interval of each point's Acc as an error bar. Like the demo it runs the user's
+commands from the working folder and writes under it (`pipeline.demo`)."""
 
 from __future__ import annotations
 
@@ -64,14 +66,32 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
     (out / "curve.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     plot_curve(result, out / "curve.png")
     for p in points:
-        a = p.get("anatomy", {})
-        print(
-            f"{p['dialogues']:>5} dialogues, {p['samples']:>5} samples: dynamic Acc {p['dynamic'].get('Acc')}, "
-            f"FTR {p['dynamic'].get('FTR')}; asks first {a.get('asks_first')}, right tool {a.get('right_tool')}, "
-            f"right keys {a.get('right_keys')}, values grounded {a.get('values_grounded')}"
-        )
+        print(point_line(p))
     print(f"curve in {out / 'curve.json'} and {out / 'curve.png'}")
     return result
+
+
+def point_line(point: dict[str, Any]) -> str:
+    """The line `run_curve` prints for a point: dynamic Acc and FTR with their intervals and n, and
+    the anatomy's shares with their counts."""
+    from eval.tables import fmt_ci, interval_of
+
+    one = {"dynamic": point["dynamic"], "intervals": {"dynamic": point.get("intervals") or {}}}
+    a = point.get("anatomy", {})
+
+    def ci(key: str) -> str:
+        value = point["dynamic"].get(key)
+        return "n/a" if value is None else fmt_ci(float(value), interval_of(one, "dynamic", key), digits=3)
+
+    def share(name: str, num: str, den: str) -> str:
+        return f"{name} {a[num]}/{a[den]}" if num in a and den in a else f"{name} n/a"
+
+    return (
+        f"{point['dialogues']:>5} dialogues, {point['samples']:>5} samples: dynamic Acc {ci('Acc')}, "
+        f"FTR {ci('FTR')}, n={point['dynamic'].get('n', 'n/a')}; {share('asks first', 'asks_first_n', 'n')}, "
+        f"{share('right tool', 'right_tool_n', 'calls_n')}, {share('right keys', 'right_keys_n', 'right_tool_n')}, "
+        f"{share('values grounded', 'values_grounded_n', 'values_n')}"
+    )
 
 
 def _curve_point(runner: Runner, cfg: DemoConfig, data: Path, folder: Path, n: int) -> dict[str, Any]:
@@ -111,6 +131,7 @@ def _curve_point(runner: Runner, cfg: DemoConfig, data: Path, folder: Path, n: i
         "dialogues": n,
         "samples": summary["stats"]["samples"],
         "dynamic": metrics.get("dynamic", {}),
+        "intervals": metrics.get("intervals", {}).get("dynamic", {}),
         "anatomy": metrics.get("anatomy", {}).get("dynamic", {}),
         "train_seconds": trained.seconds,
     }
@@ -134,6 +155,7 @@ def _demo_point(out: Path) -> dict[str, Any] | None:
         "dialogues": summary["stats"]["dialogues"],
         "samples": summary["stats"]["samples"],
         "dynamic": metrics.get("dynamic", {}),
+        "intervals": metrics.get("intervals", {}).get("dynamic", {}),
         "anatomy": metrics.get("anatomy", {}).get("dynamic", {}),
         "train_seconds": seconds,
         "from": "demo",
@@ -150,9 +172,22 @@ def plot_curve(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _acc_bounds(point: dict[str, Any]) -> tuple[float, float] | None:
+    """The Wilson 95 % interval of a point's dynamic Acc: the stored one, else from its rate and n."""
+    from eval.stats import wilson
+
+    stored = (point.get("intervals") or {}).get("Acc") or {}
+    if stored.get("lo") is not None and stored.get("hi") is not None:
+        return float(stored["lo"]), float(stored["hi"])
+    n, acc = point["dynamic"].get("n"), point["dynamic"].get("Acc")
+    if not isinstance(n, int) or n < 1 or acc is None:
+        return None
+    return wilson(round(float(acc) * n), n)
+
+
 def curve_figure(result: dict[str, Any]) -> Any:
-    """Dynamic Acc (and FTR) against training samples, with the references as horizontal lines:
-    each point labelled with its dialogues, the sizes written out as ticks, the legend below the
+    """Dynamic Acc (with its 95 % interval as an error bar) and FTR against training samples, with
+    the references as horizontal lines: each point labelled with its dialogues, the sizes written out as ticks, the legend below the
     axes (the lower left is where a failing model lands), n in the title."""
     import matplotlib
 
@@ -165,6 +200,11 @@ def curve_figure(result: dict[str, Any]) -> Any:
     xs = [p["samples"] for p in points]
     acc = [p["dynamic"].get("Acc", 0.0) for p in points]
     ax.plot(xs, acc, "o-", label="tuned: dynamic Acc", zorder=3)
+    bars = [_acc_bounds(p) for p in points]  # the Wilson 95 % interval of each point's Acc
+    if any(b is not None for b in bars):
+        low = [y - b[0] if b else 0.0 for y, b in zip(acc, bars, strict=True)]
+        high = [b[1] - y if b else 0.0 for y, b in zip(acc, bars, strict=True)]
+        ax.errorbar(xs, acc, yerr=[low, high], fmt="none", ecolor="C0", capsize=3, zorder=3)
     ax.plot(xs, [p["dynamic"].get("FTR", 0.0) for p in points], "s--", label="tuned: dynamic FTR", zorder=3)
     for x, y, point in zip(xs, acc, points, strict=True):
         ax.annotate(f"{point['dialogues']} dial.", (x, y), textcoords="offset points", xytext=(0, 8),

@@ -397,13 +397,27 @@ DEFAULT_CURVE_SIZES = (10, 20, 40, 80)
 
 GAIN_BAR = {"over_base_pp": 30.0, "over_name_overlap_pp": 10.0}
 """What the demo must show to call the data's effect a gain: dynamic Acc at least 30 points over the
-base and 10 over the name-overlap floor, with an FTR no higher than the floor's."""
+base and 10 over the name-overlap floor, with an FTR no higher than the floor's, and the paired 95 %
+interval of tuned − name-overlap wholly above zero."""
+
+_PAIRED_KEYS = ("n", "diff", "lo", "hi", "wins", "losses", "p_value", "distinguishable")
+
+
+def _paired(runs: dict[str, Any], against: str, mode: str) -> dict[str, Any] | None:
+    """tuned − `against` compared dialogue by dialogue on Acc, as `eval compare` put it in the
+    report (``report["tuned"]["paired"][against][mode]``, `eval.stats.PairedDifference`); None
+    when the runs were not paired."""
+    value = (((runs.get("tuned") or {}).get("paired") or {}).get(against) or {}).get(mode)
+    return {k: value.get(k) for k in _PAIRED_KEYS} if isinstance(value, dict) else None
 
 
 def gain_summary(runs: dict[str, Any]) -> dict[str, Any]:
     """The test of a gain, per mode: the tuned model's Acc minus the base's and minus the
-    name-overlap floor's (in points), whether its FTR is no higher than the base's and than the
-    floor's, and whether it passes the bar `make demo` is held to (`GAIN_BAR`)."""
+    name-overlap floor's (in points), the same two differences compared dialogue by dialogue
+    (``paired_over_base``, ``paired_over_name_overlap``: difference, 95 % interval, dialogues only
+    the tuned model / only the other got right, McNemar p, distinguishable), whether its FTR is no
+    higher than the base's and than the floor's, and whether it passes the bar `make demo` is held
+    to (`GAIN_BAR`; None when a number it needs is missing)."""
     summary: dict[str, Any] = {}
     for mode in ("static", "dynamic"):
         tuned = _metric(runs, "tuned", mode, "Acc")
@@ -425,20 +439,36 @@ def gain_summary(runs: dict[str, Any]) -> dict[str, Any]:
             "FTR_not_above_name_overlap": None
             if ftr_tuned is None or ftr_floor is None
             else ftr_tuned <= ftr_floor,
+            "paired_over_base": _paired(runs, "base", mode),
+            "paired_over_name_overlap": _paired(runs, "name-overlap", mode),
         }
         g = summary[mode]
-        parts = (g["over_base_pp"], g["over_name_overlap_pp"], g["FTR_not_above_name_overlap"])
+        floor_lo = (g["paired_over_name_overlap"] or {}).get("lo")
+        parts = (g["over_base_pp"], g["over_name_overlap_pp"], g["FTR_not_above_name_overlap"], floor_lo)
         g["passes"] = (
             None
             if any(p is None for p in parts)
             else g["over_base_pp"] >= GAIN_BAR["over_base_pp"]
             and g["over_name_overlap_pp"] >= GAIN_BAR["over_name_overlap_pp"]
             and bool(g["FTR_not_above_name_overlap"])
+            and floor_lo > 0
         )
     return summary
 
 
+def _paired_text(p: dict[str, Any] | None) -> str:
+    """A paired difference as the demo prints it: "+12.5 pp [+2.1, +26.0] p=0.062 n=40"."""
+    if not p or p.get("lo") is None:
+        return "n/a"
+    return (
+        f"{100 * p['diff']:+.1f} pp [{100 * p['lo']:+.1f}, {100 * p['hi']:+.1f}] "
+        f"p={p['p_value']:.3g} n={p['n']}"
+    )
+
+
 def render_gain(gain: dict[str, Any]) -> str:
+    """`gain_summary` as the lines the demo prints: per mode the point differences, FTRs and the
+    verdict, then the paired differences with their intervals."""
     lines = ["mode     tuned Acc  vs base   vs name-overlap  FTR tuned/base/floor  passes"]
     for mode, g in gain.items():
 
@@ -452,5 +482,11 @@ def render_gain(gain: dict[str, Any]) -> str:
             f"{mode:<8} {num(g['tuned_Acc']):<10} {pp(g['over_base_pp']):<9} {pp(g['over_name_overlap_pp']):<16} "
             f"{num(g['FTR_tuned'])}/{num(g['FTR_base'])}/{num(g.get('FTR_name_overlap'))}  "
             f"{'n/a' if g.get('passes') is None else ('yes' if g['passes'] else 'no')}"
+        )
+    lines.append("paired, dialogue by dialogue (Acc difference [95% CI], McNemar p, n):")
+    for mode, g in gain.items():
+        lines.append(
+            f"{mode:<8} tuned - base {_paired_text(g.get('paired_over_base'))}; "
+            f"tuned - name-overlap {_paired_text(g.get('paired_over_name_overlap'))}"
         )
     return "\n".join(lines)

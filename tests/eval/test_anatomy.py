@@ -277,11 +277,12 @@ def test_anatomy_table_cells():
     lines = table.splitlines()
     assert lines[0].startswith("| Mode | n | asks first | right tool (↑) | right keys (↑) |")
     assert lines[2] == (
-        "| Static | 10 | 0.30 (3/10) | 0.62 (5/8) | 0.60 (3/5) | 0.67 (2/3) | 0.69 (9/13) | 0.38 (3/8) |"
+        "| Static | 10 | 0.30 [0.11, 0.60] (3/10) | 0.62 [0.31, 0.86] (5/8) | 0.60 [0.23, 0.88] (3/5) "
+        "| 0.67 [0.21, 0.94] (2/3) | 0.69 [0.42, 0.87] (9/13) | 0.38 [0.14, 0.69] (3/8) |"
     )
     assert lines[3] == "| old run | – | – | – | – | – | – | – |"
     none = anatomy_table([("x", compute_anatomy([T("x", [U(), R("ok")], ended="t_max")]))])
-    assert "| x | 1 | 0.00 (0/1) | – (0/0) |" in none
+    assert "| x | 1 | 0.00 [0.00, 0.79] (0/1) | – (0/0) |" in none
 
 
 def test_run_folder_report_and_compare_carry_the_anatomy(tmp_path):
@@ -292,9 +293,9 @@ def test_run_folder_report_and_compare_carry_the_anatomy(tmp_path):
     assert score_transcripts(tmp_path / "run") == {k: v for k, v in stored.items() if k != "model"}
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## The anatomy of the dialogues" in report
-    assert "| Dynamic | 10 | 0.30 (3/10) | 0.62 (5/8) |" in report
+    assert "| Dynamic | 10 | 0.30 [0.11, 0.60] (3/10) | 0.62 [0.31, 0.86] (5/8) |" in report
     assert "Anatomy by slice (static):" in report
-    assert "| no near-duplicate among candidates | 2 | 1.00 (2/2) |" in report
+    assert "| no near-duplicate among candidates | 2 | 1.00 [0.34, 1.00] (2/2) |" in report
     # W&B: the anatomy goes to the summary, not the config.
     assert flatten_metrics(stored)["anatomy/dynamic/right_tool_n"] == 5
     assert "anatomy" not in eval_settings(stored)
@@ -318,6 +319,6 @@ def test_run_folder_report_and_compare_carry_the_anatomy(tmp_path):
     assert "anatomy" not in data["bare"]
     md = (tmp_path / "cmp" / "comparison.md").read_text()
     assert "## The anatomy of the dialogues" in md
-    assert "| tuned | 10 | 0.30 (3/10) | 0.62 (5/8) |" in md
-    assert "| old | 2 | 0.50 (1/2) | 1.00 (2/2) |" in md
+    assert "| tuned | 10 | 0.30 [0.11, 0.60] (3/10) | 0.62 [0.31, 0.86] (5/8) |" in md
+    assert "| old | 2 | 0.50 [0.09, 0.91] (1/2) | 1.00 [0.34, 1.00] (2/2) |" in md
     assert "| bare | – |" in md

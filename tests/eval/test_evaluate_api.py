@@ -64,7 +64,11 @@ def test_evaluate_a_reference_policy_from_python(tmp_path: Path) -> None:
     assert on_disk == json.loads(json.dumps(result.metrics))
     assert on_disk["limit"] == 2 and on_disk["backend"] == "reference"
     lines = result.summary_lines()
-    assert lines[0].startswith("static   Acc 1.000") and lines[-1] == f"run folder: {tmp_path / 'run'}"
+    # Each rate with its 95 % interval: Acc 2 of 2 is Wilson [0.342, 1.000]; FTR 0, 0 is [0, 0].
+    assert lines[0].startswith(
+        "static   Acc 1.000 [0.342, 1.000]  FTR 0.000 [0.000, 0.000]  TAR 0.000 [0.000, 0.658]"
+    )
+    assert lines[0].endswith("n=2") and lines[-1] == f"run folder: {tmp_path / 'run'}"
 
 
 def test_repeat_0_is_the_run_without_repeats(tmp_path: Path) -> None:

@@ -139,7 +139,19 @@ def test_the_split_leaves_the_positive_metrics_as_they_were(tmp_path: Path) -> N
     split = split_transcripts("static") + split_transcripts("dynamic")
     alone, together = summarise(positive), summarise(positive + split)
     assert "no_tool" not in alone
-    assert {k: v for k, v in together.items() if k != "no_tool"} == alone
+    apart = {k: v for k, v in together["intervals"].items() if k != "no_tool"}
+    assert {k: v for k, v in together.items() if k not in ("no_tool", "intervals")} == {
+        k: v for k, v in alone.items() if k != "intervals"
+    }
+    assert apart == alone["intervals"] and "no_tool" not in alone["intervals"]
+    # The split's shares with their Wilson intervals: dynamic refusal acc 2 of 7 is [0.08, 0.64].
+    refusal = together["intervals"]["no_tool"]["dynamic"]["refusal_acc"]
+    assert (refusal["k"], refusal["n"], round(refusal["lo"], 4), round(refusal["hi"], 4)) == (
+        2,
+        7,
+        0.0822,
+        0.6411,
+    )
     assert together["static"] == compute_metrics(positive_transcripts("static"))
     assert together["no_tool"] == summarise_no_tool(split, positive)
     assert together["no_tool"]["dynamic"]["refusal_acc"] == 0.285714
@@ -148,7 +160,7 @@ def test_the_split_leaves_the_positive_metrics_as_they_were(tmp_path: Path) -> N
     stored = write_run(tmp_path / "run", positive + split, model_label="m")
     assert stored["no_tool"] == together["no_tool"]
     report = (tmp_path / "run" / "report.md").read_text()
-    assert "## No-tool split (retrieval misses)" in report and "0.29 (2/7)" in report
+    assert "## No-tool split (retrieval misses)" in report and "0.29 [0.08, 0.64] (2/7)" in report
     with pytest.raises(ValueError, match="positive split"):
         write_run(tmp_path / "only-split", split, model_label="m")
 
@@ -170,7 +182,7 @@ def test_compare_reports_the_split_apart(tmp_path: Path) -> None:
     md = (tmp_path / "cmp" / "comparison.md").read_text()
     assert (
         "## No-tool split (retrieval misses)" in md
-        and "| with-split | 0.29 (2/7) | 0.29 (2/7) | 1.50 |" in md
+        and "| with-split | 0.29 [0.08, 0.64] (2/7) | 0.29 [0.08, 0.64] (2/7) | 1.50 |" in md
     )
     runs = {"with-split": json.loads((tmp_path / "with" / "metrics.json").read_text())}
     row = split_summary(runs)["with-split"]["static"]

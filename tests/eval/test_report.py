@@ -131,13 +131,91 @@ def test_metrics_json_keys_and_values(tmp_path):
     }
 
 
+def test_metrics_json_carries_the_intervals_beside_the_values(tmp_path):
+    stored = write_run(tmp_path / "run", transcripts(), model_label="m")
+    iv = stored["intervals"]
+    # Static Acc 2 of 4: Wilson centre 0.5, half 0.349961; TAR 1 of 4; FTR values 0, 0, 1, 0.
+    assert iv["static"]["Acc"] == {"k": 2, "n": 4, "lo": 0.150039, "hi": 0.849961}
+    assert iv["static"]["TAR"] == {"k": 1, "n": 4, "lo": 0.045587, "hi": 0.699358}
+    assert iv["static"]["FTR"] == {"mean": 0.25, "n": 4, "lo": 0.0, "hi": 0.75}
+    # TCP: 2 gold names among the 3 names called (s0, s1: open_ticket; s-wrong: open_case).
+    assert (iv["static"]["TCP"]["k"], iv["static"]["TCP"]["n"]) == (2, 3)
+    # Malformed: dynamic 1 of 2 assistant turns; ConvRel: the bootstrap of 1.0 and 0.0.
+    assert (iv["dynamic"]["malformed"]["k"], iv["dynamic"]["malformed"]["n"]) == (1, 2)
+    assert iv["dynamic"]["ConvRel"] == {"mean": 0.5, "n": 2, "lo": 0.0, "hi": 1.0}
+    assert iv["static"]["ConvRel"] is None  # not computed, no interval
+    # A breakdown slice: static near-duplicate dialogues s0, s1, s-none, Acc 2 of 3.
+    assert iv["breakdowns"]["static"]["by_near_duplicate"]["near_duplicate"]["Acc"]["k"] == 2
+    assert iv["breakdowns"]["static"]["by_near_duplicate"]["near_duplicate"]["Acc"]["n"] == 3
+    # The anatomy's shares from their stored counts: asks first in s0, s1 and s-none (3 of 4).
+    assert iv["anatomy"]["static"]["asks_first"] == {"k": 3, "n": 4, "lo": 0.300642, "hi": 0.954413}
+    assert "no_tool" not in iv  # the split did not run
+    # The point values are what they were; rescoring gives the same intervals.
+    assert stored["static"]["Acc"] == 0.5 and score_transcripts(tmp_path / "run")["intervals"] == iv
+    with pytest.raises(ValueError, match="reserved"):
+        write_run(tmp_path / "x", transcripts(), model_label="m", extra={"intervals": {}})
+
+
+def _paired_runs(tmp_path: Path) -> list[Path]:
+    """Two runs on 20 dialogues: 3 right in both, 1 only in A (the earlier, "base"), 8 only in B
+    ("tuned"), 8 in neither; B also ran one dialogue A did not."""
+    right = _call("open_ticket", {"queue": "IT"})
+    wrong = _call("open_case", {"queue": "IT"})
+    outcomes = [(1, 1)] * 3 + [(1, 0)] + [(0, 1)] * 8 + [(0, 0)] * 8
+    for name, column in (("base", 0), ("tuned", 1)):
+        ts = [_t(f"h{i}", "dynamic", [USER, right if o[column] else wrong]) for i, o in enumerate(outcomes)]
+        if name == "tuned":
+            ts.append(_t("extra", "dynamic", [USER, right]))
+        write_run(tmp_path / name, ts, model_label=name, extra={"benchmark": "b"})
+    return [tmp_path / "base", tmp_path / "tuned"]
+
+
+def test_compare_pairs_the_runs_dialogue_by_dialogue(tmp_path):
+    table = compare_runs(_paired_runs(tmp_path), out_dir=tmp_path / "cmp", json_path=tmp_path / "r.json")
+    # tuned − base over the 20 common dialogues: (8 − 1)/20 = +0.35, Newcombe [0.06, 0.57] (the
+    # mirror of tests/eval/test_stats.py's A − B), McNemar p = 2 · 10 / 2^9 = 0.0390625.
+    row = "| tuned − base | dynamic | 20 | 0.55 | 0.20 | +0.35 [+0.06, +0.57] | 8 / 1 | 0.0391 | yes | 1 |"
+    assert row in table
+    md = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert "## Paired differences (Acc, dialogue by dialogue)" in md and row in md
+    report = json.loads((tmp_path / "r.json").read_text())
+    pair = report["tuned"]["paired"]["base"]["dynamic"]
+    assert (pair["n"], pair["wins"], pair["losses"], pair["diff"]) == (20, 8, 1, 0.35)
+    assert (pair["lo"], pair["hi"], pair["p_value"]) == (0.061693, 0.568128, 0.039062)
+    assert pair["distinguishable"] is True and (pair["unpaired_a"], pair["unpaired_b"]) == (1, 0)
+    assert "paired" not in report["base"]
+    # The intervals of each run travel in the JSON report too (tuned: Acc 12 of 21).
+    assert report["tuned"]["intervals"]["dynamic"]["Acc"]["k"] == 12
+
+
+def test_compare_without_transcripts_or_on_other_benchmarks_does_not_pair(tmp_path):
+    base, tuned = _paired_runs(tmp_path)
+    (tuned / "transcripts.jsonl").unlink()
+    md_table = compare_runs([base, tuned], out_dir=tmp_path / "cmp")
+    assert "Not paired (no readable `transcripts.jsonl` beside `metrics.json`): tuned." in md_table
+    assert "| tuned − base |" not in md_table
+    # An old run folder (no intervals in metrics.json) still shows the intervals of its shares.
+    old = json.loads((base / "metrics.json").read_text())
+    del old["intervals"]
+    (base / "metrics.json").write_text(json.dumps(old))
+    (base / "transcripts.jsonl").unlink()
+    table = compare_runs([base], out_dir=tmp_path / "cmp2")
+    assert "| base | – | – | – | – | 20 | 0.20 [0.08, 0.42] | 0.80 |" in table  # FTR: no interval
+    # Runs of different benchmarks are not paired even where their dialogue ids agree.
+    write_run(tmp_path / "x", transcripts(), model_label="x", extra={"benchmark": "one"})
+    write_run(tmp_path / "y", transcripts(), model_label="y", extra={"benchmark": "two"})
+    assert "Paired" not in compare_runs([tmp_path / "x", tmp_path / "y"], out_dir=tmp_path / "cmp3")
+
+
 def test_only_modes_that_ran_are_present(tmp_path):
     static_only = [t for t in transcripts() if t.mode == "static"]
     stored = write_run(tmp_path / "run", static_only, model_label="m")
     assert "static" in stored and "dynamic" not in stored
     report = (tmp_path / "run" / "report.md").read_text()
     assert "Dynamic evaluation: tool-calling" not in report
-    assert "| m | 0.50 | 0.25 | 0.25 | – | – | – |" in report
+    # Acc 2/4: Wilson [0.15, 0.85]; TAR 1/4: [0.05, 0.70]; FTR values 0, 0, 1, 0: the bootstrap
+    # keeps 0 (all four drawn 0 has probability 0.32) and 0.75 (three or four 1s: 0.051 > 0.025).
+    assert "| m | 4 | 0.50 [0.15, 0.85] | 0.25 [0.00, 0.75] | 0.25 [0.05, 0.70] | – | – | – | – |" in report
 
 
 def test_extra_may_not_overwrite_reserved_keys(tmp_path):
@@ -152,15 +230,19 @@ def test_report_md_has_paper_tables(tmp_path):
     report = (tmp_path / "run" / "report.md").read_text()
     assert report.startswith("# Evaluation report: tiny-lora")
     header = (
-        "| Model | Static Acc (↑) | Static FTR (↓) | Static TAR (↓) | "
-        "Dynamic Acc (↑) | Dynamic FTR (↓) | Dynamic TAR (↓) |"
+        "| Model | Static n | Static Acc (↑) | Static FTR (↓) | Static TAR (↓) | "
+        "Dynamic n | Dynamic Acc (↑) | Dynamic FTR (↓) | Dynamic TAR (↓) |"
     )
     assert header in report
-    assert "| tiny-lora | 0.50 | 0.25 | 0.25 | 0.50 | 0.00 | 0.50 |" in report
-    assert "| Model | TCP (↑) | TCR (↑) | PKP (↑) | PKR (↑) | Acc (↑) | FTR (↓) | TAR (↓) |" in report
-    assert "| Model | ConvRel (↑) | TTR (↑) | NGD3 (↑) | NGD2 (↑) | NGD4 (↑) |" in report
+    assert ROW in report
+    assert "| Model | n | TCP (↑) | TCR (↑) | PKP (↑) | PKR (↑) | Acc (↑) | FTR (↓) | TAR (↓) |" in report
+    # Static TCP: 2 gold names among 3 called (Wilson [0.21, 0.94]); TCR 2 of 4 gold names.
+    assert "| tiny-lora | 4 | 0.67 [0.21, 0.94] (2/3) | 0.50 [0.15, 0.85] (2/4) |" in report
+    assert "| Model | n | ConvRel (↑) | TTR (↑) | NGD3 (↑) | NGD2 (↑) | NGD4 (↑) |" in report
+    # Dynamic ConvRel: per-dialogue means 1.0 and 0.0; the bootstrap of two values spans [0, 1].
+    assert "| tiny-lora | 2 | 0.50 [0.00, 1.00] | 0.00 | 0.00 | 0.00 | 0.00 |" in report
     assert "Table 3 layout" in report and "Table 6 layout" in report
-    assert "| tiny-lora | n/c |" in report  # static ConvRel not computed
+    assert "| tiny-lora | 4 | n/c |" in report  # static ConvRel not computed
     assert "## Malformed and truncated output" in report and "of assistant turns malformed" in report
     assert "of dialogues ended on a reply cut off by the token budget" in report
     assert "## Breakdowns" in report and "near-duplicate among candidates" in report
@@ -172,7 +254,20 @@ def test_report_md_has_paper_tables(tmp_path):
         for line in table1.splitlines()
         if line.startswith("| ") and "Model" not in line and "---" not in line
     ]
-    assert rows == ["| tiny-lora | 0.50 | 0.25 | 0.25 | 0.50 | 0.00 | 0.50 |"]
+    assert rows == [ROW]
+    assert "Brackets: the 95 % interval" in report
+    # Malformed output: dynamic 1 of 2 assistant turns, Wilson [9.5%, 90.5%].
+    assert "- Dynamic: 50.0% [9.5%, 90.5%] (1/2) of assistant turns malformed" in report
+    # A breakdown slice carries its own intervals: static near-duplicate, Acc 2 of 3.
+    assert "| near-duplicate among candidates | 3 | 0.67 [0.21, 0.94] | 0.00 [0.00, 0.00] |" in report
+
+
+ROW = (
+    "| tiny-lora | 4 | 0.50 [0.15, 0.85] | 0.25 [0.00, 0.75] | 0.25 [0.05, 0.70] "
+    "| 2 | 0.50 [0.09, 0.91] | 0.00 [0.00, 0.00] | 0.50 [0.09, 0.91] |"
+)
+"""Table 1 of `transcripts()`: static Acc 2/4, FTR values 0, 0, 1, 0, TAR 1/4; dynamic Acc 1/2
+(Wilson [0.0945, 0.9055]), FTR 0, TAR 1/2."""
 
 
 def test_tradeoff_png(tmp_path):
@@ -193,14 +288,21 @@ def test_compare_runs(tmp_path):
     write_run(tmp_path / "base", transcripts(correct=1), model_label="base")
     write_run(tmp_path / "tuned", transcripts(correct=3), model_label="tuned")
     table = compare_runs([tmp_path / "base", tmp_path / "tuned" / "metrics.json"], out_dir=tmp_path / "cmp")
-    lines = table.splitlines()
-    assert lines[0].startswith("| Model | Static Acc (↑)")
-    # base static: Acc 1/3, FTR 1/3, TAR 1/3; tuned static: Acc 3/5, FTR 1/5, TAR 1/5.
-    assert lines[2] == "| base | 0.33 | 0.33 | 0.33 | 0.50 | 0.00 | 0.50 |"
-    assert lines[3] == "| tuned | 0.60 | 0.20 | 0.20 | 0.50 | 0.00 | 0.50 |"
+    lines = table.split("\n\n")[0].splitlines()
+    assert lines[0].startswith("| Model | Static n | Static Acc (↑)")
+    # base static: Acc 1/3 (Wilson [0.06, 0.79]), FTR 1/3, TAR 1/3; tuned static: Acc 3/5
+    # ([0.23, 0.88]), FTR 1/5, TAR 1/5 ([0.04, 0.62]).
+    assert lines[2].startswith("| base | 3 | 0.33 [0.06, 0.79] | 0.33 [0.00, 1.00] | 0.33 [0.06, 0.79] | 2 |")
+    assert lines[3].startswith(
+        "| tuned | 5 | 0.60 [0.23, 0.88] | 0.20 [0.00, 0.60] | 0.20 [0.04, 0.62] | 2 |"
+    )
     assert len(lines) == 4
+    # The runs share s0, s-wrong, s-none, d0 and d-bad; tuned also has s1, s2, base nothing more.
+    # Static: base right on s0 only, tuned on s0 too: no discordant pair, difference 0 of 3.
+    assert "| tuned − base | static | 3 | 0.33 | 0.33 | +0.00 [-0.47, +0.47] | 0 / 0 | 1 | no | 2 |" in table
     md = (tmp_path / "cmp" / "comparison.md").read_text()
-    assert table in md and "Table 5 layout" in md
+    assert table.split("\n\n")[0] in md and "Table 5 layout" in md
+    assert "## Paired differences (Acc, dialogue by dialogue)" in md
     assert (tmp_path / "cmp" / "comparison.png").read_bytes()[:8] == PNG_MAGIC
 
 
@@ -231,7 +333,7 @@ def test_compare_runs_marks_floors_and_sets_models_beside_them(tmp_path):
     write_run(tmp_path / "base", transcripts(correct=1), model_label="base", extra={"benchmark": "other"})
     runs = [tmp_path / r for r in ("random", "tuned", "overlap", "reference", "base")]
     table = compare_runs(runs, out_dir=tmp_path / "cmp", json_path=tmp_path / "cmp" / "report.json")
-    labels = [line.split(" | ")[0][2:] for line in table.splitlines()[2:]]
+    labels = [line.split(" | ")[0][2:] for line in table.split("\n\n")[0].splitlines()[2:]]
     # Models first, in the given order; then the policies, ceiling first.
     assert labels == ["tuned", "base", "reference (ceiling)", "name-overlap (floor)", "random (floor)"]
     md = (tmp_path / "cmp" / "comparison.md").read_text()

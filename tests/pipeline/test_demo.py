@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from diaforge.errors import InputError
-from pipeline.curve import curve_figure, plot_curve, run_curve
+from pipeline.curve import curve_figure, plot_curve, point_line, run_curve
 from pipeline.demo import DemoConfig, gain_summary, render_gain
 
 
@@ -30,6 +30,33 @@ def test_gain_is_measured_against_the_base_and_the_name_overlap_floor():
     assert worse["over_name_overlap_pp"] == -17.5 and worse["FTR_not_above_base"] is False
     table = render_gain(gain)
     assert "+50.0 pp" in table and "+17.5 pp" in table
+
+
+def _paired(diff: float, lo: float, hi: float, p: float = 0.04) -> dict:
+    return {"n": 40, "diff": diff, "lo": lo, "hi": hi, "wins": 9, "losses": 2, "p_value": p,
+            "distinguishable": lo > 0 or hi < 0, "both": 3, "neither": 26}  # fmt: skip
+
+
+def test_passes_needs_the_paired_lower_bound_over_the_floor_above_zero():
+    # Every point bar is met: +50 points over the base, +17.5 over the floor, FTR below the floor's.
+    runs = _runs(tuned=0.55, base=0.05, floor=0.375, ftr_tuned=0.1, ftr_base=0.2)
+    assert gain_summary(runs)["dynamic"]["passes"] is None  # not paired: no verdict
+    runs["tuned"]["paired"] = {
+        "base": {"dynamic": _paired(0.5, 0.33, 0.64, 1e-5)},
+        "name-overlap": {"dynamic": _paired(0.175, 0.012, 0.33)},
+    }
+    dyn = gain_summary(runs)["dynamic"]
+    assert dyn["passes"] is True
+    assert dyn["paired_over_name_overlap"]["lo"] == 0.012 and dyn["paired_over_base"]["diff"] == 0.5
+    assert "both" not in dyn["paired_over_base"]  # the summary keeps the keys a reader needs
+    assert "tuned - base +50.0 pp [+33.0, +64.0] p=1e-05 n=40" in render_gain(gain_summary(runs))
+    # The same points, but the paired interval over the floor reaches 0 (one dialogue's worth): no.
+    runs["tuned"]["paired"]["name-overlap"]["dynamic"] = _paired(0.175, 0.0, 0.33, 0.06)
+    assert gain_summary(runs)["dynamic"]["passes"] is False
+    runs["tuned"]["paired"]["name-overlap"]["dynamic"] = _paired(0.175, -0.02, 0.33, 0.09)
+    assert gain_summary(runs)["dynamic"]["passes"] is False
+    assert gain_summary(runs)["static"]["paired_over_base"] is None  # static was not paired
+    assert "tuned - name-overlap n/a" in render_gain(gain_summary(runs))
 
 
 def test_a_missing_run_gives_no_number_rather_than_a_made_up_one():
@@ -102,6 +129,34 @@ def test_curve_plot_reads_at_a_glance():
     plt.close(fig)
 
 
+def test_a_curve_point_carries_its_interval():
+    """The printed line and the plot: Acc 4 of 40 has the Wilson interval [0.040, 0.231]; a point
+    whose run predates the intervals gets it from its rate and n."""
+    point = {
+        "dialogues": 100,
+        "samples": 297,
+        "dynamic": {"Acc": 0.1, "FTR": 0.45, "n": 40},
+        "intervals": {
+            "Acc": {"k": 4, "n": 40, "lo": 0.03958, "hi": 0.230518},
+            "FTR": {"mean": 0.45, "n": 40, "lo": 0.275, "hi": 0.65},
+        },  # fmt: skip
+        "anatomy": {"n": 40, "asks_first_n": 16, "calls_n": 29, "right_tool_n": 11},
+    }
+    line = point_line(point)
+    assert "dynamic Acc 0.100 [0.040, 0.231], FTR 0.450 [0.275, 0.650], n=40" in line
+    assert "asks first 16/40, right tool 11/29" in line and "values grounded n/a" in line
+    old = {**point, "intervals": {}, "dynamic": {"Acc": 0.0, "FTR": 0.0, "n": 40}}
+    assert "dynamic Acc 0.000 [0.000, 0.088]" in point_line(old)
+    fig = curve_figure({"points": [point, {**old, "samples": 34, "dialogues": 12}], "references": {}})
+    import matplotlib.pyplot as plt
+
+    bars = [c for c in fig.axes[0].collections if len(c.get_segments()) == 2]  # one bar per point
+    old_bar, new_bar = sorted([seg[0][1], seg[1][1]] for seg in bars[0].get_segments())  # [low, high]
+    assert old_bar == pytest.approx([0.0, 0.0876], abs=1e-4)
+    assert new_bar == pytest.approx([0.0396, 0.2305], abs=1e-4)
+    plt.close(fig)
+
+
 def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_path, monkeypatch):
     """`run_demo` end to end with a tiny random model in place of SmolLM2, from a working folder
     outside the checkout: every stage runs the public command, the bundled catalogue, benchmark
@@ -169,6 +224,10 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
     assert report["base"]["prompt_format"]["tool_style"] == "compact"
     assert report["tuned"]["prompt_format"]["tool_style"] == "compact"
     assert report["gain"]["dynamic"]["tuned_Acc"] == report["tuned"]["dynamic"]["Acc"]
+    # The gain is also measured dialogue by dialogue, from the runs' transcripts (2 dialogues).
+    assert report["gain"]["dynamic"]["paired_over_base"]["n"] == 2
+    assert report["tuned"]["paired"]["name-overlap"]["dynamic"]["n"] == 2
+    assert report["tuned"]["intervals"]["dynamic"]["Acc"]["n"] == 2
     # The no-tool split beside the positive one, for the models and the floors.
     for label in ("base", "tuned", "reference", "name-overlap", "random"):
         assert report[label]["no_tool"]["dynamic"]["n"] == 2
