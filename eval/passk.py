@@ -31,7 +31,11 @@ by the same model, is right in one wording and wrong in another.
 * ``always_n``, ``never_n``, ``wording_sensitive_n``: the dialogues always right, never right and
   wording-sensitive (the three add up to n); ``wording_sensitive`` = wording_sensitive_n / n;
 * ``by_successes``: how many dialogues had c successes, for c = 0 ... max n_i (``{"0": 22, ...}``),
-  from which every pass^k can be recomputed.
+  from which every pass^k can be recomputed;
+* ``intervals``: the 95 % interval of each pass^k (``{"mean", "n", "lo", "hi"}``: the percentile
+  bootstrap over dialogues of the per-dialogue values C(c_i, k) / C(n_i, k), `eval.stats.
+  mean_interval`; pass^k is a mean over dialogues, so the dialogue is what is resampled) and the
+  Wilson interval of ``wording_sensitive`` (``{"k", "n", "lo", "hi"}``, `eval.stats.share_interval`).
 
 `summarise_pass_k` (``metrics.json`` -> ``pass_k``, by `eval.report.summarise`) runs it on each
 mode whose transcripts hold a repeat > 0: only ``dynamic``, as static mode replays the
@@ -53,6 +57,7 @@ from typing import Any
 
 from diaforge.errors import InputError
 from eval.metrics import score_dialogue, split_by_mode
+from eval.stats import mean_interval, share_interval
 from eval.transcripts import Transcript
 
 __all__ = [
@@ -74,6 +79,7 @@ PASS_K_KEYS = (
     "wording_sensitive_n",
     "wording_sensitive",
     "by_successes",
+    "intervals",
 )
 """The keys of `compute_pass_k` besides ``pass^1`` ... ``pass^<trials>``."""
 
@@ -129,6 +135,12 @@ def compute_pass_k(transcripts: Sequence[Transcript]) -> dict[str, Any]:
         wording_sensitive=round(sensitive / n, _ROUND) if n else None,
         by_successes=histogram,
     )
+    intervals: dict[str, Any] = {
+        f"pass^{k}": mean_interval([float(pass_hat_k(c, t, k)) for c, t in outcomes])
+        for k in range(1, trials + 1)
+    }
+    intervals["wording_sensitive"] = share_interval(sensitive, n)
+    out["intervals"] = intervals
     return out
 
 
@@ -148,10 +160,21 @@ def _ks(block: Mapping[str, Any]) -> list[int]:
     return list(range(1, int(block.get("trials") or 0) + 1))
 
 
+def _with_interval(block: Mapping[str, Any], key: str, digits: int) -> str:
+    """``0.36 [0.28, 0.45]``: a value of the block and its 95 % interval, when stored."""
+    iv = (block.get("intervals") or {}).get(key) or {}
+    text = f"{block[key]:.{digits}f}"
+    if iv.get("lo") is None or iv.get("hi") is None:
+        return text
+    return f"{text} [{iv['lo']:.{digits}f}, {iv['hi']:.{digits}f}]"
+
+
 def _outcome_line(block: Mapping[str, Any]) -> str:
     n = block.get("n", 0)
     share = block.get("wording_sensitive")
-    shown = f" ({100 * share:.1f}%)" if share is not None else ""
+    iv = (block.get("intervals") or {}).get("wording_sensitive") or {}
+    bounds = f" [{100 * iv['lo']:.1f}, {100 * iv['hi']:.1f}]" if iv.get("lo") is not None else ""
+    shown = f" ({100 * share:.1f}%{bounds})" if share is not None else ""
     return (
         f"always right {block.get('always_n', 0)}, never right {block.get('never_n', 0)}, "
         f"wording-sensitive (right in some trials, wrong in others) {block.get('wording_sensitive_n', 0)} "
@@ -170,7 +193,7 @@ def passk_section(metrics: Mapping[str, Any]) -> list[str]:
     header = "| Mode | dialogues | trials | " + " | ".join(f"pass^{k} (↑)" for k in ks) + " |"
     rows = [header, "|" + "|".join(" --- " for _ in range(3 + len(ks))) + "|"]
     for mode, b in blocks.items():
-        cells = [f"{b[f'pass^{k}']:.2f}" if f"pass^{k}" in b else "–" for k in ks]
+        cells = [_with_interval(b, f"pass^{k}", 2) if f"pass^{k}" in b else "–" for k in ks]
         rows.append(
             f"| {_MODE_TITLE.get(mode, mode)} | {b.get('n', 0)} | {b.get('trials', 0)} | "
             + " | ".join(cells)
@@ -183,7 +206,9 @@ def passk_section(metrics: Mapping[str, Any]) -> list[str]:
         "each (the model's decoding unchanged). pass^k (τ-bench) is the chance that k trials of a "
         "dialogue all succeed (Acc = 1): C(c, k) / C(n, k) for c successes in n trials, averaged over "
         "the dialogues; pass^1 is the success rate over every trial. Every other number in this report "
-        "is from the first trial (repeat 0) alone. Definitions: README and `eval/passk.py`.",
+        "is from the first trial (repeat 0) alone. In brackets: 95 % intervals (a bootstrap over the "
+        "dialogues for pass^k, Wilson for the wording-sensitive share). Definitions: README and "
+        "`eval/passk.py`.",
         "\n".join(rows),
         "\n".join(outcomes),
     ]
@@ -194,7 +219,7 @@ def passk_lines(metrics: Mapping[str, Any], mode: str) -> list[str]:
     b = (metrics.get("pass_k") or {}).get(mode)
     if not b:
         return []
-    values = "  ".join(f"pass^{k} {b[f'pass^{k}']:.3f}" for k in _ks(b))
+    values = "  ".join(f"pass^{k} {_with_interval(b, f'pass^{k}', 3)}" for k in _ks(b))
     return [
         f"{'':8s} {values}  ({b['n']} dialogues x {b['trials']} trials)  wording-sensitive "
         f"{b['wording_sensitive_n']}/{b['n']}"

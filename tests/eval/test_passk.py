@@ -25,6 +25,7 @@ from eval.passk import (
 )
 from eval.report import score_transcripts, summarise
 from eval.runner import user_rng
+from eval.stats import mean_interval
 from eval.tables import render_report
 from eval.transcripts import Transcript, TranscriptTurn, first_trials, read_transcripts, write_transcripts
 
@@ -108,6 +109,17 @@ def test_compute_pass_k_by_hand() -> None:
     assert out["wording_sensitive"] == 0.5
     assert out["by_successes"] == {"0": 1, "1": 1, "2": 1, "3": 1}
     assert "pass^4" not in out
+    # pass^k's interval resamples the dialogues' own values C(c, k)/C(3, k): for k = 3 these are 0, 1, 0, 0
+    iv = out["intervals"]
+    assert iv["pass^3"] == mean_interval([0.0, 1.0, 0.0, 0.0]) and iv["pass^3"]["mean"] == 0.25
+    assert iv["pass^1"] == mean_interval([2 / 3, 1.0, 0.0, 1 / 3])
+    # a resample mean of 0, 1, 0, 0 is a count of quarters: 0 has probability (3/4)^4 = 0.32, so lo = 0;
+    # 1 (the one dialogue drawn four times) has 1/256, under 2.5 %, while 3/4 or more has 13/256 > 2.5 %
+    assert iv["pass^3"]["lo"] == 0.0 and iv["pass^3"]["hi"] == 0.75
+    # wording-sensitive 2 of 4, Wilson by hand: centre 0.5, half 1.96/(1 + 1.96²/4) * sqrt(1/16 + 1.96²/64) = 0.35
+    ws = iv["wording_sensitive"]
+    assert (ws["k"], ws["n"]) == (2, 4) and ws["lo"] == pytest.approx(0.150, abs=1e-3)
+    assert ws["hi"] == pytest.approx(0.850, abs=1e-3)
 
 
 def test_a_dialogue_with_fewer_trials_caps_k() -> None:
@@ -126,6 +138,7 @@ def test_empty_gives_no_pass_k() -> None:
         "wording_sensitive_n": 0,
         "wording_sensitive": None,
         "by_successes": {"0": 0},
+        "intervals": {"wording_sensitive": {"k": 0, "n": 0, "lo": None, "hi": None}},
     }
 
 
@@ -184,14 +197,17 @@ def test_report_and_console_blocks() -> None:
     metrics = {"model": "m", **summarise(REPEATED)}
     section = passk_section(metrics)
     assert section[0] == "## pass^k: the same dialogues in other words"
-    assert "| Dynamic | 4 | 3 | 0.50 | 0.33 | 0.25 |" in section[2]
+    iv = metrics["pass_k"]["dynamic"]["intervals"]
+    p1, p3 = iv["pass^1"], iv["pass^3"]
+    assert f"| Dynamic | 4 | 3 | 0.50 [{p1['lo']:.2f}, {p1['hi']:.2f}] | 0.33 [" in section[2]
+    assert "| 0.25 [0.00, 0.75] |" in section[2]
     assert section[3] == (
         "- Dynamic: always right 1, never right 1, wording-sensitive (right in some trials, wrong in "
-        "others) 2 of 4 (50.0%)."
+        "others) 2 of 4 (50.0% [15.0, 85.0])."
     )
-    assert passk_lines(metrics, "dynamic") == [
-        "         pass^1 0.500  pass^2 0.333  pass^3 0.250  (4 dialogues x 3 trials)  wording-sensitive 2/4"
-    ]
+    (line,) = passk_lines(metrics, "dynamic")
+    assert line.startswith(f"         pass^1 0.500 [{p1['lo']:.3f}, {p1['hi']:.3f}]  pass^2 0.333 [")
+    assert line.endswith("pass^3 0.250 [0.000, 0.750]  (4 dialogues x 3 trials)  wording-sensitive 2/4")
     assert passk_lines(metrics, "static") == []
     assert "## pass^k" in render_report(metrics, "m")
     plain = {"model": "m", **summarise(first_trials(REPEATED))}
