@@ -62,20 +62,13 @@ from data_gen.agents import COMPLETION, SELECTION, DialogueState, ScriptedTeache
 from data_gen.agents.refusal import is_refusal
 from data_gen.phrasing import first_sentence
 from data_gen.values import ValueGenerator, extract_value
-from diaforge.format import PromptFormat, pair_record, preference_rows
+from diaforge.format import PAIR_KINDS, PromptFormat, pair_record, preference_rows
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, Tool, ToolCall, Turn, write_jsonl
 from diaforge.similarity import composite_matrix, get_encoder
 from diaforge.text import humanise_param
 
-KINDS = (
-    "premature_call",
-    "near_duplicate",
-    "unsupported_value",
-    "needless_question",
-    "missed_refusal",
-    "wrong_refusal",
-)
+KINDS = PAIR_KINDS
 """The kinds of rejected alternative, in the order `stats.json` lists them."""
 
 PAIRS_FILE = "pairs.jsonl"

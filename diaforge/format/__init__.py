@@ -27,6 +27,7 @@ from diaforge.format.options import (
 )
 from diaforge.format.parsing import Kind, ParsedMessage, parse_assistant, parse_openai_message
 from diaforge.format.preference import (
+    PAIR_KINDS,
     PAIR_RECORD_KEYS,
     PREFERENCE_KEYS,
     load_pair_records,
@@ -66,6 +67,7 @@ __all__ = [
     "ARGUMENTS_AS",
     "EXPORT_FORMATS",
     "HISTORY_REASONING",
+    "PAIR_KINDS",
     "PAIR_RECORD_KEYS",
     "PREFERENCE_KEYS",
     "PROMPT_FORMAT_FILE",

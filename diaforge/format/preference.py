@@ -23,6 +23,16 @@ from typing import Any
 from diaforge.format.prompt_format import PromptFormat
 from diaforge.schema import Dialogue, Turn
 
+PAIR_KINDS = (
+    "premature_call",
+    "near_duplicate",
+    "unsupported_value",
+    "needless_question",
+    "missed_refusal",
+    "wrong_refusal",
+)
+"""The kinds of rejected alternative (``data_gen.pairs`` builds them and documents each)."""
+
 PAIR_RECORD_KEYS = ("id", "dialogue_id", "turn_index", "kind", "variant", "dialogue", "rejected")
 """The keys of a pair record, in order."""
 
