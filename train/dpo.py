@@ -175,7 +175,9 @@ def load_policy(folder: Path, base: str | None, model_args: Any, training_args: 
             "use_peft: false merges the SFT adapter into its base: load the base unquantised"
         )
     logger.info("merging the SFT adapter %s into its base for full training", folder)
-    return PeftModel.from_pretrained(model, str(folder)).merge_and_unload(), None
+    merged = PeftModel.from_pretrained(model, str(folder)).merge_and_unload()
+    merged.requires_grad_(True)  # loading an adapter froze the base's weights
+    return merged, None
 
 
 def build_trainer(

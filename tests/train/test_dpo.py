@@ -218,3 +218,24 @@ def test_the_launcher_picks_the_script_by_the_recipe():
         find_script(args)
         assert args.training_script == str(script)
         assert args.training_script_args == [str(REPO / recipe), "--x", "1"]
+
+
+def test_dpo_merges_the_sft_adapter_for_full_training(sft):
+    out = sft.parent / "dpo-merged-full"
+    proc = _launch(
+        "train/dpo.py",
+        "recipes/tiny/dpo.yaml",
+        "--model_name_or_path",
+        str(sft),
+        "--output_dir",
+        str(out),
+        "--max_steps",
+        "2",
+        "--use_peft",
+        "false",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "merging the SFT adapter" in proc.stderr
+    assert _first_loss(out) == pytest.approx(math.log(2), abs=1e-4)
+    assert (out / "model.safetensors").is_file() and not (out / "adapter_config.json").exists()
+    assert (out / "prompt_format.json").read_text() == (sft / "prompt_format.json").read_text()

@@ -78,9 +78,17 @@ def test_recipe_parses_as_train_sft_does(recipe):
             [str(recipe)], device_defaults=dpo_device_defaults(False)
         )
         assert {"model_name_or_path", "pairs_path", "beta"} <= explicit
-        assert model.use_peft and model.lora_r == 16 and model.lora_alpha == 16
+        if recipe.parent.name == "smollm2-135m":  # the demo's SFT is full fine-tuning, so is its DPO
+            assert not model.use_peft
+        else:
+            assert model.use_peft and model.lora_r == 16 and model.lora_alpha == 16
         assert training.lr_scheduler_type.value == "cosine" and training.precompute_ref_log_probs is True
-        assert model.model_name_or_path.endswith(f"{recipe.parent.name}/sft")  # starts from that SFT run
+        sft = yaml.safe_load(
+            (
+                recipe.parent / ("demo.yaml" if recipe.parent.name == "smollm2-135m" else "sft.yaml")
+            ).read_text()
+        )
+        assert model.model_name_or_path == sft["output_dir"]  # starts from that SFT run
         return
     args, training, model, explicit = parse_recipe([str(recipe)], device_defaults=device_defaults(False))
     assert "model_name_or_path" in explicit and "dataset_path" in explicit
