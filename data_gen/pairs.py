@@ -36,7 +36,9 @@ Every refusal is read by `data_gen.agents.refusal.is_refusal`, the rule the no-t
 The mix. `--kinds` keeps only the named kinds. `--mix kind=weight,...` makes the kinds' counts
 proportional to the weights: with n_k pairs of kind k available and shares w_k (weights over
 their sum), the total is T = min_k n_k / w_k and kind k keeps floor(T * w_k) of its pairs, drawn
-with the run seed; without `--mix` every pair is kept.
+with the run seed; kinds the mix leaves out are dropped, and a kind the corpus has no pair of
+(``missed_refusal`` without retrieval misses) is left out of the shares. Without `--mix` every pair
+is kept.
 
 The run folder gets ``pairs.jsonl`` (one record per pair, turns not text:
 `diaforge.format.pair_record`), ``preference.jsonl`` (TRL's conversational preference rows:
@@ -431,14 +433,18 @@ def dialogue_pairs(dialogue: Dialogue, options: PairOptions) -> list[Pair]:
 
 
 def apply_mix(pairs: list[Pair], options: PairOptions) -> list[Pair]:
-    """The pairs the mix keeps (module docstring), in their original order."""
+    """The pairs the mix keeps (module docstring), in their original order. Kinds the mix leaves
+    out (or weighs 0) are dropped; a kind the corpus has no pair of is left out of the shares."""
     if options.mix is None:
         return pairs
-    total = sum(options.mix.values())
-    shares = {k: w / total for k, w in options.mix.items() if w > 0}
     by_kind: dict[str, list[int]] = {k: [] for k in options.kinds}
     for n, p in enumerate(pairs):
         by_kind[p.kind].append(n)
+    weights = {k: w for k, w in options.mix.items() if w > 0 and by_kind[k]}
+    if not weights:
+        return []
+    total = sum(weights.values())
+    shares = {k: w / total for k, w in weights.items()}
     size = min(len(by_kind[k]) / s for k, s in shares.items())
     keep: set[int] = set()
     for kind, share in shares.items():

@@ -185,3 +185,14 @@ def test_bad_kind_is_one_line(run, tmp_path, capsys):
 
 def test_rename_tool_whole_names_only():
     assert rename_tool("a_b then a_b_c.", "a_b", "x") == "x then a_b_c."
+
+
+def test_mix_leaves_out_a_kind_the_corpus_lacks():
+    """The fixture's 6 dialogues have no retrieval miss: missed_refusal has no pair, so the mix's
+    shares are over premature_call alone, and all 7 of its pairs are kept (stats of the fixture:
+    tests/train/test_dpo.py)."""
+    dialogues = load_dialogues(ROOT / "tests/fixtures/dialogues_small.jsonl")
+    options = PairOptions(mix={"premature_call": 1, "missed_refusal": 1})
+    kept = make_pairs(dialogues, options)
+    assert [p.kind for p in kept] == ["premature_call"] * 7
+    assert make_pairs(dialogues, PairOptions(mix={"missed_refusal": 1})) == []
