@@ -63,7 +63,7 @@ def add_pairs(sub: argparse._SubParsersAction) -> None:
         "--mix",
         default="",
         help="relative weight of each kind, kind=weight,... (e.g. premature_call=2,near_duplicate=1); "
-        "default: keep every pair",
+        "kinds it leaves out are dropped; default: keep every pair",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of invented values, wording and the mix")
     p.add_argument("--wording", choices=("train", "heldout"), default="train", help="wording bank")

@@ -196,3 +196,24 @@ def test_mix_leaves_out_a_kind_the_corpus_lacks():
     kept = make_pairs(dialogues, options)
     assert [p.kind for p in kept] == ["premature_call"] * 7
     assert make_pairs(dialogues, PairOptions(mix={"missed_refusal": 1})) == []
+
+
+def test_rows_in_native_mode_and_bad_records(tmp_path):
+    """The same record in native mode: tools travel in ``tools`` and a rejected call as ``tool_calls``;
+    a damaged pairs file is one line naming the file and the record."""
+    from diaforge.errors import InputError
+    from diaforge.format import export_format, load_pair_records, preference_row
+
+    records = load_pair_records(ROOT / "tests/fixtures/pairs_small.jsonl")
+    assert len(records) == 41
+    record = next(r for r in records if r["kind"] == "premature_call")
+    dialogue, chosen, rejected = record_turns(record)
+    row = preference_row(record, export_format("hf"))
+    assert [t["function"]["name"] for t in row["tools"]] == [t.name for t in dialogue.candidate_tools]
+    assert row["prompt"] == export_format("hf").messages(dialogue, upto=record["turn_index"])
+    (call,) = row["rejected"][0]["tool_calls"]
+    assert call["function"]["name"] == dialogue.seed_tool and "tool_calls" not in row["chosen"][0]
+    bad = tmp_path / "pairs.jsonl"
+    bad.write_text(json.dumps(record) + "\n" + json.dumps({**record, "rejected": {"role": "user"}}) + "\n")
+    with pytest.raises(InputError, match=r"pairs.jsonl.*2.*assistant turn"):
+        load_pair_records(bad)
