@@ -239,3 +239,26 @@ def test_dpo_merges_the_sft_adapter_for_full_training(sft):
     assert _first_loss(out) == pytest.approx(math.log(2), abs=1e-4)
     assert (out / "model.safetensors").is_file() and not (out / "adapter_config.json").exists()
     assert (out / "prompt_format.json").read_text() == (sft / "prompt_format.json").read_text()
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_dpo_logs_to_wandb_offline_into_the_output_folder(sft, tmp_path):
+    out = sft.parent / "dpo-wandb"
+    home = tmp_path / "home"  # no ~/.netrc, no API key: offline
+    home.mkdir()
+    env = {k: v for k, v in _env().items() if k != "WANDB_MODE"} | {"HOME": str(home)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "train.launch", "--config_file", "accelerate_configs/cpu.yaml", "train/dpo.py"]
+        + ["recipes/tiny/dpo.yaml", "--model_name_or_path", str(sft), "--output_dir", str(out)]
+        + ["--max_steps", "2", "--save_strategy", "no", "--report_to", "wandb"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "wandb runs offline" in proc.stderr
+    assert list(out.rglob("offline-run-*"))
+    assert proc.stdout.splitlines() == [proc.stdout.strip()]  # the result line alone on stdout
+    assert proc.stdout.startswith(f"trained {out}: global step 2")
