@@ -217,3 +217,20 @@ def test_rows_in_native_mode_and_bad_records(tmp_path):
     bad.write_text(json.dumps(record) + "\n" + json.dumps({**record, "rejected": {"role": "user"}}) + "\n")
     with pytest.raises(InputError, match=r"pairs.jsonl.*2.*assistant turn"):
         load_pair_records(bad)
+
+
+def test_the_diaforge_door_runs_it(tmp_path, capsys):
+    """`diaforge data pairs` is `python -m data_gen pairs`: on the fixture, 41 pairs of 5 kinds."""
+    from diaforge.cli import main as diaforge_main
+
+    out = tmp_path / "pairs"
+    assert (
+        diaforge_main(
+            ["data", "pairs", str(ROOT / "tests/fixtures/dialogues_small.jsonl"), "--out", str(out)]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.startswith("41 preference pairs from 13 turns of 6 dialogues")
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["by_kind"]["missed_refusal"] == 0 and stats["pairs"] == 41
+    assert (out / "pairs.jsonl").read_text() == (ROOT / "tests/fixtures/pairs_small.jsonl").read_text()
