@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from data_gen.gen_config import BACKENDS, MAX_CONCURRENCY, MAX_DIALOGUES, GenerationConfig, RoleSpec
+from data_gen.pairs_cli import add_pairs
 from diaforge.cliargs import (
     DefaultsHelpFormatter,
     OneLineArgumentParser,
@@ -320,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_build_benchmark,
         _add_build_no_tool_split,
         _add_export,
+        add_pairs,
         _add_ngram_overlap,
     ):
         add(sub)

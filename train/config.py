@@ -288,11 +288,11 @@ def recipe_dataclasses() -> tuple[type, type, type]:
     return (DiaforgeArguments, SFTConfig, ModelConfig)
 
 
-def known_keys() -> set[str]:
-    return {f.name for cls in recipe_dataclasses() for f in dataclasses.fields(cls) if f.init}
+def known_keys(classes: Sequence[type] | None = None) -> set[str]:
+    return {f.name for cls in classes or recipe_dataclasses() for f in dataclasses.fields(cls) if f.init}
 
 
-def read_recipe_yaml(path: str | Path) -> dict[str, Any]:
+def read_recipe_yaml(path: str | Path, classes: Sequence[type] | None = None) -> dict[str, Any]:
     """The recipe file as a mapping; unknown keys, YAML syntax errors and non-mappings are
     `RecipeError`s that name the file (and the line, for syntax errors)."""
     import yaml
@@ -316,7 +316,7 @@ def read_recipe_yaml(path: str | Path) -> dict[str, Any]:
         data = {}
     if not isinstance(data, dict):
         raise RecipeError(f"{path}: a recipe must be a YAML mapping of keys to values")
-    keys = known_keys() | {"env"}
+    keys = known_keys(classes) | {"env"}
     for key in data:
         if key not in keys:
             raise RecipeError(f"{path}: unknown key '{key}'")
@@ -362,9 +362,9 @@ def _make_parser_class():
     return _Parser
 
 
-def parse_recipe(argv: Sequence[str] | None = None, *, device_defaults: dict[str, Any] | None = None):
+def parse_recipe(argv: Sequence[str] | None = None, *, device_defaults: dict | None = None, classes=None):
     """Parse ``RECIPE.yaml [--key value ...]`` into `(DiaforgeArguments, SFTConfig, ModelConfig,
-    explicit_keys)`.
+    explicit_keys)` (with `classes`, another stage's three dataclasses: train/dpo_config.py).
 
     `device_defaults` replace the dataclass defaults before the recipe is applied (e.g. bf16 off on
     a CPU machine); the recipe, then the command line, override them. Raises `RecipeError` (one line)
@@ -373,15 +373,15 @@ def parse_recipe(argv: Sequence[str] | None = None, *, device_defaults: dict[str
     _Parser = _make_parser_class()
     argv = list(sys.argv[1:] if argv is None else argv)
     recipe_path, overrides = split_recipe_argv(argv)
-    recipe = read_recipe_yaml(recipe_path) if recipe_path else {}
-    known = known_keys()
+    recipe = read_recipe_yaml(recipe_path, classes) if recipe_path else {}
+    known = known_keys(classes)
     for arg in overrides:
         if arg.startswith("--"):
             key = arg[2:].split("=", 1)[0]
             if key.replace("-", "_") not in known and key not in known:
                 raise RecipeError(f"unknown option '--{key}' (not a recipe key)")
 
-    parser = _Parser(recipe_dataclasses())
+    parser = _Parser(tuple(classes or recipe_dataclasses()))
     if device_defaults:
         parser.set_defaults(**{k: v for k, v in device_defaults.items() if k not in recipe})
     args = (["--config", recipe_path] if recipe_path else []) + overrides

@@ -15,8 +15,9 @@ torchrun's), whatever the script printed: the one located line of a bad recipe e
 screenful of the launcher's frames. This module is the same launcher (accelerate's own parser, config
 files and launch paths) with two changes:
 
-1. When the script is `train/sft.py`, the recipe is parsed and checked here first (`parse_recipe`,
-   `check_recipe`): a mistake is one line and exit code 2, and no process is started.
+1. When the script is `train/sft.py` (or `train/dpo.py`, the DPO stage: a recipe with `pairs_path`
+   given where the script goes runs it), the recipe is parsed and checked here first (`parse_recipe`,
+   `check_recipe`; `check_dpo_recipe`): a mistake is one line and exit code 2, and no process is started.
 2. A script that fails anyway (a bad dialogue file, say) leaves its own exit code and its own line;
    the launcher adds nothing. Set DIAFORGE_DEBUG=1 for the tracebacks.
 
@@ -35,6 +36,8 @@ from pathlib import Path
 
 #: The training script of this package: what `diaforge train RECIPE` runs, from any folder.
 SFT_SCRIPT = Path(__file__).resolve().parent / "sft.py"
+#: The DPO stage's script: what `diaforge train RECIPE` runs when the recipe has `pairs_path`.
+DPO_SCRIPT = Path(__file__).resolve().parent / "dpo.py"
 #: The package of the bundled accelerate configs (`accelerate_configs/` of the checkout).
 CONFIG_PACKAGE = "accelerate_configs"
 RECIPE_SUFFIXES = (".yaml", ".yml")
@@ -48,18 +51,30 @@ def is_sft_script(args: argparse.Namespace) -> bool:
     return Path(args.training_script).resolve() == SFT_SCRIPT
 
 
+def is_dpo_script(args: argparse.Namespace) -> bool:
+    """Whether the launched script is this repository's `train/dpo.py` (as a path or `-m train.dpo`)."""
+    if args.module:
+        return args.training_script == "train.dpo"
+    return Path(args.training_script).resolve() == DPO_SCRIPT
+
+
 def find_script(args: argparse.Namespace) -> None:
     """The training script, wherever the command is typed: a recipe given where the script goes
     (`diaforge train RECIPE.yaml ...`, as `trl sft --config`) runs this package's `train/sft.py`
-    on it, and a `train/sft.py` that is not in the working folder is this package's."""
+    on it (`train/dpo.py` when the recipe has `pairs_path`: train/dpo_config.py), and a
+    `train/sft.py` or `train/dpo.py` that is not in the working folder is this package's."""
+    from train.dpo_config import is_dpo_recipe
+
     if args.module:
         return
     script = Path(args.training_script)
     if script.suffix.lower() in RECIPE_SUFFIXES:
         args.training_script_args = [args.training_script, *args.training_script_args]
-        args.training_script = str(SFT_SCRIPT)
+        args.training_script = str(DPO_SCRIPT if is_dpo_recipe(script) else SFT_SCRIPT)
     elif not script.exists() and script.as_posix().endswith("train/sft.py"):
         args.training_script = str(SFT_SCRIPT)
+    elif not script.exists() and script.as_posix().endswith("train/dpo.py"):
+        args.training_script = str(DPO_SCRIPT)
 
 
 def find_config_file(args: argparse.Namespace) -> None:
@@ -87,6 +102,21 @@ def find_config_file(args: argparse.Namespace) -> None:
     names = sorted(p.stem for p in bundled.glob("*.yaml")) if bundled is not None else []
     choices = f"; the bundled ones: {', '.join(names)}" if names else ""
     raise RecipeError(f"--config_file {given}: no such accelerate config file{choices}")
+
+
+def precheck_dpo(script_args: Sequence[str]) -> None:
+    """Parse and check a `train/dpo.py` command line as the script will; `RecipeError` if it is wrong."""
+    import torch
+
+    from train.config import split_recipe_argv
+    from train.dpo_config import check_dpo_recipe, dpo_device_defaults, parse_dpo_recipe
+
+    args, training_args, model_args, _ = parse_dpo_recipe(
+        script_args, device_defaults=dpo_device_defaults(torch.cuda.is_available())
+    )
+    check_dpo_recipe(
+        args, training_args, model_args, where=split_recipe_argv(script_args)[0] or "command line"
+    )
 
 
 def precheck(script_args: Sequence[str]) -> None:
@@ -179,6 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if is_sft_script(args):
             with results_only_on_stdout():  # TRL's import may print "[INFO] Running in WANDB offline mode"
                 precheck(args.training_script_args)
+        elif is_dpo_script(args):
+            with results_only_on_stdout():
+                precheck_dpo(args.training_script_args)
         launch_command(args)
     except RecipeError as exc:
         if debug:

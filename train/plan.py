@@ -26,7 +26,11 @@ The rules (bytes; h hidden size, i MLP width, kv key/value width, V vocabulary, 
   log-softmax with its gradient (10 for a bf16 head, 12 for an fp32 one). A fused linear-cross-entropy
   (Liger) computes them in chunks: about 8h.
 * Tokens per micro-batch: rows per step x `max_length`. Prefix-shared packed rows are that full;
-  for naive rows it is the worst case (a batch is padded to its longest sample).
+  for naive rows it is the worst case (a batch is padded to its longest sample). A DPO recipe
+  (train/dpo.py, with `pairs_path`) runs each row twice in one forward, chosen and rejected, each up to
+  `max_length`: twice the activations and logits; its base model is the one its header names
+  (``# Base model: ID``), since `model_name_or_path` is the SFT run folder. With the reference's
+  log-probabilities precomputed (the stage's default) no reference model is held.
 
 The activation and logit coefficients were fitted to two H100 measurements (prefix-shared, 1 and 2 rows
 of 4,096 tokens, no checkpointing; field notes, section 4) and checked against the others: padded
@@ -141,6 +145,7 @@ class Setup:
     gpus: int = 1
     sharding: str = "none"  # none (DDP or one GPU) | zero2 | zero3 | fsdp
     offload: bool = False  # ZeRO-3 with weights and optimizer states in CPU memory
+    sequences: int = 1  # per row in one forward: 2 for DPO (chosen and rejected, each up to max_length)
 
 
 @dataclass
@@ -189,8 +194,8 @@ def estimate(setup: Setup) -> Plan:
     plan.parts = {
         "weights": round(weights / GIB, 2),
         "lora_and_optimizer": round(lora_bytes / GIB, 2),
-        "activations": round(setup.tokens * per_token / GIB, 2),
-        "logits_and_loss": round(setup.tokens * logits / GIB, 2),
+        "activations": round(setup.sequences * setup.tokens * per_token / GIB, 2),
+        "logits_and_loss": round(setup.sequences * setup.tokens * logits / GIB, 2),
     }
     plan.setup["lora_params"] = lora
     plan.setup["fused_loss_saves_gib"] = round(setup.tokens * (s.vocab * (head_bytes + 8) - 8 * h) / GIB, 2)
@@ -218,6 +223,10 @@ def setup_of(recipe: str | Path, gpus: int | None = None) -> tuple[Setup, dict[s
     text = Path(recipe).read_text(encoding="utf-8")
     data = yaml.safe_load(text) or {}
     model = data.get("model_name_or_path", "")
+    dpo = "pairs_path" in data  # train/dpo.py: model_name_or_path is the SFT run; its base is in the header
+    named = re.search(r"^# Base model: (\S+)", text, re.M)
+    if dpo and model not in SHAPES and named:
+        model = named.group(1)
     if model not in SHAPES:
         raise SystemExit(f"error: {recipe}: no shape known for model '{model}' (train/plan.py: SHAPES)")
     config_name, config = accelerate_config(text)
@@ -236,6 +245,7 @@ def setup_of(recipe: str | Path, gpus: int | None = None) -> tuple[Setup, dict[s
         gpus=gpus or int(config.get("num_processes", 1)),
         sharding=sharding,
         offload=ds.get("offload_param_device", "none") == "cpu",
+        sequences=2 if dpo else 1,
     )
     return setup, {"model": model, "accelerate_config": config_name, "rows_per_step": rows}
 

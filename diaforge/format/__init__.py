@@ -13,8 +13,8 @@ Two ways of showing a dialogue to a model:
 The package's modules: `options` (the allowed values of every format option), `rendering` (a turn
 as text), `parsing` (text or a native response message back to a turn, with its rules), `prompt`
 (system prompts and tool specs), `messages` (a dialogue as chat messages), `prompt_format`
-(`PromptFormat` and ``prompt_format.json``) and `trl_rows` (the export's prompt-completion rows,
-one per assistant turn). Import from the package: its names below are the interface.
+(`PromptFormat` and ``prompt_format.json``), `trl_rows` (the export's prompt-completion rows,
+one per assistant turn) and `preference` (preference pairs as TRL's prompt/chosen/rejected rows). Import from the package: its names below are the interface.
 """
 
 from diaforge.format.messages import assistant_message, to_chat_messages
@@ -26,6 +26,16 @@ from diaforge.format.options import (
     TOOL_STYLES,
 )
 from diaforge.format.parsing import Kind, ParsedMessage, parse_assistant, parse_openai_message
+from diaforge.format.preference import (
+    PAIR_KINDS,
+    PAIR_RECORD_KEYS,
+    PREFERENCE_KEYS,
+    load_pair_records,
+    pair_record,
+    preference_row,
+    preference_rows,
+    record_turns,
+)
 from diaforge.format.prompt import (
     compact_tool,
     fill_system_prompt,
@@ -57,6 +67,9 @@ __all__ = [
     "ARGUMENTS_AS",
     "EXPORT_FORMATS",
     "HISTORY_REASONING",
+    "PAIR_KINDS",
+    "PAIR_RECORD_KEYS",
+    "PREFERENCE_KEYS",
     "PROMPT_FORMAT_FILE",
     "PROMPT_FORMAT_VERSION",
     "PROMPT_MODES",
@@ -75,13 +88,18 @@ __all__ = [
     "fill_system_prompt",
     "iter_rows",
     "native_system_prompt",
+    "load_pair_records",
     "openai_tools",
+    "pair_record",
     "parse_assistant",
     "parse_openai_message",
+    "preference_row",
+    "preference_rows",
     "prompt_completion_rows",
     "read_system_prompt_file",
     "reference_prompt_template",
     "render_assistant",
+    "record_turns",
     "render_calls",
     "shown_value",
     "system_prompt",

@@ -23,8 +23,17 @@ BACKBONES = [
 ]
 
 
+GPU_BACKBONES = [b for b in BACKBONES if b not in ("smollm2-135m", "tiny")]
+
+
 def rel(path):
     return str(path.relative_to(REPO))
+
+
+def is_dpo(recipe) -> bool:
+    from train.dpo_config import is_dpo_recipe
+
+    return is_dpo_recipe(recipe)
 
 
 def test_every_backbone_has_a_recipe():
@@ -33,19 +42,28 @@ def test_every_backbone_has_a_recipe():
     assert (REPO / "recipes/tiny/sft.yaml").is_file()
     assert (REPO / "recipes/smollm2-135m/demo.yaml").is_file()
     assert (REPO / "recipes/smollm2-135m/full.yaml").is_file()
+    assert (REPO / "recipes/tiny/dpo.yaml").is_file()
+    for backbone in GPU_BACKBONES:  # each GPU backbone has a DPO stage after its SFT
+        assert is_dpo(REPO / "recipes" / backbone / "dpo.yaml"), backbone
 
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=rel)
 def test_recipe_parses_with_trl(recipe):
     """The raw TRL parser (what `trl sft --config` does) accepts every key and value."""
     import torch
-    from trl import ModelConfig, SFTConfig, TrlParser
+    from trl import DPOConfig, ModelConfig, SFTConfig, TrlParser
 
     from train.config import DiaforgeArguments
+    from train.dpo_config import DpoArguments
 
     data = yaml.safe_load(recipe.read_text())
     if not torch.cuda.is_available():
         data["use_cpu"] = True  # bf16 recipes are for GPUs; TrainingArguments refuses bf16 without one
+    if is_dpo(recipe):
+        args, training, model = TrlParser((DpoArguments, DPOConfig, ModelConfig)).parse_dict(data)
+        assert args.pairs_path and model.model_name_or_path and training.output_dir
+        assert training.precompute_ref_log_probs is True
+        return
     args, training, model = TrlParser((DiaforgeArguments, SFTConfig, ModelConfig)).parse_dict(data)
     assert args.dataset_path and model.model_name_or_path and training.output_dir
 
@@ -53,7 +71,25 @@ def test_recipe_parses_with_trl(recipe):
 @pytest.mark.parametrize("recipe", RECIPES, ids=rel)
 def test_recipe_parses_as_train_sft_does(recipe):
     from train.config import device_defaults, parse_recipe
+    from train.dpo_config import dpo_device_defaults, parse_dpo_recipe
 
+    if is_dpo(recipe):
+        args, training, model, explicit = parse_dpo_recipe(
+            [str(recipe)], device_defaults=dpo_device_defaults(False)
+        )
+        assert {"model_name_or_path", "pairs_path", "beta"} <= explicit
+        if recipe.parent.name == "smollm2-135m":  # the demo's SFT is full fine-tuning, so is its DPO
+            assert not model.use_peft
+        else:
+            assert model.use_peft and model.lora_r == 16 and model.lora_alpha == 16
+        assert training.lr_scheduler_type.value == "cosine" and training.precompute_ref_log_probs is True
+        sft = yaml.safe_load(
+            (
+                recipe.parent / ("demo.yaml" if recipe.parent.name == "smollm2-135m" else "sft.yaml")
+            ).read_text()
+        )
+        assert model.model_name_or_path == sft["output_dir"]  # starts from that SFT run
+        return
     args, training, model, explicit = parse_recipe([str(recipe)], device_defaults=device_defaults(False))
     assert "model_name_or_path" in explicit and "dataset_path" in explicit
     # Every recipe is the paper's LoRA r=16 except the CPU demo, which fully fine-tunes its 135M
@@ -77,6 +113,11 @@ def test_recipe_parses_as_train_sft_does(recipe):
 )
 def test_gpu_recipes_follow_the_paper(recipe):
     data = yaml.safe_load(recipe.read_text())
+    if is_dpo(recipe):  # DPO after SFT: a preference learning rate, the SFT run's 8-bit base
+        assert data["learning_rate"] == pytest.approx(5e-6) and data["beta"] == pytest.approx(0.1)
+        assert data["load_in_8bit"] is True and data["precompute_ref_log_probs"] is True
+        assert data["model_name_or_path"] == f"outputs/{recipe.parent.name}/sft"
+        data["learning_rate"] = 1e-4  # the rest as the SFT recipes
     assert data["learning_rate"] == pytest.approx(1e-4)
     assert data["num_train_epochs"] == 1
     assert data["optim"] == "adamw_torch" and data["lr_scheduler_type"] == "cosine"
@@ -94,7 +135,8 @@ def test_recipe_names_an_existing_accelerate_config_and_gpu_memory(recipe):
     assert match, "the header must name the accelerate config"
     assert (REPO / match.group(1)).is_file()
     assert re.search(r"^# (GPU memory to expect|Memory):", text, re.M)
-    assert f"train/sft.py recipes/{recipe.parent.name}/{recipe.name}" in text
+    script = "train/dpo.py" if is_dpo(recipe) else "train/sft.py"
+    assert f"{script} recipes/{recipe.parent.name}/{recipe.name}" in text
 
 
 @pytest.mark.parametrize("config", ACCELERATE_CONFIGS, ids=rel)

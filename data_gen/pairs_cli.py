@@ -1,0 +1,96 @@
+"""`python -m data_gen pairs` (`diaforge data pairs`): the command line of `data_gen.pairs`."""
+
+from __future__ import annotations
+
+import argparse
+
+from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.console import emit
+from diaforge.errors import InputError
+from diaforge.hygiene import check_output_dir
+
+
+def run_pairs(args: argparse.Namespace) -> int:
+    from data_gen.pairs import KINDS, PairOptions, parse_mix, summary_line, write_pairs
+    from diaforge.format import export_format, read_system_prompt_file
+    from diaforge.schema import load_dialogues
+
+    check_output_dir(args.out, field="--out", what="pairs folder")
+    options = {
+        "tool_style": args.tool_style,
+        "history_reasoning": args.history_reasoning,
+        "target_reasoning": args.target_reasoning,
+    }
+    if args.system_prompt_file:
+        options["system_prompt"] = read_system_prompt_file(args.system_prompt_file)
+    fmt = export_format(args.format, **options)
+    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip()) if args.kinds else KINDS
+    try:
+        pair_options = PairOptions(
+            kinds=kinds,
+            mix=parse_mix(args.mix) if args.mix else None,
+            seed=args.seed,
+            wording=args.wording,
+            encoder=args.encoder,
+        )
+    except ValueError as exc:
+        raise InputError(f"--kinds/--mix: {exc}") from None
+    summary = write_pairs(load_dialogues(args.dialogues), args.out, fmt, pair_options)
+    emit(summary_line(summary))
+    return 0
+
+
+def add_pairs(sub: argparse._SubParsersAction) -> None:
+    from data_gen.pairs import KINDS
+    from diaforge.format import EXPORT_FORMATS, HISTORY_REASONING, TARGET_REASONING, TOOL_STYLES
+
+    summary = (
+        "preference pairs (chosen and rejected turns of named kinds) for DPO, in TRL's preference format"
+    )
+    p = sub.add_parser("pairs", help=summary, description=summary, formatter_class=DefaultsHelpFormatter)
+    p.add_argument("dialogues", help="dialogues JSONL (e.g. the dialogues.jsonl of a generation run)")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="folder for pairs.jsonl, preference.jsonl, prompt_format.json, stats.json",
+    )
+    p.add_argument(
+        "--kinds",
+        default="",
+        help=f"comma-separated kinds to build (default: all: {', '.join(KINDS)})",
+    )
+    p.add_argument(
+        "--mix",
+        default="",
+        help="relative weight of each kind, kind=weight,... (e.g. premature_call=2,near_duplicate=1); "
+        "kinds it leaves out are dropped; default: keep every pair",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of invented values, wording and the mix")
+    p.add_argument("--wording", choices=("train", "heldout"), default="train", help="wording bank")
+    p.add_argument(
+        "--encoder",
+        choices=("auto", "minilm", "tfidf"),
+        default="tfidf",
+        help="description encoder of the composite similarity that finds the near-duplicate",
+    )
+    p.add_argument(
+        "--format",
+        default="hf-prompt",
+        choices=EXPORT_FORMATS,
+        help="format of preference.jsonl: hf-prompt (the paper's text format) or hf (native tool_calls)",
+    )
+    p.add_argument("--tool-style", default="json", choices=TOOL_STYLES, help="tool listing of hf-prompt")
+    p.add_argument(
+        "--history-reasoning",
+        default="strip",
+        choices=HISTORY_REASONING,
+        help="thoughts of earlier assistant turns in each prompt",
+    )
+    p.add_argument(
+        "--target-reasoning", default="keep", choices=TARGET_REASONING, help="keep or drop the thoughts"
+    )
+    p.add_argument(
+        "--system-prompt-file",
+        help="custom system prompt ('{tools}' is filled in hf-prompt) (default: none, the built-in prompt)",
+    )
+    p.set_defaults(func=run_pairs)
