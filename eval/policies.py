@@ -68,16 +68,23 @@ class Policy(ABC):
 
     def turn(self, dialogue: Dialogue) -> Turn:
         """The next assistant turn: a question for missing required arguments, or the call."""
-        from data_gen.agents import COMPLETION, DialogueState
+        from data_gen.agents import COMPLETION
 
         tool = self.choose(dialogue)
         if tool is None:
             return Turn(role="assistant", thought=REFUSAL_THOUGHT, content=REFUSAL_REPLY)
-        # Every assistant turn of a policy is an argument-completion turn; marking the history so
+        # Every assistant turn of a floor is an argument-completion turn; marking the history so
         # lets the teacher tell its first question from a follow-up.
         history = [
             t.model_copy(update={"phase": COMPLETION}) if t.role == "assistant" else t for t in dialogue.turns
         ]
+        return self.complete(dialogue, tool, history)
+
+    def complete(self, dialogue: Dialogue, tool: Tool, history: list[Turn]) -> Turn:
+        """The teacher's argument-completion turn for `tool` after `history` (the dialogue's turns,
+        each assistant turn marked with the phase it belongs to)."""
+        from data_gen.agents import COMPLETION, DialogueState
+
         state = DialogueState(
             gold=tool,
             candidates=list(dialogue.candidate_tools),
@@ -103,10 +110,58 @@ class ReferencePolicy(Policy):
         return dialogue.gold_tool
 
     def turn(self, dialogue: Dialogue) -> Turn:
-        """The teacher's turn for the gold tool; on a retrieval miss, its miss-mode turn."""
+        """The teacher's turn: while its selection is not settled, its question about the tools
+        still open; then its turn for the gold tool; on a retrieval miss, its miss-mode turn."""
         need = dialogue.withheld_tool
-        if dialogue.seed_tool is not None or need is None:
+        if dialogue.seed_tool is None and need is not None:
+            return self._miss_turn(dialogue, need)
+        gold = dialogue.gold_tool
+        if gold is None or not dialogue.turns:
             return super().turn(dialogue)
+        from data_gen.agents import DialogueState
+
+        history = self.selection_history(dialogue)
+        state = DialogueState(
+            gold=gold,  # read by `complete` only, once the selection is settled
+            candidates=list(dialogue.candidate_tools),
+            persona=dialogue.persona,
+            goal="",
+            gold_args={},
+            turns=history,
+        )
+        pool = self.teacher.remaining(state)
+        if len(pool) > 1:
+            return self.teacher.ask(state, pool, self.rng(dialogue))
+        # Settled (the generator checks the selection against the gold tool and drops the
+        # selecting call): the teacher, now told the gold tool, asks for its values or calls it.
+        return self.complete(dialogue, gold, history)
+
+    def selection_history(self, dialogue: Dialogue) -> list[Turn]:
+        """The dialogue so far with each of the policy's own turns marked as the teacher made it: a
+        selection question (phase ``tool_selection``) while more than one candidate was open at
+        that point (`ScriptedTeacher.remaining`), an argument-completion turn from then on."""
+        from data_gen.agents import COMPLETION, SELECTION, DialogueState
+
+        gold = dialogue.gold_tool
+        history: list[Turn] = []
+        selecting = True
+        for t in dialogue.turns:
+            if t.role == "assistant":
+                if selecting:
+                    state = DialogueState(
+                        gold=gold,
+                        candidates=list(dialogue.candidate_tools),
+                        persona=dialogue.persona,
+                        goal="",
+                        gold_args={},
+                        turns=history,
+                    )
+                    selecting = len(self.teacher.remaining(state)) > 1
+                t = t.model_copy(update={"phase": SELECTION if selecting else COMPLETION})
+            history.append(t)
+        return history
+
+    def _miss_turn(self, dialogue: Dialogue, need: Tool) -> Turn:
         from data_gen.agents import SELECTION, DialogueState
         from data_gen.agents.refusal import miss_turn
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from data_gen.agents import COMPLETION, SELECTION, DialogueState, User
+from data_gen.agents import COMPLETION, SELECTION, DialogueState, ScriptedTeacher, User
 from data_gen.agents.refusal import is_refusal
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, ToolCall, Turn
@@ -261,12 +261,19 @@ async def run_dynamic(
 
 
 def asks_for_arguments(turn: Turn, state: DialogueState) -> bool:
-    """Whether an assistant reply asks for one of the gold tool's required arguments (the user-proxy
-    then moves to giving values)."""
+    """Whether an assistant reply asks for one of the gold tool's required arguments that the user
+    has not given yet (read as the scripted teacher reads values, `ScriptedTeacher.known_values`):
+    the user-proxy then moves to giving values. An argument the user already gave is not what a
+    question asks for: a question about which tool may well use its words ("look up the hotels
+    in a city" after "the city is Denver")."""
     if state.phase != SELECTION or not turn.content:
         return False
     low = turn.content.lower()
-    return any(humanise_param(k).lower() in low or k.lower() in low for k in state.gold.required)
+    named = [k for k in state.gold.required if humanise_param(k).lower() in low or k.lower() in low]
+    if not named:
+        return False
+    known = ScriptedTeacher.known_values(state.gold, " ".join(state.user_texts))
+    return any(k not in known for k in named)
 
 
 def sample_benchmark(bench: Sequence[Dialogue], limit: int | None, seed: int = 0) -> list[Dialogue]:
