@@ -26,12 +26,12 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from data_gen.agents import COMPLETION, SELECTION, DialogueState, ScriptedTeacher, User
+from data_gen.agents import COMPLETION, SELECTION, DialogueState, User
 from data_gen.agents.refusal import is_refusal
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, ToolCall, Turn
 from diaforge.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
-from diaforge.text import humanise_param
+from eval.decisions import asks_missing_value
 from eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
 from eval.transcripts import Transcript, TranscriptTurn
 
@@ -157,10 +157,12 @@ async def _play(
     near_dup: dict[str, bool],
     progress: bool,
     split: str,
+    encoder: Encoder | None = None,
 ) -> list[Transcript]:
     """Advance every dialogue in lock step, a user turn then one batched model call per step,
     until each has ended at a call, a cut-off reply or (no-tool split) a refusal, or ran out of
-    turns (`out_of_turns`: ``reference_end`` or ``t_max``); one transcript per dialogue."""
+    turns (`out_of_turns`: ``reference_end`` or ``t_max``); one transcript per dialogue.
+    `encoder` reads the options of a reply for `asks_for_arguments` (dynamic mode)."""
     bar = tqdm(
         total=sum(r.max_turns for r in runs), desc=_bar_name(mode, split), unit="turn", disable=not progress
     )
@@ -183,7 +185,7 @@ async def _play(
             r.ended = _ending(reply, split)
             if r.ended is not None:
                 _drop_turns(bar, r.max_turns - step - 1)
-            elif r.state is not None and asks_for_arguments(turn, r.state):
+            elif r.state is not None and asks_for_arguments(turn, r.state, encoder):
                 r.state.phase = COMPLETION
         bar.update(len(active))
     bar.close()
@@ -230,9 +232,12 @@ async def run_dynamic(
     *,
     progress: bool = True,
     split: str = "positive",
+    encoder: Encoder | None = None,
 ) -> list[Transcript]:
     """Dynamic evaluation: the model plays the assistant against the frozen user-proxy (any
-    `data_gen.agents.User`; `eval run` gives the voting one)."""
+    `data_gen.agents.User`; `eval run` gives the voting one). `encoder` is the sentence encoder
+    the user-proxy reads questions with, used as well to tell when a reply asks for values
+    (`asks_for_arguments`; None: by words only)."""
     runs = []
     for d in bench:
         state = DialogueState(
@@ -257,23 +262,20 @@ async def run_dynamic(
         near_dup=near_dup,
         progress=progress,
         split=split,
+        encoder=encoder,
     )
 
 
-def asks_for_arguments(turn: Turn, state: DialogueState) -> bool:
+def asks_for_arguments(turn: Turn, state: DialogueState, encoder: Encoder | None = None) -> bool:
     """Whether an assistant reply asks for one of the gold tool's required arguments that the user
-    has not given yet (read as the scripted teacher reads values, `ScriptedTeacher.known_values`):
-    the user-proxy then moves to giving values. An argument the user already gave is not what a
-    question asks for: a question about which tool may well use its words ("look up the hotels
-    in a city" after "the city is Denver")."""
+    has not given yet (`eval.decisions.asks_missing_value`, options read with `encoder` as the
+    user-proxy reads them): the user-proxy then moves to giving values. An argument the user
+    already gave is not what the reply asks for, nor is one named in the description of a tool
+    the reply offers ("look up a city in the home country or a foreign city?")."""
     if state.phase != SELECTION or not turn.content:
         return False
-    low = turn.content.lower()
-    named = [k for k in state.gold.required if humanise_param(k).lower() in low or k.lower() in low]
-    if not named:
-        return False
-    known = ScriptedTeacher.known_values(state.gold, " ".join(state.user_texts))
-    return any(k not in known for k in named)
+    said = " ".join(state.user_texts)
+    return asks_missing_value(turn.content, state.gold, said, state.candidates, encoder)
 
 
 def sample_benchmark(bench: Sequence[Dialogue], limit: int | None, seed: int = 0) -> list[Dialogue]:

@@ -37,8 +37,8 @@ and judges the dialogue engine drives.
 from data_gen.agents.goals import llm_goal, llm_values, scripted_goal
 from data_gen.agents.judges import LLMJudge, ScriptedCritique, ScriptedRelevancy
 from data_gen.agents.options import offered_options, plausible, still_open
-from data_gen.agents.roles import CritiqueJudge, RelevancyJudge, Teacher, User, Voter
 from data_gen.agents.refusal import is_refusal, miss_progress
+from data_gen.agents.roles import CritiqueJudge, RelevancyJudge, Teacher, User, Voter
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
 from data_gen.agents.teacher import LLMTeacher, ScriptedTeacher
 from data_gen.agents.user import LLMUser, ScriptedUser

@@ -148,9 +148,9 @@ def miss_progress(
             pending = []
             said.append(t.content)
         elif offers is not None:
-            offered = offers(t)
-            if offered is not None:
-                pending = offered
+            options = offers(t)
+            if options is not None:
+                pending = options
         elif not t.tool_calls and "?" in t.content:
             pending, _ = _next_offer(candidates, down, left_now(), " ".join(said), max_options)
     by_name = {c.name: c for c in candidates}

@@ -1,0 +1,532 @@
+"""The decisions of a dialogue judged one by one: the when-to-call matrix and tool hallucination
+(issue 35).
+
+Acc judges a dialogue by its outcome; this module judges every *decision* on the way to it. At
+each assistant turn (a *decision point*) it replays what the conversation so far supports, the
+state the scripted teacher tracks while it generates (`data_gen.agents`), and sets the move that
+state calls for (the *reference move*) against the move the model made.
+
+**Notation.** C is the candidate tools of dialogue d (their specs: `eval.tool_specs`), τ* the gold
+tool (positive split) and ν the tool the user needs (no-tool split, `eval.no_tool`; not in C). The
+decision points of d are its assistant turns a_1, a_2, ...; u_k is the user turn just before a_k,
+and U_k = u_1 … u_k everything the user has said by then.
+
+**The model's move** m_k at a_k, read as the user-proxy reads the reply (`data_gen.agents`):
+
+=============  ======================================================================================
+move           when
+=============  ======================================================================================
+``call``       a_k is of kind ``tool_calls``
+``malformed``  a_k is of kind ``malformed``; ``truncated``: of kind ``truncated``
+``refuse``     a reply that is a refusal (`data_gen.agents.is_refusal`, the rule of `eval.no_tool`:
+               no question mark and a negation)
+``ask_value``  a reply with a question mark that names a required parameter of a candidate (or of
+               ν) and asks for its value: with the names of the parameters it names blanked out,
+               the rest offers fewer than two candidates, or that parameter's name is no part of
+               the description of a candidate the rest offers ("could you send the city?" asks for
+               a city; "look up a city in the home country or a foreign city?" offers two tools)
+``ask_tool``   any other reply with a question mark: it asks which tool, offering the candidates
+               Q_k = `offered_options` (read by meaning, as the user-proxy reads a question, with
+               the sentence encoder it reads with): two or more, one (a yes/no question about one
+               tool) or none (an open question about the need)
+``other``      any other reply (a statement that is not a refusal)
+=============  ======================================================================================
+
+A parameter is *named* when its humanised name (`cost_center_id` -> "cost center ID") or its key
+occurs in the reply, case folded. Read with the sentence encoder, the rule tells every question of
+the held-out benchmark's reference dialogues (285 selection and completion questions, no-tool split
+included) by its phase; by words alone, all but one. The dynamic loop moves the user-proxy to giving values by
+the same reading, for a parameter of τ* (ν) not yet given (`asks_missing_value`).
+
+**The open set** O_k, the candidates the conversation has not ruled out at a_k:
+
+* positive split: O_1 = `plausible`(C, u_1), the candidates the opening supports (the teacher's
+  first pool). After a turn a_k with m_k = ``ask_tool``, the answer u_{k+1} leaves
+  O_{k+1} = `still_open`(C, O_k, Q_k, u_{k+1}): the offered tools the answer points at
+  (`narrow`), or, when it points at none ("none of those"), the candidates not offered that it
+  supports (an open question, Q_k = ∅, offers all of O_k). After any other move O_{k+1} = O_k:
+  answers to other turns do not move the selection, as in the teacher's replay
+  (`ScriptedTeacher.remaining`, which reads its own questions the same way).
+* no-tool split: O_k is what `miss_progress` leaves at a_k (the candidates neither turned down by
+  an answer to an ``ask_tool`` question that offered them nor set apart from ν by the user's
+  answers), with each ``ask_tool`` question offering Q_k (an open question turns nothing down).
+
+The tool is *settled* at a_k when O_k has one member. K_k, the required values of τ* that U_k
+gives, is read as the teacher reads values (`ScriptedTeacher.known_values`); M_k the required
+parameters of τ* not in K_k.
+
+**The reference move** r_k:
+
+=============  ======================================================================================
+r_k            when
+=============  ======================================================================================
+``ask_tool``   positive: |O_k| ≥ 2; no-tool: O_k ≠ ∅ (some candidate is still to be ruled out)
+``ask_value``  positive: |O_k| = 1 and M_k ≠ ∅
+``call``       positive: |O_k| = 1 and M_k = ∅
+``refuse``     no-tool: O_k = ∅ (the user has ruled out every candidate)
+=============  ======================================================================================
+
+`reference` on the held-out benchmark follows it at every point (the matrix is diagonal): it plays
+the teacher, told τ* once its selection is settled. The replay can settle on a tool other than τ*
+when the user's words point there (the teacher would then select it, and the generator drops such
+a dialogue); those points are counted in ``settled_off_gold_n`` and their reference move is read
+from O_k as above.
+
+**The when-to-call matrix** counts the points by (r_k, m_k), rows `REFERENCE_MOVES`, columns
+`MODEL_MOVES`, over both splits (``matrix``) and per split (``positive``, ``no_tool``), with
+``agree_n`` its diagonal and ``agree = agree_n / points_n``.
+
+**Tool hallucination** (When2Call's name for a call the conversation does not support), over every
+call c of every turn of kind ``tool_calls`` at a point a_k::
+
+    tool_unsupported(c) = c names no candidate, or the split is no-tool (no candidate fits),
+                          or O_k ≠ {name(c)} (the tool is not settled, or settled on another)
+    value_ungrounded(c) = some argument (key, value) of c is not grounded in U_k
+                          (`eval.anatomy.value_grounded`, the user turns joined by newlines)
+    tool_hallucination  = Σ 1[tool_unsupported(c) or value_ungrounded(c)] / Σ 1   (hallucinated_n / calls_n)
+
+with ``unknown_tool_n`` (c names no candidate) as part of ``tool_unsupported_n``. Shares are
+rounded to 6 decimals and None over a zero denominator ("not computed": a model that never calls
+hallucinates no call, which is not a zero).
+
+`replay` gives the decision points of one transcript, `compute_decisions` the dict of one mode and
+`summarise_decisions` ``metrics.json`` -> ``decisions`` (one dict per mode, both splits together).
+Without tool specs (`eval.tool_specs`) the section is None and `decisions_section` says why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from data_gen.agents import (
+    DialogueState,
+    ScriptedTeacher,
+    is_refusal,
+    miss_progress,
+    offered_options,
+    plausible,
+    still_open,
+)
+from diaforge.schema import Persona, Tool, ToolCall, Turn
+from diaforge.text import humanise_param
+from eval.anatomy import asks, value_grounded
+from eval.metrics import split_by_mode
+from eval.tables import MODE_TITLE, markdown_table
+from eval.tool_specs import DialogueTools, ToolSpecs, check_covers
+from eval.transcripts import SPLITS, Transcript
+
+if TYPE_CHECKING:  # numpy and the encoders load only when a run reads by meaning
+    from diaforge.similarity import Encoder
+
+__all__ = [
+    "DECISION_KEYS",
+    "DECISIONS_NOTE",
+    "MODEL_MOVES",
+    "REFERENCE_MOVES",
+    "DecisionPoint",
+    "asks_missing_value",
+    "compute_decisions",
+    "decisions_section",
+    "matrix_table",
+    "model_move",
+    "named_parameters",
+    "reader_name",
+    "replay",
+    "replay_all",
+    "summarise_decisions",
+]
+
+REFERENCE_MOVES = ("ask_tool", "ask_value", "call", "refuse")
+"""The rows of the matrix: what the replayed state calls for."""
+MODEL_MOVES = ("ask_tool", "ask_value", "call", "refuse", "other", "malformed", "truncated")
+"""The columns of the matrix: what the model did."""
+
+DECISION_KEYS = (
+    "reader",
+    "points_n",
+    "agree_n",
+    "agree",
+    "matrix",
+    "positive",
+    "no_tool",
+    "calls_n",
+    "hallucinated_n",
+    "tool_hallucination",
+    "tool_unsupported_n",
+    "unknown_tool_n",
+    "value_ungrounded_n",
+    "settled_off_gold_n",
+)
+"""The keys of one mode of ``metrics.json`` -> ``decisions``."""
+
+_ROUND = 6
+_MAX_OPTIONS = ScriptedTeacher.max_options
+_REPLAY_PERSONA = Persona(id="replay", description="the user of a replayed transcript")
+
+
+# --------------------------------------------------------------------------------------------
+# Reading one reply
+# --------------------------------------------------------------------------------------------
+
+
+def named_parameters(text: str, tool: Tool) -> list[str]:
+    """The required parameters of `tool` that `text` names (humanised name or key, case folded)."""
+    low = text.lower()
+    return [k for k in tool.required if humanise_param(k).lower() in low or k.lower() in low]
+
+
+def asks_missing_value(
+    text: str, tool: Tool, said: str, candidates: Sequence[Tool], encoder: Encoder | None = None
+) -> bool:
+    """Whether `text` asks for a value of `tool` that the user has not given: it asks for a value
+    (`_asks_for`) of a required parameter of `tool` whose value `said` (the user's words) does not
+    give, values read as the scripted teacher reads them (`ScriptedTeacher.known_values`). The rule
+    by which the dynamic loop moves the user-proxy to giving values (`eval.runner.asks_for_arguments`)."""
+    named = named_parameters(text, tool)
+    if not named:
+        return False
+    known = ScriptedTeacher.known_values(tool, said)
+    missing = [k for k in named if k not in known]
+    if not missing:
+        return False
+    every = {k for t in [*candidates, tool] for k in named_parameters(text, t)}
+    return _asks_for(missing, every, text, candidates, encoder)
+
+
+def _asks_for(
+    asked: Iterable[str], named: Iterable[str], text: str, candidates: Sequence[Tool], encoder: Encoder | None
+) -> bool:
+    """Whether naming the parameters `asked` in `text` asks for their values. The options the rest
+    of the reply offers are read with every named parameter's name blanked out (`named`), so that
+    "the city" offers no tool that has a city: it asks when that rest offers fewer than two tools,
+    or when an asked parameter's name is no part of the description of one it offers ("look up a
+    city in the home country or a foreign city?" offers two tools and asks for no city)."""
+    asked = list(asked)
+    if not asked:
+        return False
+    rest = text
+    for name in sorted({n for k in named for n in (humanise_param(k), k)}, key=len, reverse=True):
+        rest = re.sub(re.escape(name), " ", rest, flags=re.IGNORECASE)
+    offered = offered_options(rest, list(candidates), encoder)
+    return len(offered) < 2 or any(not _in_description(k, offered) for k in asked)
+
+
+def _in_description(key: str, tools: Sequence[Tool]) -> bool:
+    names = (humanise_param(key).lower(), key.lower())
+    return any(n in t.description.lower() for t in tools for n in names)
+
+
+def model_move(
+    kind: str | None,
+    content: str,
+    candidates: Sequence[Tool],
+    target: Tool | None = None,
+    encoder: Encoder | None = None,
+) -> tuple[str, list[Tool]]:
+    """The move of one assistant turn (module docstring) and the candidates it offers (Q_k; empty
+    unless it asks which tool). `target` is ν on the no-tool split (its parameters count as named
+    too), `encoder` the sentence encoder that reads options by meaning (None: by words only)."""
+    if kind == "tool_calls":
+        return "call", []
+    if kind in ("malformed", "truncated"):
+        return str(kind), []
+    if is_refusal(content):
+        return "refuse", []
+    if not asks(content):
+        return "other", []
+    tools = [*candidates, *([target] if target is not None and target not in candidates else [])]
+    named = {k for t in tools for k in named_parameters(content, t)}
+    if _asks_for(named, named, content, candidates, encoder):
+        return "ask_value", []
+    return "ask_tool", offered_options(content, list(candidates), encoder)
+
+
+# --------------------------------------------------------------------------------------------
+# The replay
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecisionPoint:
+    """One assistant turn a_k and the state the conversation supports there (module docstring)."""
+
+    position: int
+    """k: the 1-based position of the turn among the dialogue's assistant turns."""
+    split: str
+    reference: str
+    """r_k, one of `REFERENCE_MOVES`."""
+    move: str
+    """m_k, one of `MODEL_MOVES`."""
+    open: tuple[str, ...]
+    """O_k: the names of the candidates still open, in candidate order."""
+    offered: tuple[str, ...]
+    """Q_k: the candidates an ``ask_tool`` question offers (empty for any other move)."""
+    missing: tuple[str, ...]
+    """M_k: the required parameters of τ* whose values U_k does not give (positive split)."""
+    known_named: tuple[str, ...]
+    """The required parameters of τ* that an ``ask_value`` question names although U_k gives them."""
+    said: str
+    """U_k: the user turns so far, joined by newlines."""
+    calls: tuple[ToolCall, ...] = field(default=())
+    """The calls of a ``call`` turn."""
+
+
+def _in_order(candidates: Sequence[Tool], names: set[str]) -> tuple[str, ...]:
+    return tuple(c.name for c in candidates if c.name in names)
+
+
+def _reference_positive(open_: Sequence[Tool], missing: Sequence[str]) -> str:
+    if len(open_) >= 2:
+        return "ask_tool"
+    return "ask_value" if missing else "call"
+
+
+def replay(
+    transcript: Transcript, tools: DialogueTools, encoder: Encoder | None = None
+) -> list[DecisionPoint]:
+    """The decision points of one transcript, given its tool specs (module docstring); `encoder`
+    reads the options of a question by meaning, as the user-proxy does (None: by words only)."""
+    candidates = list(tools.candidates)
+    no_tool = transcript.split == "no_tool"
+    if no_tool:
+        target = tools.withheld
+        if target is None:
+            raise ValueError(
+                f"{transcript.id}: a dialogue of the no-tool split needs its withheld tool's spec"
+            )
+    else:
+        target = next((c for c in candidates if c.name == transcript.seed_tool), None)
+    said: list[str] = []
+    history: list[Turn] = []
+    offers: dict[int, list[Tool]] = {}  # id of a history turn -> what its ask_tool question offered
+    pool: list[Tool] | None = None
+    pending: list[Tool] | None = None
+    points: list[DecisionPoint] = []
+    for turn in transcript.turns:
+        if turn.role == "user":
+            if pool is None:
+                pool = plausible(candidates, turn.content) if candidates else []
+            elif pending is not None:
+                pool = still_open(candidates, pool, pending, turn.content)
+            pending = None
+            said.append(turn.content)
+            history.append(Turn(role="user", content=turn.content))
+            continue
+        words = " ".join(said)
+        move, offered = model_move(turn.kind, turn.content, candidates, target if no_tool else None, encoder)
+        missing: list[str] = []
+        known_named: list[str] = []
+        if no_tool:
+            state = DialogueState(
+                gold=target,
+                candidates=candidates,
+                persona=_REPLAY_PERSONA,
+                goal="",
+                gold_args={},
+                turns=list(history),
+                no_tool=True,
+            )
+            open_now = miss_progress(state, _MAX_OPTIONS, offers=lambda t: offers.get(id(t))).left
+            reference = "ask_tool" if open_now else "refuse"
+        else:
+            open_now = list(pool or [])
+            if target is not None:
+                known = ScriptedTeacher.known_values(target, words)
+                missing = [k for k in target.required if k not in known]
+                if move == "ask_value":
+                    known_named = [k for k in named_parameters(turn.content, target) if k in known]
+            reference = _reference_positive(open_now, missing)
+        if move == "ask_tool":
+            pending = offered or open_now
+        record = Turn(
+            role="assistant",
+            content=turn.content,
+            tool_calls=[ToolCall(name=c.name, args=c.args) for c in turn.tool_calls or []] or None,
+        )
+        if move == "ask_tool" and offered:
+            offers[id(record)] = offered
+        history.append(record)
+        points.append(
+            DecisionPoint(
+                position=len(points) + 1,
+                split=transcript.split,
+                reference=reference,
+                move=move,
+                open=_in_order(candidates, {c.name for c in open_now}),
+                offered=_in_order(candidates, {c.name for c in offered}),
+                missing=tuple(missing),
+                known_named=tuple(known_named),
+                said="\n".join(said),
+                calls=tuple(turn.tool_calls or ()),
+            )
+        )
+    return points
+
+
+# --------------------------------------------------------------------------------------------
+# The matrix and the hallucinated calls
+# --------------------------------------------------------------------------------------------
+
+
+def _share(num: int, den: int) -> float | None:
+    return round(num / den, _ROUND) if den else None
+
+
+def _matrix(points: Sequence[DecisionPoint]) -> dict[str, Any]:
+    matrix = {r: dict.fromkeys(MODEL_MOVES, 0) for r in REFERENCE_MOVES}
+    for p in points:
+        matrix[p.reference][p.move] += 1
+    agree = sum(matrix[r][r] for r in REFERENCE_MOVES)
+    return {"points_n": len(points), "agree_n": agree, "agree": _share(agree, len(points)), "matrix": matrix}
+
+
+def _call_verdict(point: DecisionPoint, call: ToolCall, candidates: set[str]) -> tuple[bool, bool, bool]:
+    """(unknown tool, tool unsupported, a value ungrounded) of one call at `point`."""
+    unknown = call.name not in candidates
+    unsupported = unknown or point.split == "no_tool" or point.open != (call.name,)
+    ungrounded = any(not value_grounded(k, v, point.said) for k, v in call.args.items())
+    return unknown, unsupported, ungrounded
+
+
+def replay_all(
+    transcripts: Sequence[Transcript], specs: ToolSpecs, encoder: Encoder | None = None
+) -> list[list[DecisionPoint]]:
+    """`replay` of each transcript, in order (`check_covers` first)."""
+    check_covers(specs, transcripts)
+    return [replay(t, specs.dialogues[t.id], encoder) for t in transcripts]
+
+
+def reader_name(encoder: Encoder | None) -> str:
+    """How questions were read: the encoder's name, or ``words`` without one."""
+    return str(getattr(encoder, "name", type(encoder).__name__)) if encoder is not None else "words"
+
+
+def compute_decisions(
+    transcripts: Sequence[Transcript],
+    specs: ToolSpecs,
+    encoder: Encoder | None = None,
+    points: Sequence[list[DecisionPoint]] | None = None,
+) -> dict[str, Any]:
+    """The decisions of one mode's transcripts (both splits): the keys of `DECISION_KEYS`.
+    `points` may hold `replay_all`'s points already made for these transcripts."""
+    per = dict(enumerate(points if points is not None else replay_all(transcripts, specs, encoder)))
+    every = [p for i in range(len(transcripts)) for p in per[i]]
+    out: dict[str, Any] = _matrix(every)
+    for split in SPLITS:
+        mine = [p for p in every if p.split == split]
+        out[split] = _matrix(mine) if any(t.split == split for t in transcripts) else None
+    calls = unknown = unsupported = ungrounded = hallucinated = 0
+    for i, t in enumerate(transcripts):
+        names = set(t.candidate_tools)
+        for p in per[i]:
+            for call in p.calls:
+                u, s, g = _call_verdict(p, call, names)
+                calls += 1
+                unknown += u
+                unsupported += s
+                ungrounded += g
+                hallucinated += s or g
+    off_gold = sum(
+        1
+        for i, t in enumerate(transcripts)
+        if t.split == "positive"
+        for p in per[i]
+        if len(p.open) == 1 and p.open[0] != t.seed_tool
+    )
+    out.update(
+        reader=reader_name(encoder),
+        calls_n=calls,
+        hallucinated_n=hallucinated,
+        tool_hallucination=_share(hallucinated, calls),
+        tool_unsupported_n=unsupported,
+        unknown_tool_n=unknown,
+        value_ungrounded_n=ungrounded,
+        settled_off_gold_n=off_gold,
+    )
+    return {k: out[k] for k in DECISION_KEYS}
+
+
+def summarise_decisions(
+    transcripts: Sequence[Transcript], specs: ToolSpecs | None, encoder: Encoder | None = None
+) -> dict[str, Any] | None:
+    """``metrics.json`` -> ``decisions``: `compute_decisions` per mode (both splits), or None
+    when there are no tool specs. Specs that do not cover the transcripts are an `InputError`."""
+    if specs is None:
+        return None
+    return {mode: compute_decisions(ts, specs, encoder) for mode, ts in split_by_mode(transcripts).items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Reports
+# --------------------------------------------------------------------------------------------
+
+DECISIONS_NOTE = (
+    "At every assistant turn, the move the conversation so far calls for (rows: ask which tool while "
+    "two or more candidates are open, as the scripted teacher reads the user's answers; ask for a "
+    "required value the user has not given; call; refuse once the user has ruled out every candidate, "
+    "no-tool split) against the model's move (columns: a question offering candidates or none is "
+    "*ask tool*, one naming a missing required parameter *ask value*; a refusal; any other reply, "
+    "malformed or truncated output). *Tool hallucination*: the share of calls whose tool is not the "
+    "one tool left open (or no candidate fits) or whose values are not all grounded in what the user "
+    'said. Definitions: README, "Decisions and clarification", and `eval/decisions.py`.'
+)
+
+_MOVE_TITLES = {
+    "ask_tool": "ask tool",
+    "ask_value": "ask value",
+    "call": "call",
+    "refuse": "refuse",
+    "other": "other reply",
+    "malformed": "malformed",
+    "truncated": "truncated",
+}
+
+
+def matrix_table(matrix: Mapping[str, Mapping[str, int]]) -> str:
+    """The matrix as markdown: a row per reference move, a column per model move, counts."""
+    headers = ["reference \\ model", *(_MOVE_TITLES[m] for m in MODEL_MOVES), "all"]
+    body = []
+    for r in REFERENCE_MOVES:
+        row = matrix.get(r) or {}
+        counts = [int(row.get(m, 0)) for m in MODEL_MOVES]
+        body.append([_MOVE_TITLES[r], *(str(c) for c in counts), str(sum(counts))])
+    return markdown_table(headers, body)
+
+
+def _ratio(value: float | None, num: int, den: int) -> str:
+    return f"{'–' if value is None else f'{value:.2f}'} ({num}/{den})"
+
+
+def decisions_section(metrics: Mapping[str, Any]) -> list[str]:
+    """The "When to call" part of ``report.md``: per mode, the matrix, agreement and tool
+    hallucination; a "not computed" line when ``metrics.json`` has no ``decisions`` (no tool specs)."""
+    if "decisions" not in metrics:
+        return []
+    parts = ["## When to call: every decision against the reference move", DECISIONS_NOTE]
+    decisions = metrics.get("decisions")
+    if not isinstance(decisions, Mapping):
+        parts.append(
+            "Not computed: the run folder has no `tools.json` (the candidate tool specs) and no "
+            "benchmark was given (`python -m eval score RUN --bench FILE`)."
+        )
+        return parts
+    for mode, d in decisions.items():
+        if not isinstance(d, Mapping):
+            continue
+        title = MODE_TITLE.get(mode, mode)
+        lines = [
+            f"- agreement {_ratio(d.get('agree'), d['agree_n'], d['points_n'])} of decision points"
+            + "".join(
+                f"; {split.replace('_', '-')} split {_ratio(s.get('agree'), s['agree_n'], s['points_n'])}"
+                for split in SPLITS
+                if isinstance(s := d.get(split), Mapping)
+            ),
+            f"- tool hallucination {_ratio(d.get('tool_hallucination'), d['hallucinated_n'], d['calls_n'])} "
+            f"of calls: tool not supported {d['tool_unsupported_n']} (no such candidate "
+            f"{d['unknown_tool_n']}), a value not grounded {d['value_ungrounded_n']}",
+        ]
+        parts += [f"### {title} evaluation", matrix_table(d["matrix"]), "\n".join(lines)]
+    return parts
