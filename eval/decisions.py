@@ -38,18 +38,30 @@ the held-out benchmark's reference dialogues (285 selection and completion quest
 included) by its phase; by words alone, all but one. The dynamic loop moves the user-proxy to giving values by
 the same reading, for a parameter of τ* (ν) not yet given (`asks_missing_value`).
 
-**The open set** O_k, the candidates the conversation has not ruled out at a_k:
+**The open set** O_k, the candidates the conversation has not ruled out at a_k. The user-proxy
+answers a turn in one of two ways (`data_gen.agents.ScriptedUser`): with values, once a reply has
+asked for a value of τ* (ν) it has not given (`asks_missing_value`, the dynamic loop's switch to
+values) or when the reply offers fewer than two candidates and names a required parameter of τ*
+(ν); else by saying which tool it means, or restating its need. Only answers of the second kind
+move O, each read against R_k, the candidates the turn offers as the user reads it
+(`offered_options`; Q_k for an ``ask_tool`` turn):
 
 * positive split: O_1 = `plausible`(C, u_1), the candidates the opening supports (the teacher's
-  first pool). After a turn a_k with m_k = ``ask_tool``, the answer u_{k+1} leaves
-  O_{k+1} = `still_open`(C, O_k, Q_k, u_{k+1}): the offered tools the answer points at
-  (`narrow`), or, when it points at none ("none of those"), the candidates not offered that it
-  supports (an open question, Q_k = ∅, offers all of O_k). After any other move O_{k+1} = O_k:
-  answers to other turns do not move the selection, as in the teacher's replay
-  (`ScriptedTeacher.remaining`, which reads its own questions the same way).
-* no-tool split: O_k is what `miss_progress` leaves at a_k (the candidates neither turned down by
-  an answer to an ``ask_tool`` question that offered them nor set apart from ν by the user's
-  answers), with each ``ask_tool`` question offering Q_k (an open question turns nothing down).
+  first pool). After a turn a_k answered the second way, O_{k+1} = `still_open`(C, O_k, R_k,
+  u_{k+1}): the offered tools the answer points at (`narrow`), or, when it points at none ("none
+  of those"), the candidates not offered that it supports (a turn that offers none, R_k = ∅,
+  offers all of O_k). Else O_{k+1} = O_k. For the scripted teacher's own questions this is its own
+  replay (`ScriptedTeacher.remaining`).
+* no-tool split: O_k is what `miss_progress` leaves at a_k: the candidates neither turned down by
+  an answer of the second kind to a turn that offered them nor set apart from ν by the user's
+  answers.
+
+In static mode the user turns are the reference dialogue's, answers to the scripted teacher's
+questions rather than to the model's, so they are read as answers to the teacher: on the positive
+split, an answer that gives no value of τ* the user had not given says which tool, and leaves
+O_{k+1} = `still_open`(C, O_k, O_k[:4], u_{k+1}) (the teacher's question offered the first four
+open tools, `ScriptedTeacher.max_options`, in the order `plausible` ranks them); on
+the no-tool split, an answer turns down only what an ``ask_tool`` question of the model offered.
 
 The tool is *settled* at a_k when O_k has one member. K_k, the required values of τ* that U_k
 gives, is read as the teacher reads values (`ScriptedTeacher.known_values`); M_k the required
@@ -301,14 +313,24 @@ def replay(
         target = next((c for c in candidates if c.name == transcript.seed_tool), None)
     said: list[str] = []
     history: list[Turn] = []
-    offers: dict[int, list[Tool]] = {}  # id of a history turn -> what its ask_tool question offered
+    offers: dict[int, list[Tool]] = {}  # id of a history turn -> what the user read it to offer
     pool: list[Tool] | None = None
     pending: list[Tool] | None = None
+    selecting = True  # the user-proxy still answers about which tool (no missing value asked yet)
     points: list[DecisionPoint] = []
+    static = transcript.mode == "static"
     for turn in transcript.turns:
         if turn.role == "user":
             if pool is None:
                 pool = plausible(candidates, turn.content) if candidates else []
+            elif static and not no_tool and points and target is not None:
+                # the reference dialogue's user: an answer that gives no new value says which tool
+                before = ScriptedTeacher.known_values(target, " ".join(said))
+                if (
+                    ScriptedTeacher.known_values(target, " ".join([*said, turn.content])).keys()
+                    <= before.keys()
+                ):
+                    pool = still_open(candidates, pool, pool[:_MAX_OPTIONS], turn.content)
             elif pending is not None:
                 pool = still_open(candidates, pool, pending, turn.content)
             pending = None
@@ -339,15 +361,23 @@ def replay(
                 if move == "ask_value":
                     known_named = [k for k in named_parameters(turn.content, target) if k in known]
             reference = _reference_positive(open_now, missing)
-        if move == "ask_tool":
-            pending = offered or open_now
         record = Turn(
             role="assistant",
             content=turn.content,
             tool_calls=[ToolCall(name=c.name, args=c.args) for c in turn.tool_calls or []] or None,
         )
-        if move == "ask_tool" and offered:
-            offers[id(record)] = offered
+        if static:  # the user turns answer the reference dialogue's questions, not this turn
+            if move == "ask_tool" and offered:
+                offers[id(record)] = offered
+        elif selecting and target is not None and move != "call":
+            if asks_missing_value(turn.content, target, words, candidates, encoder):
+                selecting = False  # from here on the user-proxy gives values
+            else:
+                read = offered if move == "ask_tool" else offered_options(turn.content, candidates, encoder)
+                if len(read) >= 2 or not named_parameters(turn.content, target):
+                    pending = read or open_now  # the answer says which tool (or restates the need)
+                    if read:
+                        offers[id(record)] = read
         history.append(record)
         points.append(
             DecisionPoint(
