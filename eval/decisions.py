@@ -50,15 +50,17 @@ move O, each read against R_k, the candidates the turn offers as the user reads 
   first pool). After a turn a_k answered the second way, O_{k+1} = `still_open`(C, O_k, R_k,
   u_{k+1}): the offered tools the answer points at (`narrow`), or, when it points at none ("none
   of those"), the candidates not offered that it supports (a turn that offers none, R_k = ∅,
-  offers all of O_k). Else O_{k+1} = O_k. For the scripted teacher's own questions this is its own
-  replay (`ScriptedTeacher.remaining`).
+  offers all of O_k while two or more are open; with one open, its answer restates the need and
+  leaves O). Else O_{k+1} = O_k. For the scripted teacher's own questions this is its own replay
+  (`ScriptedTeacher.remaining`).
 * no-tool split: O_k is what `miss_progress` leaves at a_k: the candidates neither turned down by
   an answer of the second kind to a turn that offered them nor set apart from ν by the user's
   answers.
 
 In static mode the user turns are the reference dialogue's, answers to the scripted teacher's
 questions rather than to the model's, so they are read as answers to the teacher: on the positive
-split, an answer that gives no value of τ* the user had not given says which tool, and leaves
+split, while two tools or more are open, an answer that gives no value of τ* the user had not
+given says which tool, and leaves
 O_{k+1} = `still_open`(C, O_k, O_k[:4], u_{k+1}) (the teacher's question offered the first four
 open tools, `ScriptedTeacher.max_options`, in the order `plausible` ranks them); on
 the no-tool split, an answer turns down only what an ``ask_tool`` question of the model offered.
@@ -296,14 +298,98 @@ def _reference_positive(open_: Sequence[Tool], missing: Sequence[str]) -> str:
     return "ask_value" if missing else "call"
 
 
+@dataclass
+class _Replay:
+    """The state of one transcript's replay between its turns (module docstring)."""
+
+    transcript: Transcript
+    candidates: list[Tool]
+    target: Tool | None
+    """τ* on the positive split, ν on the no-tool split."""
+    encoder: Encoder | None
+    said: list[str] = field(default_factory=list)
+    history: list[Turn] = field(default_factory=list)
+    offers: dict[int, list[Tool]] = field(default_factory=dict)
+    """id of a turn of `history` -> what the user read it to offer (answers turn those down)."""
+    pool: list[Tool] | None = None
+    """O on the positive split; None before the opening."""
+    pending: list[Tool] | None = None
+    """What the next answer is read against; None when it does not move O."""
+    selecting: bool = True
+    """The user-proxy still answers about which tool (no missing value asked for yet)."""
+
+    @property
+    def no_tool(self) -> bool:
+        return self.transcript.split == "no_tool"
+
+    @property
+    def static(self) -> bool:
+        return self.transcript.mode == "static"
+
+    def hear(self, text: str, after_a_turn: bool) -> None:
+        """A user turn: the opening sets O; an answer may narrow it."""
+        if self.pool is None:
+            self.pool = plausible(self.candidates, text) if self.candidates else []
+        elif self.static and after_a_turn and not self.no_tool and len(self.pool) > 1:
+            # the reference dialogue's user: an answer that gives no new value says which tool
+            if self.target is not None and not self._gives_values(text):
+                self.pool = still_open(self.candidates, self.pool, self.pool[:_MAX_OPTIONS], text)
+        elif self.pending is not None:
+            self.pool = still_open(self.candidates, self.pool, self.pending, text)
+        self.pending = None
+        self.said.append(text)
+        self.history.append(Turn(role="user", content=text))
+
+    def _gives_values(self, text: str) -> bool:
+        assert self.target is not None
+        before = ScriptedTeacher.known_values(self.target, " ".join(self.said))
+        after = ScriptedTeacher.known_values(self.target, " ".join([*self.said, text]))
+        return not after.keys() <= before.keys()
+
+    def open_now(self) -> list[Tool]:
+        """O_k: the candidates still open before the assistant's turn."""
+        if not self.no_tool:
+            return list(self.pool or [])
+        assert self.target is not None
+        state = DialogueState(
+            gold=self.target,
+            candidates=self.candidates,
+            persona=_REPLAY_PERSONA,
+            goal="",
+            gold_args={},
+            turns=list(self.history),
+            no_tool=True,
+        )
+        return miss_progress(state, _MAX_OPTIONS, offers=lambda t: self.offers.get(id(t))).left
+
+    def answer_read(self, record: Turn, move: str, offered: list[Tool], open_now: list[Tool]) -> None:
+        """How the user-proxy will read the turn `record` (module docstring): it sets what the next
+        answer is read against, and stops the selection once a missing value was asked for."""
+        content = record.content
+        if self.static:  # the user turns answer the reference dialogue's questions, not this turn
+            if move == "ask_tool" and offered:
+                self.offers[id(record)] = offered
+            return
+        if not self.selecting or self.target is None or move == "call":
+            return
+        if asks_missing_value(content, self.target, " ".join(self.said), self.candidates, self.encoder):
+            self.selecting = False  # from here on the user-proxy gives values
+            return
+        named = named_parameters(content, self.target)
+        read = offered if move == "ask_tool" else offered_options(content, self.candidates, self.encoder)
+        if read and (len(read) >= 2 or not named):
+            self.pending = self.offers[id(record)] = read  # the answer says which of these it means
+        elif not read and not named and len(open_now) > 1:
+            self.pending = open_now  # an open turn: the answer restates the need
+
+
 def replay(
     transcript: Transcript, tools: DialogueTools, encoder: Encoder | None = None
 ) -> list[DecisionPoint]:
     """The decision points of one transcript, given its tool specs (module docstring); `encoder`
     reads the options of a question by meaning, as the user-proxy does (None: by words only)."""
     candidates = list(tools.candidates)
-    no_tool = transcript.split == "no_tool"
-    if no_tool:
+    if transcript.split == "no_tool":
         target = tools.withheld
         if target is None:
             raise ValueError(
@@ -311,52 +397,23 @@ def replay(
             )
     else:
         target = next((c for c in candidates if c.name == transcript.seed_tool), None)
-    said: list[str] = []
-    history: list[Turn] = []
-    offers: dict[int, list[Tool]] = {}  # id of a history turn -> what the user read it to offer
-    pool: list[Tool] | None = None
-    pending: list[Tool] | None = None
-    selecting = True  # the user-proxy still answers about which tool (no missing value asked yet)
+    state = _Replay(transcript, candidates, target, encoder)
     points: list[DecisionPoint] = []
-    static = transcript.mode == "static"
     for turn in transcript.turns:
         if turn.role == "user":
-            if pool is None:
-                pool = plausible(candidates, turn.content) if candidates else []
-            elif static and not no_tool and points and target is not None:
-                # the reference dialogue's user: an answer that gives no new value says which tool
-                before = ScriptedTeacher.known_values(target, " ".join(said))
-                if (
-                    ScriptedTeacher.known_values(target, " ".join([*said, turn.content])).keys()
-                    <= before.keys()
-                ):
-                    pool = still_open(candidates, pool, pool[:_MAX_OPTIONS], turn.content)
-            elif pending is not None:
-                pool = still_open(candidates, pool, pending, turn.content)
-            pending = None
-            said.append(turn.content)
-            history.append(Turn(role="user", content=turn.content))
+            state.hear(turn.content, after_a_turn=bool(points))
             continue
-        words = " ".join(said)
-        move, offered = model_move(turn.kind, turn.content, candidates, target if no_tool else None, encoder)
+        move, offered = model_move(
+            turn.kind, turn.content, candidates, target if state.no_tool else None, encoder
+        )
+        open_now = state.open_now()
         missing: list[str] = []
         known_named: list[str] = []
-        if no_tool:
-            state = DialogueState(
-                gold=target,
-                candidates=candidates,
-                persona=_REPLAY_PERSONA,
-                goal="",
-                gold_args={},
-                turns=list(history),
-                no_tool=True,
-            )
-            open_now = miss_progress(state, _MAX_OPTIONS, offers=lambda t: offers.get(id(t))).left
+        if state.no_tool:
             reference = "ask_tool" if open_now else "refuse"
         else:
-            open_now = list(pool or [])
             if target is not None:
-                known = ScriptedTeacher.known_values(target, words)
+                known = ScriptedTeacher.known_values(target, " ".join(state.said))
                 missing = [k for k in target.required if k not in known]
                 if move == "ask_value":
                     known_named = [k for k in named_parameters(turn.content, target) if k in known]
@@ -366,19 +423,8 @@ def replay(
             content=turn.content,
             tool_calls=[ToolCall(name=c.name, args=c.args) for c in turn.tool_calls or []] or None,
         )
-        if static:  # the user turns answer the reference dialogue's questions, not this turn
-            if move == "ask_tool" and offered:
-                offers[id(record)] = offered
-        elif selecting and target is not None and move != "call":
-            if asks_missing_value(turn.content, target, words, candidates, encoder):
-                selecting = False  # from here on the user-proxy gives values
-            else:
-                read = offered if move == "ask_tool" else offered_options(turn.content, candidates, encoder)
-                if len(read) >= 2 or not named_parameters(turn.content, target):
-                    pending = read or open_now  # the answer says which tool (or restates the need)
-                    if read:
-                        offers[id(record)] = read
-        history.append(record)
+        state.answer_read(record, move, offered, open_now)
+        state.history.append(record)
         points.append(
             DecisionPoint(
                 position=len(points) + 1,
@@ -389,7 +435,7 @@ def replay(
                 offered=_in_order(candidates, {c.name for c in offered}),
                 missing=tuple(missing),
                 known_named=tuple(known_named),
-                said="\n".join(said),
+                said="\n".join(state.said),
                 calls=tuple(turn.tool_calls or ()),
             )
         )
