@@ -11,7 +11,7 @@ tool (positive split) and ν the tool the user needs (no-tool split, `eval.no_to
 decision points of d are its assistant turns a_1, a_2, ...; u_k is the user turn just before a_k,
 and U_k = u_1 … u_k everything the user has said by then.
 
-**The model's move** m_k at a_k, read as the user-proxy reads the reply (`data_gen.agents`):
+**The model's move** m_k at a_k, read as the user-proxy reads the reply (`eval.moves`):
 
 =============  ======================================================================================
 move           when
@@ -110,24 +110,22 @@ Without tool specs (`eval.tool_specs`) the section is None and `decisions_sectio
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from data_gen.agents import (
     DialogueState,
     ScriptedTeacher,
-    is_refusal,
     miss_progress,
     offered_options,
     plausible,
     still_open,
 )
 from diaforge.schema import Persona, Tool, ToolCall, Turn
-from diaforge.text import humanise_param
-from eval.anatomy import asks, value_grounded
+from eval.anatomy import value_grounded
 from eval.metrics import split_by_mode
+from eval.moves import MODEL_MOVES, asks_missing_value, model_move, named_parameters
 from eval.tables import MODE_TITLE, markdown_table
 from eval.tool_specs import DialogueTools, ToolSpecs, check_covers
 from eval.transcripts import SPLITS, Transcript
@@ -155,8 +153,6 @@ __all__ = [
 
 REFERENCE_MOVES = ("ask_tool", "ask_value", "call", "refuse")
 """The rows of the matrix: what the replayed state calls for."""
-MODEL_MOVES = ("ask_tool", "ask_value", "call", "refuse", "other", "malformed", "truncated")
-"""The columns of the matrix: what the model did."""
 
 DECISION_KEYS = (
     "reader",
@@ -179,83 +175,6 @@ DECISION_KEYS = (
 _ROUND = 6
 _MAX_OPTIONS = ScriptedTeacher.max_options
 _REPLAY_PERSONA = Persona(id="replay", description="the user of a replayed transcript")
-
-
-# --------------------------------------------------------------------------------------------
-# Reading one reply
-# --------------------------------------------------------------------------------------------
-
-
-def named_parameters(text: str, tool: Tool) -> list[str]:
-    """The required parameters of `tool` that `text` names (humanised name or key, case folded)."""
-    low = text.lower()
-    return [k for k in tool.required if humanise_param(k).lower() in low or k.lower() in low]
-
-
-def asks_missing_value(
-    text: str, tool: Tool, said: str, candidates: Sequence[Tool], encoder: Encoder | None = None
-) -> bool:
-    """Whether `text` asks for a value of `tool` that the user has not given: it asks for a value
-    (`_asks_for`) of a required parameter of `tool` whose value `said` (the user's words) does not
-    give, values read as the scripted teacher reads them (`ScriptedTeacher.known_values`). The rule
-    by which the dynamic loop moves the user-proxy to giving values (`eval.runner.asks_for_arguments`)."""
-    named = named_parameters(text, tool)
-    if not named:
-        return False
-    known = ScriptedTeacher.known_values(tool, said)
-    missing = [k for k in named if k not in known]
-    if not missing:
-        return False
-    every = {k for t in [*candidates, tool] for k in named_parameters(text, t)}
-    return _asks_for(missing, every, text, candidates, encoder)
-
-
-def _asks_for(
-    asked: Iterable[str], named: Iterable[str], text: str, candidates: Sequence[Tool], encoder: Encoder | None
-) -> bool:
-    """Whether naming the parameters `asked` in `text` asks for their values. The options the rest
-    of the reply offers are read with every named parameter's name blanked out (`named`), so that
-    "the city" offers no tool that has a city: it asks when that rest offers fewer than two tools,
-    or when an asked parameter's name is no part of the description of one it offers ("look up a
-    city in the home country or a foreign city?" offers two tools and asks for no city)."""
-    asked = list(asked)
-    if not asked:
-        return False
-    rest = text
-    for name in sorted({n for k in named for n in (humanise_param(k), k)}, key=len, reverse=True):
-        rest = re.sub(re.escape(name), " ", rest, flags=re.IGNORECASE)
-    offered = offered_options(rest, list(candidates), encoder)
-    return len(offered) < 2 or any(not _in_description(k, offered) for k in asked)
-
-
-def _in_description(key: str, tools: Sequence[Tool]) -> bool:
-    names = (humanise_param(key).lower(), key.lower())
-    return any(n in t.description.lower() for t in tools for n in names)
-
-
-def model_move(
-    kind: str | None,
-    content: str,
-    candidates: Sequence[Tool],
-    target: Tool | None = None,
-    encoder: Encoder | None = None,
-) -> tuple[str, list[Tool]]:
-    """The move of one assistant turn (module docstring) and the candidates it offers (Q_k; empty
-    unless it asks which tool). `target` is ν on the no-tool split (its parameters count as named
-    too), `encoder` the sentence encoder that reads options by meaning (None: by words only)."""
-    if kind == "tool_calls":
-        return "call", []
-    if kind in ("malformed", "truncated"):
-        return str(kind), []
-    if is_refusal(content):
-        return "refuse", []
-    if not asks(content):
-        return "other", []
-    tools = [*candidates, *([target] if target is not None and target not in candidates else [])]
-    named = {k for t in tools for k in named_parameters(content, t)}
-    if _asks_for(named, named, content, candidates, encoder):
-        return "ask_value", []
-    return "ask_tool", offered_options(content, list(candidates), encoder)
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,8 +31,8 @@ from data_gen.agents.refusal import is_refusal
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, ToolCall, Turn
 from diaforge.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
-from eval.decisions import asks_missing_value
 from eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
+from eval.moves import asks_missing_value
 from eval.transcripts import Transcript, TranscriptTurn
 
 
@@ -268,7 +268,7 @@ async def run_dynamic(
 
 def asks_for_arguments(turn: Turn, state: DialogueState, encoder: Encoder | None = None) -> bool:
     """Whether an assistant reply asks for one of the gold tool's required arguments that the user
-    has not given yet (`eval.decisions.asks_missing_value`, options read with `encoder` as the
+    has not given yet (`eval.moves.asks_missing_value`, options read with `encoder` as the
     user-proxy reads them): the user-proxy then moves to giving values. An argument the user
     already gave is not what the reply asks for, nor is one named in the description of a tool
     the reply offers ("look up a city in the home country or a foreign city?")."""
