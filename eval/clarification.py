@@ -60,6 +60,7 @@ __all__ = [
     "clarification_section",
     "clarification_table",
     "compute_clarification",
+    "decision_quality_section",
     "summarise_clarification",
 ]
 
@@ -243,3 +244,53 @@ def clarification_section(metrics: Mapping[str, Any]) -> list[str]:
     rows = [(MODE_TITLE.get(mode, mode), m) for mode, m in found.items() if isinstance(m, Mapping)]
     parts.append(clarification_table(rows))
     return parts
+
+
+def _run_cells(metrics: Mapping[str, Any], mode: str) -> list[str]:
+    d = (metrics.get("decisions") or {}).get(mode)
+    c = (metrics.get("clarification") or {}).get(mode)
+    cells = (
+        ["–", "–"]
+        if not isinstance(d, Mapping)
+        else [
+            _cell(d, "agree", "agree_n", "points_n"),
+            _cell(d, "tool_hallucination", "hallucinated_n", "calls_n"),
+        ]
+    )
+    cells += (
+        ["–", "–"]
+        if not isinstance(c, Mapping)
+        else [
+            _cell(c, "option_recall", "open_offered_n", "open_n"),
+            _cell(c, "option_precision", "open_offered_n", "offered_n"),
+        ]
+    )
+    return cells
+
+
+def decision_quality_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """The compact "Decisions and clarification" part of ``comparison.md``: one row per run, per
+    mode the agreement with the reference move and the tool hallucination (`eval.decisions`), the
+    option recall and precision of its questions (this module); "–" where a run has none (no tool
+    specs, or a ``metrics.json`` from before them). Nothing when no run has them."""
+    if not any(isinstance(m.get("decisions"), Mapping) for _, m in rows):
+        return []
+    modes = [
+        mode
+        for mode in MODE_TITLE
+        if any(isinstance((m.get("decisions") or {}).get(mode), Mapping) for _, m in rows)
+    ]
+    titles = (
+        f"agree ({UP})",
+        f"tool hallucination ({DOWN})",
+        f"option recall ({UP})",
+        f"option precision ({UP})",
+    )
+    headers = ["Model", *(f"{MODE_TITLE[mode]} {t}" for mode in modes for t in titles)]
+    body = [[label, *(cell for mode in modes for cell in _run_cells(m, mode))] for label, m in rows]
+    note = (
+        "Every decision against the reference move (both splits) and the tool hallucination of the calls "
+        "(`eval/decisions.py`); the option recall and precision of the questions asking which tool "
+        '(`eval/clarification.py`). Definitions: README, "Decisions and clarification".'
+    )
+    return ["## Decisions and clarification", note, markdown_table(headers, body)]

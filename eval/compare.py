@@ -15,6 +15,7 @@ from typing import Any
 
 from diaforge.errors import InputError
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
+from eval.clarification import decision_quality_section
 from eval.metrics import split_by_mode
 from eval.no_tool import no_tool_section
 from eval.policies import POLICIES
@@ -155,11 +156,12 @@ def _comparison_md(
     shown: Sequence[tuple[str, Mapping[str, Any]]],
     paths: Sequence[Path],
 ) -> str:
-    """``comparison.md``: the paper's tables, the no-tool split, the anatomy, malformed and
-    truncated output, the floors, and the run folders."""
+    """``comparison.md``: the paper's tables, the no-tool split, the anatomy, the decisions and
+    clarification, malformed and truncated output, the floors, and the run folders."""
     parts = [f"# Comparison of {len(rows)} runs", *paper_tables(shown)]
     parts += no_tool_section(shown)
     parts += anatomy_section(shown)
+    parts += decision_quality_section(shown)
     parts += ["## Malformed and truncated output", output_table(shown)]
     parts += floors_section(rows)
     parts.append("## Runs")

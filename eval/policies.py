@@ -2,21 +2,27 @@
 
 Each policy plays the assistant through the same static and dynamic loops as a model
 (``python -m eval run --backend reference|name-overlap|random``), with no model. Its turns are
-written by the scripted teacher (`data_gen.agents.ScriptedTeacher.complete`) for the tool the
-policy picked: the teacher reads the values the user has given out of the user turns, asks for the
+written by the scripted teacher (`data_gen.agents.ScriptedTeacher.complete`; the reference's
+questions about which tool by `ScriptedTeacher.ask`) for the tool the policy picked: the teacher reads the values the user has given out of the user turns, asks for the
 missing required arguments (at most three at a time) and calls the tool when none is missing. The
 turn is rendered in the assistant text format (`diaforge.format.render_assistant`, thought
 included), so a policy's transcript reads like any model's and goes through the same parser.
 
 The three policies differ only in how they pick the tool:
 
-* ``reference``: the gold tool of the dialogue (`Dialogue.seed_tool`), as if told. Every argument
-  value still comes only from what the user said, never from the gold map. It is the judge's
-  ceiling: it must score near-perfect, which shows that the user-proxy answers what it is asked,
-  with the exact values. A retrieval miss of the no-tool split (`Dialogue.withheld_tool`) gets the
-  teacher told that no candidate fits (`data_gen.agents.refusal.miss_turn`): it asks what the user
-  means until the user has ruled out every candidate, then refuses plainly, as the split's
-  reference dialogues do. Any other case with no gold tool gets a polite refusal (no call).
+* ``reference``: the scripted teacher as it generates a dialogue. While more than one candidate
+  is open (`ScriptedTeacher.remaining`: the candidates the opening supports, narrowed by the
+  user's answers to its questions; the gold tool unseen) it asks its question about them
+  (`ScriptedTeacher.ask`); once one is left it is told the gold tool (`Dialogue.seed_tool`), as the
+  generator confirms a selection, and asks for its values or calls it. Every argument value still
+  comes only from what the user said, never from the gold map. It is the judge's ceiling: it must
+  score near-perfect, which shows that the user-proxy answers what it is asked, with the exact
+  values, and it follows the reference move at every decision (`eval.decisions`). (Until issue
+  35 it skipped the selection: told the gold tool from the start, it never asked which tool.) A
+  retrieval miss of the no-tool split (`Dialogue.withheld_tool`) gets the teacher told that no
+  candidate fits (`data_gen.agents.refusal.miss_turn`): it asks what the user means until the user
+  has ruled out every candidate, then refuses plainly, as the split's reference dialogues do. Any
+  other case with no gold tool gets a polite refusal (no call).
 * ``name-overlap``: the candidate whose *name* words share the most stems with everything the user
   has said so far (ties: the first in candidate order), re-read at every turn. A no-model
   heuristic: a benchmark on which it scores high rewards template recall, not disambiguation, and a
@@ -102,7 +108,8 @@ class Policy(ABC):
 
 
 class ReferencePolicy(Policy):
-    """The scripted teacher told the gold tool (the judge's ceiling; see the module docstring)."""
+    """The scripted teacher, told the gold tool once its selection is settled (the judge's
+    ceiling; see the module docstring)."""
 
     name = "reference"
 

@@ -4,9 +4,16 @@ module docstring; the report section and its place in ``metrics.json``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from eval.clarification import CLARIFICATION_KEYS, clarification_section, compute_clarification
+from eval.clarification import (
+    CLARIFICATION_KEYS,
+    clarification_section,
+    compute_clarification,
+    decision_quality_section,
+)
+from eval.compare import compare_runs
 from eval.decisions import replay
 from eval.report import write_run
 from eval.tool_specs import DialogueTools, ToolSpecs
@@ -134,3 +141,18 @@ def test_report_section_shows_each_share_with_its_counts(tmp_path: Path) -> None
     )
     assert clarification_section({"clarification": None})[-1].startswith("Not computed")
     assert clarification_section({}) == []  # a metrics.json from before the section: nothing
+
+
+def test_compare_sets_the_runs_side_by_side(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", [P, Q, R, S], model_label="a", tools=SPECS)
+    write_run(tmp_path / "b", [P], model_label="b")  # no tool specs: "–"
+    compare_runs([tmp_path / "a", tmp_path / "b"], out_dir=tmp_path / "cmp", json_path=tmp_path / "r.json")
+    md = (tmp_path / "cmp" / "comparison.md").read_text()
+    # a: 12 points, 8 agree (P: 3 of 5, Q: 3 of 3, R: 2 of 2, S: 0 of 2); 4 calls, S's unsettled
+    assert "| a | 0.67 (8/12) | 0.25 (1/4) | 0.29 (2/7) | 0.67 (2/3) |" in md
+    assert "| b | – | – | – | – |" in md
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert (
+        report["a"]["clarification"]["dynamic"]["tool_questions_n"] == 3 and report["b"]["decisions"] is None
+    )
+    assert decision_quality_section([("b", report["b"])]) == []
