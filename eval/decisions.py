@@ -35,8 +35,9 @@ move           when
 A parameter is *named* when its humanised name (`cost_center_id` -> "cost center ID") or its key
 occurs in the reply, case folded. Read with the sentence encoder, the rule tells every question of
 the held-out benchmark's reference dialogues (285 selection and completion questions, no-tool split
-included) by its phase; by words alone, all but one. The dynamic loop moves the user-proxy to giving values by
-the same reading, for a parameter of τ* (ν) not yet given (`asks_missing_value`).
+included) by its phase; by words alone, all but one. The dynamic loop moves the user-proxy to
+giving values by the same reading, for a parameter of τ* (ν) not yet given (`asks_missing_value`).
+``reader`` names the encoder the questions were read with (``words`` without one).
 
 **The open set** O_k, the candidates the conversation has not ruled out at a_k. The user-proxy
 answers a turn in one of two ways (`data_gen.agents.ScriptedUser`): with values, once a reply has
@@ -60,10 +61,10 @@ move O, each read against R_k, the candidates the turn offers as the user reads 
 In static mode the user turns are the reference dialogue's, answers to the scripted teacher's
 questions rather than to the model's, so they are read as answers to the teacher: on the positive
 split, while two tools or more are open, an answer that gives no value of τ* the user had not
-given says which tool, and leaves
-O_{k+1} = `still_open`(C, O_k, O_k[:4], u_{k+1}) (the teacher's question offered the first four
-open tools, `ScriptedTeacher.max_options`, in the order `plausible` ranks them); on
-the no-tool split, an answer turns down only what an ``ask_tool`` question of the model offered.
+given says which tool, and leaves O_{k+1} = `still_open`(C, O_k, O_k[:4], u_{k+1}) (the teacher's
+question offered the first four open tools, `ScriptedTeacher.max_options`, in the order
+`plausible` ranks them); on the no-tool split, an answer turns down only what an ``ask_tool``
+question of the model offered.
 
 The tool is *settled* at a_k when O_k has one member. K_k, the required values of τ* that U_k
 gives, is read as the teacher reads values (`ScriptedTeacher.known_values`); M_k the required
