@@ -55,7 +55,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_score(args: argparse.Namespace) -> int:
     from eval.report import score_transcripts
 
-    result = score_transcripts(args.transcripts)
+    result = score_transcripts(args.transcripts, bench=args.bench)
     emit(json.dumps(result, indent=2))
     return 0
 
@@ -191,6 +191,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(sub)
     s = sub.add_parser("score", help="recompute every metric from saved transcripts (no model)")
     s.add_argument("transcripts", help="a transcripts.jsonl, or a run folder holding one")
+    s.add_argument(
+        "--bench",
+        help="the benchmark the run used, for the candidate tool specs of the decisions and clarification "
+        "quality when no tools.json lies beside the transcripts (its no-tool split beside it is read "
+        "too); with neither, those sections are null (not computed)",
+    )
     s.set_defaults(func=_cmd_score)
     c = sub.add_parser("compare", help="one table and one trade-off plot for several runs")
     c.add_argument("runs", nargs="+", help="run folders (or their metrics.json)")

@@ -25,6 +25,7 @@ from typing import Any
 
 from diaforge.errors import InputError
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
+from eval.clarification import decision_quality_section
 from eval.intervals import dialogue_outcomes, interval_summary, paired_by_mode
 from eval.metrics import split_by_mode
 from eval.no_tool import no_tool_section
@@ -293,11 +294,13 @@ def _comparison_md(
     paths: Sequence[Path],
     paired: Sequence[str] = (),
 ) -> str:
-    """``comparison.md``: the paper's tables, the no-tool split, the anatomy, malformed and
-    truncated output, the floors, the paired differences, and the run folders."""
+    """``comparison.md``: the paper's tables, the no-tool split, the anatomy, the decisions and
+    clarification, malformed and truncated output, the floors, the paired differences, and the run
+    folders."""
     parts = [f"# Comparison of {len(rows)} runs", INTERVAL_NOTE, *paper_tables(shown)]
     parts += no_tool_section(shown)
     parts += anatomy_section(shown)
+    parts += decision_quality_section(shown)
     parts += ["## Malformed and truncated output", output_table(shown)]
     parts += floors_section(rows)
     parts += paired

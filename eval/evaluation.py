@@ -12,7 +12,8 @@ directly. A run reads top to bottom as its steps:
 5. each mode on the positive split (dynamic mode `repeats` times, `eval.passk`), then on the
    no-tool split, played once (`eval.runner`);
 6. ConvRel grades when a judge is named;
-7. the run folder (`eval.report.write_run`: transcripts, metrics, report, plot, W&B).
+7. the run folder (`eval.report.write_run`: transcripts, metrics, report, plot, W&B, and the
+   candidate tool specs, ``tools.json``, from which the decisions and clarification are scored).
 
 Every problem a person can fix is an `InputError` raised before the model is loaded (a bad
 server is a `BackendError` once the model and servers are asked whether they answer).
@@ -143,6 +144,7 @@ async def aevaluate(config: EvalConfig) -> EvalResult:
     from eval.model_spec import check_device, format_line, model_spec, slug
     from eval.models import ModelUnderTest, offline_env
     from eval.report import write_run
+    from eval.tool_specs import specs_from_dialogues
 
     if config.quiet:
         quiet_library_bars()
@@ -185,7 +187,12 @@ async def aevaluate(config: EvalConfig) -> EvalResult:
     settings.update(seconds=seconds, no_tool_seconds=split_seconds)
     settings["wall_seconds"] = round(time.monotonic() - started, 2)
     metrics = write_run(
-        out, transcripts, model_label=config.label or spec.model, extra=settings, wandb_cfg=config.wandb
+        out,
+        transcripts,
+        model_label=config.label or spec.model,
+        extra=settings,
+        wandb_cfg=config.wandb,
+        tools=specs_from_dialogues([*benches.sample, *benches.split], source=str(config.bench)),
     )
     return EvalResult(
         run_dir=out,
@@ -251,7 +258,7 @@ async def _play_modes(
                 repeats=config.repeats if split == "positive" else 1,  # pass^k is of the positive split
             )
             transcripts += await run_dynamic(
-                model, bench, near_dup, user, dyn, progress=progress, split=split
+                model, bench, near_dup, user, dyn, progress=progress, split=split, encoder=encoder
             )
         seconds[mode] = round(time.monotonic() - t0, 2)
     return transcripts, seconds

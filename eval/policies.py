@@ -2,21 +2,27 @@
 
 Each policy plays the assistant through the same static and dynamic loops as a model
 (``python -m eval run --backend reference|name-overlap|random``), with no model. Its turns are
-written by the scripted teacher (`data_gen.agents.ScriptedTeacher.complete`) for the tool the
-policy picked: the teacher reads the values the user has given out of the user turns, asks for the
+written by the scripted teacher (`data_gen.agents.ScriptedTeacher.complete`; the reference's
+questions about which tool by `ScriptedTeacher.ask`) for the tool the policy picked: the teacher reads the values the user has given out of the user turns, asks for the
 missing required arguments (at most three at a time) and calls the tool when none is missing. The
 turn is rendered in the assistant text format (`diaforge.format.render_assistant`, thought
 included), so a policy's transcript reads like any model's and goes through the same parser.
 
 The three policies differ only in how they pick the tool:
 
-* ``reference``: the gold tool of the dialogue (`Dialogue.seed_tool`), as if told. Every argument
-  value still comes only from what the user said, never from the gold map. It is the judge's
-  ceiling: it must score near-perfect, which shows that the user-proxy answers what it is asked,
-  with the exact values. A retrieval miss of the no-tool split (`Dialogue.withheld_tool`) gets the
-  teacher told that no candidate fits (`data_gen.agents.refusal.miss_turn`): it asks what the user
-  means until the user has ruled out every candidate, then refuses plainly, as the split's
-  reference dialogues do. Any other case with no gold tool gets a polite refusal (no call).
+* ``reference``: the scripted teacher as it generates a dialogue. While more than one candidate
+  is open (`ScriptedTeacher.remaining`: the candidates the opening supports, narrowed by the
+  user's answers to its questions; the gold tool unseen) it asks its question about them
+  (`ScriptedTeacher.ask`); once one is left it is told the gold tool (`Dialogue.seed_tool`), as the
+  generator confirms a selection, and asks for its values or calls it. Every argument value still
+  comes only from what the user said, never from the gold map. It is the judge's ceiling: it must
+  score near-perfect, which shows that the user-proxy answers what it is asked, with the exact
+  values, and it follows the reference move at every decision (`eval.decisions`). (Until issue
+  35 it skipped the selection: told the gold tool from the start, it never asked which tool.) A
+  retrieval miss of the no-tool split (`Dialogue.withheld_tool`) gets the teacher told that no
+  candidate fits (`data_gen.agents.refusal.miss_turn`): it asks what the user means until the user
+  has ruled out every candidate, then refuses plainly, as the split's reference dialogues do. Any
+  other case with no gold tool gets a polite refusal (no call).
 * ``name-overlap``: the candidate whose *name* words share the most stems with everything the user
   has said so far (ties: the first in candidate order), re-read at every turn. A no-model
   heuristic: a benchmark on which it scores high rewards template recall, not disambiguation, and a
@@ -68,16 +74,23 @@ class Policy(ABC):
 
     def turn(self, dialogue: Dialogue) -> Turn:
         """The next assistant turn: a question for missing required arguments, or the call."""
-        from data_gen.agents import COMPLETION, DialogueState
+        from data_gen.agents import COMPLETION
 
         tool = self.choose(dialogue)
         if tool is None:
             return Turn(role="assistant", thought=REFUSAL_THOUGHT, content=REFUSAL_REPLY)
-        # Every assistant turn of a policy is an argument-completion turn; marking the history so
+        # Every assistant turn of a floor is an argument-completion turn; marking the history so
         # lets the teacher tell its first question from a follow-up.
         history = [
             t.model_copy(update={"phase": COMPLETION}) if t.role == "assistant" else t for t in dialogue.turns
         ]
+        return self.complete(dialogue, tool, history)
+
+    def complete(self, dialogue: Dialogue, tool: Tool, history: list[Turn]) -> Turn:
+        """The teacher's argument-completion turn for `tool` after `history` (the dialogue's turns,
+        each assistant turn marked with the phase it belongs to)."""
+        from data_gen.agents import COMPLETION, DialogueState
+
         state = DialogueState(
             gold=tool,
             candidates=list(dialogue.candidate_tools),
@@ -95,7 +108,8 @@ class Policy(ABC):
 
 
 class ReferencePolicy(Policy):
-    """The scripted teacher told the gold tool (the judge's ceiling; see the module docstring)."""
+    """The scripted teacher, told the gold tool once its selection is settled (the judge's
+    ceiling; see the module docstring)."""
 
     name = "reference"
 
@@ -103,10 +117,58 @@ class ReferencePolicy(Policy):
         return dialogue.gold_tool
 
     def turn(self, dialogue: Dialogue) -> Turn:
-        """The teacher's turn for the gold tool; on a retrieval miss, its miss-mode turn."""
+        """The teacher's turn: while its selection is not settled, its question about the tools
+        still open; then its turn for the gold tool; on a retrieval miss, its miss-mode turn."""
         need = dialogue.withheld_tool
-        if dialogue.seed_tool is not None or need is None:
+        if dialogue.seed_tool is None and need is not None:
+            return self._miss_turn(dialogue, need)
+        gold = dialogue.gold_tool
+        if gold is None or not dialogue.turns:
             return super().turn(dialogue)
+        from data_gen.agents import DialogueState
+
+        history = self.selection_history(dialogue)
+        state = DialogueState(
+            gold=gold,  # read by `complete` only, once the selection is settled
+            candidates=list(dialogue.candidate_tools),
+            persona=dialogue.persona,
+            goal="",
+            gold_args={},
+            turns=history,
+        )
+        pool = self.teacher.remaining(state)
+        if len(pool) > 1:
+            return self.teacher.ask(state, pool, self.rng(dialogue))
+        # Settled (the generator checks the selection against the gold tool and drops the
+        # selecting call): the teacher, now told the gold tool, asks for its values or calls it.
+        return self.complete(dialogue, gold, history)
+
+    def selection_history(self, dialogue: Dialogue) -> list[Turn]:
+        """The dialogue so far with each of the policy's own turns marked as the teacher made it: a
+        selection question (phase ``tool_selection``) while more than one candidate was open at
+        that point (`ScriptedTeacher.remaining`), an argument-completion turn from then on."""
+        from data_gen.agents import COMPLETION, SELECTION, DialogueState
+
+        gold = dialogue.gold_tool
+        history: list[Turn] = []
+        selecting = True
+        for t in dialogue.turns:
+            if t.role == "assistant":
+                if selecting:
+                    state = DialogueState(
+                        gold=gold,
+                        candidates=list(dialogue.candidate_tools),
+                        persona=dialogue.persona,
+                        goal="",
+                        gold_args={},
+                        turns=history,
+                    )
+                    selecting = len(self.teacher.remaining(state)) > 1
+                t = t.model_copy(update={"phase": SELECTION if selecting else COMPLETION})
+            history.append(t)
+        return history
+
+    def _miss_turn(self, dialogue: Dialogue, need: Tool) -> Turn:
         from data_gen.agents import SELECTION, DialogueState
         from data_gen.agents.refusal import miss_turn
 

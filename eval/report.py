@@ -20,18 +20,25 @@ commands do):
                               "wording_sensitive": ..., ...}},  # with --repeats k > 1 (eval.passk)
        "intervals": {"static": {"Acc": {"k": .., "n": .., "lo": .., "hi": ..}, ...}, "dynamic": ...,
                      "breakdowns": ..., "anatomy": ..., "no_tool": ...},  # `eval.intervals`
+       "decisions": {"static": {"matrix": {...}, "agree": ..., "tool_hallucination": ..., ...}, ...},
+       "clarification": {"static": {"option_recall": ..., "option_precision": ..., ...}, ...},
+                                                                # null without tool specs
        ...extra}                                                # whatever the caller adds
 
   with the metric keys of `eval.metrics.METRIC_KEYS`, computed over the positive split only; the
   no-tool split's transcripts (``split: "no_tool"``) are scored apart (`eval.no_tool`). Every
   key but ``pass_k`` is computed on repeat 0 alone (`eval.transcripts.first_trials`), so a run
   with ``--repeats`` keeps every number of a run without; ``pass_k`` reads every repeat;
+  the when-to-call matrix and tool hallucination (`eval.decisions`, both splits) and clarification
+  quality (`eval.clarification`) need the candidate tool specs and are null without them;
+* ``tools.json``: those specs (`eval.tool_specs`), when the caller gives them (`eval run` does),
+  so that ``eval score`` recomputes the decisions with no benchmark;
 * ``report.md``: the paper's tables for this run (Table 1: Acc/FTR/TAR static | dynamic; Tables
   3 and 5: TCP TCR PKP PKR Acc FTR TAR per mode; Tables 4 and 6: ConvRel TTR NGD3 plus NGD2 and
   NGD4), the anatomy of the dialogues (`eval.anatomy`: asks first, right tool, right keys, right
   values, values grounded in the user's words, values invented, each with its counts), the
-  malformed-output and truncated shares, how dialogues ended, and the breakdowns (C.1 metrics and
-  anatomy per slice);
+  decisions and clarification quality, the malformed-output and truncated shares, how dialogues
+  ended, and the breakdowns (C.1 metrics and anatomy per slice);
 * ``tradeoff.png``: the Figure 3 trade-off plot (x = 1 − TAR, y = Acc, marker size and colour
   ∝ FTR; `eval.tradeoff_plot`), one point for the run;
 * optionally a W&B run (`log_to_wandb`), offline into the run folder when there is no API key.
@@ -46,12 +53,14 @@ import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diaforge.errors import InputError
 from diaforge.lineage import lineage_config
 from diaforge.wandb_offline import has_wandb_credentials
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
+from eval.clarification import clarification_section, compute_clarification
+from eval.decisions import compute_decisions, decisions_section, replay_all
 from eval.intervals import interval_summary
 from eval.metrics import (
     compute_breakdowns,
@@ -64,15 +73,21 @@ from eval.no_tool import no_tool_section, summarise_no_tool
 from eval.passk import summarise_pass_k
 from eval.run_files import write_atomic, write_run_files
 from eval.tables import render_report
+from eval.tool_specs import TOOLS_FILE, ToolSpecs, read_tool_specs, specs_from_dialogues, write_tool_specs
 from eval.tradeoff_plot import plot_tradeoff
 from eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, first_trials, read_transcripts
 
+if TYPE_CHECKING:
+    from diaforge.similarity import Encoder
+
 __all__ = [
+    "decisions_and_clarification",
     "eval_settings",
     "flatten_metrics",
     "log_folder_to_wandb",
     "log_to_wandb",
     "plot_tradeoff",
+    "run_tool_specs",
     "score_transcripts",
     "summarise",
     "wandb_mode",
@@ -90,6 +105,8 @@ RESERVED_KEYS = (
     "no_tool",
     "intervals",
     "pass_k",
+    "decisions",
+    "clarification",
 )
 DEFAULT_WANDB_PROJECT = "diaforge-eval"
 
@@ -99,12 +116,16 @@ DEFAULT_WANDB_PROJECT = "diaforge-eval"
 # --------------------------------------------------------------------------------------------
 
 
-def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
+def summarise(
+    transcripts: Iterable[Transcript], tools: ToolSpecs | None = None, encoder: Encoder | None = None
+) -> dict[str, Any]:
     """Per-mode metrics, breakdowns, endings and anatomy (`eval.anatomy`) of the positive split,
-    and the no-tool split's metrics (`eval.no_tool`) when it ran, and the intervals of all their
-    rates (`eval.intervals`): everything of ``metrics.json`` but the label and the caller's extras.
-    `write_run` stores it and `score_transcripts` recomputes it. Everything is of repeat 0
-    (`first_trials`) but ``pass_k`` (`eval.passk`), there only when a mode was repeated."""
+    the no-tool split's metrics (`eval.no_tool`) when it ran, the intervals of all their rates
+    (`eval.intervals`), and the decisions and clarification quality
+    (`decisions_and_clarification`; None without `tools`): everything of ``metrics.json`` but the
+    label and the caller's extras. `write_run` stores it and `score_transcripts` recomputes it.
+    Everything is of repeat 0 (`first_trials`) but ``pass_k`` (`eval.passk`), there only when a
+    mode was repeated."""
     transcripts = list(transcripts)
     every_positive = [t for t in transcripts if t.split == "positive"]
     positive = first_trials(every_positive)
@@ -124,22 +145,70 @@ def summarise(transcripts: Iterable[Transcript]) -> dict[str, Any]:
     if pass_k:
         out["pass_k"] = pass_k
     out["intervals"] = interval_summary(out, positive)  # every rate above with its 95 % interval
+    out["decisions"], out["clarification"] = decisions_and_clarification(
+        first_trials(transcripts), tools, encoder
+    )
     return out
 
 
-def score_transcripts(path: str | Path) -> dict[str, Any]:
+def decisions_and_clarification(
+    transcripts: Sequence[Transcript], tools: ToolSpecs | None, encoder: Encoder | None = None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """``metrics.json`` -> ``decisions`` and ``clarification`` (`eval.decisions`,
+    `eval.clarification`), one replay per mode shared by both; (None, None) without tool specs.
+    Questions are read with `encoder`, by default the sentence encoder the user-proxy of `eval run`
+    reads them with (`diaforge.similarity.get_encoder`)."""
+    if tools is None:
+        return None, None
+    if encoder is None:
+        from diaforge.similarity import get_encoder
+
+        encoder = get_encoder()
+    decisions: dict[str, Any] = {}
+    clarification: dict[str, Any] = {}
+    for mode, ts in split_by_mode(transcripts).items():
+        points = replay_all(ts, tools, encoder)
+        decisions[mode] = compute_decisions(ts, tools, encoder, points)
+        clarification[mode] = compute_clarification(ts, points=points)
+    return decisions, clarification
+
+
+def score_transcripts(path: str | Path, bench: str | Path | None = None) -> dict[str, Any]:
     """Recompute, with no model, what `write_run` stored from a ``transcripts.jsonl`` (or a run
     folder holding one): ``{"static": ..., "dynamic": ..., "breakdowns": ..., "ended": ...,
-    "anatomy": ..., "anatomy_breakdowns": ...}``, and ``"no_tool"`` when it holds that split.
-    A bad file raises `InputError` naming the file, the line and the field."""
+    "anatomy": ..., "anatomy_breakdowns": ..., "decisions": ..., "clarification": ...}``, and
+    ``"no_tool"`` when it holds that split. The decisions and clarification need the candidate
+    tool specs: the ``tools.json`` beside the transcripts, else those of `bench` (and of its
+    no-tool split beside it), else they are None (not computed). A bad file raises `InputError`
+    naming the file, the line and the field."""
     p = Path(path)
     if p.is_dir():
         p = p / "transcripts.jsonl"
     transcripts = read_transcripts(p)
     try:
-        return summarise(transcripts)
+        return summarise(transcripts, tools=run_tool_specs(p.parent, bench))
     except InputError as exc:  # e.g. one trial twice (`eval.passk.trial_outcomes`): name the file
-        raise InputError(exc.message, path=p) from None
+        if exc.path is not None:
+            raise
+        raise InputError(exc.message, path=p, record=exc.record, field=exc.field) from None
+
+
+def run_tool_specs(run_dir: str | Path, bench: str | Path | None = None) -> ToolSpecs | None:
+    """The candidate tool specs of a run (`eval.tool_specs`): its ``tools.json``, else the specs
+    of `bench` and of the no-tool split beside it, else None."""
+    found = Path(run_dir) / TOOLS_FILE
+    if found.is_file():
+        return read_tool_specs(found)
+    if bench is None:
+        return None
+    from diaforge.schema import load_dialogues
+    from eval.no_tool import load_no_tool_split, no_tool_bench_for
+
+    records = load_dialogues(bench)
+    split = no_tool_bench_for(bench, "auto")
+    if split is not None:
+        records += load_no_tool_split(split)
+    return specs_from_dialogues(records, source=str(bench))
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,9 +223,13 @@ def write_run(
     model_label: str,
     extra: Mapping[str, Any] | None = None,
     wandb_cfg: Mapping[str, Any] | None = None,
+    tools: ToolSpecs | None = None,
+    encoder: Encoder | None = None,
 ) -> dict[str, Any]:
     """Write ``transcripts.jsonl``, ``metrics.json``, ``report.md`` and ``tradeoff.png`` into
-    `run_dir` and return the ``metrics.json`` dict.
+    `run_dir` and return the ``metrics.json`` dict. `tools`, the candidate tool specs of the
+    dialogues (`eval.tool_specs`), go to ``tools.json`` and let ``metrics.json`` hold the
+    decisions and clarification quality (read with `encoder`); without them those are None.
 
     `extra` adds top-level keys to ``metrics.json`` (benchmark, checkpoint, settings, ...); it
     may not replace ``model``, ``static``, ``dynamic``, ``breakdowns``, ``ended``, ``anatomy``,
@@ -171,14 +244,21 @@ def write_run(
     clash = sorted(set(extra) & set(RESERVED_KEYS))
     if clash:
         raise ValueError(f"extra may not set reserved metrics.json keys: {', '.join(clash)}")
-    metrics: dict[str, Any] = {"model": model_label, **summarise(transcripts), **extra}
+    metrics: dict[str, Any] = {"model": model_label, **summarise(transcripts, tools, encoder), **extra}
     out = write_run_files(
         run_dir,
         metrics=metrics,
         records=transcripts,
         records_name="transcripts",
-        report=render_report(metrics, model_label, no_tool_section([(model_label, metrics)])),
+        report=render_report(
+            metrics,
+            model_label,
+            no_tool_section([(model_label, metrics)]),
+            [*decisions_section(metrics), *clarification_section(metrics)],
+        ),
     )
+    if tools is not None:
+        write_tool_specs(out / TOOLS_FILE, tools)
     plot_tradeoff([(model_label, metrics)], out / "tradeoff.png")
     if wandb_cfg is not None:
         given = {k: v for k, v in dict(wandb_cfg).items() if v is not None}

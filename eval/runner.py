@@ -37,8 +37,8 @@ from data_gen.agents.refusal import is_refusal
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, ToolCall, Turn
 from diaforge.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
-from diaforge.text import humanise_param
 from eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
+from eval.moves import asks_missing_value
 from eval.transcripts import Transcript, TranscriptTurn
 
 
@@ -179,10 +179,12 @@ async def _play(
     progress: bool,
     split: str,
     bar_note: str = "",
+    encoder: Encoder | None = None,
 ) -> list[Transcript]:
     """Advance every dialogue in lock step, a user turn then one batched model call per step,
     until each has ended at a call, a cut-off reply or (no-tool split) a refusal, or ran out of
-    turns (`out_of_turns`: ``reference_end`` or ``t_max``); one transcript per dialogue."""
+    turns (`out_of_turns`: ``reference_end`` or ``t_max``); one transcript per dialogue.
+    `encoder` reads the options of a reply for `asks_for_arguments` (dynamic mode)."""
     bar = tqdm(
         total=sum(r.max_turns for r in runs),
         desc=_bar_name(mode, split, bar_note),
@@ -208,7 +210,7 @@ async def _play(
             r.ended = _ending(reply, split)
             if r.ended is not None:
                 _drop_turns(bar, r.max_turns - step - 1)
-            elif r.state is not None and asks_for_arguments(turn, r.state):
+            elif r.state is not None and asks_for_arguments(turn, r.state, encoder):
                 r.state.phase = COMPLETION
         bar.update(len(active))
     bar.close()
@@ -255,10 +257,12 @@ async def run_dynamic(
     *,
     progress: bool = True,
     split: str = "positive",
+    encoder: Encoder | None = None,
 ) -> list[Transcript]:
     """Dynamic evaluation: the model plays the assistant against the frozen user-proxy (any
     `data_gen.agents.User`; `eval run` gives the voting one), `cfg.repeats` times per dialogue
-    (module docstring); the transcripts of repeat 0 first, then those of repeat 1, ..."""
+    (module docstring); the transcripts of repeat 0 first, then those of repeat 1, ... `encoder` is the sentence encoder the user-proxy reads questions with, used as well to
+    tell when a reply asks for values (`asks_for_arguments`; None: by words only)."""
 
     async def proxy_turn(r: DialogueRun, step: int) -> Turn:
         text, _ = await user.reply(r.state, user_rng(cfg.seed, r.dialogue.id, step, r.repeat))
@@ -285,18 +289,22 @@ async def run_dynamic(
             near_dup=near_dup,
             progress=progress,
             split=split,
+            encoder=encoder,
             bar_note=f"{repeat + 1}/{cfg.repeats}" if cfg.repeats > 1 else "",
         )
     return transcripts
 
 
-def asks_for_arguments(turn: Turn, state: DialogueState) -> bool:
-    """Whether an assistant reply asks for one of the gold tool's required arguments (the user-proxy
-    then moves to giving values)."""
+def asks_for_arguments(turn: Turn, state: DialogueState, encoder: Encoder | None = None) -> bool:
+    """Whether an assistant reply asks for one of the gold tool's required arguments that the user
+    has not given yet (`eval.moves.asks_missing_value`, options read with `encoder` as the
+    user-proxy reads them): the user-proxy then moves to giving values. An argument the user
+    already gave is not what the reply asks for, nor is one named in the description of a tool
+    the reply offers ("look up a city in the home country or a foreign city?")."""
     if state.phase != SELECTION or not turn.content:
         return False
-    low = turn.content.lower()
-    return any(humanise_param(k).lower() in low or k.lower() in low for k in state.gold.required)
+    said = " ".join(state.user_texts)
+    return asks_missing_value(turn.content, state.gold, said, state.candidates, encoder)
 
 
 def sample_benchmark(bench: Sequence[Dialogue], limit: int | None, seed: int = 0) -> list[Dialogue]:

@@ -277,10 +277,13 @@ def _budget_note(metrics: Mapping[str, Any]) -> str:
     return f" (max_new_tokens {budget})" if isinstance(budget, int) else ""
 
 
-def render_report(metrics: Mapping[str, Any], label: str, splits: Sequence[str] = ()) -> str:
+def render_report(
+    metrics: Mapping[str, Any], label: str, splits: Sequence[str] = (), decisions: Sequence[str] = ()
+) -> str:
     """``report.md`` for one run, from its ``metrics.json`` dict; `splits` are the sections of
     other splits (the no-tool split's, `eval.no_tool.no_tool_section`), placed after the paper's
-    tables."""
+    tables; `decisions` the decision and clarification sections (`eval.decisions.decisions_section`,
+    `eval.clarification.clarification_section`), placed after the anatomy."""
     modes = [m for m in MODES if mode_metrics(metrics, m) is not None]
     counts = ", ".join(f"{m} n = {metrics[m]['n']}" for m in modes)
     parts = [
@@ -297,6 +300,7 @@ def render_report(metrics: Mapping[str, Any], label: str, splits: Sequence[str] 
     if anatomy:
         parts += ["## The anatomy of the dialogues", ANATOMY_NOTE]
         parts.append(anatomy_table([(MODE_TITLE.get(m, m), a) for m, a in anatomy.items()], first="Mode"))
+    parts += decisions
 
     parts.append("## Malformed and truncated output")
     lines = []

@@ -1,7 +1,7 @@
 """Reading a question and its options, shared by the scripted user-proxy and teacher: which
 candidates a question offers (`offered_options`, by meaning rather than by name), which an answer
 keeps (`narrow`, `plausible`), and how a user says which one it means (`gold_choice`) or restates
-its need when none fits (`restated_need`)."""
+its need when none fits (`restated_need`); `still_open` is what an answer leaves open."""
 
 from __future__ import annotations
 
@@ -180,6 +180,22 @@ def plausible(candidates: Sequence[Tool], text: str) -> list[Tool]:
     if best <= 0:
         return list(candidates)
     return [c for s, _, c in sorted(scored, key=lambda x: (-x[0], x[1])) if s >= 0.75 * best]
+
+
+def still_open(
+    candidates: Sequence[Tool], pool: Sequence[Tool], offered: Sequence[Tool], answer: str
+) -> list[Tool]:
+    """The tools still open once the user answered a question that offered `offered`, `pool` being
+    those open before it: the offered tools the answer points at (`narrow`); when it points at none
+    ("none of those"), the candidates the question did not offer that the answer supports
+    (`plausible`), or `pool` again when it offered them all. The teacher's replay of its selection
+    phase and `eval.decisions` both read an answer this way."""
+    picked = narrow(offered, answer)
+    if picked:
+        return picked
+    names = {o.name for o in offered}
+    rest = [c for c in candidates if c.name not in names]
+    return plausible(rest, answer) if rest else list(pool)
 
 
 def prefixes_of(candidates: Sequence[Tool]) -> frozenset[str]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -117,11 +117,16 @@ def _next_offer(
     return ranked[:max_options], (ranked if not down and len(ranked) > 1 else None)
 
 
-def miss_progress(state: DialogueState, max_options: int) -> MissProgress:
+def miss_progress(
+    state: DialogueState, max_options: int, offers: Callable[[Turn], list[Tool] | None] | None = None
+) -> MissProgress:
     """Replays a miss: each assistant question offered what `_next_offer` gave at that point; the
     user's answer turns down those it does not point at, and any offered a second time. A
     candidate is ruled out once turned down or set apart by the user's answers (`set_apart`, with
-    `state.gold` the tool the user needs)."""
+    `state.gold` the tool the user needs).
+
+    `offers` reads another assistant's turns instead (`eval.decisions` replays a model's): the
+    candidates an assistant turn offers, or None for a turn that asks nothing about which tool."""
     candidates = state.candidates
     said: list[str] = []
     down: list[str] = []
@@ -142,6 +147,10 @@ def miss_progress(state: DialogueState, max_options: int) -> MissProgress:
             ]
             pending = []
             said.append(t.content)
+        elif offers is not None:
+            options = offers(t)
+            if options is not None:
+                pending = options
         elif not t.tool_calls and "?" in t.content:
             pending, _ = _next_offer(candidates, down, left_now(), " ".join(said), max_options)
     by_name = {c.name: c for c in candidates}

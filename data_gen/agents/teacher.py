@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_thought, selection_thought
-from data_gen.agents.options import narrow, plausible, prefixes_of
+from data_gen.agents.options import plausible, prefixes_of, still_open
 from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
 from data_gen.phrasing import first_sentence, intent_of, option_descriptors, shared_verb, verb_only
@@ -62,9 +62,9 @@ class ScriptedTeacher:
             return TeacherMove(self.select_or_ask(state, rng))
         return TeacherMove(self.complete(state, rng))
 
-    def _remaining(self, state: DialogueState) -> list[Tool]:
+    def remaining(self, state: DialogueState) -> list[Tool]:
         """Replays the selection phase: plausible candidates after the opening, narrowed by each
-        answer to a question of ours (the options a question offered are the first
+        answer to a question of ours (`still_open`; the options a question offered are the first
         `max_options` of the pool at that point)."""
         users = [t for t in state.turns if t.role == "user"]
         pool = plausible(state.candidates, users[0].content)
@@ -73,15 +73,11 @@ class ScriptedTeacher:
             if t.role == "assistant" and t.phase == SELECTION and not t.tool_calls:
                 pending = pool[: self.max_options] if len(pool) > 1 else list(state.candidates)
             elif t.role == "user" and pending is not None:
-                picked = narrow(pending, t.content)
-                if not picked:  # "none of those": look again at the rest
-                    rest = [c for c in state.candidates if c.name not in {p.name for p in pending}]
-                    picked = plausible(rest, t.content) if rest else pool
-                pool, pending = picked, None
+                pool, pending = still_open(state.candidates, pool, pending, t.content), None
         return pool
 
     def select_or_ask(self, state: DialogueState, rng: random.Random) -> Turn:
-        pool = self._remaining(state)
+        pool = self.remaining(state)
         if len(pool) == 1:
             chosen = pool[0]
             thought = (
@@ -121,14 +117,20 @@ class ScriptedTeacher:
             thought = selection_thought([o.name for o in options], descriptors)
         return clarifying_turn(thought, question)
 
-    def complete(self, state: DialogueState, rng: random.Random) -> Turn:
-        gold = state.gold
-        said = " ".join(state.user_texts)
+    @staticmethod
+    def known_values(tool: Tool, said: str) -> dict[str, Any]:
+        """The required values of `tool` that `said` (the user's words) gives, read as the teacher
+        reads them (`data_gen.values.extract_value`), in the order of `tool.required`."""
         known: dict[str, Any] = {}
-        for key in gold.required:
-            found, value = extract_value(said, key, gold.properties[key])
+        for key in tool.required:
+            found, value = extract_value(said, key, tool.properties[key])
             if found:
                 known[key] = value
+        return known
+
+    def complete(self, state: DialogueState, rng: random.Random) -> Turn:
+        gold = state.gold
+        known = self.known_values(gold, " ".join(state.user_texts))
         missing = [k for k in gold.required if k not in known]
         have = (
             ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in known.items()) or "nothing yet"

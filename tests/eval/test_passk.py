@@ -198,7 +198,7 @@ def test_report_and_console_blocks() -> None:
     section = passk_section(metrics)
     assert section[0] == "## pass^k: the same dialogues in other words"
     iv = metrics["pass_k"]["dynamic"]["intervals"]
-    p1, p3 = iv["pass^1"], iv["pass^3"]
+    p1 = iv["pass^1"]
     assert f"| Dynamic | 4 | 3 | 0.50 [{p1['lo']:.2f}, {p1['hi']:.2f}] | 0.33 [" in section[2]
     assert "| 0.25 [0.00, 0.75] |" in section[2]
     assert section[3] == (

@@ -98,6 +98,28 @@ def test_reference_asks_for_missing_arguments_instead_of_guessing() -> None:
     assert not turn2.tool_calls and "priority" in turn2.content and "queue" not in turn2.content
 
 
+def test_reference_asks_which_tool_while_two_are_open_then_completes_the_gold_tool() -> None:
+    candidates = [TRANSFER_INTERNAL, TRANSFER_EXTERNAL, OPEN_TICKET]
+    gold = "create_stock_transfer_external"
+    # Both transfer tools fit "a stock transfer": the teacher asks, naming no tool, and calls nothing.
+    first = ReferencePolicy().turn(_dialogue(["I need a stock transfer."], candidates, gold))
+    assert not first.tool_calls and "?" in first.content and "create_stock" not in first.content
+    assert first.phase == "tool_selection"
+    # The answer leaves the external one: now told the gold tool, it asks for its value.
+    d = _dialogue(["I need a stock transfer.", "To a plant of another company."], candidates, gold)
+    second = ReferencePolicy().turn(d)
+    assert not second.tool_calls and "material ID" in second.content
+    # ... and calls once the user gave it.
+    d = _dialogue(
+        ["I need a stock transfer.", "To a plant of another company.", "The material ID is M-7."],
+        candidates,
+        gold,
+    )
+    assert [(c.name, c.args) for c in ReferencePolicy().turn(d).tool_calls] == [
+        (gold, {"material_id": "M-7"})
+    ]
+
+
 def test_reference_refuses_when_no_tool_should_be_called() -> None:
     d = _dialogue(["What's the weather like?"], [BOOK_ROOM, OPEN_TICKET], None)
     turn = ReferencePolicy().turn(d)

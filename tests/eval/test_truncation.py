@@ -117,7 +117,8 @@ def test_truncated_turns_validate_render_and_rescore(tmp_path: Path) -> None:
     assert stored["ended"]["dynamic"]["truncated"] == 1
     assert score_transcripts(tmp_path / "run")["dynamic"] == stored["dynamic"]
     report = (tmp_path / "run" / "report.md").read_text()
-    assert "50.0% of dialogues ended on a reply cut off by the token budget" in report
+    # 1 of 2 dialogues, with its Wilson interval: centre 0.5, half 1.96/(1 + 1.96²/2) * sqrt(1/8 + 1.96²/16) = 0.405
+    assert "50.0% [9.5%, 90.5%] (1/2) of dialogues ended on a reply cut off by the token budget" in report
 
 
 # --------------------------------------------------------------------------------------------
