@@ -131,6 +131,18 @@ class DiaforgeArguments:
             "choices": list(SLICING),
         },
     )
+    share_listing: bool = field(
+        default=False,
+        metadata={
+            "help": "With slicing: prefix_shared, the dialogues over the same candidate listing (same tools in the "
+            "same order, so the same rendered system prompt and listing; `diaforge data generate "
+            "--dialogues-per-listing N` writes such siblings) go in one row, the listing held once and each "
+            "dialogue a branch under it with its own positions and its own view (train/prefix_shared.py): same "
+            "per-sample loss, fewer tokens per dialogue. max_length still splits a row between whole samples. "
+            "Default False: one dialogue per row, as before, since a row then holds several dialogues and a step "
+            "(per_device_train_batch_size counts rows) sees more of them: fewer, larger steps per epoch.",
+        },
+    )
     loss_positions: str = field(
         default="trained",
         metadata={
@@ -529,6 +541,10 @@ def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, whe
     _check_not_an_adapter(model_args.model_name_or_path, where=where)
     if training_args.assistant_only_loss:
         raise RecipeError(f"{where}: assistant_only_loss: turn slicing masks the loss itself; remove the key")
+    if diaforge_args.share_listing and diaforge_args.slicing != "prefix_shared":
+        raise RecipeError(
+            f"{where}: share_listing needs slicing: prefix_shared (naive rows hold one sample each)"
+        )
     attn = model_args.attn_implementation
     if diaforge_args.slicing == "prefix_shared" and attn and attn not in ("sdpa", "eager", "flex_attention"):
         # Its rows carry a 4D attention mask: SDPA (or eager; flex gets a BlockMask) takes it,
