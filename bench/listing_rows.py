@@ -90,20 +90,14 @@ def _families(dialogues) -> list[list]:
     return list(families.values())
 
 
-def bench_listing_rows(
-    dialogues, model_path: Path, tokenizer, num_dialogues: int, settings: dict[str, Any]
-) -> dict[str, Any]:
-    import torch
-    from transformers import AutoModelForCausalLM
-
+def _timed_families(dialogues, tokenizer, num_dialogues: int, settings: dict[str, Any]) -> list[tuple]:
+    """(dialogues, layouts) of a warm-up family, then of the first `num_dialogues` dialogues of the
+    next families (siblings over one listing, the last family cut to fit)."""
     from bench.inputs import slice_samples
-    from train.loss_positions import trained_positions
-    from train.prefix_shared import PrefixSharedCollator, tag_listings
+    from train.prefix_shared import tag_listings
 
-    max_length = settings["max_length"]
-    tokens = token_stats(dialogues, tokenizer, settings)
     families = [f for f in _families(dialogues) if len(f) > 1]
-    chosen, count = families[:1], 0  # the first family only warms up
+    chosen, count = families[:1], 0
     for family in families[1:]:
         chosen.append(family[: num_dialogues - count])
         count += len(chosen[-1])
@@ -113,7 +107,18 @@ def bench_listing_rows(
     for family in chosen:
         samples, _ = slice_samples(tokenizer, family, **settings)
         tag_listings(samples, family)
-        work.append((family, samples, _layouts(samples, max_length, wide=True)))
+        work.append((family, _layouts(samples, settings["max_length"], wide=True)))
+    return work
+
+
+def _full_ft_step(model_path: Path, tokenizer):
+    """One optimizer step on one row as the demo trains (full fine-tuning, AdamW at lr 0, fp32,
+    SDPA with the 4D mask, loss at the trained positions); it records each sample's mean loss."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from train.loss_positions import trained_positions
+    from train.prefix_shared import PrefixSharedCollator
 
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32, attn_implementation="sdpa")
     model.train()
@@ -126,8 +131,7 @@ def bench_listing_rows(
         labels = batch.pop("labels")
         keep = trained_positions(labels)
         logits = model(**batch, logits_to_keep=keep).logits[0].float()
-        targets = labels[0, keep + 1]
-        nll = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+        nll = torch.nn.functional.cross_entropy(logits, labels[0, keep + 1], reduction="none")
         nll.mean().backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -135,31 +139,59 @@ def bench_listing_rows(
         for k in owner.unique().tolist():
             losses[k] = nll[owner == k].mean().item()
 
+    return step
+
+
+def _time_layouts(work: list[tuple], step) -> dict[str, Any]:
+    """Seconds, steps and row tokens of each layout over the timed families (after one short
+    warm-up step), the order alternating family by family; and each sample's loss difference
+    between a shared layout and today's."""
+
     def timed(rows, losses) -> float:
         start = time.perf_counter()
         for row in rows:
             step(row, losses)
         return time.perf_counter() - start
 
-    names = list(work[0][2])
-    timed([min(work[0][2]["today"][0], key=lambda r: len(r["input_ids"]))], {})  # one short warm-up step
-    seconds = dict.fromkeys(names, 0.0)
-    steps = dict.fromkeys(names, 0)
-    row_tokens = dict.fromkeys(names, 0)
-    diffs: list[float] = []
-    n_dialogues = 0
-    for i, (family, _, layouts) in enumerate(work[1:]):
-        order = names if i % 2 == 0 else names[::-1]
+    names = list(work[0][1])
+    timed([min(work[0][1]["today"][0], key=lambda r: len(r["input_ids"]))], {})
+    out: dict[str, Any] = {
+        "seconds": dict.fromkeys(names, 0.0),
+        "steps": dict.fromkeys(names, 0),
+        "row_tokens": dict.fromkeys(names, 0),
+        "diffs": [],
+        "dialogues": 0,
+    }
+    for i, (family, layouts) in enumerate(work[1:]):
         losses: dict[str, dict[int, float]] = {}
-        for name in order:
+        for name in names if i % 2 == 0 else names[::-1]:
             rows = layouts[name][0]
             losses[name] = {}
-            seconds[name] += timed(rows, losses[name])
-            steps[name] += len(rows)
-            row_tokens[name] += sum(len(r["input_ids"]) for r in rows)
+            out["seconds"][name] += timed(rows, losses[name])
+            out["steps"][name] += len(rows)
+            out["row_tokens"][name] += sum(len(r["input_ids"]) for r in rows)
         for name in names[1:]:
-            diffs += [abs(losses["today"][k] - v) for k, v in losses[name].items()]
-        n_dialogues += len(family)
+            out["diffs"] += [abs(losses["today"][k] - v) for k, v in losses[name].items()]
+        out["dialogues"] += len(family)
+    return out
+
+
+def bench_listing_rows(
+    dialogues, model_path: Path, tokenizer, num_dialogues: int, settings: dict[str, Any]
+) -> dict[str, Any]:
+    import torch
+
+    max_length = settings["max_length"]
+    tokens = token_stats(dialogues, tokenizer, settings)
+    work = _timed_families(dialogues, tokenizer, num_dialogues, settings)
+    t = _time_layouts(work, _full_ft_step(model_path, tokenizer))
+    seconds, steps, row_tokens, diffs, n_dialogues = (
+        t["seconds"],
+        t["steps"],
+        t["row_tokens"],
+        t["diffs"],
+        t["dialogues"],
+    )
     per_minute = {k: n_dialogues / v * 60 for k, v in seconds.items()}
     layouts_out = {
         name: {
