@@ -3,6 +3,12 @@ two-phase dialogue between the user-proxy and the teacher, and judge it with the
 cascade. `Engine.run_seed` retries a seed whose selection went wrong; `data_gen.engine.generate`
 runs many seeds concurrently and writes the run folder.
 
+With `dialogues_per_listing` N > 1, seeds come in groups of N over one candidate listing (an
+anchor tool and its k distractors, shuffled once from the run seed and the group's number alone):
+seed g*N+m takes the m-th of its tools (the anchor, then the distractors nearest first) as its
+gold, so siblings render the same system prompt and listing, and `provenance.listing_group`
+records g.
+
 Every request of every role goes through a `LimitedBackend`: one shared limit on requests in
 flight, and a meter that counts what each attempt cost (failed requests included).
 """
