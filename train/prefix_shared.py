@@ -237,7 +237,8 @@ def pack_rows(rows: Sequence[dict[str, Any]], max_length: int) -> list[dict[str,
 
 
 def split_dialogue(items: Sequence[tuple[int, dict[str, Any]]], max_length: int | None) -> list[GroupBuilder]:
-    """The groups of one dialogue's samples (`(index, sample)` pairs, in turn order): one group
+    """The groups of one dialogue's samples (`(index, sample)` pairs, in turn order; with
+    ``share_listing``, those of a family of dialogues, one dialogue after another): one group
     when it fits in `max_length`, else the split into runs of consecutive samples, each run within
     `max_length`, with the fewest tokens in total (then the fewest groups). A run starts afresh:
     it holds its first sample whole. A sample longer than `max_length` on its own is a group of
