@@ -591,3 +591,34 @@ def test_shared_listing_loss_equals_one_dialogue_per_row(tiny_siblings, siblings
                 rel = ((got_grads[name] - ref).norm() / ref.norm()).item()
                 assert rel <= 1e-4, (name, rel)
     assert all(math.isfinite(x) and x > 1.0 for x in want)
+
+
+def test_sft_lays_out_siblings_in_one_row_with_share_listing(tiny_siblings, siblings, tmp_path):
+    """train/sft.py's slicing step with ``share_listing: true``: the samples are tagged with their
+    listing and each family becomes one training row; the run records it."""
+    from train import sft
+    from train.config import parse_recipe
+    from train.row_layout import row_layout
+
+    _, tokenizer = tiny_siblings
+    argv = [
+        TINY,
+        "--output_dir",
+        str(tmp_path / "o"),
+        "--slicing",
+        "prefix_shared",
+        "--share_listing",
+        "true",
+    ]
+    args, training_args, _, _ = parse_recipe([*argv, "--max_length", "8192", "--disable_tqdm", "true"])
+    layout = row_layout(args.slicing, share_listing=args.share_listing)
+    data = sft.slice_data(args, training_args, tokenizer, layout, siblings, [])
+    record = layout.record()["prefix_shared"]
+    assert record["share_listing"] is True and record["families"] == 2 and record["rows"] == 2
+    assert len(data.train_dataset) == 2 and sorted(len(r) for r in data.train_dataset["dialogue_ids"]) == [
+        3,
+        3,
+    ]
+    alone = row_layout("prefix_shared")
+    sft.slice_data(args, training_args, tokenizer, alone, siblings, [])
+    assert alone.record()["prefix_shared"]["rows"] == 6
