@@ -21,8 +21,9 @@ def log(msg: str) -> None:
     print(f"[bench] {msg}", flush=True)
 
 
-def generate_corpus(out: Path, num_dialogues: int, seed: int = 0) -> list:
-    """Scripted dialogues from the training catalogue (the bundled generator, offline)."""
+def generate_corpus(out: Path, num_dialogues: int, seed: int = 0, **options: Any) -> list:
+    """Scripted dialogues from the training catalogue (the bundled generator, offline); `options`
+    are further `GenerationConfig` fields (``dialogues_per_listing=6, reasoning="lookup"``)."""
     from data_gen.engine import generate
     from data_gen.gen_config import GenerationConfig
     from diaforge.schema import load_dialogues
@@ -35,6 +36,7 @@ def generate_corpus(out: Path, num_dialogues: int, seed: int = 0) -> list:
         progress=False,
         plots=False,
         export=False,
+        **options,
     )
     summary = asyncio.run(generate(cfg))
     log(f"corpus: {summary.accepted} dialogues accepted of {summary.seeds} seeds in {summary.seconds:.1f} s")

@@ -17,6 +17,10 @@ Parts (all by default):
                 in fp32 (and the largest relative difference of the LoRA gradients);
 - step_speedup: LoRA training throughput (samples per second) of SmolLM2-135M on CPU, prefix-shared
                 over naive, on the same dialogues;
+- listing_rows: dialogues per training minute of SmolLM2-135M on CPU (full fine-tuning, as the demo),
+                shared-listing rows (`share_listing`) over today's rows, on the same dialogues generated
+                with `--dialogues-per-listing 6`; with tokens per dialogue on the whole corpus
+                (bench/listing_rows.py);
 - loss_positions: step time of the prefix-shared trainer on SmolLM2, loss at every position over
                 loss at the trained positions only (bench/loss_positions.py);
 - datagen:      requests per second through the OpenAI backend against a local OpenAI-compatible
@@ -68,6 +72,7 @@ PARTS = (
     "token_ratio",
     "loss_parity",
     "step_speedup",
+    "listing_rows",
     "loss_positions",
     "datagen",
     "dynamic_eval",
@@ -314,6 +319,11 @@ def print_table(results: dict[str, Any]) -> None:
             "largest per-sample loss difference (fp32, tiny Llama + LoRA)",
         ),
         ("step_speedup_shared_vs_naive", "", "LoRA training samples/s on CPU, SmolLM2, shared / naive"),
+        (
+            "listing_rows_dialogues_per_minute",
+            "> 1",
+            "SmolLM2 full FT dialogues/min, shared-listing rows / one dialogue per row",
+        ),
         ("loss_positions_step_speedup", "> 1", "SmolLM2 step time, loss_positions all / trained"),
         ("datagen_concurrency_efficiency", ">= 0.9 at 64", "achieved requests/s / (in flight / latency)"),
         (
@@ -358,6 +368,12 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     )
     parser.add_argument(
         "--step-dialogues", type=int, default=4, help="dialogues of the SmolLM2 step benchmark"
+    )
+    parser.add_argument(
+        "--listing-dialogues",
+        type=int,
+        default=3,
+        help="dialogues timed by listing_rows (siblings over one listing, after a family that warms up)",
     )
     parser.add_argument("--positions-rounds", type=int, default=3, help="rows of the loss_positions part")
     parser.add_argument(
@@ -417,7 +433,7 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         t = time.perf_counter()
         corpus = generate_corpus(work / "corpus", args.dialogues)
         m.timings["corpus"] = time.perf_counter() - t
-    if {"token_ratio", "step_speedup", "loss_positions"} & set(parts):
+    if {"token_ratio", "step_speedup", "listing_rows", "loss_positions"} & set(parts):
         from transformers import AutoTokenizer
 
         model_path = smollm2_path(Path(args.out).expanduser().resolve().parent)
@@ -435,6 +451,25 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         tokenizer,
         args.step_dialogues,
     )
+    if "listing_rows" in parts:
+        from bench.listing_rows import PER_LISTING, bench_listing_rows
+
+        t = time.perf_counter()
+        siblings = generate_corpus(
+            work / "listing-corpus", args.dialogues, dialogues_per_listing=PER_LISTING, reasoning="lookup"
+        )
+        m.timings["listing_corpus"] = time.perf_counter() - t
+        m.part(
+            parts,
+            "listing_rows",
+            "listing_rows_dialogues_per_minute",
+            bench_listing_rows,
+            siblings,
+            model_path,
+            tokenizer,
+            args.listing_dialogues,
+            demo_slicing(),
+        )
     m.part(
         parts,
         "loss_positions",

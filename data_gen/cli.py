@@ -148,6 +148,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         wording=args.wording,
         reasoning=args.reasoning,
         no_tool_share=args.no_tool_share,
+        dialogues_per_listing=args.dialogues_per_listing,
         validators=False if args.no_validators else None,
         num_shards=args.num_shards,
         shard_index=args.shard_index,
@@ -402,6 +403,15 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--wording", choices=("train", "heldout"), help=_config_help("wording"))
     g.add_argument("--reasoning", choices=("summary", "lookup"), help=_config_help("reasoning"))
     g.add_argument("--no-tool-share", type=share, help=_config_help("no_tool_share"))
+    g.add_argument(
+        "--dialogues-per-listing",
+        type=positive_int,
+        help=_config_help(
+            "dialogues_per_listing",
+            "dialogues written over one candidate listing (same tools, same order), each tool of it the gold of "
+            "its own dialogue, so training can hold the listing once per row (train's share_listing); at most k+1",
+        ),
+    )
     g.add_argument("--num-shards", type=positive_int, help=_config_help("num_shards"))
     g.add_argument("--shard-index", type=non_negative_int, help=_config_help("shard_index"))
     g.add_argument("--personas", help=_config_help("personas"))

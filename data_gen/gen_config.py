@@ -153,6 +153,17 @@ class GenerationConfig(_Strict):
         "kept out of the candidates while its nearest neighbours stay, and the teacher disambiguates, then says "
         "plainly that none of its tools does it. 0 keeps the paper's corpus (README, Generating dialogues).",
     )
+    dialogues_per_listing: int = Field(
+        1,
+        ge=1,
+        description="Dialogues written over one candidate listing (same tools, same order, so the rendered "
+        "system prompt and listing are identical and training can hold them once per row: train's "
+        "share_listing). 1 (default): every seed draws its own listing, as in the paper. N > 1: seeds go in "
+        "groups of N; group g's listing is an anchor tool (the catalogue's shuffled order, cycled, as seeds "
+        "are) and its k distractors, shuffled once for the group; seed g*N+m has the listing's m-th tool "
+        "(the anchor, then its distractors nearest first) as its gold, with its own persona, values and goal. "
+        "At most k+1. Retrieval misses keep a listing of their own.",
+    )
     concurrency: int = Field(
         8,
         ge=1,
@@ -254,6 +265,12 @@ class GenerationConfig(_Strict):
                     f"backend {spec.backend!r} needs a model (--model or roles.{name}.model)",
                     f"roles.{name}.model",
                 )
+        if self.dialogues_per_listing > self.k + 1:
+            raise FieldProblem(
+                f"a listing holds k+1 = {self.k + 1} tools, so at most {self.k + 1} dialogues share it; "
+                f"got {self.dialogues_per_listing}",
+                "dialogues_per_listing",
+            )
         if self.shard_index >= self.num_shards:
             raise FieldProblem(f"shard_index must lie in [0, {self.num_shards - 1}]", "shard_index")
         return self
@@ -277,6 +294,8 @@ class GenerationConfig(_Strict):
         )
         fp["persona_top_k"] = self.persona_top_k
         fp["encoder"] = encoder_identity(self.encoder)
+        if self.dialogues_per_listing > 1:  # only when set: older run folders resume
+            fp["dialogues_per_listing"] = self.dialogues_per_listing
         if self.no_tool_share:  # only when set: a run folder made before the share existed resumes
             fp["no_tool_share"] = self.no_tool_share
         return fp

@@ -3,6 +3,12 @@ two-phase dialogue between the user-proxy and the teacher, and judge it with the
 cascade. `Engine.run_seed` retries a seed whose selection went wrong; `data_gen.engine.generate`
 runs many seeds concurrently and writes the run folder.
 
+With `dialogues_per_listing` N > 1, seeds come in groups of N over one candidate listing (an
+anchor tool and its k distractors, shuffled once from the run seed and the group's number alone):
+seed g*N+m takes the m-th of its tools (the anchor, then the distractors nearest first) as its
+gold, so siblings render the same system prompt and listing, and `provenance.listing_group`
+records g.
+
 Every request of every role goes through a `LimitedBackend`: one shared limit on requests in
 flight, and a meter that counts what each attempt cost (failed requests included).
 """
@@ -48,6 +54,9 @@ from diaforge.schema import WITHHELD_TOOL, Dialogue, Persona, Provenance, Tool, 
 from diaforge.similarity import DistractorRetriever, Encoder, get_encoder
 
 RETRYABLE = ("selection", "candidates", "no_tool")
+#: The `provenance` key of a dialogue written over a shared candidate listing
+#: (`GenerationConfig.dialogues_per_listing`): its group's number, the same for all its siblings.
+LISTING_GROUP = "listing_group"
 
 
 # --------------------------------------------------------------------------------------------
@@ -203,6 +212,7 @@ class Engine:
         order = list(range(len(self.tools)))
         random.Random(cfg.seed).shuffle(order)
         self._order = order
+        self._listings: dict[int, tuple[list[Tool], list[Tool]]] = {}
 
     def _build_agents(self, encoder: Encoder) -> None:
         """The four agents: a model where the config gives the role a backend, else the scripted one."""
@@ -239,7 +249,36 @@ class Engine:
         )
 
     def seed_tool(self, index: int) -> Tool:
-        return self.tools[self._order[index % len(self.tools)]]
+        """The gold tool of seed `index`: the catalogue's shuffled order, cycled; with
+        `dialogues_per_listing` N > 1, the (index mod N)-th tool of its group's listing."""
+        n = self.cfg.dialogues_per_listing
+        if n == 1:
+            return self.tools[self._order[index % len(self.tools)]]
+        return self._listing(index // n)[0][index % n]
+
+    def listing_group(self, index: int) -> int | None:
+        """The group whose candidate listing seed `index` shares (None: the seed draws its own)."""
+        n = self.cfg.dialogues_per_listing
+        return index // n if n > 1 and index not in self.misses else None
+
+    def _listing(self, group: int) -> tuple[list[Tool], list[Tool]]:
+        """(golds, listing) of a shared-listing group: its anchor (the catalogue's shuffled order,
+        cycled over groups) and the anchor's k distractors; the golds are the anchor then the
+        distractors in the retriever's order (nearest first), the listing the same tools shuffled
+        once for the group, so every member shows them in the same order."""
+        got = self._listings.get(group)
+        if got is None:
+            anchor = self.tools[self._order[group % len(self.tools)]]
+            rng = seeded_rng(self.cfg.seed, "listing", group)
+            if self.cfg.distractors == "random":
+                picks = self.retriever.random(anchor.name, self.cfg.k, rng)
+            else:
+                picks = self.retriever.topk(anchor.name, self.cfg.k)
+            golds = [anchor, *picks]
+            listing = list(golds)
+            rng.shuffle(listing)
+            got = self._listings[group] = (golds, listing)
+        return got
 
     def seed_indices(self) -> list[int]:
         return [i for i in range(self.cfg.num_dialogues) if i % self.cfg.num_shards == self.cfg.shard_index]
@@ -305,11 +344,13 @@ class Engine:
         rng = seeded_rng(self.cfg.seed, index, attempt)
         usage = Usage()
         miss = index in self.misses
-        state = await self._metadata(gold, rng, usage, miss=miss)
+        group = self.listing_group(index)
+        listing = self._listing(group)[1] if group is not None else None
+        state = await self._metadata(gold, rng, usage, miss=miss, listing=listing)
         if not miss and gold.name not in {c.name for c in state.candidates}:
             return Attempt(None, "candidates", "gold tool not among the candidates", usage)
         finished, wrong = await self._converse(state, rng, usage)
-        dialogue = self._snapshot(index, attempt, state, usage)
+        dialogue = self._snapshot(index, attempt, state, usage, listing_group=group)
         if wrong is not None:
             reason = (
                 f"called {wrong}, but no candidate fits ({gold.name} was withheld)"
@@ -328,10 +369,17 @@ class Engine:
         return await self._judge(dialogue, state, usage)
 
     async def _metadata(
-        self, gold: Tool, rng: random.Random, usage: Usage, *, miss: bool = False
+        self,
+        gold: Tool,
+        rng: random.Random,
+        usage: Usage,
+        *,
+        miss: bool = False,
+        listing: Sequence[Tool] | None = None,
     ) -> DialogueState:
         """The seed's persona, gold arguments, goal and candidate pool (in this order of draws); a
-        retrieval miss (`data_gen.no_tool`) gets candidates without the gold tool."""
+        retrieval miss (`data_gen.no_tool`) gets candidates without the gold tool; a seed of a
+        shared-listing group shows its group's `listing` (drawn from no per-seed generator)."""
         persona = self._persona(gold, rng)
         gold_args: dict[str, Any] | None = None
         if self.backends.get("values") is not None:
@@ -344,7 +392,9 @@ class Engine:
             usage.add(u)
         else:
             goal = scripted_goal(gold, persona, gold_args)
-        if miss:
+        if listing is not None:
+            candidates = list(listing)
+        elif miss:
             candidates = miss_candidates(self.retriever, gold, self.cfg.k, self.cfg.distractors, rng)
         else:
             candidates = self.candidates(gold, rng)
@@ -398,10 +448,21 @@ class Engine:
             return Attempt(dialogue, failed.validator, failed.reason, usage)
         return Attempt(dialogue, "accepted", "passed every validator", usage)
 
-    def _snapshot(self, index: int, attempt: int, state: DialogueState, usage: Usage) -> Dialogue:
+    def _snapshot(
+        self,
+        index: int,
+        attempt: int,
+        state: DialogueState,
+        usage: Usage,
+        *,
+        listing_group: int | None = None,
+    ) -> Dialogue:
         """The dialogue so far, as a record (a retrieval miss: no seed tool, the tool the user
-        needs in `provenance.withheld_tool`)."""
-        extra = {WITHHELD_TOOL: state.gold.model_dump(mode="json")} if state.no_tool else {}
+        needs in `provenance.withheld_tool`; a seed of a shared-listing group: the group in
+        `provenance.listing_group`, the same for every dialogue over the same listing)."""
+        extra: dict[str, Any] = {WITHHELD_TOOL: state.gold.model_dump(mode="json")} if state.no_tool else {}
+        if listing_group is not None:
+            extra[LISTING_GROUP] = listing_group
         return Dialogue(
             id=f"{index:06d}-{'miss-' if state.no_tool else ''}{state.gold.name}",
             seed_tool=None if state.no_tool else state.gold.name,

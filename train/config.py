@@ -4,6 +4,9 @@ A recipe is one flat YAML mapping whose keys are fields of any of the three data
 as in TRL and alignment-handbook; every key can be overridden on the command line
 (``--learning_rate 2e-4``). `parse_recipe` wraps `trl.TrlParser` so that mistakes give one line
 (``recipe.yaml: unknown key 'foo'``) instead of a traceback.
+
+Size exception: the module is the recipe's documented fields (their help texts are the recipe
+reference, `--help`) and the checks that read them; splitting it would part a field from its check.
 """
 
 from __future__ import annotations
@@ -129,6 +132,16 @@ class DiaforgeArguments:
             "and the loss is the mean over the batch's trained tokens, as with naive rows. Needs sdpa or eager "
             "attention (set automatically; flash attention cannot take the mask).",
             "choices": list(SLICING),
+        },
+    )
+    share_listing: bool = field(
+        default=False,
+        metadata={
+            "help": "With slicing: prefix_shared, dialogues over the same candidate listing (same tools, same order; "
+            "`diaforge data generate --dialogues-per-listing N` writes them) share one row: the listing once, each "
+            "dialogue a branch under it with its own positions and view (train/prefix_shared.py): same per-sample "
+            "loss, fewer tokens per dialogue; max_length still splits rows between whole samples. Default False: one "
+            "dialogue per row as before, since rows of several dialogues make fewer, larger steps per epoch.",
         },
     )
     loss_positions: str = field(
@@ -529,6 +542,10 @@ def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, whe
     _check_not_an_adapter(model_args.model_name_or_path, where=where)
     if training_args.assistant_only_loss:
         raise RecipeError(f"{where}: assistant_only_loss: turn slicing masks the loss itself; remove the key")
+    if diaforge_args.share_listing and diaforge_args.slicing != "prefix_shared":
+        raise RecipeError(
+            f"{where}: share_listing needs slicing: prefix_shared (a naive row holds one sample)"
+        )
     attn = model_args.attn_implementation
     if diaforge_args.slicing == "prefix_shared" and attn and attn not in ("sdpa", "eager", "flex_attention"):
         # Its rows carry a 4D attention mask: SDPA (or eager; flex gets a BlockMask) takes it,

@@ -32,6 +32,16 @@ A dialogue whose sequence would pass ``max_length`` is split into runs of consec
 cut), and with ``packing`` the groups of several dialogues share a row (best-fit decreasing) with
 no attention across them. Select it with ``slicing: prefix_shared`` in a recipe.
 
+Shared listings (``share_listing: true``). Dialogues over the same candidate listing (same tools
+in the same order: `listing_key`; the generator writes such siblings with
+``dialogues_per_listing``) render the same system prompt and listing, token for token. They are
+laid out as one family, the samples of one dialogue after another in one group: the builder above
+finds the common prefix across dialogues as it does across turns, so the listing is held once per
+row and each dialogue hangs under it as a branch, every token at its own sample's position and
+seeing only its own sample's chain. ``max_length`` splits a family as it splits a dialogue (runs
+of consecutive samples, the fewest tokens; a sample is never cut), which in practice cuts between
+dialogues. Without the option, or for a dialogue with no sibling, nothing changes.
+
 Loss normalisation. TRL divides the summed per-token loss by the number of label tokens in the
 batch (over every micro-batch of an accumulated step, `num_items_in_batch`): a mean over tokens,
 not over samples, exactly as for naive rows. A batch of prefix-shared rows gives the same loss and
@@ -64,6 +74,9 @@ class SharedStats:
     """Combined sequences before packing (one per dialogue unless max_length split it)."""
     split_dialogues: int = 0
     """Dialogues whose samples did not fit in one max_length sequence and were split in groups."""
+    families: int = 0
+    """Sets of dialogues laid out together: dialogues over one listing with ``share_listing``,
+    else one per dialogue."""
     rows: int = 0
     """Training rows (groups, or packed groups)."""
     naive_tokens: int = 0
@@ -83,6 +96,7 @@ class SharedStats:
             "dialogues": self.dialogues,
             "groups": self.groups,
             "split_dialogues": self.split_dialogues,
+            "families": self.families,
             "rows": self.rows,
             "naive_tokens": self.naive_tokens,
             "shared_tokens": self.shared_tokens,
@@ -223,7 +237,8 @@ def pack_rows(rows: Sequence[dict[str, Any]], max_length: int) -> list[dict[str,
 
 
 def split_dialogue(items: Sequence[tuple[int, dict[str, Any]]], max_length: int | None) -> list[GroupBuilder]:
-    """The groups of one dialogue's samples (`(index, sample)` pairs, in turn order): one group
+    """The groups of one dialogue's samples (`(index, sample)` pairs, in turn order; with
+    ``share_listing``, those of a family of dialogues, one dialogue after another): one group
     when it fits in `max_length`, else the split into runs of consecutive samples, each run within
     `max_length`, with the fewest tokens in total (then the fewest groups). A run starts afresh:
     it holds its first sample whole. A sample longer than `max_length` on its own is a group of
@@ -260,20 +275,45 @@ def split_dialogue(items: Sequence[tuple[int, dict[str, Any]]], max_length: int 
     return groups
 
 
+#: The sample key that `tag_listings` sets and `build_prefix_shared(share_listing=True)` groups by.
+LISTING = "listing"
+
+
+def listing_key(dialogue: Any) -> str:
+    """What decides a dialogue's rendered system prompt and tool listing for a given prompt
+    format: its candidate tools, in order (a hash of their specs). Equal keys, equal tokens."""
+    import hashlib
+    import json
+
+    specs = [t.model_dump(mode="json") for t in dialogue.candidate_tools]
+    return hashlib.sha256(json.dumps(specs, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
+
+def tag_listings(samples: Sequence[dict[str, Any]], dialogues: Sequence[Any]) -> None:
+    """Sets `LISTING` of every sample to its dialogue's `listing_key` (by `dialogue_id`)."""
+    keys = {d.id: listing_key(d) for d in dialogues}
+    for sample in samples:
+        sample[LISTING] = keys[sample["dialogue_id"]]
+
+
 def build_prefix_shared(
     samples: Sequence[dict[str, Any]],
     *,
     max_length: int | None = None,
     packing: bool = False,
+    share_listing: bool = False,
     progress: bool | None = False,
 ) -> tuple[list[dict[str, Any]], SharedStats]:
     """The combined rows of turn-sliced `samples` (as `TurnSlicer.slice_all` returns them: the
     samples of a dialogue consecutive, in turn order) and their statistics.
 
     A dialogue whose combined sequence would pass `max_length` is split into groups of consecutive
-    samples (`split_dialogue`). With `packing`, groups of different dialogues are packed into rows
-    of at most `max_length` tokens. `sample_index` in the rows indexes `samples`. With `progress`,
-    a bar over the dialogues on stderr (`None`: on a terminal only).
+    samples (`split_dialogue`). With `share_listing`, the dialogues whose samples carry the same
+    `LISTING` value (`tag_listings`) are laid out as one family, one dialogue after another, and
+    split the same way (see the module docstring); samples without the key stay one family per
+    dialogue. With `packing`, groups are packed into rows of at most `max_length` tokens.
+    `sample_index` in the rows indexes `samples`. With `progress`, a bar over the families on
+    stderr (`None`: on a terminal only).
     """
     from diaforge.console import progress as progress_bar
 
@@ -287,11 +327,25 @@ def build_prefix_shared(
         dialogues[-1].append((index, sample))
         stats.naive_tokens += len(sample["input_ids"])
         stats.trained_tokens += sum(1 for x in sample["labels"] if x != IGNORE_INDEX)
+    families: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
+    for n, items in enumerate(dialogues):
+        key = items[0][1].get(LISTING) if share_listing else None
+        families.setdefault(("listing", key) if key is not None else ("dialogue", n), []).extend(items)
     groups: list[dict[str, Any]] = []
-    for items in progress_bar(dialogues, desc="prefix sharing", unit="dialogue", enabled=progress):
+    split: set[Any] = set()
+    for items in progress_bar(
+        list(families.values()), desc="prefix sharing", unit="family", enabled=progress
+    ):
         parts = split_dialogue(items, max_length)
-        stats.split_dialogues += len(parts) > 1
+        if len(parts) > 1:
+            seen: dict[Any, int] = {}
+            for part in parts:
+                for did in set(part.dialogue_ids):
+                    seen[did] = seen.get(did, 0) + 1
+            split.update(did for did, count in seen.items() if count > 1)
         groups.extend(g.row() for g in parts)
+    stats.split_dialogues = len(split)
+    stats.families = len(families)
     stats.dialogues = len(dialogues)
     stats.groups = len(groups)
     rows = pack_rows(groups, int(max_length)) if packing else groups

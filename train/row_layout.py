@@ -71,6 +71,9 @@ class PrefixSharedLayout:
 
     loss_positions: str = "all"
     focal_gamma: float = 0.0
+    #: Dialogues over the same listing in one row (``share_listing: true``; the samples carry
+    #: `train.prefix_shared.LISTING`, set by `train/sft.py`).
+    share_listing: bool = False
 
     #: Statistics of the training rows, set by `datasets`.
     stats: Any = field(default=None, init=False)
@@ -91,6 +94,7 @@ class PrefixSharedLayout:
         options = {
             "max_length": training_args.max_length,
             "packing": training_args.packing,
+            "share_listing": self.share_listing,
             "progress": training_args.process_index == 0 and not training_args.disable_tqdm,
         }
         rows, self.stats = build_prefix_shared(samples, **options)
@@ -102,7 +106,7 @@ class PrefixSharedLayout:
         return to_dataset(rows), eval_dataset
 
     def record(self) -> dict[str, Any]:
-        return {"prefix_shared": self.stats.as_dict()}
+        return {"prefix_shared": {**self.stats.as_dict(), "share_listing": self.share_listing}}
 
     def trainer(self, training_args: Any, tokenizer: Any, model: Any) -> tuple[type, dict[str, Any]]:
         """The rows are packed already (or not) and batched by their own collator: TRL must neither
@@ -130,11 +134,16 @@ class PrefixSharedLayout:
 LAYOUTS: dict[str, type] = {"naive": PaddedLayout, "prefix_shared": PrefixSharedLayout}
 
 
-def row_layout(slicing: str, loss_positions: str = "all", focal_gamma: float = 0.0) -> RowLayout:
+def row_layout(
+    slicing: str, loss_positions: str = "all", focal_gamma: float = 0.0, *, share_listing: bool = False
+) -> RowLayout:
     """The layout of a recipe's `slicing` value (already checked against `train.config.SLICING`),
     its trainer computing the loss at `loss_positions` with the focal factor `focal_gamma`
-    (train/loss_positions.py)."""
+    (train/loss_positions.py); `share_listing` (prefix-shared only, `check_recipe` refuses it
+    otherwise) puts dialogues over one listing in one row."""
     layout = LAYOUTS[slicing]()
     layout.loss_positions = loss_positions
     layout.focal_gamma = focal_gamma
+    if share_listing:
+        layout.share_listing = True
     return layout

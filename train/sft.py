@@ -83,7 +83,7 @@ class SlicedData:
 def run(argv: list[str] | None = None) -> dict[str, Any]:
     """Train on a recipe (``RECIPE.yaml [--key value ...]``); returns the run summary."""
     args, training_args, model_args, on_gpu = parse(argv)
-    layout = row_layout(args.slicing, args.loss_positions, args.focal_gamma)
+    layout = row_layout(args.slicing, args.loss_positions, args.focal_gamma, share_listing=args.share_listing)
     layout.configure_model(model_args)
     main_process = setup_logging(training_args)
     output_dir, resume_from = prepare_output_dir(args, training_args, main_process)
@@ -197,6 +197,11 @@ def slice_data(
     if eval_dialogues:
         eval_samples, eval_stats = slicer.slice_all(eval_dialogues, progress=progress)
         logger.info("evaluation data: %s", eval_stats.summary())
+    if args.share_listing:
+        from train.prefix_shared import tag_listings
+
+        tag_listings(samples, dialogues)
+        tag_listings(eval_samples, eval_dialogues or [])
     train_dataset, eval_dataset = layout.datasets(samples, eval_samples, training_args)
     return SlicedData(slice_config, samples, stats, train_dataset, eval_dataset)
 

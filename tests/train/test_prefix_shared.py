@@ -438,6 +438,7 @@ def test_recipe_guards(tmp_path, capsys):
             ["--slicing", "prefix_shared", "--attn_implementation", "flash_attention_2"],
             "needs attn_implementation",
         ),
+        (["--slicing", "naive", "--share_listing", "true"], "share_listing needs slicing: prefix_shared"),
     ):
         code = sft.main([TINY, "--output_dir", str(tmp_path / "o"), *extra])
         err = capsys.readouterr().err.strip().splitlines()
@@ -456,3 +457,168 @@ def test_pack_rows_best_fit():
     assert sorted(len(r["input_ids"]) for r in packed) == [10, 10]
     for r in packed:
         assert sum(1 for p in r["attn_parent"] if p < 0) == len(r["dialogue_ids"])
+
+
+# ------------------------------------------------------------------------------------------
+# Shared listings: dialogues over one candidate listing in one row
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def siblings(tmp_path_factory):
+    """Six scripted dialogues in two groups of three over one listing each (dialogues_per_listing)."""
+    from data_gen.engine import generate
+    from data_gen.gen_config import GenerationConfig
+    from diaforge.schema import load_dialogues
+
+    out = tmp_path_factory.mktemp("siblings")
+    cfg = GenerationConfig(
+        catalogue=str(REPO / "data_gen" / "assets" / "catalogue_train.json"),
+        out=str(out),
+        num_dialogues=6,
+        seed=2,
+        dialogues_per_listing=3,
+        reasoning="lookup",
+        progress=False,
+        plots=False,
+        export=False,
+        encoder="tfidf",
+    )
+    asyncio.run(generate(cfg))
+    dialogues = load_dialogues(out / "dialogues.jsonl")
+    assert len(dialogues) == 6
+    return dialogues
+
+
+@pytest.fixture(scope="module")
+def tiny_siblings(tmp_path_factory, siblings):
+    from transformers import AutoTokenizer
+
+    from train.modeling import build_tiny_model
+    from train.slicing import dialogue_texts
+
+    path = build_tiny_model(
+        tmp_path_factory.mktemp("tiny-sib") / "base", texts=dialogue_texts(siblings), seed=0
+    )
+    return path, AutoTokenizer.from_pretrained(path)
+
+
+def sibling_samples(tokenizer, dialogues, history="keep", **kw):
+    from train.prefix_shared import tag_listings
+
+    samples = slice_corpus(tokenizer, dialogues, history, **kw)
+    tag_listings(samples, dialogues)
+    return samples
+
+
+@pytest.mark.parametrize("history", ["strip", "keep"])
+def test_shared_listing_holds_the_listing_once_per_row(tiny_siblings, siblings, history):
+    from train.prefix_shared import listing_key
+
+    _, tokenizer = tiny_siblings
+    samples = sibling_samples(tokenizer, siblings, history)
+    alone, alone_stats = build_prefix_shared(samples)
+    rows, stats = build_prefix_shared(samples, share_listing=True)
+    check_layout(rows, samples)  # every sample's view: its own tokens, labels and positions, exactly
+    keys = [listing_key(d) for d in siblings]
+    assert len(set(keys)) == 2 and stats.families == 2 and stats.rows == 2 and stats.dialogues == 6
+    assert alone_stats.families == 6 and alone_stats.rows == 6
+    assert stats.naive_tokens == alone_stats.naive_tokens and stats.split_dialogues == 0
+    for row in rows:
+        assert len(row["dialogue_ids"]) == 3
+        assert sum(1 for p in row["attn_parent"] if p < 0) == 1  # one root: the shared prefix
+    # Each dialogue after the first of its family reuses the prefix its first sample has in common
+    # with the samples before it (capped below its last prompt token); the rest is as when alone.
+    saved = 0
+    for key in set(keys):
+        family = [s for s in samples if s["listing"] == key]
+        for d in dict.fromkeys(s["dialogue_id"] for s in family):
+            first = next(i for i, s in enumerate(family) if s["dialogue_id"] == d)
+            if first == 0:
+                continue
+            s = family[first]
+            limit = s["num_prompt_tokens"] - 1
+            best = 0
+            for other in family[:first]:
+                n = 0
+                while n < min(limit, len(other["input_ids"])) and other["input_ids"][n] == s["input_ids"][n]:
+                    n += 1
+                best = max(best, n)
+            saved += best
+    assert stats.shared_tokens == alone_stats.shared_tokens - saved
+    # What is saved is at least the system prompt with the listing, once per sibling.
+    system = tokenizer.apply_chat_template(
+        [{"role": "system", "content": "x"}], tokenize=False
+    )  # the template's system wrapper alone
+    assert saved >= 4 * (len(tokenizer(system, add_special_tokens=False)["input_ids"]) + 100)
+
+
+def test_shared_listing_split_by_max_length_never_cuts_a_sample(tiny_siblings, siblings):
+    _, tokenizer = tiny_siblings
+    samples = sibling_samples(tokenizer, siblings)
+    whole, _ = build_prefix_shared(samples, share_listing=True)
+    limit = max(len(r["input_ids"]) for r in whole) - 1
+    rows, stats = build_prefix_shared(samples, max_length=limit, share_listing=True)
+    check_layout(rows, samples)
+    assert stats.groups > stats.families and max(len(r["input_ids"]) for r in rows) <= limit
+    # Without the key (samples of another source), each dialogue stays alone.
+    plain = slice_corpus(tokenizer, siblings, "keep")
+    _, plain_stats = build_prefix_shared(plain, share_listing=True)
+    assert plain_stats.families == plain_stats.rows == 6
+
+
+@pytest.mark.parametrize("history", ["strip", "keep"])
+def test_shared_listing_loss_equals_one_dialogue_per_row(tiny_siblings, siblings, history):
+    """Per-sample loss and LoRA gradients of shared-listing rows (padded in a batch of two, and
+    packed) equal those of the same samples one dialogue per row and of naive samples."""
+    path, tokenizer = tiny_siblings
+    samples = sibling_samples(tokenizer, siblings, history)
+    model = lora_model(path)
+    want, want_grads = naive_losses(model, samples)
+    alone, _ = build_prefix_shared(samples)
+    per_row, per_row_grads, _ = shared_losses(model, alone, len(samples), tokenizer.pad_token_id, 1)
+    for packing in (False, True):
+        rows, _ = build_prefix_shared(
+            samples, max_length=8192 if packing else None, packing=packing, share_listing=True
+        )
+        got, got_grads, counts = shared_losses(model, rows, len(samples), tokenizer.pad_token_id, 2)
+        assert counts.tolist() == [sum(x != IGNORE_INDEX for x in s["labels"]) for s in samples]
+        for other in (want, per_row):
+            diff = max(abs(a - b) for a, b in zip(got, other, strict=True))
+            assert diff <= 1e-5, diff
+        for name, g in want_grads.items():
+            for ref in (g, per_row_grads[name]):
+                rel = ((got_grads[name] - ref).norm() / ref.norm()).item()
+                assert rel <= 1e-4, (name, rel)
+    assert all(math.isfinite(x) and x > 1.0 for x in want)
+
+
+def test_sft_lays_out_siblings_in_one_row_with_share_listing(tiny_siblings, siblings, tmp_path):
+    """train/sft.py's slicing step with ``share_listing: true``: the samples are tagged with their
+    listing and each family becomes one training row; the run records it."""
+    from train import sft
+    from train.config import parse_recipe
+    from train.row_layout import row_layout
+
+    _, tokenizer = tiny_siblings
+    argv = [
+        TINY,
+        "--output_dir",
+        str(tmp_path / "o"),
+        "--slicing",
+        "prefix_shared",
+        "--share_listing",
+        "true",
+    ]
+    args, training_args, _, _ = parse_recipe([*argv, "--max_length", "8192", "--disable_tqdm", "true"])
+    layout = row_layout(args.slicing, share_listing=args.share_listing)
+    data = sft.slice_data(args, training_args, tokenizer, layout, siblings, [])
+    record = layout.record()["prefix_shared"]
+    assert record["share_listing"] is True and record["families"] == 2 and record["rows"] == 2
+    assert len(data.train_dataset) == 2 and sorted(len(r) for r in data.train_dataset["dialogue_ids"]) == [
+        3,
+        3,
+    ]
+    alone = row_layout("prefix_shared")
+    sft.slice_data(args, training_args, tokenizer, alone, siblings, [])
+    assert alone.record()["prefix_shared"]["rows"] == 6
