@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from eval.decisions import DecisionPoint, replay_all
 from eval.metrics import split_by_mode
-from eval.tables import DOWN, MODE_TITLE, UP, markdown_table
+from eval.tables import DOWN, MODE_TITLE, UP, counted_share, markdown_table
 from eval.tool_specs import ToolSpecs
 from eval.transcripts import Transcript
 
@@ -196,8 +196,7 @@ _TITLES = {
 
 
 def _cell(m: Mapping[str, Any], share: str, num: str, den: str) -> str:
-    value = m.get(share)
-    return f"{'–' if value is None else f'{value:.2f}'} ({m.get(num, 0)}/{m.get(den, 0)})"
+    return counted_share(m.get(share), int(m.get(num, 0)), int(m.get(den, 0)))
 
 
 def clarification_table(rows: Sequence[tuple[str, Mapping[str, Any] | None]], first: str = "Mode") -> str:

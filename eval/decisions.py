@@ -127,7 +127,7 @@ from diaforge.schema import Persona, Tool, ToolCall, Turn
 from eval.anatomy import value_grounded
 from eval.metrics import split_by_mode
 from eval.moves import MODEL_MOVES, asks_missing_value, model_move, named_parameters
-from eval.tables import MODE_TITLE, markdown_table
+from eval.tables import MODE_TITLE, counted_share, markdown_table
 from eval.tool_specs import DialogueTools, ToolSpecs, check_covers
 from eval.transcripts import SPLITS, Transcript
 
@@ -492,10 +492,6 @@ def matrix_table(matrix: Mapping[str, Mapping[str, int]]) -> str:
     return markdown_table(headers, body)
 
 
-def _ratio(value: float | None, num: int, den: int) -> str:
-    return f"{'–' if value is None else f'{value:.2f}'} ({num}/{den})"
-
-
 def decisions_section(metrics: Mapping[str, Any]) -> list[str]:
     """The "When to call" part of ``report.md``: per mode, the matrix, agreement and tool
     hallucination; a "not computed" line when ``metrics.json`` has no ``decisions`` (no tool specs)."""
@@ -514,13 +510,13 @@ def decisions_section(metrics: Mapping[str, Any]) -> list[str]:
             continue
         title = MODE_TITLE.get(mode, mode)
         lines = [
-            f"- agreement {_ratio(d.get('agree'), d['agree_n'], d['points_n'])} of decision points"
+            f"- agreement {counted_share(d.get('agree'), d['agree_n'], d['points_n'])} of decision points"
             + "".join(
-                f"; {split.replace('_', '-')} split {_ratio(s.get('agree'), s['agree_n'], s['points_n'])}"
+                f"; {split.replace('_', '-')} split {counted_share(s.get('agree'), s['agree_n'], s['points_n'])}"
                 for split in SPLITS
                 if isinstance(s := d.get(split), Mapping)
             ),
-            f"- tool hallucination {_ratio(d.get('tool_hallucination'), d['hallucinated_n'], d['calls_n'])} "
+            f"- tool hallucination {counted_share(d.get('tool_hallucination'), d['hallucinated_n'], d['calls_n'])} "
             f"of calls: tool not supported {d['tool_unsupported_n']} (no such candidate "
             f"{d['unknown_tool_n']}), a value not grounded {d['value_ungrounded_n']}",
         ]

@@ -59,7 +59,7 @@ from diaforge.errors import InputError
 from diaforge.lineage import lineage_config
 from diaforge.wandb_offline import has_wandb_credentials
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
-from eval.clarification import clarification_section, compute_clarification
+from eval.clarification import CLARIFICATION_SHARES, clarification_section, compute_clarification
 from eval.decisions import compute_decisions, decisions_section, replay_all
 from eval.intervals import interval_summary
 from eval.metrics import (
@@ -72,6 +72,7 @@ from eval.metrics import (
 from eval.no_tool import no_tool_section, summarise_no_tool
 from eval.passk import summarise_pass_k
 from eval.run_files import write_atomic, write_run_files
+from eval.stats import share_interval
 from eval.tables import render_report
 from eval.tool_specs import TOOLS_FILE, ToolSpecs, read_tool_specs, specs_from_dialogues, write_tool_specs
 from eval.tradeoff_plot import plot_tradeoff
@@ -148,6 +149,40 @@ def summarise(
     out["decisions"], out["clarification"] = decisions_and_clarification(
         first_trials(transcripts), tools, encoder
     )
+    out["intervals"].update(decision_intervals(out["decisions"], out["clarification"]))
+    return out
+
+
+def decision_intervals(
+    decisions: Mapping[str, Any] | None, clarification: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``metrics.json`` -> ``intervals`` -> ``decisions`` and ``clarification``: the Wilson 95 %
+    interval (`eval.stats.share_interval`, ``{"k", "n", "lo", "hi"}``) of every share of the
+    when-to-call matrix (agreement over all decision points and per split, tool hallucination) and
+    of clarification quality (`eval.clarification.CLARIFICATION_SHARES`), per mode. The units are
+    decision points, calls and questions, several to a dialogue, so like the C.1 ratios of sums
+    these intervals are narrower than the dialogue-level ones (`eval.intervals`)."""
+    out: dict[str, Any] = {}
+    if decisions:
+        out["decisions"] = {
+            mode: {
+                "agree": share_interval(d["agree_n"], d["points_n"]),
+                "tool_hallucination": share_interval(d["hallucinated_n"], d["calls_n"]),
+                **{
+                    f"agree_{split}": share_interval(d[split]["agree_n"], d[split]["points_n"])
+                    for split in ("positive", "no_tool")
+                    if isinstance(d.get(split), Mapping)
+                },
+            }
+            for mode, d in decisions.items()
+            if isinstance(d, Mapping)
+        }
+    if clarification:
+        out["clarification"] = {
+            mode: {share: share_interval(c[num], c[den]) for share, num, den in CLARIFICATION_SHARES}
+            for mode, c in clarification.items()
+            if isinstance(c, Mapping)
+        }
     return out
 
 

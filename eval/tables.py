@@ -31,6 +31,7 @@ __all__ = [
     "UP",
     "anatomy_section",
     "anatomy_table",
+    "counted_share",
     "fmt",
     "fmt_ci",
     "interval_of",
@@ -109,6 +110,14 @@ def fmt_ci(value: Any, entry: Mapping[str, Any] | None, digits: int = 2) -> str:
     if not isinstance(entry, Mapping) or entry.get("lo") is None or entry.get("hi") is None:
         return shown
     return f"{shown} [{entry['lo']:.{digits}f}, {entry['hi']:.{digits}f}]"
+
+
+def counted_share(value: float | None, num: int, den: int) -> str:
+    """A share kept as counts, with its Wilson 95 % interval and its counts: "0.13 [0.10, 0.17]
+    (41/327)"; "– (0/0)" over a zero denominator (nothing to count)."""
+    if value is None or not den:
+        return f"– ({num}/{den})"
+    return f"{fmt_ci(float(value), share_interval(num, den))} ({num}/{den})"
 
 
 _DIALOGUE_SHARES = ("Acc", "TAR", "truncated", "malformed_dialogues", "TAR_malformed")

@@ -132,7 +132,9 @@ def test_report_section_shows_each_share_with_its_counts(tmp_path: Path) -> None
     metrics = write_run(tmp_path / "run", [P, Q, R, S], model_label="m", tools=SPECS)
     assert metrics["clarification"]["dynamic"]["open_offered_n"] == 2
     section = "\n".join(clarification_section(metrics))
-    assert "| Dynamic | 3 | 0.33 (1/3) | 0.29 (2/7) | 0.67 (2/3) | 0.25 (2/8) | 3/4 | 1.67 |" in section
+    assert (  # each share with its Wilson interval and counts
+        "| Dynamic | 3 | 0.33 [0.06, 0.79] (1/3) | 0.29 [0.08, 0.64] (2/7) | 0.67 [0.21, 0.94] (2/3) | 0.25 [0.07, 0.59] (2/8) | 3/4 | 1.67 |"
+    ) in section
     report = (tmp_path / "run" / "report.md").read_text()
     assert (
         report.index("## The anatomy")
@@ -149,7 +151,9 @@ def test_compare_sets_the_runs_side_by_side(tmp_path: Path) -> None:
     compare_runs([tmp_path / "a", tmp_path / "b"], out_dir=tmp_path / "cmp", json_path=tmp_path / "r.json")
     md = (tmp_path / "cmp" / "comparison.md").read_text()
     # a: 12 points, 8 agree (P: 3 of 5, Q: 3 of 3, R: 2 of 2, S: 0 of 2); 4 calls, S's unsettled
-    assert "| a | 0.67 (8/12) | 0.25 (1/4) | 0.29 (2/7) | 0.67 (2/3) |" in md
+    assert (
+        "| a | 0.67 [0.39, 0.86] (8/12) | 0.25 [0.05, 0.70] (1/4) | 0.29 [0.08, 0.64] (2/7) | 0.67 [0.21, 0.94] (2/3) |"
+    ) in md
     assert "| b | – | – | – | – |" in md
     report = json.loads((tmp_path / "r.json").read_text())
     assert (

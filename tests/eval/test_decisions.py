@@ -469,3 +469,45 @@ def test_reference_clarification_against_the_random_floor(policy_runs: dict[str,
     d = rnd["decisions"]["dynamic"]
     assert d["agree"] < 0.5 and d["matrix"]["ask_tool"]["ask_value"] > 0
     assert d["tool_hallucination"] > 0.5
+
+
+def test_decision_shares_carry_wilson_intervals() -> None:
+    from eval.report import decision_intervals
+    from eval.stats import wilson
+    from eval.tables import counted_share
+
+    decisions = {
+        "dynamic": {
+            "points_n": 10,
+            "agree_n": 4,
+            "calls_n": 5,
+            "hallucinated_n": 0,
+            "positive": {"points_n": 6, "agree_n": 4},
+            "no_tool": {"points_n": 4, "agree_n": 0},
+        }
+    }
+    clar = {
+        "dynamic": {
+            "tool_questions_n": 3,
+            "gold_offered_n": 3,
+            "open_n": 8,
+            "open_offered_n": 6,
+            "offered_n": 7,
+            "questions_n": 5,
+            "redundant_n": 1,
+        }
+    }
+    out = decision_intervals(decisions, clar)
+    agree = out["decisions"]["dynamic"]["agree"]
+    assert (agree["k"], agree["n"]) == (4, 10)
+    assert (agree["lo"], agree["hi"]) == pytest.approx(wilson(4, 10), abs=1e-6)
+    # 0 of 5 calls: Wilson's upper end is z²/(n + z²) = 3.8415 / 8.8415 = 0.4345, not 0
+    assert out["decisions"]["dynamic"]["tool_hallucination"]["hi"] == pytest.approx(0.4345, abs=1e-4)
+    assert out["decisions"]["dynamic"]["agree_no_tool"]["k"] == 0
+    recall = out["clarification"]["dynamic"]["option_recall"]
+    assert (recall["k"], recall["n"]) == (6, 8)
+    assert out["clarification"]["dynamic"]["option_precision"]["n"] == 7
+    lo, hi = wilson(4, 10)
+    assert counted_share(0.4, 4, 10) == f"0.40 [{lo:.2f}, {hi:.2f}] (4/10)"
+    assert counted_share(None, 0, 0) == "– (0/0)"
+    assert decision_intervals(None, None) == {}
