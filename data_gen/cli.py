@@ -245,18 +245,17 @@ def _cmd_ngram_overlap(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from data_gen.export import export_dialogues, lengths_line, summary_line, unchecked_note
-    from diaforge.format import export_format, read_system_prompt_file
+    from diaforge.format import export_format
     from diaforge.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="export folder")
-    options = {
-        "tool_style": args.tool_style,
-        "history_reasoning": args.history_reasoning,
-        "target_reasoning": args.target_reasoning,
-    }
-    if args.system_prompt_file:
-        options["system_prompt"] = read_system_prompt_file(args.system_prompt_file)
-    fmt = export_format(args.format, **options)
+    fmt = export_format(
+        args.format,
+        tool_style=args.tool_style,
+        history_reasoning=args.history_reasoning,
+        target_reasoning=args.target_reasoning,
+        system_prompt_file=args.system_prompt_file,
+    )
     tokenizer = _load_tokenizer(args.tokenizer) if args.tokenizer else None
     dialogues = load_dialogues(args.dialogues)
     if tokenizer is None:

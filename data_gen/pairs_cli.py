@@ -12,18 +12,17 @@ from diaforge.hygiene import check_output_dir
 
 def run_pairs(args: argparse.Namespace) -> int:
     from data_gen.pairs import KINDS, PairOptions, parse_mix, summary_line, write_pairs
-    from diaforge.format import export_format, read_system_prompt_file
+    from diaforge.format import export_format
     from diaforge.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="pairs folder")
-    options = {
-        "tool_style": args.tool_style,
-        "history_reasoning": args.history_reasoning,
-        "target_reasoning": args.target_reasoning,
-    }
-    if args.system_prompt_file:
-        options["system_prompt"] = read_system_prompt_file(args.system_prompt_file)
-    fmt = export_format(args.format, **options)
+    fmt = export_format(
+        args.format,
+        tool_style=args.tool_style,
+        history_reasoning=args.history_reasoning,
+        target_reasoning=args.target_reasoning,
+        system_prompt_file=args.system_prompt_file,
+    )
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip()) if args.kinds else KINDS
     try:
         pair_options = PairOptions(

@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from eval.decisions import DecisionPoint, replay_all
+from eval.decisions import NOT_COMPUTED, DecisionPoint, replay_all
 from eval.metrics import split_by_mode
 from eval.tables import DOWN, MODE_TITLE, UP, counted_share, markdown_table
 from eval.tool_specs import ToolSpecs
@@ -235,10 +235,7 @@ def clarification_section(metrics: Mapping[str, Any]) -> list[str]:
     parts = ["## Clarification quality", CLARIFICATION_NOTE]
     found = metrics.get("clarification")
     if not isinstance(found, Mapping):
-        parts.append(
-            "Not computed: the run folder has no `tools.json` (the candidate tool specs) and no "
-            "benchmark was given (`python -m eval score RUN --bench FILE`)."
-        )
+        parts.append(NOT_COMPUTED)
         return parts
     rows = [(MODE_TITLE.get(mode, mode), m) for mode, m in found.items() if isinstance(m, Mapping)]
     parts.append(clarification_table(rows))

@@ -138,6 +138,7 @@ __all__ = [
     "DECISION_KEYS",
     "DECISIONS_NOTE",
     "MODEL_MOVES",
+    "NOT_COMPUTED",
     "REFERENCE_MOVES",
     "DecisionPoint",
     "asks_missing_value",
@@ -492,6 +493,13 @@ def matrix_table(matrix: Mapping[str, Mapping[str, int]]) -> str:
     return markdown_table(headers, body)
 
 
+NOT_COMPUTED = (
+    "Not computed: the run folder has no `tools.json` (the candidate tool specs) and no "
+    "benchmark was given (`python -m eval score RUN --bench FILE`)."
+)
+"""What the decision and clarification sections of ``report.md`` say without tool specs."""
+
+
 def decisions_section(metrics: Mapping[str, Any]) -> list[str]:
     """The "When to call" part of ``report.md``: per mode, the matrix, agreement and tool
     hallucination; a "not computed" line when ``metrics.json`` has no ``decisions`` (no tool specs)."""
@@ -500,10 +508,7 @@ def decisions_section(metrics: Mapping[str, Any]) -> list[str]:
     parts = ["## When to call: every decision against the reference move", DECISIONS_NOTE]
     decisions = metrics.get("decisions")
     if not isinstance(decisions, Mapping):
-        parts.append(
-            "Not computed: the run folder has no `tools.json` (the candidate tool specs) and no "
-            "benchmark was given (`python -m eval score RUN --bench FILE`)."
-        )
+        parts.append(NOT_COMPUTED)
         return parts
     for mode, d in decisions.items():
         if not isinstance(d, Mapping):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from diaforge.format.options import check_choice
-from diaforge.format.prompt import reference_prompt_template
+from diaforge.format.prompt import read_system_prompt_file, reference_prompt_template
 from diaforge.format.prompt_format import PromptFormat
 from diaforge.schema import Dialogue, write_jsonl
 
@@ -34,12 +34,15 @@ ROW_KEYS = ("id", "dialogue_id", "turn_index", "final", "seed_tool", "gold_args"
 """The keys of every row, in order; native rows add ``tools``."""
 
 
-def export_format(name: str, **options: Any) -> PromptFormat:
+def export_format(name: str, *, system_prompt_file: str | Path | None = None, **options: Any) -> PromptFormat:
     """The `PromptFormat` of an export format (`EXPORT_FORMATS`); `options` set the others
-    (tool_style, history_reasoning, target_reasoning, system_prompt). Without a custom system
-    prompt the reference prompt's template (`reference_prompt_template`) is set, which renders
-    the same text: ``prompt_format.json`` then records the prompt and its hash, not ``null``."""
+    (tool_style, history_reasoning, target_reasoning, system_prompt), and `system_prompt_file`
+    (the commands' ``--system-prompt-file``) reads the system prompt from a file. Without a custom
+    system prompt the reference prompt's template (`reference_prompt_template`) is set, which
+    renders the same text: ``prompt_format.json`` then records the prompt and its hash, not ``null``."""
     check_choice("format", name, EXPORT_FORMATS)
+    if system_prompt_file:
+        options = {**options, "system_prompt": read_system_prompt_file(system_prompt_file)}
     mode = "native" if name == "hf" else "prompt"
     if options.get("system_prompt") is None:
         options = {**options, "system_prompt": reference_prompt_template(mode)}
