@@ -441,7 +441,8 @@ def test_recipe_guards(tmp_path, capsys):
         (["--slicing", "naive", "--share_listing", "true"], "share_listing needs slicing: prefix_shared"),
     ):
         code = sft.main([TINY, "--output_dir", str(tmp_path / "o"), *extra])
-        err = capsys.readouterr().err.strip().splitlines()
+        # transformers announces wandb's offline mode once, when first imported in this process
+        err = [e for e in capsys.readouterr().err.strip().splitlines() if "WANDB offline mode" not in e]
         assert code == 2 and len(err) == 1 and message in err[0], err
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text((REPO / "recipes" / "tiny" / "sft.yaml").read_text() + "slicing: trie\n")
