@@ -119,14 +119,16 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
             row.append(lexical + (semantic if lexical > 0 else 0.0))
         scores.append(row)
     # Each segment offers at most one candidate and each candidate is offered once: the best
-    # remaining pairs first, a pair only when its candidate beats every other remaining one.
+    # pairs first, a pair only when its candidate beats every other one, offered or not. A
+    # segment whose best match another segment already offers is a piece of that option ("a
+    # deal or cooperation" cut at its "or"), not an offer of its runner-up.
     out: list[Tool] = []
     used_seg: set[int] = set()
     pairs = sorted(((v, i, j) for i, row in enumerate(scores) for j, v in enumerate(row)), reverse=True)
     for v, i, j in pairs:
         if v <= 0 or i in used_seg or candidates[j] in out:
             continue
-        rivals = [scores[i][k] for k in range(len(candidates)) if k != j and candidates[k] not in out]
+        rivals = [scores[i][k] for k in range(len(candidates)) if k != j]
         if v > max(rivals, default=0.0) + 1e-9:
             out.append(candidates[j])
             used_seg.add(i)

@@ -17,6 +17,7 @@ from eval.compare import compare_runs
 from eval.decisions import replay
 from eval.report import write_run
 from eval.tool_specs import DialogueTools, ToolSpecs
+from eval.transcripts import Transcript
 from tests.eval.test_decisions import (
     CANDIDATES,
     PASSWORD,
@@ -160,3 +161,34 @@ def test_compare_sets_the_runs_side_by_side(tmp_path: Path) -> None:
         report["a"]["clarification"]["dynamic"]["tool_questions_n"] == 3 and report["b"]["decisions"] is None
     )
     assert decision_quality_section([("b", report["b"])]) == []
+
+
+def test_an_option_with_or_inside_names_no_ruled_out_tool() -> None:
+    """The opening leaves the two counsels open (the hotline shares none of its words); the
+    question offers both, one of them in words that hold two "or"s. By hand: O_1 = Q_1 = {trademark,
+    competition}: recall 2/2, precision 2/2, no ruled-out tool named (the hotline, whose
+    "concern" the last piece shares, was read as a third option before)."""
+    from tests.data_gen.test_offered_options import COMPETITION, COUNSEL, TWO_COUNSELS
+
+    t = Transcript(
+        id="C",
+        mode="dynamic",
+        seed_tool=COMPETITION.name,
+        candidate_tools=[c.name for c in COUNSEL],
+        turns=[
+            user("I need counsel to check something."),
+            reply(TWO_COUNSELS),
+            user("The one about merger filing."),
+            call(COMPETITION.name),
+        ],
+        ended="tool_call",
+    )
+    specs = ToolSpecs({"C": DialogueTools(COUNSEL)})
+    points = replay(t, specs.dialogues["C"])
+    assert [(p.move, p.open, p.offered) for p in points] == [
+        ("ask_tool", (COUNSEL[0].name, COMPETITION.name), (COUNSEL[0].name, COMPETITION.name)),
+        ("call", (COMPETITION.name,), ()),
+    ]
+    c = compute_clarification([t], points=[points])
+    assert (c["open_n"], c["offered_n"], c["open_offered_n"], c["ruled_out_offered_n"]) == (2, 2, 2, 0)
+    assert c["option_recall"] == 1.0 and c["option_precision"] == 1.0 and c["gold_offered"] == 1.0
