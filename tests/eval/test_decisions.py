@@ -456,9 +456,10 @@ def test_reference_clarification_against_the_random_floor(policy_runs: dict[str,
     ref = policy_runs["reference"]["clarification"]["dynamic"]
     # The teacher's questions, read by meaning as the user-proxy reads them: near-perfect, not
     # perfect (README, "Decisions and clarification": a question offers at most four of the open
-    # tools, and a descriptor with "or" inside is read as two options).
+    # tools; a piece of an option cut at its "or" rarely matches a third tool best).
     assert ref["tool_questions_n"] >= 100
-    assert ref["option_precision"] >= 0.95 and ref["option_recall"] >= 0.95
+    assert ref["option_precision"] >= 0.98 and ref["option_recall"] >= 0.95
+    assert ref["ruled_out_offered_n"] <= 3
     assert ref["asks_settled_tool_n"] == 0 and ref["asks_known_value_n"] == 0
     assert ref["settled_n"] >= 100 and 1.5 <= ref["turns_to_settle"] <= 2.5
     rnd = policy_runs["random"]
