@@ -54,7 +54,7 @@ test: lint ## lint, then the test suite (offline, CPU)
 # The documentation site (mkdocs.yml, docs/) into site/, warnings as errors; tests/test_docs.py builds it
 # the same way on every `make test`. `$(PY) -m mkdocs serve` previews it while you edit.
 docs: setup ## build the documentation site into site/ (mkdocs, --strict)
-	$(PY) -m mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 analyze: setup ## near-duplicate analysis of the bundled catalogue
 	$(PY) -m data_gen analyze --catalogue data_gen/assets/catalogue.json
