@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 TORCH_VERSION ?= 2.13.0
 SETUP_STAMP := $(VENV)/.setup-stamp
 
-.PHONY: help setup test lint demo analyze clean
+.PHONY: help setup test lint demo analyze clean docs
 
 help: ## list the targets, one line each (what `make` alone does)
 	@echo "usage: make TARGET [VAR=value ...]   (every target but help and clean installs into $(VENV) first)"
@@ -33,7 +33,7 @@ $(SETUP_STAMP): pyproject.toml requirements/constraints.txt
 # The hooks of .pre-commit-config.yaml; outside a git repository (an unpacked archive), where
 # pre-commit cannot list the files, the same commands run directly (the large-file guard, which
 # needs git, as `find -size`).
-LINT_PRUNE := -path ./.git -o -name .venv -o -path ./$(VENV) -o -path ./outputs -o -path ./tests/fixtures -o -name __pycache__ \
+LINT_PRUNE := -path ./.git -o -name .venv -o -path ./$(VENV) -o -path ./outputs -o -path ./site -o -path ./tests/fixtures -o -name __pycache__ \
     -o -name '.*_cache' -o -name '*.egg-info'
 LINT_TEXT := -name '*.py' -o -name '*.md' -o -name '*.yaml' -o -name '*.yml' -o -name '*.toml' -o -name '*.txt' \
     -o -name '*.json' -o -name '*.jsonl' -o -name '*.sh' -o -name Makefile
@@ -51,11 +51,16 @@ lint: setup ## ruff check, ruff format --check, end-of-file and large-file guard
 test: lint ## lint, then the test suite (offline, CPU)
 	$(PY) -m pytest -q -x --durations=15
 
+# The documentation site (mkdocs.yml, docs/) into site/, warnings as errors; tests/test_docs.py builds it
+# the same way on every `make test`. `$(PY) -m mkdocs serve` previews it while you edit.
+docs: setup ## build the documentation site into site/ (mkdocs, --strict)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 analyze: setup ## near-duplicate analysis of the bundled catalogue
 	$(PY) -m data_gen analyze --catalogue data_gen/assets/catalogue.json
 
-clean: ## remove the virtual environment, outputs/ and the pytest cache
-	rm -rf $(VENV) outputs .pytest_cache
+clean: ## remove the virtual environment, outputs/, site/ and the pytest cache
+	rm -rf $(VENV) outputs site .pytest_cache
 
 # make eval MODEL=PATH [BENCH=...] [MODES=static,dynamic] [USER_PROXY=scripted] [BACKEND=hf] [EVAL_ARGS=...]
 MODEL ?=

@@ -149,9 +149,9 @@ class GenerationConfig(_Strict):
         0.0,
         ge=0.0,
         le=1.0,
-        description="Share of seeds that become retrieval misses (issue 28, data_gen.no_tool): the seed tool is "
+        description="Share of seeds that become retrieval misses (data_gen.no_tool): the seed tool is "
         "kept out of the candidates while its nearest neighbours stay, and the teacher disambiguates, then says "
-        "plainly that none of its tools does it. 0 keeps the paper's corpus (README, Generating dialogues).",
+        "plainly that none of its tools does it. 0 keeps the paper's corpus (docs/data-generation.md, Retrieval misses).",
     )
     dialogues_per_listing: int = Field(
         1,

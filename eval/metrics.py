@@ -1,119 +1,22 @@
 """The metrics of DiaFORGE Appendix C.1, computed from transcripts.
 
-Notation (Appendix C.1). For a dialogue d, the reference is g(d) = ({tau*}, {tau* -> V*}): the
-gold tool `seed_tool` and its gold argument map `gold_args`. The first tool-bearing turn t† is
-the first assistant turn of kind ``tool_calls``; c(d) is the list of calls of that turn, or
-nothing (∅) when the dialogue has no such turn (`first_call`). Malformed turns carry no calls,
-whatever their raw text holds: a parse failure is never read as a call.
+The definitions, in the paper's notation, with the value-matching table and its examples, are in
+docs/metrics.md ("The paper's metrics"); what the code here relies on:
 
-Dialogue-level indicators, averaged over the dialogues (`compute_metrics`):
-
-* ``Acc(d) = 1[c(d) = g(d)]``: the first tool-bearing turn holds exactly one call, to the gold
-  tool (exact name), whose argument map has exactly the key set of `gold_args` and whose values
-  all match under the value-matching rules below. With ``seed_tool = None`` (a case where no tool
-  should be called) g(d) = (∅, ∅), so Acc(d) = 1 exactly when no call was made.
-* ``FTR(d)``: the wrong or superfluous calls of the first tool-bearing turn, counted per call:
-  ``sum over its calls of 1[name != tau*]`` plus every call to the gold tool beyond the first
-  (equivalently ``len(calls) - 1[tau* called]``); 0 with no call. The paper's sum runs over the
-  *set* tools(a_t†), but its prose ("every superfluous invocation is counted") and the issue ask
-  for every wrong or superfluous call to count, so two calls to the gold tool give FTR(d) = 1 and
-  two calls to the same distractor give 2. FTR(d) can exceed 1; the corpus FTR is its mean, as in
-  the paper's tables.
-* ``TAR(d) = 1[c(d) = ∅]``: the dialogue has no tool call at all (whatever `seed_tool` is).
-
-Precision and recall over the alignment multiset
-``M = {(c(d), g(d)) : c(d) != ∅ and tau*(d) ∈ tnames(c(d))}``::
-
-    TCP = Σ_M |tnames(c) ∩ tnames(g)| / Σ_C |tnames(c)|     TCR = Σ_M |tnames(c) ∩ tnames(g)| / Σ_G |tnames(g)|
-    PKP = Σ_M |keys(c) ∩ keys(g)|     / Σ_C |keys(c)|       PKR = Σ_M |keys(c) ∩ keys(g)|     / Σ_G |keys(g)|
-
-* tnames(c) is the *set* of tool names of the calls of c; keys(c) is the set of argument keys of
-  its calls (the union over its calls when there are several); keys(g) is the key set of
-  `gold_args`. A dialogue with no call contributes 0 to the C sums; a dialogue with
-  ``seed_tool = None`` contributes 0 to the G sums (tnames(g) = keys(g) = ∅).
-* ⚠ The paper's prose says a prediction is aligned "iff both invoke the identical set of
-  tool-identifiers", but its formula only asks that the gold tool be among the called ones. We
-  follow the formula: a turn calling the gold tool and a distractor is aligned (so TCP is below 1
-  for it: one correct name out of two), while Acc is 0 and FTR is 1.
-* A zero denominator (no calls at all, or no gold keys at all) gives 0.0, so that a model that
-  never calls scores 0 rather than an undefined value. All four lie in [0, 1].
-
-Malformed output (not in the paper; BFCL issue #443 shows why parse failures must not pass for
-"no call"): ``malformed`` is the share of assistant turns that were malformed,
-``malformed_dialogues`` the share of dialogues with at least one malformed turn, and
-``TAR_malformed`` the share of dialogues with no call *and* at least one malformed turn, the part
-of TAR that garbage output explains rather than deliberate abstention.
-
-Truncated output (not in the paper): an assistant turn of kind ``truncated`` was cut off by the
-token budget before its end (`eval.models.Reply.kind`). It carries no calls, so like a malformed
-turn it is never read as a call (Acc, FTR and the precision/recall metrics see no call), and it is
-not malformed (``malformed`` does not count it). ``truncated`` is the share of dialogues whose
-outcome was a truncated reply: no call, and the last assistant turn truncated (the runner ends a
-dialogue at a truncated reply). Such a dialogue counts in TAR, whose definition is unchanged, so
-``truncated`` is the part of TAR that the budget, not the model, explains.
-
-Conversational metrics (only user-visible text, never private thoughts):
-
-* ``ConvRel``: the rubric grades s in {1, 2, 3} stored in `Transcript.convrel` map to
-  g(1) = 0, g(2) = 0.5, g(3) = 1; ConvRel(d) is their mean over the graded assistant turns of d,
-  and the corpus ConvRel the mean over the dialogues that have grades. With no grades anywhere it
-  is None ("not computed"): it is never faked. `eval.judge.ConvRelJudge` produces the grades with an LLM.
-* ``TTR`` and ``NGD2/3/4``: over the public text of the assistant's *reply* turns only (turns of
-  kind ``reply``, their `content`). Call turns (their JSON is not prose), malformed turns (their
-  raw text is not a reply the user read as such) and thoughts are left out. Text is lower-cased
-  and tokenised with ``re.findall(r"\\w+(?:'\\w+)?", text)`` (words, with one inner apostrophe
-  kept: "don't"). TTR = |distinct tokens| / |tokens| over all replies together; NGD-n =
-  |distinct n-grams| / |n-grams|, where n-grams are taken inside each reply and never span two
-  replies. Both are 0.0 when there is nothing to count (`diaforge.text.tokenize`, `ttr`, `ngd`:
-  the corpus statistics of `data_gen.corpus` use the same definitions).
-
-Value matching (`values_match(pred, gold)`), used for Acc. It is symmetric and strict: there is
-no fuzzy string similarity, which would credit wrong IDs that differ by one character.
-
-============================  ==========================================  ===========================
-pred / gold                   rule                                        examples
-============================  ==========================================  ===========================
-None / anything               only None matches None                      None ≠ "", None ≠ 0
-bool / bool                   equal                                       True = True
-bool / string                 string is "true"/"false", any case, strip   True = " TRUE "; True ≠ "yes"
-bool / number                 never (JSON true is not 1)                  True ≠ 1
-number / number              numerically equal (int and float alike)     3 = 3.0
-number / string              string is a plain decimal numeral           437292 = "437292",
-                              (optional sign, fraction, exponent),        12.5 = "12.50";
-                              then numerically equal                      12 ≠ "12a", 1000 ≠ "1,000"
-string / string              equal after Unicode NFKC, case folding,     "New  York " = "new york";
-                              whitespace runs collapsed and stripped;     "ＡＢＣ" = "abc"
-                              else equal as dates/datetimes (below);      "007" ≠ "7" (two strings
-                              never compared as numbers                   are never numbers)
-date / date                   same calendar date; "YYYY-MM-DD" or         "2026-02-03" = "2026/02/03"
-                              "YYYY/MM/DD"                                "2026-02-03" ≠ "2026-02-04"
-date / datetime               the datetime is at midnight (00:00:00.0)    "2026-02-03" =
-                              of the same calendar date (its own zone)    "2026-02-03T00:00:00";
-                                                                          ≠ "2026-02-03T09:30"
-datetime / datetime           ISO 8601 via `datetime.fromisoformat` (a    "2026-02-03T10:00" =
-                              trailing Z is UTC); both aware: the same    "2026-02-03 10:00:00";
-                              instant; naive vs aware: the wall clocks    "T10:00+01:00" = "T09:00Z"
-                              are compared, the offset ignored
-list / list                   same length, elementwise in order           [1, "a"] = ["1", "A"]
-dict / dict                   identical key sets, values recursively      {"a": 1} ≠ {"a": 1, "b": 2}
-anything else                 no match                                    "1" ≠ [1]
-============================  ==========================================  ===========================
-
-A date or datetime string must start with a four-digit year, then month and day separated by
-the same "-" or "/"; a datetime continues with "T" or a space and a time.
-
-Dataset metric (DICE-Bench, Eq. 1), for a corpus rather than a model: ``dice_score(counts,
-num_items, alpha=e²)`` = min(|S≠0|, T) · sqrt(|S|·T) / Σ_i ln(1 + α·S_i), with S_i the number of
-function-related items mentioned in user utterance i and T the number of items (the function name
-plus each argument); 0.0 where undefined (T = 0, no utterance, or all S_i = 0). Items are counted
-by a deterministic value matcher (`count_items`, same normalisation as `values_match`) or an LLM
-(`LLMItemCounter`). They live in `diaforge.dice` (which `python -m data_gen analyze-corpus`
-uses, and `data_gen` may not import `eval`) and are re-exported here; the rules are in that
-module's docstring.
-
-Every metric in the `compute_metrics` dict is rounded to 6 decimals; `n` is the number of
-dialogues. Dialogues that ended in ``error`` are scored as they stand (usually as abstentions):
-dropping them would flatter a model whose runs crash.
+* c(d) is the list of calls of the first assistant turn of kind ``tool_calls`` (`first_call`), or
+  nothing. Malformed and truncated turns carry no calls, so a parse failure is never read as a call.
+* FTR counts every wrong or superfluous call of that turn (the paper's prose, not its set-valued
+  sum), so FTR(d) can exceed 1; TCP, TCR, PKP and PKR align a turn when the gold tool is among the
+  called ones (the paper's formula, not its prose), and a zero denominator gives 0.0.
+* `values_match` is symmetric and strict (no fuzzy string similarity); tests/eval/test_metrics.py
+  pins its rules case by case.
+* ConvRel is None when no turn has a grade: it is never estimated. TTR and NGD-n read reply turns
+  only, with the tokeniser of `diaforge.text`.
+* `compute_metrics` returns the keys of `METRIC_KEYS` (the order reports show) rounded to 6
+  decimals, with `n` the number of dialogues; dialogues that ended in ``error`` are scored as they
+  stand, since dropping them would flatter a model whose runs crash.
+* DICE-Score (a dataset metric) lives in `diaforge.dice`, which `data_gen` may import, and is
+  re-exported here.
 """
 
 from __future__ import annotations
@@ -268,7 +171,7 @@ def _strings_match(pred: str, gold: str) -> bool:
 
 
 def values_match(pred: Any, gold: Any) -> bool:
-    """Does a predicted argument value match the gold one? Rules in the module docstring."""
+    """Does a predicted argument value match the gold one? Rules: docs/metrics.md, "Value matching"."""
     if pred is None or gold is None:
         return pred is None and gold is None
     if isinstance(pred, bool) or isinstance(gold, bool):

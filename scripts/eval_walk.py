@@ -1,5 +1,5 @@
 """The walk of one `eval run`: which of the project's files its orchestration enters, and from how
-many call sites, traced with `sys.setprofile` (the figure issue 27 asked to compare).
+many call sites, traced with `sys.setprofile` (a figure to compare before and after a refactoring).
 
     python -m scripts.eval_walk [--entry eval.cli] [--orchestration eval/cli.py,...] -- RUN ARGS
 

@@ -1,4 +1,4 @@
-"""How the scripted generator reads catalogues written in other description styles (issue 29).
+"""How the scripted generator reads catalogues written in other description styles.
 
 For each catalogue, run ``python -m data_gen generate --no-validators`` (so no dialogue is hidden
 by a rejection) and measure, over the dialogues that reach the end, the share holding a

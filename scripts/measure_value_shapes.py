@@ -1,4 +1,4 @@
-"""How often generated values take the shape a parameter's description shows (issue 12, item 4).
+"""How often generated values take the shape a parameter's description shows.
 
 For every string parameter of a catalogue (nested properties and array items included, enums and
 consts left out) whose description writes a code-like example ("e.g. 'VH-20931'", "(e.g. FRA)",
