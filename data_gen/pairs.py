@@ -9,7 +9,12 @@ values the user has said, whether the dialogue is a retrieval miss), so the wron
 from that state, not sampled from a model. Each rejected turn is an assistant `Turn` like the
 chosen one (thought, then a reply or only a call list), so it renders in the same prompt format and
 parses with `diaforge.format.parse_assistant`; its thought states the rejected decision, so thought
-and reply agree. The kinds (`KINDS`), and the turns where each applies:
+and reply agree. In a corpus of `lookup` thoughts (`data_gen.agents.lookup`), the rejected
+completion thoughts use the same template as the chosen ones, so a pair differs in the decision and
+what it rests on, not in the style of the thought: a premature call lists its invented values under
+"Known" with no words of the user quoted for them (the error a tuned model makes), and a needless
+question leaves the key it asks for out of "Known" and names it as missing. The kinds (`KINDS`), and
+the turns where each applies:
 
 * ``premature_call``: at a request for values (``action: request``), the call of the gold tool with
   the values said so far and a plausible invented value for each required one still missing (drawn
@@ -38,7 +43,8 @@ proportional to the weights: with n_k pairs of kind k available and shares w_k (
 their sum), the total is T = min_k n_k / w_k and kind k keeps floor(T * w_k) of its pairs, drawn
 with the run seed; kinds the mix leaves out are dropped, and a kind the corpus has no pair of
 (``missed_refusal`` without retrieval misses) is left out of the shares. Without `--mix` every pair
-is kept.
+is kept. `--max-pairs N` then keeps N of them, drawn with the seed across the whole corpus (so
+the kinds keep their shares in expectation).
 
 The run folder gets ``pairs.jsonl`` (one record per pair, turns not text:
 `diaforge.format.pair_record`), ``preference.jsonl`` (TRL's conversational preference rows:
@@ -61,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from data_gen.agents import COMPLETION, SELECTION, DialogueState, ScriptedTeacher
+from data_gen.agents.lookup import completion_thought
 from data_gen.agents.refusal import is_refusal
 from data_gen.phrasing import first_sentence
 from data_gen.values import ValueGenerator, extract_value
@@ -92,8 +99,13 @@ class PairOptions:
     """The wording bank of the rejected questions and refusals (`data_gen.wording`)."""
     encoder: str = "tfidf"
     """The description encoder of the composite similarity (`diaforge.similarity.get_encoder`)."""
+    max_pairs: int | None = None
+    """Keep at most this many pairs, drawn with the seed from the whole corpus after the mix (a DPO
+    budget that still covers every part of the corpus); None keeps them all."""
 
     def __post_init__(self) -> None:
+        if self.max_pairs is not None and (isinstance(self.max_pairs, bool) or self.max_pairs < 1):
+            raise ValueError(f"max_pairs must be a positive integer, got {self.max_pairs!r}")
         unknown = [k for k in self.kinds if k not in KINDS]
         if unknown or not self.kinds:
             raise ValueError(
@@ -144,15 +156,29 @@ class _Context:
     first_completion: int | None = None
     """The first assistant turn after the tool is settled (completion phase), if any."""
     miss: bool = field(init=False)
+    lookup: bool = field(init=False)
+    """The corpus writes `lookup` thoughts: rejected completion thoughts are written that way too."""
 
     def __post_init__(self) -> None:
         self.miss = self.dialogue.withheld_tool is not None
+        self.lookup = self.teacher.reasoning == "lookup"
 
     def rng(self, i: int, kind: str) -> random.Random:
         return seeded_rng(self.options.seed, "pairs", self.dialogue.id, i, kind)
 
     def said(self, i: int) -> str:
-        return " ".join(t.content for t in self.dialogue.turns[:i] if t.role == "user")
+        return " ".join(self.user_texts(i))
+
+    def user_texts(self, i: int) -> list[str]:
+        return [t.content for t in self.dialogue.turns[:i] if t.role == "user"]
+
+    def lookup_thought(self, i: int, known: dict[str, Any], missing: list[str]) -> str:
+        """A `lookup` completion thought (`data_gen.agents.lookup`) for turn `i` with these known
+        and missing keys, opened as the chosen turn's thought opens (``The user chose ...``), so
+        that it differs from the chosen thought only in what the decision rests on."""
+        chosen = self.dialogue.turns[i].thought or ""
+        head = chosen[: chosen.find("The tool is ")] if chosen.startswith("The user chose ") else ""
+        return head + completion_thought(self.need, known, missing, missing, self.user_texts(i))
 
     def known(self, i: int) -> dict[str, Any]:
         """The required values of the gold tool the user has said before turn `i` (read as the
@@ -264,10 +290,13 @@ def premature_call(ctx: _Context, i: int) -> list[tuple[str, Turn]]:
             return []
         invented[key] = value
     args = {k: known[k] if k in known else invented[k] for k in gold.required}
-    thought = (
-        f"The tool is {gold.name}. Known: {_values_line(known)}. Not given yet: {', '.join(missing)}; "
-        f"I take {_values_line(invented)} as likely values and call it."
-    )
+    if ctx.lookup:
+        thought = ctx.lookup_thought(i, args, [])
+    else:
+        thought = (
+            f"The tool is {gold.name}. Known: {_values_line(known)}. Not given yet: {', '.join(missing)}; "
+            f"I take {_values_line(invented)} as likely values and call it."
+        )
     return [("call", _call_turn(thought, gold.name, args))]
 
 
@@ -340,10 +369,13 @@ def needless_question(ctx: _Context, i: int) -> list[tuple[str, Turn]]:
         key = rng.choice(list(args))
         items = f"the {humanise_param(key)}"
         text = rng.choice(ctx.teacher.bank.ask_more).format(items=items, them="it", is_are="is", act="")
-        thought = (
-            f"The tool is {ctx.need.name}. Known: {_values_line(args)}. I ask for {key} once more "
-            "before I call it."
-        )
+        if ctx.lookup:
+            thought = ctx.lookup_thought(i, {k: v for k, v in args.items() if k != key}, [key])
+        else:
+            thought = (
+                f"The tool is {ctx.need.name}. Known: {_values_line(args)}. I ask for {key} once more "
+                "before I call it."
+            )
         out.append(
             (
                 "value",
@@ -454,10 +486,13 @@ def apply_mix(pairs: list[Pair], options: PairOptions) -> list[Pair]:
 
 
 def make_pairs(dialogues: Sequence[Dialogue], options: PairOptions | None = None) -> list[Pair]:
-    """The pairs of a corpus, after the mix."""
+    """The pairs of a corpus, after the mix and the `max_pairs` draw (in corpus order)."""
     options = options or PairOptions()
-    pairs = [p for d in dialogues for p in dialogue_pairs(d, options)]
-    return apply_mix(pairs, options)
+    pairs = apply_mix([p for d in dialogues for p in dialogue_pairs(d, options)], options)
+    if options.max_pairs is None or len(pairs) <= options.max_pairs:
+        return pairs
+    keep = set(seeded_rng(options.seed, "max_pairs").sample(range(len(pairs)), options.max_pairs))
+    return [p for n, p in enumerate(pairs) if n in keep]
 
 
 def pair_stats(dialogues: Sequence[Dialogue], pairs: Sequence[Pair], options: PairOptions) -> dict[str, Any]:
@@ -482,6 +517,7 @@ def pair_stats(dialogues: Sequence[Dialogue], pairs: Sequence[Pair], options: Pa
             "seed": options.seed,
             "wording": options.wording,
             "encoder": options.encoder,
+            "max_pairs": options.max_pairs,
         },
     }
 

@@ -31,9 +31,10 @@ def run_pairs(args: argparse.Namespace) -> int:
             seed=args.seed,
             wording=args.wording,
             encoder=args.encoder,
+            max_pairs=args.max_pairs,
         )
     except ValueError as exc:
-        raise InputError(f"--kinds/--mix: {exc}") from None
+        raise InputError(f"--kinds/--mix/--max-pairs: {exc}") from None
     summary = write_pairs(load_dialogues(args.dialogues), args.out, fmt, pair_options)
     emit(summary_line(summary))
     return 0
@@ -64,7 +65,16 @@ def add_pairs(sub: argparse._SubParsersAction) -> None:
         help="relative weight of each kind, kind=weight,... (e.g. premature_call=2,near_duplicate=1); "
         "kinds it leaves out are dropped; default: keep every pair",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of invented values, wording and the mix")
+    p.add_argument(
+        "--max-pairs",
+        type=int,
+        default=None,
+        help="keep at most N pairs, drawn with the seed from the whole corpus after the mix "
+        "(default: keep all)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of invented values, wording, the mix and --max-pairs"
+    )
     p.add_argument("--wording", choices=("train", "heldout"), default="train", help="wording bank")
     p.add_argument(
         "--encoder",

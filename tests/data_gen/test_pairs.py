@@ -147,6 +147,40 @@ def test_each_rejected_turn_parses_and_differs_only_in_its_decision(run):
     assert len(seen) == 10  # every variant of every kind
 
 
+def _upto_known(thought: str) -> str:
+    """The thought up to the end of its ``Required: ...`` sentence."""
+    return thought[: thought.index(".", thought.index("Required: "))]
+
+
+def test_lookup_corpus_rejected_thoughts_use_the_lookup_template(run):
+    """In a `lookup` corpus the premature call's thought opens as the chosen one does (the chosen
+    option, the signature, the required keys), lists the invented values under Known with no
+    quoted words and says nothing is missing; the needless question names the key it asks for as
+    missing and leaves it out of Known."""
+    _, records, _, _, _ = run
+    checked = {"premature_call": 0, "needless_question": 0}
+    for record in records:
+        dialogue, chosen, rejected = record_turns(record)
+        kind, variant = record["kind"], record["variant"]
+        if kind == "premature_call":
+            assert _upto_known(rejected.thought) == _upto_known(chosen.thought)
+            assert rejected.thought.endswith("Nothing is missing, so I call it.")
+            (call,) = rejected.tool_calls
+            invented = {k: v for k, v in call.args.items() if v != dialogue.gold_args.get(k)}
+            assert invented
+            for key, value in invented.items():
+                assert f"{key}: {json.dumps(value)}" in rejected.thought  # no quoted words before it
+            checked[kind] += 1
+        elif kind == "needless_question" and variant == "value":
+            (call,) = chosen.tool_calls
+            asked = rejected.thought.split(" Missing: ")[1].split(".")[0]
+            assert asked in call.args and f"{asked}: " not in rejected.thought.split(" Missing: ")[0]
+            assert rejected.thought.endswith(f"I ask for {asked}.")
+            assert _upto_known(rejected.thought) == _upto_known(chosen.thought)
+            checked[kind] += 1
+    assert all(checked.values()), checked
+
+
 def test_kinds_and_mix(run):
     dialogues, records, _, _, _ = run
     only = make_pairs(dialogues, PairOptions(kinds=("premature_call", "wrong_refusal")))
@@ -165,6 +199,22 @@ def test_kinds_and_mix(run):
         parse_mix("premature_call")
     with pytest.raises(ValueError, match="unknown kind 'typo'"):
         PairOptions(kinds=("typo",))
+
+
+def test_max_pairs_draws_across_the_corpus(run):
+    dialogues, records, _, _, _ = run
+    everything = make_pairs(dialogues)
+    assert len(everything) == len(records)
+    few = make_pairs(dialogues, PairOptions(max_pairs=10))
+    again = make_pairs(dialogues, PairOptions(max_pairs=10))
+    ids = [(p.dialogue.id, p.turn_index, p.kind, p.variant) for p in few]
+    assert len(few) == 10 and ids == [(p.dialogue.id, p.turn_index, p.kind, p.variant) for p in again]
+    order = [(p.dialogue.id, p.turn_index, p.kind, p.variant) for p in everything]
+    assert ids == [k for k in order if k in set(ids)]  # a subset, in corpus order
+    assert ids != order[:10]  # drawn, not the first ten
+    assert make_pairs(dialogues, PairOptions(max_pairs=10_000)) == everything
+    with pytest.raises(ValueError, match="max_pairs must be a positive integer"):
+        PairOptions(max_pairs=0)
 
 
 def test_bad_kind_is_one_line(run, tmp_path, capsys):
