@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from test_prefix_cache import _reference, _tiny_llama
 
 from diaforge.llm.loops import LoopStop
 from diaforge.llm.prefix_cache import PrefixCachedGenerator
-from tests.data_gen.test_prefix_cache import _reference, _tiny_llama
 
 
 def test_a_block_repeated_three_times_is_a_loop() -> None:
