@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from _repo import ROOT
+
 from bench.evalloop import bench_eval_loop
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 

@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import FIXTURES
 
 from bench import gpu_sft
 from diaforge.schema import load_dialogues
 from train.modeling import build_tiny_tokenizer
 from train.slicing import SliceConfig, TurnSlicer, dialogue_texts
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dialogues_small.jsonl"
+FIXTURE = FIXTURES / "dialogues_small.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.cli import main as data_gen_main
 from data_gen.corpus import ACTIONS, ACTS, analyze_corpus, format_corpus_report, label_violations
@@ -15,8 +16,6 @@ from data_gen.gen_config import GenerationConfig
 from data_gen.validators import format_validator
 from diaforge.schema import ACT_OF_ACTION, Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
 from eval.metrics import ngd, ttr
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.cli import main
 from diaforge.format import render_assistant, render_calls
 from diaforge.schema import load_dialogues
 
-REPO = Path(__file__).resolve().parents[2]
-DIALOGUES = REPO / "tests" / "fixtures" / "dialogues_small.jsonl"
-DEMO_DIALOGUES = REPO / "outputs" / "demo" / "data" / "dialogues.jsonl"
+DIALOGUES = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
+DEMO_DIALOGUES = ROOT / "outputs" / "demo" / "data" / "dialogues.jsonl"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 

@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.agents import DialogueState, ScriptedTeacher
 from data_gen.agents.refusal import is_refusal, miss_progress, set_apart
@@ -24,7 +25,6 @@ from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
 from diaforge.similarity import DistractorRetriever, get_encoder
 
-ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 
 

@@ -4,9 +4,9 @@ every rejected turn parses, and it differs from its chosen turn only in the deci
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.agents.refusal import is_refusal
 from data_gen.cli import main
@@ -15,8 +15,6 @@ from diaforge.format import PromptFormat, parse_assistant, record_turns
 from diaforge.schema import Dialogue, load_dialogues
 from diaforge.similarity import composite_matrix, get_encoder
 from diaforge.text import humanise_param
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

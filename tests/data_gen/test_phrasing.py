@@ -7,9 +7,9 @@ import asyncio
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
 from data_gen.agents.options import narrow
@@ -28,7 +28,6 @@ from data_gen.validators import naturalness_shares, naturalness_validator
 from data_gen.wording import HELDOUT, TRAIN
 from diaforge.schema import Persona, Tool, Turn, load_dialogues
 
-ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = load_catalogue(ROOT / "data_gen" / "assets" / "catalogue.json").tools
 BY_NAME = {t.name: t for t in BUNDLED}
 FLEET = ROOT / "tests" / "fixtures" / "catalogue_fleet_trials.json"

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from bench.fake_server import FaultyOpenAIServer
 from data_gen.engine import generate
@@ -20,7 +21,6 @@ from diaforge.llm.base import BackendError
 from diaforge.llm.openai_backend import OpenAIBackend
 from diaforge.schema import Dialogue, JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 ROLES = ("user", "assistant", "values", "goal", "relevancy", "critique")
 

@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.engine import generate
 from data_gen.gen_config import GenerationConfig, load_config
@@ -18,7 +19,6 @@ from data_gen.validators import run_rule_validators
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
 
-ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 
 

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
@@ -35,7 +36,6 @@ from eval.tool_specs import (
 )
 from eval.transcripts import Transcript, TranscriptTurn
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 

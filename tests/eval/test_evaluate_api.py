@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.schema import Dialogue, Provenance, load_dialogues, write_jsonl
 from eval import EvalConfig, EvalResult, evaluate, load_eval_config
@@ -22,9 +23,7 @@ from eval.eval_config import EXAMPLE_CONFIG, config_defaults
 from eval.models import ModelSpec, ModelUnderTest, Reply
 from eval.transcripts import Transcript
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline", "OMP_NUM_THREADS": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +160,7 @@ def test_a_yaml_config_runs_and_a_flag_overrides_its_key(tmp_path: Path) -> None
     # The console door, from a folder outside the checkout, with the config named relative to it.
     done = subprocess.run(
         [sys.executable, "-m", "diaforge", "eval", "run", "--config", "eval.yaml", "--limit", "1"],
-        cwd=tmp_path, env={**ENV, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path, env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     metrics = json.loads((out / "metrics.json").read_text())

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from data_gen.agents.refusal import is_refusal
@@ -32,7 +33,6 @@ from eval.report import summarise, write_run
 from eval.runner import DynamicConfig, run_dynamic, run_static
 from eval.transcripts import Transcript
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 SPLIT = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1_no_tool.jsonl"
 CANDIDATES = ["open_case", "list_queues", "close_case"]

@@ -5,22 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from _repo import ROOT
 
 from diaforge.schema import load_dialogues, write_jsonl
 from eval.cli import main as eval_main
 from eval.metrics import METRIC_KEYS
 from train.modeling import build_tiny_model
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +90,7 @@ def test_static_and_dynamic_runs_write_every_output(
     # `score` recomputes the same numbers with no model.
     rescored = subprocess.run(
         [sys.executable, "-m", "eval", "score", str(tmp_path / "run" / "transcripts.jsonl")],
-        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert rescored.returncode == 0, rescored.stderr
     assert json.loads(rescored.stdout)["static"] == metrics["static"]
@@ -164,7 +162,7 @@ def test_served_model_through_the_openai_backend(small_bench: Path, tmp_path: Pa
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "eval", *args], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "eval", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
 
 

@@ -16,7 +16,8 @@ import statistics
 
 import pytest
 import torch
-from _train_support import DIALOGUES, REPO
+from _repo import ROOT
+from _train_support import DIALOGUES
 
 from train.prefix_shared import (
     GroupBuilder,
@@ -28,7 +29,7 @@ from train.prefix_shared import (
 )
 from train.slicing import IGNORE_INDEX, SliceConfig, SlicingError, TurnSlicer
 
-TINY = str(REPO / "recipes" / "tiny" / "sft.yaml")
+TINY = str(ROOT / "recipes" / "tiny" / "sft.yaml")
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +50,7 @@ def generated(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("corpus")
     cfg = GenerationConfig(
-        catalogue=str(REPO / "data_gen" / "assets" / "catalogue_train.json"),
+        catalogue=str(ROOT / "data_gen" / "assets" / "catalogue_train.json"),
         out=str(out),
         num_dialogues=4,
         seed=3,
@@ -445,7 +446,7 @@ def test_recipe_guards(tmp_path, capsys):
         err = [e for e in capsys.readouterr().err.strip().splitlines() if "WANDB offline mode" not in e]
         assert code == 2 and len(err) == 1 and message in err[0], err
     recipe = tmp_path / "recipe.yaml"
-    recipe.write_text((REPO / "recipes" / "tiny" / "sft.yaml").read_text() + "slicing: trie\n")
+    recipe.write_text((ROOT / "recipes" / "tiny" / "sft.yaml").read_text() + "slicing: trie\n")
     assert sft.main([str(recipe), "--output_dir", str(tmp_path / "o")]) == 2
     assert "slicing must be one of naive, prefix_shared, got 'trie'" in capsys.readouterr().err
 
@@ -474,7 +475,7 @@ def siblings(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("siblings")
     cfg = GenerationConfig(
-        catalogue=str(REPO / "data_gen" / "assets" / "catalogue_train.json"),
+        catalogue=str(ROOT / "data_gen" / "assets" / "catalogue_train.json"),
         out=str(out),
         num_dialogues=6,
         seed=2,
