@@ -11,14 +11,25 @@ test is marked here when that can be seen before it runs:
 * it starts a process: its code, its fixtures' code, or a helper they call from a module under
   `tests/` (followed through every call) names `subprocess`, `pty`, asyncio's
   `create_subprocess_*`, or `sys.executable`;
-* it uses a fixture that loads a real model (`REAL_MODEL_FIXTURES`), or asks a fixture for one by
-  name, as a parameter or in its code (`tokenizer_for("smollm2", ...)` in the training tests).
+* it uses a fixture that loads a real model (`REAL_MODEL_FIXTURES`), names a real model's loader
+  in its code (`REAL_MODEL_NAMES`), or names a real model as a parameter or a string in its code
+  (`tokenizer_for("smollm2", ...)` in the training tests, `encoder="minilm"`).
+
+What cannot be seen before a test runs (a training run in-process, MiniLM behind the default
+encoder, a library that starts a process) is marked by hand, `@pytest.mark.slow(reason=...)`. A run
+that leaves the slow tests out (`-m "not slow"`, as `make test-fast`) keeps the marks honest: a test
+that starts a process there (the standard library's own `uname -p` probe aside) or encodes with
+MiniLM fails, saying which mark it lacks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
+import platform
+import subprocess
+import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,8 +42,10 @@ os.environ.update(OFFLINE)
 TESTS = ROOT / "tests"
 #: Fixtures that read a real model (or its tokenizer) from disk.
 REAL_MODEL_FIXTURES = frozenset({"smollm2_tokenizer", "smollm2_tokenizer_dir"})
-#: Parameter values that name a real model a fixture loads on request.
-REAL_MODEL_PARAMS = frozenset({"smollm2"})
+#: Parameter values and strings that name a real model (a fixture or a config loads it on request).
+REAL_MODEL_PARAMS = frozenset({"smollm2", "minilm"})
+#: Names whose use in a test's code loads a real model.
+REAL_MODEL_NAMES = frozenset({"MiniLMEncoder", "materialise_smollm2"})
 #: Names that, with the module that owns them, start another process.
 SPAWNING = {
     "subprocess": None,  # any use of the module
@@ -104,6 +117,9 @@ def slow_reason(item: pytest.Item) -> str | None:
     named = asked & REAL_MODEL_PARAMS
     if named:
         return f"asks for the real model {sorted(named)[0]}"
+    loaders = {n for code in _codes(item.function.__code__) for n in code.co_names} & REAL_MODEL_NAMES
+    if loaders:
+        return f"loads a real model ({sorted(loaders)[0]})"
     funcs: list[object] = [item.function]
     fixtureinfo = getattr(item, "_fixtureinfo", None)
     for defs in getattr(fixtureinfo, "name2fixturedefs", {}).values():
@@ -120,3 +136,61 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             reason = slow_reason(item)
             if reason is not None:
                 item.add_marker(pytest.mark.slow(reason=reason))
+
+
+def _fast_run(config: pytest.Config) -> bool:
+    """Whether this run leaves the slow tests out (`-m "not slow"`)."""
+    return "not slow" in " ".join(str(config.getoption("markexpr") or "").split())
+
+
+def _from_platform() -> bool:
+    """Whether the process being started is the standard library's `platform` probe (`uname -p`,
+    run once per process by clients that describe the machine)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == platform.__file__:
+            return True
+        frame = frame.f_back
+    return False
+
+
+@contextlib.contextmanager
+def _fast_loop_guard(nodeid: str) -> Iterator[None]:
+    """While one test runs (its fixtures included): starting a process or encoding with MiniLM fails
+    the test with the mark it lacks."""
+    from diaforge.similarity import MiniLMEncoder
+
+    start, encode = subprocess.Popen._execute_child, MiniLMEncoder.encode  # type: ignore[attr-defined]
+
+    def refuse_process(self: subprocess.Popen, args: object, *rest: object, **kwargs: object) -> None:
+        if not _from_platform():
+            pytest.fail(
+                f"{nodeid} starts a process ({args!r:.120}) in a run without the slow tests: "
+                'mark it @pytest.mark.slow(reason="...")',
+                pytrace=False,
+            )
+        start(self, args, *rest, **kwargs)
+
+    def refuse_minilm(self: MiniLMEncoder, texts: object) -> object:
+        pytest.fail(
+            f"{nodeid} encodes with MiniLM (read from disk) in a run without the slow tests: mark it "
+            '@pytest.mark.slow(reason="reads MiniLM from disk") or use encoder "tfidf"',
+            pytrace=False,
+        )
+
+    subprocess.Popen._execute_child = refuse_process  # type: ignore[attr-defined]
+    MiniLMEncoder.encode = refuse_minilm  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        subprocess.Popen._execute_child = start  # type: ignore[attr-defined]
+        MiniLMEncoder.encode = encode  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    if not _fast_run(item.config):
+        yield
+        return
+    with _fast_loop_guard(item.nodeid):
+        yield

@@ -38,6 +38,7 @@ def corpus(corpus_path: Path) -> list[Dialogue]:
     return load_dialogues(corpus_path)
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_every_assistant_turn_of_a_fresh_corpus_carries_both_labels(corpus: list[Dialogue]) -> None:
     assert len(corpus) >= 150
     assistant = [t for d in corpus for t in d.turns if t.role == "assistant"]

@@ -158,6 +158,7 @@ def test_trl_default_max_length_is_the_one_the_export_reports() -> None:
     assert defaults["completion_only_loss"] is None and defaults["assistant_only_loss"] is False
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 @pytest.mark.parametrize("fmt", ["hf", "hf-prompt"])
 def test_sft_trainer_at_its_defaults_trains_only_assistant_tokens(tiny_model, tmp_path, fmt):
     """The exported dataset, as it is, in a real SFTTrainer at its default config: every prepared

@@ -51,6 +51,7 @@ def run(tmp_path_factory):
     return load_dialogues(corpus / "dialogues.jsonl"), records, rows, stats, out
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_every_kind_appears_and_stats_count_them(run):
     dialogues, records, rows, stats, out = run
     assert len(records) == len(rows) == stats["pairs"] > 0

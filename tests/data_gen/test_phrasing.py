@@ -199,6 +199,7 @@ def test_naturalness_validator_rejects_each_kind_with_a_reason() -> None:
     assert not verdict.passed and verdict.reason.startswith("unsettled_choice")
 
 
+@pytest.mark.slow(reason="generates a corpus end to end")
 def test_generation_on_an_unseen_prefixed_catalogue_is_natural(tmp_path) -> None:
     """Without validators (so nothing is filtered), the scripted generator on a catalogue with
     domain and numeric prefixes writes no question naming a tool, no user turn naming the gold

@@ -195,6 +195,7 @@ def _fault_mix(index: int, request: dict) -> str | None:
     return {3: "429", 5: "500", 7: "no_choices", 8: "garbage", 10: "surrogate"}.get(index % 13)
 
 
+@pytest.mark.slow(reason="generates a corpus end to end")
 def test_fault_run_counts_every_served_token(tmp_path: Path) -> None:
     n = 12
     with FaultyOpenAIServer(_responder, fault_plan=_fault_mix) as server:

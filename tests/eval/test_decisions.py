@@ -377,6 +377,7 @@ def test_without_specs_the_sections_are_not_computed(tmp_path: Path) -> None:
     assert score_transcripts(tmp_path / "run")["decisions"] is None
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_write_run_stores_the_specs_and_score_recomputes_the_decisions(tmp_path: Path) -> None:
     metrics = write_run(tmp_path / "run", [A, B, D], model_label="m", tools=SPECS, encoder=None)
     assert (tmp_path / "run" / TOOLS_FILE).is_file()
@@ -390,6 +391,7 @@ def test_write_run_stores_the_specs_and_score_recomputes_the_decisions(tmp_path:
     assert "| ask tool | 2 | 1 | 0 | 0 | 0 | 0 | 0 | 3 |" in report
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_score_falls_back_to_the_benchmark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bench = tmp_path / "bench.jsonl"
     bench.write_text(_dialogue("A", CANDIDATES).model_dump_json() + "\n")
@@ -443,6 +445,7 @@ def policy_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     return runs
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_reference_follows_the_reference_move_at_every_decision(policy_runs: dict[str, dict]) -> None:
     d = policy_runs["reference"]["decisions"]["dynamic"]
     off_diagonal = sum(n for r, row in d["matrix"].items() for m, n in row.items() if m != r)

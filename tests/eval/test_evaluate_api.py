@@ -51,6 +51,7 @@ def _policy_config(out: Path, **kw: object) -> EvalConfig:
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_evaluate_a_reference_policy_from_python(tmp_path: Path) -> None:
     result = evaluate(_policy_config(tmp_path / "run"))
     assert isinstance(result, EvalResult) and result.run_dir == tmp_path / "run"
@@ -70,6 +71,7 @@ def test_evaluate_a_reference_policy_from_python(tmp_path: Path) -> None:
     assert lines[0].endswith("n=2") and lines[-1] == f"run folder: {tmp_path / 'run'}"
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_repeat_0_is_the_run_without_repeats(tmp_path: Path) -> None:
     """``repeats=2`` adds a second trial per dynamic dialogue in other words and pass^k; its first
     trial and every number but pass^k are those of the run without repeats."""
@@ -94,6 +96,7 @@ def test_repeat_0_is_the_run_without_repeats(tmp_path: Path) -> None:
     assert twice.summary_lines()[2].lstrip().startswith("pass^1 ")
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_evaluate_where_an_event_loop_already_runs(tmp_path: Path) -> None:
     """A notebook runs its own loop: `evaluate` then runs the evaluation on a thread of its own."""
 
@@ -104,6 +107,7 @@ def test_evaluate_where_an_event_loop_already_runs(tmp_path: Path) -> None:
     assert list(result.modes) == ["static"] and result.modes["static"]["n"] == 1
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_evaluate_a_tiny_hf_model(tiny_model: Path, small_bench: Path, tmp_path: Path) -> None:
     cfg = EvalConfig(
         model=str(tiny_model),

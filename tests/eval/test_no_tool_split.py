@@ -248,6 +248,7 @@ def test_the_floors_on_the_split(name: str) -> None:
             assert m[mode]["refusal_acc"] == 0.0 and m[mode]["turns_to_refusal"] is None
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_eval_run_evaluates_the_split_apart_and_keeps_the_positive_sample(tmp_path: Path, capsys) -> None:
     bench = tmp_path / "b.jsonl"
     write_jsonl(bench, load_dialogues(BENCH)[:5])

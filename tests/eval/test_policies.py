@@ -212,6 +212,7 @@ def small_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_eval_run_with_policy_backends_needs_no_model(small_bench: Path, tmp_path: Path) -> None:
     runs = {}
     for name in POLICIES:

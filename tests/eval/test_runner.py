@@ -97,6 +97,7 @@ def test_static_and_dynamic_runs_write_every_output(
     assert json.loads(rescored.stdout)["dynamic"] == metrics["dynamic"]
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_adapter_on_its_base_equals_the_merged_model(
     tiny_checkpoints, small_bench: Path, tmp_path: Path
 ) -> None:
@@ -119,6 +120,7 @@ def test_adapter_on_its_base_equals_the_merged_model(
     assert static_adapter != raws(tmp_path / "base")
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_compare_runs(tiny_checkpoints, small_bench: Path, tmp_path: Path) -> None:
     _run(tiny_checkpoints["base"], small_bench, tmp_path / "a", "--modes", "static", "--label", "base")
     _run(tiny_checkpoints["merged"], small_bench, tmp_path / "b", "--modes", "static", "--label", "merged")
@@ -131,6 +133,7 @@ def test_compare_runs(tiny_checkpoints, small_bench: Path, tmp_path: Path) -> No
     assert (tmp_path / "cmp" / "comparison.png").exists()
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_served_model_through_the_openai_backend(small_bench: Path, tmp_path: Path) -> None:
     """A served model that always calls the first listed candidate with no arguments: the runner
     must stop at that call and score it (right tool with no required args, or a false positive)."""

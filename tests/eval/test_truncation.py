@@ -281,6 +281,7 @@ def test_max_new_tokens_argument() -> None:
             max_new_tokens_arg(bad)
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_eval_run_records_the_auto_budget_and_truncation(tiny_model: Path, tmp_path: Path, capsys) -> None:
     bench_path = tmp_path / "bench.jsonl"
     bench = load_dialogues(BENCH)[:3]

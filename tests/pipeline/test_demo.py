@@ -158,6 +158,7 @@ def test_a_curve_point_carries_its_interval():
     plt.close(fig)
 
 
+@pytest.mark.slow(reason="runs the demo's commands (other processes) and trains")
 def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_path, monkeypatch):
     """`run_demo` end to end with a tiny random model in place of SmolLM2, from a working folder
     outside the checkout: every stage runs the public command, the bundled catalogue, benchmark

@@ -103,6 +103,7 @@ def step(trainer, batches, loss_positions, accumulate):
     return losses, grads, {k: list(v) for k, v in trainer._metrics["train"].items()}
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 @pytest.mark.parametrize(
     ("packing", "batch_size", "accumulate"),
@@ -252,6 +253,7 @@ def test_recipe_key_reaches_the_trainer(tmp_path, monkeypatch, capsys):
     assert calls == ["PrefixSharedSFTTrainer"] * 2
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 @pytest.mark.parametrize("slicing", ["prefix_shared", "naive"])
 def test_accumulated_training_is_the_same(tmp_path, slicing):
     """Four optimizer steps of two micro-batches (two rows each for naive slicing, padded): the

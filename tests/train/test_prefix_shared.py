@@ -316,6 +316,7 @@ def lora_grads(model):
     return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
 
 
+@pytest.mark.slow(reason="loss and LoRA gradients of every sample, two ways")
 @pytest.mark.parametrize("history", ["strip", "keep"])
 @pytest.mark.parametrize(("packing", "batch_size"), [(False, 3), (True, 2)])
 def test_per_sample_loss_and_lora_gradients_equal_naive(tiny, corpus, history, packing, batch_size):
@@ -367,6 +368,7 @@ def test_flex_attention_block_mask_matches_sdpa(tiny, dialogues):
 # ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 def test_training_with_prefix_shared_slicing(tmp_path, monkeypatch):
     """`--slicing prefix_shared` on the tiny recipe: the rows reach the model with their 4D mask and
     position ids, the first loss is the naive token mean of the same samples, the num_tokens
@@ -569,6 +571,7 @@ def test_shared_listing_split_by_max_length_never_cuts_a_sample(tiny_siblings, s
     assert plain_stats.families == plain_stats.rows == 6
 
 
+@pytest.mark.slow(reason="loss and LoRA gradients of every sample, three ways")
 @pytest.mark.parametrize("history", ["strip", "keep"])
 def test_shared_listing_loss_equals_one_dialogue_per_row(tiny_siblings, siblings, history):
     """Per-sample loss and LoRA gradients of shared-listing rows (padded in a batch of two, and
