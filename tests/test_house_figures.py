@@ -58,6 +58,7 @@ def test_room_option_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
     assert "NAME=PREFIX" in capsys.readouterr().err
 
 
+@pytest.mark.slow(reason="traces every call of an eval run that reads MiniLM from disk")
 def test_walk_of_an_eval_run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     args = ["--", "--backend", "reference", "--limit", "1", "--modes", "static", "--no-tool-bench", "none"]

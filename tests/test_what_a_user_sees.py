@@ -134,6 +134,7 @@ def test_merge_counts_its_steps_and_prints_its_result_alone(tiny_adapter: Path, 
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 @pytest.mark.filterwarnings("ignore")
 def test_eval_bars_end_at_100_percent_when_dialogues_end_early(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
