@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+from _slow import slow_fixture
 
 from data_gen.cli import main as data_gen_main
 from data_gen.corpus import ACTIONS, ACTS, analyze_corpus, format_corpus_report, label_violations
@@ -19,6 +20,7 @@ from eval.metrics import ngd, ttr
 
 
 @pytest.fixture(scope="module")
+@slow_fixture("reads MiniLM from disk")
 def corpus_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("corpus")
     cfg = GenerationConfig(
@@ -38,7 +40,6 @@ def corpus(corpus_path: Path) -> list[Dialogue]:
     return load_dialogues(corpus_path)
 
 
-@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_every_assistant_turn_of_a_fresh_corpus_carries_both_labels(corpus: list[Dialogue]) -> None:
     assert len(corpus) >= 150
     assistant = [t for d in corpus for t in d.turns if t.role == "assistant"]

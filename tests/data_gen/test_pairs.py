@@ -7,6 +7,7 @@ import json
 
 import pytest
 from _repo import ROOT
+from _slow import slow_fixture
 
 from data_gen.agents.refusal import is_refusal
 from data_gen.cli import main
@@ -18,6 +19,7 @@ from diaforge.text import humanise_param
 
 
 @pytest.fixture(scope="module")
+@slow_fixture("reads MiniLM from disk")
 def run(tmp_path_factory):
     """A 24-dialogue corpus (a quarter retrieval misses, lookup reasoning) and its pairs."""
     base = tmp_path_factory.mktemp("pairs")
@@ -51,7 +53,6 @@ def run(tmp_path_factory):
     return load_dialogues(corpus / "dialogues.jsonl"), records, rows, stats, out
 
 
-@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_every_kind_appears_and_stats_count_them(run):
     dialogues, records, rows, stats, out = run
     assert len(records) == len(rows) == stats["pairs"] > 0

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+from _slow import slow_fixture
 
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
@@ -417,6 +418,7 @@ def test_score_falls_back_to_the_benchmark(tmp_path: Path, capsys: pytest.Captur
 
 
 @pytest.fixture(scope="module")
+@slow_fixture("reads MiniLM from disk")
 def policy_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """The reference on the whole held-out benchmark and its no-tool split, the random floor on
     a seeded 40 and 10 of them; dynamic mode (about a minute in all on two shared cores, most of
@@ -445,7 +447,6 @@ def policy_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     return runs
 
 
-@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_reference_follows_the_reference_move_at_every_decision(policy_runs: dict[str, dict]) -> None:
     d = policy_runs["reference"]["decisions"]["dynamic"]
     off_diagonal = sum(n for r, row in d["matrix"].items() for m, n in row.items() if m != r)
