@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 TORCH_VERSION ?= 2.13.0
 SETUP_STAMP := $(VENV)/.setup-stamp
 
-.PHONY: help setup test lint demo analyze clean docs
+.PHONY: help setup test test-fast lint demo analyze clean docs
 
 help: ## list the targets, one line each (what `make` alone does)
 	@echo "usage: make TARGET [VAR=value ...]   (every target but help and clean installs into $(VENV) first)"
@@ -50,6 +50,11 @@ lint: setup ## ruff check, ruff format --check, end-of-file and large-file guard
 
 test: lint ## lint, then the test suite (offline, CPU)
 	$(PY) -m pytest -q -x --durations=15
+
+# The tests not marked `slow` (tests/conftest.py: no other process, no real model from disk, no
+# training run, no server): the loop to run while changing code.
+test-fast: setup ## the unit tests alone, in minutes (no subprocess, real model, training or server)
+	$(PY) -m pytest -q -x -m "not slow" --durations=15
 
 # The documentation site (mkdocs.yml, docs/) into site/, warnings as errors; tests/test_docs.py builds it
 # the same way on every `make test`. `$(PY) -m mkdocs serve` previews it while you edit.

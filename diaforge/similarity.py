@@ -193,7 +193,7 @@ def lcs_length(a: str, b: str) -> int:
     """Length of the longest common subsequence of two strings.
 
     Bit-parallel (Allison-Dix / Hyyro): one big-integer step per character of `a`, so a whole
-    catalogue's pairs take seconds. `tests/data_gen/test_similarity.py` checks it against the
+    catalogue's pairs take seconds. `tests/diaforge/test_similarity.py` checks it against the
     textbook dynamic programme.
     """
     if not a or not b:

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _repo import ROOT
 
 from diaforge.cli import COMMANDS, main
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_diaforge_lists_its_commands(capsys: pytest.CaptureFixture[str]) -> None:
@@ -195,7 +194,6 @@ def test_diaforge_train_recipe_from_any_folder(tmp_path: Path) -> None:
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "HF_HUB_OFFLINE": "1",
         "WANDB_MODE": "disabled",
         "OMP_NUM_THREADS": "1",
     }
@@ -254,7 +252,7 @@ def test_diaforge_bench_writes_only_under_out(tmp_path: Path, monkeypatch: pytes
 def test_diaforge_eval_run_from_any_folder(tmp_path: Path) -> None:
     """`diaforge eval run` in a folder outside the checkout finds the held-out benchmark inside the
     package and writes its run folder under the working folder."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "diaforge", "eval", "run", "--backend", "reference", "--limit", "2",
          "--modes", "dynamic", "--out", "out/e", "--quiet"],

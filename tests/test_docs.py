@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PACKAGES = ("diaforge", "data_gen", "train", "eval", "pipeline", "scripts", "bench")
 README_MAX_LINES = 200

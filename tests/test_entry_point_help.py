@@ -12,13 +12,10 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from diaforge.cliargs import DefaultsHelpFormatter
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script_main(name: str) -> Callable[..., object]:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from scripts import eval_walk, house
 
@@ -57,8 +58,9 @@ def test_room_option_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
     assert "NAME=PREFIX" in capsys.readouterr().err
 
 
+@pytest.mark.slow(reason="traces every call of an eval run that reads MiniLM from disk")
 def test_walk_of_an_eval_run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    monkeypatch.chdir(ROOT)
     args = ["--", "--backend", "reference", "--limit", "1", "--modes", "static", "--no-tool-bench", "none"]
     assert eval_walk.main(["--orchestration", "eval/cli.py", *args, "--quiet"]) == 0
     out = capsys.readouterr().out

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from _repo import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("diaforge", "data_gen", "train", "eval", "bench", "scripts", "pipeline")
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80

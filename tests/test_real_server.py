@@ -22,12 +22,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.llm.smollm2 import DEFAULT_SMOLLM2_DIR, is_materialised, materialise_smollm2
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_server]
 
-ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 STARTUP_TIMEOUT_S = 120
 
@@ -68,7 +68,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedModel]:
     )
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "2"}
+    env = {**os.environ, "OMP_NUM_THREADS": "2"}
     cli = Path(sys.executable).parent / "transformers"
     cmd = [str(cli), "serve", "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
     cmd += ["--log-level", "info", "--default-seed", "0", str(model)]
@@ -134,7 +134,7 @@ def _compatibility(served: ServedModel) -> dict[str, object]:
 
 def test_generate_and_eval_against_transformers_serve(served: ServedModel, tmp_path: Path) -> None:
     started = time.monotonic()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("OPENAI_API_KEY", None)
     config = tmp_path / "gen.yaml"
     roles = {r: {"max_tokens": 48, "timeout": 300, "max_retries": 1} for r in ("user", "values", "goal")}

@@ -18,17 +18,9 @@ import termios
 from pathlib import Path
 
 import pytest
+from _repo import ROOT, clean_env
 
-REPO = Path(__file__).resolve().parents[1]
-CATALOGUE = REPO / "tests" / "fixtures" / "catalogue_fleet_trials.json"  # 18 tools
-
-
-def clean_env() -> dict[str, str]:
-    """This environment without the switches that turn library bars off (an in-process `--quiet`
-    test sets them), on one thread, offline."""
-    env = {k: v for k, v in os.environ.items() if "PROGRESS_BARS" not in k and not k.startswith("WANDB_")}
-    env.update(OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    return env
+CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue_fleet_trials.json"  # 18 tools
 
 
 def on_terminal(args: list[str], timeout: float = 300) -> tuple[int, str, str]:
@@ -38,7 +30,7 @@ def on_terminal(args: list[str], timeout: float = 300) -> tuple[int, str, str]:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = subprocess.Popen(
-        [sys.executable, *args], cwd=REPO, env=clean_env(), stdin=slave, stdout=subprocess.PIPE, stderr=slave
+        [sys.executable, *args], cwd=ROOT, env=clean_env(), stdin=slave, stdout=subprocess.PIPE, stderr=slave
     )
     os.close(slave)
     shown = []
@@ -93,7 +85,7 @@ def test_embedding_a_catalogue_counts_its_batches_on_a_terminal_and_not_in_a_log
 
     logged = subprocess.run(
         [sys.executable, "-c", ENCODE_MANY],
-        cwd=REPO,
+        cwd=ROOT,
         env=clean_env(),
         capture_output=True,
         text=True,
@@ -142,6 +134,7 @@ def test_merge_counts_its_steps_and_prints_its_result_alone(tiny_adapter: Path, 
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 @pytest.mark.filterwarnings("ignore")
 def test_eval_bars_end_at_100_percent_when_dialogues_end_early(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -201,7 +194,7 @@ def test_quiet_prints_the_result_and_nothing_else(args: list[str], tmp_path: Pat
     "Saving the dataset" of the HF export): stderr stays empty, stdout holds the result."""
     proc = subprocess.run(
         [sys.executable, *args, str(tmp_path / "out")],
-        cwd=REPO,
+        cwd=ROOT,
         env=clean_env(),
         capture_output=True,
         text=True,
@@ -225,7 +218,7 @@ def test_the_launcher_keeps_library_lines_off_stdout(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "train.launch", "--config_file", "accelerate_configs/cpu.yaml", "train/sft.py"]
         + ["recipes/tiny/sft.yaml", "--dataset_path", str(missing), "--output_dir", str(tmp_path / "out")],
-        cwd=REPO,
+        cwd=ROOT,
         env={**clean_env(), "WANDB_MODE": "offline"},
         capture_output=True,
         text=True,

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from _repo import ROOT
+
 from bench.evalloop import bench_eval_loop
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 
+@pytest.mark.slow(reason="evaluates a tiny model on the benchmark")
 def test_eval_loop_part_on_a_tiny_model(tmp_path: Path) -> None:
     from diaforge.schema import load_dialogues
     from train.modeling import build_tiny_model

@@ -12,10 +12,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from bench import gpu_check, gpu_check_runs, gpu_wheels
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import FIXTURES
 
 from bench import gpu_sft
 from diaforge.schema import load_dialogues
 from train.modeling import build_tiny_tokenizer
 from train.slicing import SliceConfig, TurnSlicer, dialogue_texts
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dialogues_small.jsonl"
+FIXTURE = FIXTURES / "dialogues_small.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +42,7 @@ def _args(tokenizer_dir: Path, out: Path, *extra: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 def test_a_whole_epoch_covers_every_sample_once_in_both_modes(tokenizer_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = gpu_sft.run(_args(tokenizer_dir, out, "--steps", "1000", "--warmup", "0"))
@@ -68,6 +70,7 @@ def test_a_whole_epoch_covers_every_sample_once_in_both_modes(tokenizer_dir: Pat
     assert base["mfu"] is None  # no known peak on a CPU
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 def test_mfu_from_a_given_peak(tokenizer_dir: Path, tmp_path: Path) -> None:
     result = gpu_sft.run(
         _args(tokenizer_dir, tmp_path / "r.json", "--steps", "2", "--warmup", "0", "--peak-tflops", "1")
@@ -78,6 +81,7 @@ def test_mfu_from_a_given_peak(tokenizer_dir: Path, tmp_path: Path) -> None:
         assert mode["mfu"] == pytest.approx(6 * linear * mode["tokens_per_s"] / 1e12, abs=1e-4)
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 def test_too_few_rows_for_the_warmup_is_one_clear_error(tokenizer_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no timed steps"):
         gpu_sft.run(_args(tokenizer_dir, tmp_path / "r.json", "--warmup", "1000"))

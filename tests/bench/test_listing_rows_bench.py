@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 import torch
 
 from bench.inputs import CATALOGUE, demo_slicing
@@ -15,6 +16,7 @@ from train.modeling import build_tiny_model
 from train.slicing import dialogue_texts
 
 
+@pytest.mark.slow(reason="generates, then times forward passes")
 def test_layouts_timed_on_the_same_dialogues(tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 

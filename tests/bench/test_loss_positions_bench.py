@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+from _repo import FIXTURES
 
 from diaforge.schema import load_dialogues
 from train.modeling import build_tiny_model
 from train.slicing import dialogue_texts
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dialogues_small.jsonl"
+FIXTURE = FIXTURES / "dialogues_small.jsonl"
 
 
 def test_both_variants_timed_on_every_round(tmp_path: Path) -> None:

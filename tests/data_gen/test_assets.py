@@ -16,10 +16,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.schema import Persona, Tool
 
-ASSETS = Path(__file__).resolve().parents[2] / "data_gen" / "assets"
+ASSETS = ROOT / "data_gen" / "assets"
 ISO_CURRENCY = re.compile(r"^[A-Z]{3}$")
 
 
@@ -256,7 +257,6 @@ def test_personas_vary(personas: list[Persona]) -> None:
 # The builder: sources -> assets (scripts/build_assets.py, scripts/assets/)
 # ---------------------------------------------------------------------------------------------
 
-ROOT = ASSETS.parents[1]
 BUILT = ("catalogue.json", "catalogue_train.json", "catalogue_heldout.json", "personas.jsonl")
 
 

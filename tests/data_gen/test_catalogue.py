@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _repo import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +17,7 @@ from diaforge.errors import InputError
 from diaforge.schema import Tool
 from diaforge.tool_records import tool_from_record
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "openapi_petstore_like.yaml"
+FIXTURE = FIXTURES / "openapi_petstore_like.yaml"
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import ROOT
 
 import data_gen.catalogue_analysis as analysis
 from data_gen.catalogue import MAX_TOOLS, load_catalogue
@@ -20,8 +21,7 @@ from data_gen.catalogue_analysis import analyze_catalogue
 from diaforge.schema import Tool
 from diaforge.similarity import DistractorRetriever, TfidfEncoder, composite_matrix, pair_score
 
-REPO = Path(__file__).resolve().parents[2]
-BUNDLED = REPO / "data_gen" / "assets" / "catalogue.json"
+BUNDLED = ROOT / "data_gen" / "assets" / "catalogue.json"
 RSS_LIMIT_KB = 3 * 1024 * 1024  # 3 GiB
 
 
@@ -114,11 +114,11 @@ def test_the_listing_is_capped_and_the_counts_are_not():
 def _analyze_in_a_subprocess(catalogue: Path) -> tuple[int, str, float, int]:
     """`python -m data_gen analyze --encoder tfidf` as a child: its exit code, stderr, seconds and
     peak RSS in KiB (from the child's own rusage, `os.wait4`)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     argv = [sys.executable, "-m", "data_gen", "analyze", "--catalogue", str(catalogue), "--encoder", "tfidf"]
     started = time.perf_counter()
     proc = subprocess.Popen(
-        argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)

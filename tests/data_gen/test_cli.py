@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-# WANDB_MODE=offline as in CI: transformers then prints a line to stdout when imported, which must
-# not reach the JSON a command prints.
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
 SMOLLM2 = ROOT / "outputs" / "models" / "SmolLM2-135M-Instruct"
 
 
@@ -22,7 +18,6 @@ def _py(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "data_gen", *args],
         cwd=ROOT,
-        env=ENV,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
+from _slow import slow_fixture
 
 from data_gen.cli import main as data_gen_main
 from data_gen.corpus import ACTIONS, ACTS, analyze_corpus, format_corpus_report, label_violations
@@ -16,10 +18,9 @@ from data_gen.validators import format_validator
 from diaforge.schema import ACT_OF_ACTION, Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
 from eval.metrics import ngd, ttr
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
+@slow_fixture("reads MiniLM from disk")
 def corpus_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("corpus")
     cfg = GenerationConfig(

@@ -43,6 +43,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory):
     return Path(cfg.out), summary
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_scripted_corpus_meets_the_targets(corpus) -> None:
     out, summary = corpus
     dialogues = load_dialogues(out / "dialogues.jsonl")
@@ -98,6 +99,7 @@ def test_scripted_corpus_meets_the_targets(corpus) -> None:
     assert len(ds) == len(hf) and ds[0]["prompt"] == hf[0]["prompt"]
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_user_never_names_a_tool_and_values_come_from_the_gold_map(corpus) -> None:
     out, _ = corpus
     for d in load_dialogues(out / "dialogues.jsonl"):
@@ -113,6 +115,7 @@ def test_user_never_names_a_tool_and_values_come_from_the_gold_map(corpus) -> No
                     assert token in gold_text, (d.id, token)
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_same_dialogues_whatever_the_concurrency(tmp_path: Path, corpus) -> None:
     out, _ = corpus
     _, _ = run_generate(tmp_path, "c1", 200, concurrency=1, plots=False, export=False)
@@ -120,6 +123,7 @@ def test_same_dialogues_whatever_the_concurrency(tmp_path: Path, corpus) -> None
     assert (tmp_path / "c1" / "rejects.jsonl").read_bytes() == (out / "rejects.jsonl").read_bytes()
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_rerun_skips_finished_seeds(tmp_path: Path) -> None:
     cfg, first = run_generate(tmp_path, "r", 30, plots=False, export=False)
     before = (Path(cfg.out) / "dialogues.jsonl").read_bytes()
@@ -210,6 +214,7 @@ def _faults(index: int, request: dict) -> str | None:
     return None
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_openai_path_under_faults(tmp_path: Path) -> None:
     from bench.fake_server import FaultyOpenAIServer
 
@@ -358,6 +363,7 @@ def test_config_error_through_the_cli_is_one_line(tmp_path: Path) -> None:
     assert proc.stderr.strip() == f"error: {cfg}, field 'k': must be an integer, got 'five'"
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_ablation_switches(tmp_path: Path) -> None:
     cfg, summary = run_generate(
         tmp_path, "abl", 20, distractors="random", validators=False, plots=False, export=False

@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.cli import main
 from diaforge.format import render_assistant, render_calls
 from diaforge.schema import load_dialogues
 
-REPO = Path(__file__).resolve().parents[2]
-DIALOGUES = REPO / "tests" / "fixtures" / "dialogues_small.jsonl"
-DEMO_DIALOGUES = REPO / "outputs" / "demo" / "data" / "dialogues.jsonl"
+DIALOGUES = ROOT / "tests" / "fixtures" / "dialogues_small.jsonl"
+DEMO_DIALOGUES = ROOT / "outputs" / "demo" / "data" / "dialogues.jsonl"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -158,6 +158,7 @@ def test_trl_default_max_length_is_the_one_the_export_reports() -> None:
     assert defaults["completion_only_loss"] is None and defaults["assistant_only_loss"] is False
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 @pytest.mark.parametrize("fmt", ["hf", "hf-prompt"])
 def test_sft_trainer_at_its_defaults_trains_only_assistant_tokens(tiny_model, tmp_path, fmt):
     """The exported dataset, as it is, in a real SFTTrainer at its default config: every prepared

@@ -70,6 +70,7 @@ def test_completion_thought_asks_then_calls() -> None:
     )
 
 
+@pytest.mark.slow(reason="generates a corpus end to end")
 def test_generated_lookup_dialogues_copy_what_they_claim(tmp_path) -> None:
     """Every lookup thought of a generated corpus holds the gold tool's signature exactly as the
     listing shows it, and every quote is words the user said; the turns other than thoughts are

@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.agents import DialogueState, ScriptedTeacher
 from data_gen.agents.refusal import is_refusal, miss_progress, set_apart
@@ -24,7 +25,6 @@ from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
 from diaforge.similarity import DistractorRetriever, get_encoder
 
-ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 
 
@@ -128,6 +128,7 @@ def test_the_share_picks_exactly_its_seeds_from_the_run_seed() -> None:
     assert miss_seeds(40, 0.0, seed=7) == frozenset()
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_misses_on_a_catalogue_written_for_the_test(shop: Path, tmp_path: Path) -> None:
     dialogues, stats = _run(shop, tmp_path / "shop", 8, 0.5, k=3)
     misses = [d for d in dialogues if d.withheld_tool is not None]
@@ -149,6 +150,7 @@ def test_misses_on_a_catalogue_written_for_the_test(shop: Path, tmp_path: Path) 
             assert d.model_dump() == by_id[d.id].model_dump()
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_misses_on_the_bundled_catalogue(tmp_path: Path) -> None:
     dialogues, stats = _run(TRAIN, tmp_path / "train", 12, 0.25, reasoning="lookup")
     misses = [d for d in dialogues if d.withheld_tool is not None]

@@ -4,9 +4,10 @@ every rejected turn parses, and it differs from its chosen turn only in the deci
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from _repo import ROOT
+from _slow import slow_fixture
 
 from data_gen.agents.refusal import is_refusal
 from data_gen.cli import main
@@ -16,10 +17,9 @@ from diaforge.schema import Dialogue, load_dialogues
 from diaforge.similarity import composite_matrix, get_encoder
 from diaforge.text import humanise_param
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
+@slow_fixture("reads MiniLM from disk")
 def run(tmp_path_factory):
     """A 24-dialogue corpus (a quarter retrieval misses, lookup reasoning) and its pairs."""
     base = tmp_path_factory.mktemp("pairs")

@@ -7,9 +7,9 @@ import asyncio
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
 from data_gen.agents.options import narrow
@@ -28,7 +28,6 @@ from data_gen.validators import naturalness_shares, naturalness_validator
 from data_gen.wording import HELDOUT, TRAIN
 from diaforge.schema import Persona, Tool, Turn, load_dialogues
 
-ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = load_catalogue(ROOT / "data_gen" / "assets" / "catalogue.json").tools
 BY_NAME = {t.name: t for t in BUNDLED}
 FLEET = ROOT / "tests" / "fixtures" / "catalogue_fleet_trials.json"
@@ -200,6 +199,7 @@ def test_naturalness_validator_rejects_each_kind_with_a_reason() -> None:
     assert not verdict.passed and verdict.reason.startswith("unsettled_choice")
 
 
+@pytest.mark.slow(reason="generates a corpus end to end")
 def test_generation_on_an_unseen_prefixed_catalogue_is_natural(tmp_path) -> None:
     """Without validators (so nothing is filtered), the scripted generator on a catalogue with
     domain and numeric prefixes writes no question naming a tool, no user turn naming the gold

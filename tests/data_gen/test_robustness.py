@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from bench.fake_server import FaultyOpenAIServer
 from data_gen.engine import generate
@@ -20,7 +21,6 @@ from diaforge.llm.base import BackendError
 from diaforge.llm.openai_backend import OpenAIBackend
 from diaforge.schema import Dialogue, JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 ROLES = ("user", "assistant", "values", "goal", "relevancy", "critique")
 
@@ -195,6 +195,7 @@ def _fault_mix(index: int, request: dict) -> str | None:
     return {3: "429", 5: "500", 7: "no_choices", 8: "garbage", 10: "surrogate"}.get(index % 13)
 
 
+@pytest.mark.slow(reason="generates a corpus end to end")
 def test_fault_run_counts_every_served_token(tmp_path: Path) -> None:
     n = 12
     with FaultyOpenAIServer(_responder, fault_plan=_fault_mix) as server:

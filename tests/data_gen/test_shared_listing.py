@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.engine import generate
 from data_gen.gen_config import GenerationConfig, load_config
@@ -18,7 +19,6 @@ from data_gen.validators import run_rule_validators
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
 
-ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 
 
@@ -44,6 +44,7 @@ def shared(tmp_path_factory):
     return cfg, summary, load_dialogues(out / "dialogues.jsonl")
 
 
+@pytest.mark.slow(reason="generates a corpus end to end")
 def test_siblings_share_one_listing_and_each_tool_is_a_gold(shared) -> None:
     _, summary, dialogues = shared
     assert summary.seeds == 18 and len(dialogues) >= 15
@@ -74,6 +75,7 @@ def test_siblings_share_one_listing_and_each_tool_is_a_gold(shared) -> None:
     assert len(set(firsts)) == 3
 
 
+@pytest.mark.slow(reason="generates a corpus end to end")
 def test_shards_and_rerun_give_the_same_records(shared, tmp_path: Path) -> None:
     cfg, _, dialogues = shared
     got = []
@@ -100,6 +102,7 @@ def test_default_keeps_one_listing_per_seed(tmp_path: Path) -> None:
     assert config(tmp_path, 6, dialogues_per_listing=3).fingerprint("x")["dialogues_per_listing"] == 3
 
 
+@pytest.mark.slow(reason="generates a corpus end to end")
 def test_misses_keep_a_listing_of_their_own(tmp_path: Path) -> None:
     cfg = config(tmp_path / "m", 12, dialogues_per_listing=6, no_tool_share=0.25)
     asyncio.run(generate(cfg))

@@ -8,9 +8,9 @@ import random
 import re
 import signal
 from datetime import date
-from pathlib import Path
 
 import pytest
+from _repo import FIXTURES, ROOT
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -30,7 +30,7 @@ from diaforge.schema import Persona, Tool
 from diaforge.text import humanise_param
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-CATALOGUE = Path(__file__).resolve().parents[2] / "data_gen" / "assets" / "catalogue.json"
+CATALOGUE = ROOT / "data_gen" / "assets" / "catalogue.json"
 
 # ---------------------------------------------------------------------------------------------
 # Regex sampler
@@ -703,7 +703,6 @@ def test_catalogue_gold_args_conform_and_round_trip() -> None:
 # Values follow what the description shows (examples and spelled-out formats)
 # ---------------------------------------------------------------------------------------------
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 _DATETIME = r"20\d\d-\d\d-\d\dT\d\d:\d\d"
 
 # (parameter, description, the shape every value must fully match, the example shown or None).
@@ -843,7 +842,7 @@ def test_measure_value_shapes_script() -> None:
     every draw matches; a parameter drawn from its name alone would not."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "measure_value_shapes.py"
+    path = ROOT / "scripts" / "measure_value_shapes.py"
     loader = importlib.util.spec_from_file_location("measure_value_shapes", path)
     module = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(module)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from eval.clarification import (
     CLARIFICATION_KEYS,
     clarification_section,
@@ -129,6 +131,7 @@ def test_nothing_to_score_is_not_computed() -> None:
     assert c["redundant"] == 0.0  # one value question, not redundant
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_report_section_shows_each_share_with_its_counts(tmp_path: Path) -> None:
     metrics = write_run(tmp_path / "run", [P, Q, R, S], model_label="m", tools=SPECS)
     assert metrics["clarification"]["dynamic"]["open_offered_n"] == 2
@@ -146,6 +149,7 @@ def test_report_section_shows_each_share_with_its_counts(tmp_path: Path) -> None
     assert clarification_section({}) == []  # a metrics.json from before the section: nothing
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_compare_sets_the_runs_side_by_side(tmp_path: Path) -> None:
     write_run(tmp_path / "a", [P, Q, R, S], model_label="a", tools=SPECS)
     write_run(tmp_path / "b", [P], model_label="b")  # no tool specs: "–"

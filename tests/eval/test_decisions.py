@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
+from _slow import slow_fixture
 
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
@@ -35,7 +37,6 @@ from eval.tool_specs import (
 )
 from eval.transcripts import Transcript, TranscriptTurn
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 
@@ -377,6 +378,7 @@ def test_without_specs_the_sections_are_not_computed(tmp_path: Path) -> None:
     assert score_transcripts(tmp_path / "run")["decisions"] is None
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_write_run_stores_the_specs_and_score_recomputes_the_decisions(tmp_path: Path) -> None:
     metrics = write_run(tmp_path / "run", [A, B, D], model_label="m", tools=SPECS, encoder=None)
     assert (tmp_path / "run" / TOOLS_FILE).is_file()
@@ -390,6 +392,7 @@ def test_write_run_stores_the_specs_and_score_recomputes_the_decisions(tmp_path:
     assert "| ask tool | 2 | 1 | 0 | 0 | 0 | 0 | 0 | 3 |" in report
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_score_falls_back_to_the_benchmark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bench = tmp_path / "bench.jsonl"
     bench.write_text(_dialogue("A", CANDIDATES).model_dump_json() + "\n")
@@ -415,6 +418,7 @@ def test_score_falls_back_to_the_benchmark(tmp_path: Path, capsys: pytest.Captur
 
 
 @pytest.fixture(scope="module")
+@slow_fixture("reads MiniLM from disk")
 def policy_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """The reference on the whole held-out benchmark and its no-tool split, the random floor on
     a seeded 40 and 10 of them; dynamic mode (about a minute in all on two shared cores, most of

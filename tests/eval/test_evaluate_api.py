@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.schema import Dialogue, Provenance, load_dialogues, write_jsonl
 from eval import EvalConfig, EvalResult, evaluate, load_eval_config
@@ -22,9 +23,7 @@ from eval.eval_config import EXAMPLE_CONFIG, config_defaults
 from eval.models import ModelSpec, ModelUnderTest, Reply
 from eval.transcripts import Transcript
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline", "OMP_NUM_THREADS": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +51,7 @@ def _policy_config(out: Path, **kw: object) -> EvalConfig:
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_evaluate_a_reference_policy_from_python(tmp_path: Path) -> None:
     result = evaluate(_policy_config(tmp_path / "run"))
     assert isinstance(result, EvalResult) and result.run_dir == tmp_path / "run"
@@ -71,6 +71,7 @@ def test_evaluate_a_reference_policy_from_python(tmp_path: Path) -> None:
     assert lines[0].endswith("n=2") and lines[-1] == f"run folder: {tmp_path / 'run'}"
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_repeat_0_is_the_run_without_repeats(tmp_path: Path) -> None:
     """``repeats=2`` adds a second trial per dynamic dialogue in other words and pass^k; its first
     trial and every number but pass^k are those of the run without repeats."""
@@ -95,6 +96,7 @@ def test_repeat_0_is_the_run_without_repeats(tmp_path: Path) -> None:
     assert twice.summary_lines()[2].lstrip().startswith("pass^1 ")
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_evaluate_where_an_event_loop_already_runs(tmp_path: Path) -> None:
     """A notebook runs its own loop: `evaluate` then runs the evaluation on a thread of its own."""
 
@@ -105,6 +107,7 @@ def test_evaluate_where_an_event_loop_already_runs(tmp_path: Path) -> None:
     assert list(result.modes) == ["static"] and result.modes["static"]["n"] == 1
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_evaluate_a_tiny_hf_model(tiny_model: Path, small_bench: Path, tmp_path: Path) -> None:
     cfg = EvalConfig(
         model=str(tiny_model),
@@ -161,7 +164,7 @@ def test_a_yaml_config_runs_and_a_flag_overrides_its_key(tmp_path: Path) -> None
     # The console door, from a folder outside the checkout, with the config named relative to it.
     done = subprocess.run(
         [sys.executable, "-m", "diaforge", "eval", "run", "--config", "eval.yaml", "--limit", "1"],
-        cwd=tmp_path, env={**ENV, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path, env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     metrics = json.loads((out / "metrics.json").read_text())

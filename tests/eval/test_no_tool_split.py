@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from data_gen.agents.refusal import is_refusal
@@ -32,7 +33,6 @@ from eval.report import summarise, write_run
 from eval.runner import DynamicConfig, run_dynamic, run_static
 from eval.transcripts import Transcript
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 SPLIT = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1_no_tool.jsonl"
 CANDIDATES = ["open_case", "list_queues", "close_case"]
@@ -248,6 +248,7 @@ def test_the_floors_on_the_split(name: str) -> None:
             assert m[mode]["refusal_acc"] == 0.0 and m[mode]["turns_to_refusal"] is None
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_eval_run_evaluates_the_split_apart_and_keeps_the_positive_sample(tmp_path: Path, capsys) -> None:
     bench = tmp_path / "b.jsonl"
     write_jsonl(bench, load_dialogues(BENCH)[:5])

@@ -231,6 +231,7 @@ def _policy_run(policy: str, out: Path) -> dict:
     return json.loads((out / "metrics.json").read_text())
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_repeats_3_on_the_policies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ref = _policy_run("reference", tmp_path / "reference")
     block = ref["pass_k"]["dynamic"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from _repo import FIXTURES
 
 from eval.cli import main as eval_main
 from eval.models import Reply
@@ -23,7 +24,7 @@ from eval.peers.acts import (
     score_acts,
 )
 
-ACTS = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "confetti_acts"
+ACTS = FIXTURES / "peers" / "confetti_acts"
 DEV, HELDOUT = ACTS / "dev.json", ACTS / "heldout.json"
 
 
@@ -177,7 +178,7 @@ def test_turn_level_run_labels_replies_with_the_llm_classifier(tmp_path: Path) -
     bench = tmp_path / "confetti.jsonl"
     write_dialogues(
         bench,
-        load_confetti(Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "confetti").dialogues,
+        load_confetti(FIXTURES / "peers" / "confetti").dialogues,
     )
 
     def respond(request: dict) -> str:

@@ -7,13 +7,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _repo import FIXTURES
 
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
 from eval.cli import main as eval_main
 from eval.peers.confetti import load_confetti
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "confetti"
+FIXTURE = FIXTURES / "peers" / "confetti"
 
 
 def test_both_files_load_with_counts() -> None:

@@ -3,15 +3,14 @@ dotted calls, ``class=`` arguments, acceptable-value lists, and calling lines gr
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from _repo import FIXTURES
 
 from eval.peers import parse_call_string, parse_call_strings
 from eval.peers.confetti import chain_lengths, load_confetti
 from eval.peers.turn_level import call_examples, score_call, turn_level_metrics
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "confetti_release"
+FIXTURE = FIXTURES / "peers" / "confetti_release"
 DIALOG = "1258d81c-750a-45f2-b250-77c33a5fbafa"
 
 

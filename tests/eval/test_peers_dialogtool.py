@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import FIXTURES
 
 from diaforge.errors import InputError
 from diaforge.format import parse_assistant
@@ -15,7 +16,7 @@ from eval.models import Reply
 from eval.peers.dialogtool import load_dialogtool, parse_api_request
 from eval.peers.next_action import build_examples, run_next_action
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "dialogtool"
+FIXTURE = FIXTURES / "peers" / "dialogtool"
 
 
 def test_import_reads_apps_actions_calls_and_roles() -> None:

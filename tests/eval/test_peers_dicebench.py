@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import FIXTURES
 
 from data_gen.corpus import analyze_corpus
 from diaforge.dice import DiceBenchItemCounter, dialogue_dice_counts, item_mentioned
@@ -27,7 +28,7 @@ from eval.peers.dicebench_em import (
     score_dice_predictions,
 )
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "dicebench"
+FIXTURE = FIXTURES / "peers" / "dicebench"
 PREDICTIONS = FIXTURE / "predictions" / "llama_3_2_3b_instruct"
 
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.format import parse_assistant, render_assistant, render_calls
 from diaforge.schema import Dialogue, Tool, ToolCall, load_dialogues
@@ -26,7 +27,6 @@ from eval.peers.next_action import (
     write_next_action_run,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 

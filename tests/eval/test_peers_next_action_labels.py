@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _repo import FIXTURES
 
 from eval.cli import main as eval_main
 from eval.peers.label_files import (
@@ -21,7 +22,7 @@ from eval.peers.label_files import (
 )
 from eval.peers.next_action import UNPARSED, parse_action_label, squash_label
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "tooldial"
+FIXTURE = FIXTURES / "peers" / "tooldial"
 
 
 @pytest.mark.parametrize(

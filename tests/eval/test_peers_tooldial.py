@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _repo import FIXTURES
 
 from data_gen.corpus import label_violations
 from diaforge.errors import InputError
@@ -13,7 +14,7 @@ from diaforge.schema import load_dialogues
 from eval.cli import main as eval_main
 from eval.peers.tooldial import load_tooldial, tooldial_action
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "tooldial"
+FIXTURE = FIXTURES / "peers" / "tooldial"
 DOCS = FIXTURE / "after_coor_before_emb.json"
 FORECAST = "Weather|forecast_lookup|/daily"
 CITY = "Geo|city_finder|/city"

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from _repo import FIXTURES
 
 from diaforge.format import parse_assistant, render_assistant, render_calls
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
@@ -20,7 +21,7 @@ from eval.peers.turn_level import (
     write_turn_level_run,
 )
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "confetti"
+FIXTURE = FIXTURES / "peers" / "confetti"
 
 
 class ScriptedModel:

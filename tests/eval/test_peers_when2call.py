@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _repo import FIXTURES
 
 from data_gen.corpus import label_violations
 from diaforge.errors import InputError
@@ -31,7 +32,7 @@ from eval.peers.when2call import (
     score_when2call,
 )
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "peers" / "when2call"
+FIXTURE = FIXTURES / "peers" / "when2call"
 TEST_FILE = FIXTURE / "when2call_test_llm_judge.jsonl"
 RECORDS = [json.loads(line) for line in TEST_FILE.read_text(encoding="utf-8").splitlines()]
 CA, TC, RFI, DIRECT = "cannot_answer", "tool_call", "request_for_info", "direct"

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.format import parse_assistant
 from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
@@ -17,7 +18,6 @@ from eval.cli import main as eval_main
 from eval.models import ModelSpec, ModelUnderTest
 from eval.policies import POLICIES, NameOverlapPolicy, RandomPolicy, ReferencePolicy, make_policy
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 PERSONA = Persona(id="p1", description="A project manager in IT operations.")
@@ -212,6 +212,7 @@ def small_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_eval_run_with_policy_backends_needs_no_model(small_bench: Path, tmp_path: Path) -> None:
     runs = {}
     for name in POLICIES:

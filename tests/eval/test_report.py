@@ -414,6 +414,7 @@ def test_wandb_mode_offline_without_credentials(wandb_env, monkeypatch):
     assert wandb_mode() is None
 
 
+@pytest.mark.slow(reason="starts W&B's service process")
 def test_wandb_offline_logging_creates_run_folder(wandb_env):
     run_dir = wandb_env / "run"
     ts = transcripts()

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from diaforge.format import parse_assistant, render_assistant
@@ -25,7 +26,6 @@ from eval.runner import DynamicConfig, run_dynamic, run_static
 from eval.transcripts import Transcript, TranscriptTurn
 from train.modeling import build_tiny_model
 
-ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 CUT_CALL = '<think>\nThe user wants a ticket, so I call open_ticket.\n</think>\n[{"name": "open_ticket", "ar'
@@ -281,6 +281,7 @@ def test_max_new_tokens_argument() -> None:
             max_new_tokens_arg(bad)
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 def test_eval_run_records_the_auto_budget_and_truncation(tiny_model: Path, tmp_path: Path, capsys) -> None:
     bench_path = tmp_path / "bench.jsonl"
     bench = load_dialogues(BENCH)[:3]

@@ -23,6 +23,7 @@ def offline(tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_SILENT", "true")
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
 @pytest.mark.filterwarnings("ignore")
 def test_eval_run_and_compare_log_settings_and_files(offline, tmp_path):
     runs = []

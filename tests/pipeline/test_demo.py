@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.errors import InputError
 from pipeline.curve import curve_figure, plot_curve, point_line, run_curve
@@ -157,6 +158,7 @@ def test_a_curve_point_carries_its_interval():
     plt.close(fig)
 
 
+@pytest.mark.slow(reason="runs the demo's commands (other processes) and trains")
 def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_path, monkeypatch):
     """`run_demo` end to end with a tiny random model in place of SmolLM2, from a working folder
     outside the checkout: every stage runs the public command, the bundled catalogue, benchmark
@@ -169,8 +171,7 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
     from pipeline.demo import run_demo
     from train.modeling import build_tiny_model
 
-    repo = Path(__file__).resolve().parents[2]
-    bench = repo / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
+    bench = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
     texts = [t.content for d in load_dialogues(bench)[:20] for t in d.turns if t.content]
     model = build_tiny_model(tmp_path / "tiny-base", texts=texts, seed=0)
     recipe = tmp_path / "recipe.yaml"
@@ -182,7 +183,7 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
                 "dataset_path: unused.jsonl",  # the demo points it at its own corpus
                 "max_dialogues: 3",
                 "tool_style: compact",
-                f"system_prompt_file: {repo / 'recipes' / 'smollm2-135m' / 'system_prompt.txt'}",
+                f"system_prompt_file: {ROOT / 'recipes' / 'smollm2-135m' / 'system_prompt.txt'}",
                 "slicing: prefix_shared",
                 "max_length: 2048",
                 "use_peft: true",
@@ -242,11 +243,11 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
     assert report["resumed_stages"] == ["materialise"]  # the tiny model counts as materialised
     assert [c.split()[:2] for c in report["commands"]["train"]] == [["diaforge", "train"]]
     config_file = report["commands"]["train"][0].split()[3]  # diaforge train --config_file FILE
-    assert Path(config_file).resolve() == repo / "accelerate_configs" / "cpu.yaml"
+    assert Path(config_file).resolve() == ROOT / "accelerate_configs" / "cpu.yaml"
     assert report["commands"]["generate"][0].startswith("diaforge data generate --catalogue ")
     assert Path(report["config"]["bench"]).resolve() == bench
     assert (
-        Path(report["config"]["catalogue"]).resolve() == repo / "data_gen" / "assets" / "catalogue_train.json"
+        Path(report["config"]["catalogue"]).resolve() == ROOT / "data_gen" / "assets" / "catalogue_train.json"
     )
     assert report["wall_seconds"] >= sum(report["timings"].values()) * 0.99
     for name in ("comparison.md", "comparison.png"):

@@ -8,13 +8,12 @@ import argparse
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.packaged import PackagedFileError, packaged_path
 from pipeline.cli import build_parser, main
 from pipeline.demo import DemoConfig, cpu_accelerate_config, demo_recipe
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

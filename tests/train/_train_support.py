@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from _repo import FIXTURES
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures"
 DIALOGUES = FIXTURES / "dialogues_small.jsonl"
 TEMPLATES = FIXTURES / "chat_templates"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"

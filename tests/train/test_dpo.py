@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from _train_support import REPO
+from _repo import ROOT, clean_env
 
 FIXTURE_KINDS = {
     "premature_call": 7,
@@ -36,22 +35,13 @@ miss, so no missed refusal)."""
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "ACCELERATE_"))}
-    env.update(
-        {
-            "HF_HUB_OFFLINE": "1",
-            "TOKENIZERS_PARALLELISM": "false",
-            "OMP_NUM_THREADS": "1",
-            "PYTHONPATH": str(REPO),
-            "WANDB_MODE": "offline",
-        }
-    )
-    return env
+    env = clean_env(PYTHONPATH=str(ROOT), WANDB_MODE="offline")
+    return {k: v for k, v in env.items() if not k.startswith("ACCELERATE_")}
 
 
 def _run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, *args], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=timeout
+        [sys.executable, *args], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -210,14 +200,14 @@ def test_the_launcher_picks_the_script_by_the_recipe():
     from train.dpo_config import is_dpo_recipe
     from train.launch import DPO_SCRIPT, SFT_SCRIPT, find_script
 
-    assert is_dpo_recipe(REPO / "recipes/tiny/dpo.yaml") and not is_dpo_recipe(REPO / "recipes/tiny/sft.yaml")
+    assert is_dpo_recipe(ROOT / "recipes/tiny/dpo.yaml") and not is_dpo_recipe(ROOT / "recipes/tiny/sft.yaml")
     for recipe, script in (("recipes/tiny/dpo.yaml", DPO_SCRIPT), ("recipes/tiny/sft.yaml", SFT_SCRIPT)):
         args = argparse.Namespace(
-            module=False, training_script=str(REPO / recipe), training_script_args=["--x", "1"]
+            module=False, training_script=str(ROOT / recipe), training_script_args=["--x", "1"]
         )
         find_script(args)
         assert args.training_script == str(script)
-        assert args.training_script_args == [str(REPO / recipe), "--x", "1"]
+        assert args.training_script_args == [str(ROOT / recipe), "--x", "1"]
 
 
 def test_dpo_merges_the_sft_adapter_for_full_training(sft):
@@ -251,7 +241,7 @@ def test_dpo_logs_to_wandb_offline_into_the_output_folder(sft, tmp_path):
         [sys.executable, "-m", "train.launch", "--config_file", "accelerate_configs/cpu.yaml", "train/dpo.py"]
         + ["recipes/tiny/dpo.yaml", "--model_name_or_path", str(sft), "--output_dir", str(out)]
         + ["--max_steps", "2", "--save_strategy", "no", "--report_to", "wandb"],
-        cwd=REPO,
+        cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,

@@ -20,12 +20,12 @@ import json
 
 import pytest
 import torch
-from _train_support import REPO
+from _repo import ROOT
 
 from train.prefix_shared import PrefixSharedCollator, build_prefix_shared, prefix_shared_trainer_class
 from train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer, to_dataset
 
-TINY = str(REPO / "recipes" / "tiny" / "sft.yaml")
+TINY = str(ROOT / "recipes" / "tiny" / "sft.yaml")
 
 
 @pytest.fixture(autouse=True)
@@ -103,6 +103,7 @@ def step(trainer, batches, loss_positions, accumulate):
     return losses, grads, {k: list(v) for k, v in trainer._metrics["train"].items()}
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 @pytest.mark.parametrize(
     ("packing", "batch_size", "accumulate"),
@@ -231,7 +232,7 @@ def test_recipe_key_reaches_the_trainer(tmp_path, monkeypatch, capsys):
     from train.loss_positions import TrainedPositionsLoss
 
     recipe = tmp_path / "recipe.yaml"
-    recipe.write_text((REPO / "recipes" / "tiny" / "sft.yaml").read_text() + "loss_positions: all\n")
+    recipe.write_text((ROOT / "recipes" / "tiny" / "sft.yaml").read_text() + "loss_positions: all\n")
     assert parse_recipe([str(recipe)])[0].loss_positions == "all"
     assert parse_recipe([TINY])[0].loss_positions == "trained"  # the default
     assert sft.main([TINY, "--loss_positions", "some", "--output_dir", str(tmp_path / "o")]) == 2
@@ -252,6 +253,7 @@ def test_recipe_key_reaches_the_trainer(tmp_path, monkeypatch, capsys):
     assert calls == ["PrefixSharedSFTTrainer"] * 2
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 @pytest.mark.parametrize("slicing", ["prefix_shared", "naive"])
 def test_accumulated_training_is_the_same(tmp_path, slicing):
     """Four optimizer steps of two micro-batches (two rows each for naive slicing, padded): the

@@ -8,9 +8,9 @@ import os
 import shlex
 import subprocess
 
-from _train_support import REPO
+from _repo import ROOT
 
-SCRIPT = REPO / "accelerate_configs" / "multi_node" / "slurm_sft.sh"
+SCRIPT = ROOT / "accelerate_configs" / "multi_node" / "slurm_sft.sh"
 
 
 def dry_run(tmp_path, *args: str) -> list[list[str]]:
@@ -24,10 +24,10 @@ def dry_run(tmp_path, *args: str) -> list[list[str]]:
         "DRY_RUN": "1",
         "SLURM_JOB_NODELIST": "gpu-[a-b]",
         "SLURM_NNODES": "2",
-        "SLURM_SUBMIT_DIR": str(REPO),
+        "SLURM_SUBMIT_DIR": str(ROOT),
     }
     proc = subprocess.run(
-        ["bash", str(SCRIPT), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+        ["bash", str(SCRIPT), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()

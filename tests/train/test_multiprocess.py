@@ -39,11 +39,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from _train_support import REPO
+from _repo import ROOT, clean_env
 
 LOSS_TOL = 1e-4
 ADAPTER_TOL = 1e-3
-PROBE = REPO / "tests" / "train" / "dist_probe"
+PROBE = ROOT / "tests" / "train" / "dist_probe"
 STEPS = ("--max_steps", "6", "--save_steps", "3", "--save_total_limit", "4", "--logging_steps", "1")
 
 #: backend -> (accelerate config, accelerate's distributed type, ZeRO stage)
@@ -55,17 +55,8 @@ BACKENDS = {
 
 
 def env_with_probe(probe_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "ACCELERATE_"))}
-    env.update(
-        {
-            "HF_HUB_OFFLINE": "1",
-            "TOKENIZERS_PARALLELISM": "false",
-            "OMP_NUM_THREADS": "1",
-            "PYTHONPATH": os.pathsep.join([str(PROBE), str(REPO)]),
-            "DIAFORGE_PROBE_DIR": str(probe_dir),
-        }
-    )
-    return env
+    env = clean_env(PYTHONPATH=os.pathsep.join([str(PROBE), str(ROOT)]), DIAFORGE_PROBE_DIR=str(probe_dir))
+    return {k: v for k, v in env.items() if not k.startswith("ACCELERATE_")}
 
 
 def launch(config: str, output_dir: Path, probe_dir: Path, *extra: str) -> str:
@@ -93,7 +84,7 @@ def launch(config: str, output_dir: Path, probe_dir: Path, *extra: str) -> str:
         *extra,
     ]
     proc = subprocess.run(
-        command, cwd=REPO, env=env_with_probe(probe_dir), capture_output=True, text=True, timeout=600
+        command, cwd=ROOT, env=env_with_probe(probe_dir), capture_output=True, text=True, timeout=600
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-5000:]

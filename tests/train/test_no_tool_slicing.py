@@ -3,13 +3,13 @@ the refusal, the last one, is trained exactly (its thought, its reply, its end o
 
 from __future__ import annotations
 
-from pathlib import Path
+from _repo import ROOT
 
 from diaforge.format import render_assistant
 from diaforge.schema import load_dialogues
 from train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer
 
-SPLIT = Path(__file__).resolve().parents[2] / "eval" / "benchmarks" / "diabench_heldout_v1_no_tool.jsonl"
+SPLIT = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1_no_tool.jsonl"
 
 
 def test_a_miss_slices_into_its_questions_and_its_refusal(tokenizer_for) -> None:

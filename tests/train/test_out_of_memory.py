@@ -4,12 +4,12 @@ planner, train/plan.py) and exit code 3, not a traceback."""
 from __future__ import annotations
 
 import pytest
-from _train_support import REPO
+from _repo import ROOT
 
 from train.plan import is_out_of_memory, out_of_memory_line
 
-LLAMA_3B = str(REPO / "recipes" / "llama-3.2-3b" / "sft.yaml")
-TINY = str(REPO / "recipes" / "tiny" / "sft.yaml")
+LLAMA_3B = str(ROOT / "recipes" / "llama-3.2-3b" / "sft.yaml")
+TINY = str(ROOT / "recipes" / "tiny" / "sft.yaml")
 
 
 def test_a_run_that_does_not_fit_names_checkpointing_first():
@@ -31,7 +31,7 @@ def test_rows_per_step_and_zero3_come_after_checkpointing_on_a_small_card():
 
 
 def test_sharding_and_gpus_come_from_the_launcher():
-    argv = [str(REPO / "recipes" / "llama-3.3-70b" / "sft_zero3.yaml")]
+    argv = [str(ROOT / "recipes" / "llama-3.3-70b" / "sft_zero3.yaml")]
     env = {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "3", "WORLD_SIZE": "8"}
     line = out_of_memory_line(argv, gpu_memory=24, env=env)
     assert "the planner puts this run at 32.2 GiB per GPU" in line
@@ -69,7 +69,6 @@ def test_training_that_runs_out_of_memory_exits_3_with_one_line(tmp_path, monkey
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.96 GiB")
 
     monkeypatch.setattr(transformers.Trainer, "train", out_of_memory)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("DIAFORGE_DEBUG", raising=False)
     argv = [TINY, "--output_dir", str(tmp_path / "run"), "--max_dialogues", "2", "--report_to", "none"]
     if debug:  # the traceback on request, as for the other errors
@@ -94,6 +93,5 @@ def test_other_runtime_errors_keep_their_traceback(tmp_path, monkeypatch):
         raise RuntimeError("expected scalar type Float but found BFloat16")
 
     monkeypatch.setattr(transformers.Trainer, "train", broken)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(RuntimeError, match="expected scalar type"):
         sft.main([TINY, "--output_dir", str(tmp_path / "run"), "--max_dialogues", "2", "--report_to", "none"])

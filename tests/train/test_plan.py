@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from _train_support import REPO
+from _repo import ROOT
 
 from train.plan import SHAPES, USABLE, Setup, estimate, main, report
 
@@ -68,11 +68,11 @@ def test_sharding_divides_what_it_shards():
 
 
 GPU_RECIPES = sorted(
-    p for p in (REPO / "recipes").rglob("*.yaml") if p.parent.name not in ("tiny", "smollm2-135m")
+    p for p in (ROOT / "recipes").rglob("*.yaml") if p.parent.name not in ("tiny", "smollm2-135m")
 )
 
 
-@pytest.mark.parametrize("recipe", GPU_RECIPES, ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("recipe", GPU_RECIPES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_gpu_recipe_states_the_planners_numbers(recipe):
     text = recipe.read_text()
     match = re.search(
@@ -93,10 +93,10 @@ def test_every_gpu_recipe_states_the_planners_numbers(recipe):
 
 
 def test_command_line_prints_the_parts_and_the_advice(capsys):
-    assert main([str(REPO / "recipes/llama-3.3-70b/sft.yaml")]) == 0
+    assert main([str(ROOT / "recipes/llama-3.3-70b/sft.yaml")]) == 0
     out = capsys.readouterr().out
     for part in ("weights", "lora_and_optimizer", "activations", "logits_and_loss", "does NOT fit", "to fit"):
         assert part in out
     assert "load_in_4bit: true" in out or "use_liger_kernel" in out
-    assert main([str(REPO / "recipes/llama-3.3-70b/sft_zero3.yaml"), "--json"]) == 0
+    assert main([str(ROOT / "recipes/llama-3.3-70b/sft_zero3.yaml"), "--json"]) == 0
     assert '"sharding": "zero3"' in capsys.readouterr().out

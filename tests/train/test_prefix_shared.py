@@ -16,7 +16,8 @@ import statistics
 
 import pytest
 import torch
-from _train_support import DIALOGUES, REPO
+from _repo import ROOT
+from _train_support import DIALOGUES
 
 from train.prefix_shared import (
     GroupBuilder,
@@ -28,7 +29,7 @@ from train.prefix_shared import (
 )
 from train.slicing import IGNORE_INDEX, SliceConfig, SlicingError, TurnSlicer
 
-TINY = str(REPO / "recipes" / "tiny" / "sft.yaml")
+TINY = str(ROOT / "recipes" / "tiny" / "sft.yaml")
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +50,7 @@ def generated(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("corpus")
     cfg = GenerationConfig(
-        catalogue=str(REPO / "data_gen" / "assets" / "catalogue_train.json"),
+        catalogue=str(ROOT / "data_gen" / "assets" / "catalogue_train.json"),
         out=str(out),
         num_dialogues=4,
         seed=3,
@@ -315,6 +316,7 @@ def lora_grads(model):
     return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
 
 
+@pytest.mark.slow(reason="loss and LoRA gradients of every sample, two ways")
 @pytest.mark.parametrize("history", ["strip", "keep"])
 @pytest.mark.parametrize(("packing", "batch_size"), [(False, 3), (True, 2)])
 def test_per_sample_loss_and_lora_gradients_equal_naive(tiny, corpus, history, packing, batch_size):
@@ -366,6 +368,7 @@ def test_flex_attention_block_mask_matches_sdpa(tiny, dialogues):
 # ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow(reason="trains a tiny model")
 def test_training_with_prefix_shared_slicing(tmp_path, monkeypatch):
     """`--slicing prefix_shared` on the tiny recipe: the rows reach the model with their 4D mask and
     position ids, the first loss is the naive token mean of the same samples, the num_tokens
@@ -445,7 +448,7 @@ def test_recipe_guards(tmp_path, capsys):
         err = [e for e in capsys.readouterr().err.strip().splitlines() if "WANDB offline mode" not in e]
         assert code == 2 and len(err) == 1 and message in err[0], err
     recipe = tmp_path / "recipe.yaml"
-    recipe.write_text((REPO / "recipes" / "tiny" / "sft.yaml").read_text() + "slicing: trie\n")
+    recipe.write_text((ROOT / "recipes" / "tiny" / "sft.yaml").read_text() + "slicing: trie\n")
     assert sft.main([str(recipe), "--output_dir", str(tmp_path / "o")]) == 2
     assert "slicing must be one of naive, prefix_shared, got 'trie'" in capsys.readouterr().err
 
@@ -474,7 +477,7 @@ def siblings(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("siblings")
     cfg = GenerationConfig(
-        catalogue=str(REPO / "data_gen" / "assets" / "catalogue_train.json"),
+        catalogue=str(ROOT / "data_gen" / "assets" / "catalogue_train.json"),
         out=str(out),
         num_dialogues=6,
         seed=2,
@@ -568,6 +571,7 @@ def test_shared_listing_split_by_max_length_never_cuts_a_sample(tiny_siblings, s
     assert plain_stats.families == plain_stats.rows == 6
 
 
+@pytest.mark.slow(reason="loss and LoRA gradients of every sample, three ways")
 @pytest.mark.parametrize("history", ["strip", "keep"])
 def test_shared_listing_loss_equals_one_dialogue_per_row(tiny_siblings, siblings, history):
     """Per-sample loss and LoRA gradients of shared-listing rows (padded in a batch of two, and

@@ -16,27 +16,21 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from _train_support import DIALOGUES, REPO
+from _repo import ROOT, clean_env
+from _train_support import DIALOGUES
 
 SYSTEM = "You are the ACME assistant. Think, then ask or call.\nTools:\n{tools}\n"
 OPTIONS = ("prompt_mode", "target_reasoning", "history_reasoning", "tool_style", "slicing", "dataset_path")
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
-    env.update(
-        HOME=str(home),  # no ~/.netrc and no API key: W&B runs offline into the output folder
-        HF_HUB_OFFLINE="1",
-        TOKENIZERS_PARALLELISM="false",
-        OMP_NUM_THREADS="1",
-    )
-    return env
+    # no ~/.netrc and no API key: W&B runs offline into the output folder
+    return clean_env(HOME=str(home))
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +67,12 @@ def trained(tmp_path_factory):
         "wandb",
     ]
     env = _env(work / "home")
-    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     merged = work / "merged"
     proc = subprocess.run(
         [sys.executable, "train/merge.py", "--adapter", str(out), "--output", str(merged)],
-        cwd=REPO,
+        cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
@@ -230,7 +224,7 @@ def test_the_built_in_prompt_is_recorded_with_its_text():
     from diaforge.schema import Dialogue
     from train.config import parse_recipe
 
-    args = parse_recipe([str(REPO / "recipes" / "tiny" / "sft.yaml")])[0]
+    args = parse_recipe([str(ROOT / "recipes" / "tiny" / "sft.yaml")])[0]
     args.system_prompt_file = None
     fmt = args.prompt_format()
     assert "{tools}" in fmt.system_prompt and fmt.as_dict()["system_prompt_sha256"]
@@ -238,7 +232,7 @@ def test_the_built_in_prompt_is_recorded_with_its_text():
         prompt_mode=fmt.prompt_mode, tool_style=fmt.tool_style, history_reasoning=fmt.history_reasoning,
         target_reasoning=fmt.target_reasoning,
     )  # fmt: skip
-    lines = (REPO / "tests" / "fixtures" / "dialogues_small.jsonl").read_text().splitlines()
+    lines = (ROOT / "tests" / "fixtures" / "dialogues_small.jsonl").read_text().splitlines()
     for line in lines[:3]:
         dialogue = Dialogue.model_validate_json(line)
         assert fmt.messages(dialogue) == built_in.messages(dialogue)

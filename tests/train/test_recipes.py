@@ -7,10 +7,10 @@ import re
 
 import pytest
 import yaml
-from _train_support import REPO
+from _repo import ROOT
 
-RECIPES = sorted((REPO / "recipes").rglob("*.yaml"))
-ACCELERATE_CONFIGS = sorted((REPO / "accelerate_configs").rglob("*.yaml"))
+RECIPES = sorted((ROOT / "recipes").rglob("*.yaml"))
+ACCELERATE_CONFIGS = sorted((ROOT / "accelerate_configs").rglob("*.yaml"))
 BACKBONES = [
     "llama-3.2-3b",
     "gemma-3-4b",
@@ -27,7 +27,7 @@ GPU_BACKBONES = [b for b in BACKBONES if b not in ("smollm2-135m", "tiny")]
 
 
 def rel(path):
-    return str(path.relative_to(REPO))
+    return str(path.relative_to(ROOT))
 
 
 def is_dpo(recipe) -> bool:
@@ -39,12 +39,12 @@ def is_dpo(recipe) -> bool:
 def test_every_backbone_has_a_recipe():
     folders = {p.parent.name for p in RECIPES}
     assert set(BACKBONES) <= folders
-    assert (REPO / "recipes/tiny/sft.yaml").is_file()
-    assert (REPO / "recipes/smollm2-135m/demo.yaml").is_file()
-    assert (REPO / "recipes/smollm2-135m/full.yaml").is_file()
-    assert (REPO / "recipes/tiny/dpo.yaml").is_file()
+    assert (ROOT / "recipes/tiny/sft.yaml").is_file()
+    assert (ROOT / "recipes/smollm2-135m/demo.yaml").is_file()
+    assert (ROOT / "recipes/smollm2-135m/full.yaml").is_file()
+    assert (ROOT / "recipes/tiny/dpo.yaml").is_file()
     for backbone in GPU_BACKBONES:  # each GPU backbone has a DPO stage after its SFT
-        assert is_dpo(REPO / "recipes" / backbone / "dpo.yaml"), backbone
+        assert is_dpo(ROOT / "recipes" / backbone / "dpo.yaml"), backbone
 
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=rel)
@@ -133,7 +133,7 @@ def test_recipe_names_an_existing_accelerate_config_and_gpu_memory(recipe):
     text = recipe.read_text()
     match = re.search(r"^# Accelerate config: (\S+)", text, re.M)
     assert match, "the header must name the accelerate config"
-    assert (REPO / match.group(1)).is_file()
+    assert (ROOT / match.group(1)).is_file()
     assert re.search(r"^# (GPU memory to expect|Memory):", text, re.M)
     script = "train/dpo.py" if is_dpo(recipe) else "train/sft.py"
     assert f"{script} recipes/{recipe.parent.name}/{recipe.name}" in text
@@ -160,19 +160,19 @@ def test_accelerate_config_set():
     ):
         assert f"accelerate_configs/{name}.yaml" in names
     assert any(n.startswith("accelerate_configs/multi_node/") for n in names)
-    assert (REPO / "accelerate_configs/multi_node/slurm_sft.sh").is_file()
+    assert (ROOT / "accelerate_configs/multi_node/slurm_sft.sh").is_file()
 
 
 def test_unknown_key_and_bad_values_are_one_line_errors(tmp_path):
     from train.config import RecipeError, parse_recipe
 
-    base = (REPO / "recipes/tiny/sft.yaml").read_text()
+    base = (ROOT / "recipes/tiny/sft.yaml").read_text()
     bad = tmp_path / "recipe.yaml"
     bad.write_text(base + "foo: 1\n")
     with pytest.raises(RecipeError, match=r"recipe.yaml: unknown key 'foo'$"):
         parse_recipe([str(bad)])
     with pytest.raises(RecipeError, match=r"unknown option '--bogus_flag'"):
-        parse_recipe([str(REPO / "recipes/tiny/sft.yaml"), "--bogus_flag", "1"])
+        parse_recipe([str(ROOT / "recipes/tiny/sft.yaml"), "--bogus_flag", "1"])
     bad.write_text(base.replace("prompt_mode: prompt\n", "prompt_mode: chat\n"))
     with pytest.raises(RecipeError, match=r"prompt_mode must be one of prompt, native"):
         parse_recipe([str(bad)])
@@ -182,7 +182,7 @@ def test_unknown_key_and_bad_values_are_one_line_errors(tmp_path):
     with pytest.raises(RecipeError, match=r"recipe file not found"):
         parse_recipe([str(tmp_path / "nope.yaml")])
     with pytest.raises(RecipeError, match=r"learning_rate"):
-        parse_recipe([str(REPO / "recipes/tiny/sft.yaml"), "--learning_rate", "fast"])
+        parse_recipe([str(ROOT / "recipes/tiny/sft.yaml"), "--learning_rate", "fast"])
     bad.write_text(base + "learning_rate: 1.0e-3\n")  # the last of two would win silently
     with pytest.raises(RecipeError, match=r"recipe.yaml, line \d+, field 'learning_rate': duplicate key"):
         parse_recipe([str(bad)])
@@ -193,7 +193,7 @@ def test_command_line_overrides_the_recipe():
 
     args, training, model, explicit = parse_recipe(
         [
-            str(REPO / "recipes/tiny/sft.yaml"),
+            str(ROOT / "recipes/tiny/sft.yaml"),
             "--learning_rate",
             "2e-4",
             "--history_reasoning",
@@ -215,7 +215,7 @@ def test_command_line_overrides_the_recipe():
 def test_resolved_recipe_parses_back(tmp_path):
     from train.config import device_defaults, parse_recipe, resolved_recipe
 
-    parsed = parse_recipe([str(REPO / "recipes/tiny/sft.yaml")], device_defaults=device_defaults(False))
+    parsed = parse_recipe([str(ROOT / "recipes/tiny/sft.yaml")], device_defaults=device_defaults(False))
     resolved = resolved_recipe(*parsed[:3])
     path = tmp_path / "recipe_resolved.yaml"
     path.write_text(yaml.safe_dump(resolved, sort_keys=False))

@@ -7,23 +7,22 @@ import dataclasses
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from train.config import DiaforgeArguments
 from train.launch import help_text
 from train.recipe_help import help_requested, recipe_help
 from train.row_layout import PaddedLayout, PrefixSharedLayout, row_layout
 
-REPO = Path(__file__).resolve().parents[2]
 HEAVY = "import sys; {call}; print(sorted(m for m in ('torch', 'trl', 'accelerate') if m in sys.modules), file=sys.stderr)"
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
 
 
@@ -64,7 +63,7 @@ def test_help_is_asked_for_only_by_a_help_flag() -> None:
 def test_sft_script_help_from_the_command_line() -> None:
     """The real `python train/sft.py --help` (what `accelerate launch train/sft.py --help` runs)."""
     proc = subprocess.run(
-        [sys.executable, "train/sft.py", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120
+        [sys.executable, "train/sft.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("usage: train/sft.py RECIPE.yaml")

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from _train_support import DIALOGUES, REPO
+from _repo import ROOT, clean_env
+from _train_support import DIALOGUES
 
 
 def launch_command(output_dir: Path, *overrides: str) -> list[str]:
@@ -39,12 +40,6 @@ def launch_command(output_dir: Path, *overrides: str) -> list[str]:
     ]
 
 
-def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
-    env.update({"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1", **extra})
-    return env
-
-
 def run(output_dir: Path, *overrides: str, env: dict[str, str] | None = None, launcher: bool = True) -> str:
     """Train through `python -m train.launch` (or, with launcher=False, `python train/sft.py`: the same
     script without the launcher's own start-up)."""
@@ -53,7 +48,7 @@ def run(output_dir: Path, *overrides: str, env: dict[str, str] | None = None, la
         command = [sys.executable, *command[command.index("train/sft.py") :]]
     proc = subprocess.run(
         command,
-        cwd=REPO,
+        cwd=ROOT,
         env=env or clean_env(),
         capture_output=True,
         text=True,
@@ -144,7 +139,7 @@ def test_train_reload_and_merge(tmp_path):
     merged_dir = tmp_path / "merged"
     proc = subprocess.run(
         [sys.executable, "train/merge.py", "--adapter", str(out), "--output", str(merged_dir)],
-        cwd=REPO,
+        cwd=ROOT,
         env=clean_env(),
         capture_output=True,
         text=True,
@@ -170,7 +165,7 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     log = (tmp_path / "first.log").open("w")
     proc = subprocess.Popen(
         launch_command(out, *overrides),
-        cwd=REPO,
+        cwd=ROOT,
         env=clean_env(),
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -206,7 +201,7 @@ def test_wandb_runs_offline_into_the_output_folder(tmp_path):
     overrides = ("--report_to", "wandb", "--max_steps", "2", "--save_strategy", "no", "--logging_steps", "1")
     proc = subprocess.run(
         launch_command(out, *overrides),
-        cwd=REPO,
+        cwd=ROOT,
         env=clean_env(HOME=str(home)),
         capture_output=True,
         text=True,

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-from _train_support import REPO
+from _repo import ROOT
 
-TINY = str(REPO / "recipes" / "tiny" / "sft.yaml")
+TINY = str(ROOT / "recipes" / "tiny" / "sft.yaml")
 
 
 def test_inspect_prints_samples_with_the_trained_span_marked(tmp_path, capsys):
@@ -53,7 +53,7 @@ def test_inspect_one_dialogue_and_errors(tmp_path, capsys):
 def test_inspect_as_a_module(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "train.preview", TINY, "--num", "1", "--output_dir", str(tmp_path / "o")],
-        cwd=REPO,
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,

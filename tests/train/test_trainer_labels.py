@@ -7,9 +7,10 @@ import subprocess
 import sys
 
 import pytest
-from _train_support import DIALOGUES, REPO
+from _repo import ROOT
+from _train_support import DIALOGUES
 
-TINY = str(REPO / "recipes" / "tiny" / "sft.yaml")
+TINY = str(ROOT / "recipes" / "tiny" / "sft.yaml")
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def run_main(argv, capsys):
 
 def test_unknown_key_is_one_line(tmp_path, capsys):
     recipe = tmp_path / "recipe.yaml"
-    recipe.write_text((REPO / "recipes/tiny/sft.yaml").read_text() + "foo: bar\n")
+    recipe.write_text((ROOT / "recipes/tiny/sft.yaml").read_text() + "foo: bar\n")
     code, err = run_main([str(recipe)], capsys)
     assert code == 2
     assert err == [f"error: {recipe}: unknown key 'foo'"]
@@ -131,9 +132,9 @@ def test_script_errors_without_traceback(tmp_path):
     """The real command line: one line on stderr, exit code 2, no traceback (and the script
     finds the repository's packages when it runs from train/)."""
     recipe = tmp_path / "recipe.yaml"
-    recipe.write_text((REPO / "recipes/tiny/sft.yaml").read_text() + "foo: 1\n")
+    recipe.write_text((ROOT / "recipes/tiny/sft.yaml").read_text() + "foo: 1\n")
     proc = subprocess.run(
-        [sys.executable, "train/sft.py", str(recipe)], cwd=REPO, capture_output=True, text=True, timeout=300
+        [sys.executable, "train/sft.py", str(recipe)], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr

@@ -6,9 +6,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from _repo import FIXTURES, ROOT
 
 from data_gen.cli import main
 from diaforge.console import EXIT_BROKEN_PIPE, emit, results_only_on_stdout, run_main
@@ -47,7 +47,7 @@ def test_cli_json_survives_a_printing_library(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(corpus, "analyze_corpus", chatty)
-    path = Path(__file__).resolve().parents[1] / "fixtures" / "dialogues_small.jsonl"
+    path = FIXTURES / "dialogues_small.jsonl"
     code = main(["analyze-corpus", str(path), "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -59,15 +59,13 @@ def test_cli_json_survives_a_printing_library(
 # Broken pipes: every `python -m` entry point ends quietly when its reader goes away
 # --------------------------------------------------------------------------------------------
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def _closed_reader(args: list[str]) -> subprocess.CompletedProcess:
     """Run `python args...` with stdout into a pipe whose reader has closed before anything is
     written (`| head` that has seen enough), as a shell pipeline does."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     proc.stdout.close()  # the only reader: every write from now on meets EPIPE
     err = proc.stderr.read().decode()
@@ -125,9 +123,9 @@ def test_help_into_a_closed_pipe_ends_quietly(args: list[str]) -> None:
 
 def test_a_reader_that_reads_a_little_then_closes() -> None:
     """`... | head -n 2`: the lines read are the command's first lines, then a quiet exit."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-c", LOTS], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-c", LOTS], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     first = [proc.stdout.readline() for _ in range(2)]
     proc.stdout.close()

@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.errors import InputError
 from diaforge.format import (
@@ -25,8 +25,7 @@ from diaforge.format import (
 )
 from diaforge.schema import load_dialogues
 
-REPO = Path(__file__).resolve().parents[2]
-DIALOGUES = load_dialogues(REPO / "tests" / "fixtures" / "dialogues_small.jsonl")
+DIALOGUES = load_dialogues(ROOT / "tests" / "fixtures" / "dialogues_small.jsonl")
 
 
 def test_each_options_allowed_values_are_defined_once() -> None:
@@ -34,12 +33,12 @@ def test_each_options_allowed_values_are_defined_once() -> None:
     sources = [
         p
         for d in ("diaforge", "data_gen", "train", "eval", "pipeline", "bench", "scripts")
-        for p in (REPO / d).rglob("*.py")
+        for p in (ROOT / d).rglob("*.py")
     ]
     for values in (PROMPT_MODES, TOOL_STYLES, HISTORY_REASONING, TARGET_REASONING):
         a, b = (re.escape(json.dumps(v)) for v in values)
         pattern = re.compile(rf"[(\[]\s*{a}\s*,\s*{b}\s*,?\s*[)\]]")
-        found = [(p.relative_to(REPO), len(pattern.findall(p.read_text(encoding="utf-8")))) for p in sources]
+        found = [(p.relative_to(ROOT), len(pattern.findall(p.read_text(encoding="utf-8")))) for p in sources]
         found = [(str(p), n) for p, n in found if n]
         assert found == [("diaforge/format/options.py", 1)], (values, found)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from test_prefix_cache import _reference, _tiny_llama
 
 from diaforge.llm.loops import LoopStop
 from diaforge.llm.prefix_cache import PrefixCachedGenerator
-from tests.data_gen.test_prefix_cache import _reference, _tiny_llama
 
 
 def test_a_block_repeated_three_times_is_a_loop() -> None:
@@ -51,6 +51,7 @@ def test_bad_settings_are_refused(kwargs) -> None:
         LoopStop(**kwargs)
 
 
+@pytest.mark.slow(reason="greedy decoding of tiny models to a long budget")
 def test_stopping_at_a_loop_keeps_a_prefix_of_the_full_greedy_reply() -> None:
     """On tiny random models (whose greedy replies fall into cycles), the loop-stopped reply is a
     prefix of the full-budget reply and ends in a loop, and the full reply runs to the budget with

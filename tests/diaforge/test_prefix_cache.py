@@ -59,6 +59,7 @@ def _prompts(seed: int, lengths: list[int]) -> list[list[int]]:
     return [torch.randint(1, VOCAB, (n,), generator=g).tolist() for n in lengths]
 
 
+@pytest.mark.slow(reason="greedy decoding, batched and one by one")
 def test_batched_cached_decoding_equals_generate_one_by_one(model):
     prompts = _prompts(1, [5, 17, 9, 30])
     free = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])  # an id never produced

@@ -8,12 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
+from _repo import ROOT
 
 from diaforge.llm.smollm2 import DEFAULT_SMOLLM2_DIR, END_OF_TURN, is_materialised, materialise_smollm2
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 
 
@@ -21,7 +21,7 @@ QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 def smollm2_dir(tmp_path_factory) -> Path:
     """The repository's materialised folder when a previous run (or `make demo`) left one,
     else a fresh one in a temporary folder."""
-    cached = REPO / DEFAULT_SMOLLM2_DIR
+    cached = ROOT / DEFAULT_SMOLLM2_DIR
     if is_materialised(cached):
         return cached
     return materialise_smollm2(tmp_path_factory.mktemp("smollm2") / "SmolLM2-135M-Instruct")

@@ -1,0 +1,43 @@
+"""What every test shares: the offline environment, the repository root, and the `slow` mark.
+
+The environment of `_repo.OFFLINE` (no model hub, W&B offline) is set here, when pytest loads this
+file and before it imports any test module, so in-process code and every command a test starts see
+it, on a laptop as in CI. Tests that start another process, read a real model, train or serve are
+marked `slow` (`_slow.py` says how); a run without them (`-m "not slow"`, `make test-fast`) fails a
+test that starts a process or encodes with MiniLM unmarked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _repo import OFFLINE, ROOT
+from _slow import fast_loop_guard, fast_run, slow_reason
+
+os.environ.update(OFFLINE)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository's root folder (`_repo.ROOT`)."""
+    return ROOT
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") is None:
+            reason = slow_reason(item)
+            if reason is not None:
+                item.add_marker(pytest.mark.slow(reason=reason))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    if not fast_run(item.config):
+        yield
+        return
+    with fast_loop_guard(item.nodeid):
+        yield

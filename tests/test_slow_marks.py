@@ -1,0 +1,70 @@
+"""The `slow` mark's detection and the guard of a run without the slow tests (`tests/_slow.py`)."""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import subprocess
+import subprocess as sp
+import sys
+
+import pytest
+from _slow import fast_loop_guard, starts_a_process
+
+from diaforge.similarity import MiniLMEncoder
+
+
+def _runs_a_command() -> None:
+    subprocess.run(["true"], check=True)
+
+
+def _through_an_alias() -> None:
+    sp.check_output(["true"])
+
+
+def _through_a_helper() -> None:
+    _runs_a_command()
+
+
+def _names_the_interpreter() -> list[str]:
+    return [sys.executable, "-c", "pass"]
+
+
+def _in_a_closure() -> object:
+    return lambda: asyncio.create_subprocess_exec("true")
+
+
+def _sleeps() -> object:
+    return asyncio.sleep(0)
+
+
+def _adds() -> int:
+    return sum(range(4))
+
+
+# (function, whether it starts a process as the detection sees it)
+SAMPLES = (
+    (_runs_a_command, True),
+    (_through_an_alias, True),
+    (_through_a_helper, True),
+    (_names_the_interpreter, True),
+    (_in_a_closure, True),
+    (_sleeps, False),
+    (_adds, False),
+)
+
+
+@pytest.mark.parametrize(("func", "expected"), SAMPLES, ids=[f.__name__ for f, _ in SAMPLES])
+def test_starting_a_process_is_seen_in_the_code(func: object, expected: bool) -> None:
+    assert starts_a_process(func, set()) is expected
+
+
+def test_the_guard_refuses_a_process_and_minilm_but_not_the_platform_probe() -> None:
+    with fast_loop_guard("t.py::t"):
+        with pytest.raises(pytest.fail.Exception, match=r"t\.py::t starts a process \(\['true'\]\)"):
+            _runs_a_command()
+        with pytest.raises(pytest.fail.Exception, match=r"t\.py::t encodes with MiniLM"):
+            MiniLMEncoder().encode(["a sentence"])
+        assert isinstance(platform._Processor.from_subprocess(), str)  # `uname -p`, let through
+    # outside the guard, processes start again
+    assert subprocess.run(["true"], check=True).returncode == 0
