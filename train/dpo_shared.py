@@ -28,7 +28,7 @@ The token after each completion token in the row is its own successor in the bra
 fused LM head TRL puts on the model (labels shifted by one) scores each completion token from the
 token before it, unchanged; the row's labels are its completion tokens. The trainer
 (`shared_prompt_trainer_class`) then lays the per-token results out as TRL's concatenated batch
-(chosen sequences, then rejected sequences, completion tokens in order: `PairView`) and hands them
+(chosen sequences, then rejected sequences, each token at its position: `PairView`) and hands them
 to TRL's own loss code, so the loss, ``ld_alpha``, WPO weights and every logged metric are TRL's.
 Truncation to ``max_length`` is TRL's too (each of the two sequences on its own, then the tree of
 what is left); a completion token at position 0 (``keep_end`` cutting into the completion) has no
@@ -153,14 +153,16 @@ class SharedPromptCollator:
 
 class PairView:
     """The per-token results of a batch of shared-prompt rows, laid out as TRL's concatenated
-    batch: ``2B`` sequences (the B chosen, then the B rejected), each one placeholder token
-    followed by its scored completion tokens in order, right-padded to the longest.
+    batch: ``2B`` sequences (the B chosen, then the B rejected), each token at its position in its
+    own sequence, right-padded to the longest. Only the completion tokens are filled in (the
+    prompt's places hold zeros): TRL's loss code reads nothing else, and its sums over a sequence
+    then add the same numbers in the same places as on TRL's own batch.
 
     `view_inputs` is the batch TRL's loss code reads (`input_ids` and `completion_mask` of that
-    layout, `attention_mask` 1 on its tokens, the reference log-probs when the batch has them);
-    `forward(model)` is a stand-in for the model that TRL's loss code calls: it runs the model with
-    its fused head on the shared rows, whatever it is called with, and returns the per-token
-    fields (log-probs, entropy, ...) gathered into the same layout."""
+    layout, `attention_mask` 1 on each sequence's places, the reference log-probs when the batch
+    has them); `forward(model)` is a stand-in for the model that TRL's loss code calls: it runs
+    the model with its fused head on the shared rows, whatever it is called with, and returns the
+    per-token fields (log-probs, entropy, ...) moved into the same layout."""
 
     def __init__(self, inputs: dict[str, Any]) -> None:
         import torch
@@ -168,24 +170,30 @@ class PairView:
         branch = inputs[PAIR_BRANCH]
         self.inputs = inputs
         b, length = branch.shape
-        self.pairs = b
         scored = torch.cat([branch == CHOSEN, branch == REJECTED])  # [2B, L]: chosen rows first
-        self.counts = scored.sum(dim=1)
-        width = max(int(self.counts.max()), 1)
-        ar = torch.arange(length, device=branch.device)
-        order = torch.argsort(torch.where(scored, ar, ar + length), dim=1)[:, :width]  # scored first, in order
-        self.valid = torch.arange(width, device=branch.device) < self.counts[:, None]
-        # log_probs[b, j - 1] scores row b's token j: the gather index into the flattened [B, L - 1]
-        row_of = torch.arange(2 * b, device=branch.device) % b
-        self.index = (row_of[:, None] * (length - 1) + (order - 1).clamp(min=0)).masked_fill(~self.valid, 0)
-        self.token_index = (row_of[:, None] * length + order).masked_fill(~self.valid, 0)
+        seq, token = scored.nonzero(as_tuple=True)
+        row = seq % b
+        pos = inputs["position_ids"][row, token]
+        width = max(int(pos.max()) + 1 if len(pos) else 1, 2)
+        self.shape = (2 * b, width)
+        # TRL's per-token tensors are [2B, width - 1], entry p - 1 scoring position p; the model's
+        # are [B, L - 1], entry j - 1 scoring token j of a row.
+        self.index = torch.zeros(2 * b, width - 1, dtype=torch.long, device=branch.device)
+        self.valid = torch.zeros(2 * b, width - 1, dtype=torch.bool, device=branch.device)
+        self.index[seq, pos - 1] = row * (length - 1) + token - 1
+        self.valid[seq, pos - 1] = True
+        self.ids = torch.zeros(self.shape, dtype=inputs["input_ids"].dtype, device=branch.device)
+        self.ids[seq, pos] = inputs["input_ids"][row, token]
+        self.lengths = torch.zeros(2 * b, dtype=torch.long, device=branch.device)
+        self.lengths.scatter_reduce_(0, seq, pos + 1, reduce="amax")
 
     def labels(self):
         """The shared rows' labels: each scored completion token, -100 elsewhere."""
         return self.inputs["input_ids"].masked_fill(self.inputs[PAIR_BRANCH] < 0, IGNORE_INDEX)
 
     def gather(self, per_token):
-        """A ``[B, L - 1]`` per-token tensor of the rows as ``[2B, W]`` (0 past each sequence)."""
+        """A ``[B, L - 1]`` per-token tensor of the rows in TRL's ``[2B, width - 1]`` layout (0
+        outside the completions)."""
         if per_token is None:
             return None
         return per_token.reshape(-1)[self.index].masked_fill(~self.valid, 0)
@@ -193,12 +201,11 @@ class PairView:
     def view_inputs(self) -> dict[str, Any]:
         import torch
 
-        ids = self.inputs["input_ids"].reshape(-1)[self.token_index].masked_fill(~self.valid, 0)
-        first = torch.zeros_like(ids[:, :1])
-        completion = torch.cat([first, self.valid.long()], dim=1)
+        completion = torch.cat([torch.zeros_like(self.valid[:, :1]), self.valid], dim=1).long()
+        places = torch.arange(self.shape[1], device=self.ids.device)
         view = {
-            "input_ids": torch.cat([first, ids], dim=1),
-            "attention_mask": torch.cat([torch.ones_like(first), self.valid.long()], dim=1),
+            "input_ids": self.ids,
+            "attention_mask": (places < self.lengths[:, None]).long(),
             "completion_mask": completion,
         }
         for key in ("ref_chosen_logps", "ref_rejected_logps"):
