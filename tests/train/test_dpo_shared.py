@@ -11,6 +11,7 @@ fp32 even for a float64 model: its gradient rounds at about 1e-8); in fp32, the 
 metrics within 1e-5, the gradients within 1e-4 (measured: 0 to 5e-7, and 6e-6). Four cases: the reference's log-probs
 computed in the step, precomputed before training, a LoRA adapter trained further against TRL's
 frozen copy of it (as from an SFT adapter), and a new adapter against the model with it off.
+The evaluation loss on held-out pairs is TRL's as well.
 """
 
 from __future__ import annotations
@@ -279,3 +280,35 @@ def test_loss_and_gradients_equal_trls(tiny, tmp_path, case, dtype):
     assert metrics["num_tokens"] == trl_tokens
     prompts = trl_tokens - int(batch["completion_mask"].sum())  # both copies of the 3 prompts
     assert s_metrics["num_tokens"] == trl_tokens - prompts // 2 + 3
+
+
+def test_evaluation_loss_equals_trls(tiny, tmp_path):
+    """`evaluate()` on held-out pairs (reference log-probs precomputed for them too): TRL's loss."""
+    import datasets
+    from trl import DPOConfig, DPOTrainer
+
+    policy, reference, tokenizer, rows = tiny
+    losses = {}
+    for name, cls in (("trl", DPOTrainer), ("shared", shared_prompt_trainer_class())):
+        args = DPOConfig(
+            output_dir=str(tmp_path / name),
+            use_cpu=True,
+            bf16=False,
+            report_to="none",
+            per_device_eval_batch_size=2,
+            max_length=2048,
+            precompute_ref_log_probs=True,
+        )
+        trainer = cls(
+            model=_load(policy, torch.float64),
+            ref_model=_load(reference, torch.float64),
+            args=args,
+            train_dataset=datasets.Dataset.from_list(rows[:2]),
+            eval_dataset=datasets.Dataset.from_list(rows[2:]),
+            processing_class=tokenizer,
+        )
+        losses[name] = trainer.evaluate()
+    assert losses["shared"]["eval_loss"] == pytest.approx(losses["trl"]["eval_loss"], abs=1e-9)
+    assert abs(losses["trl"]["eval_loss"] - math.log(2)) > 0.01
+    for key in ("eval_rewards/margins", "eval_logps/chosen", "eval_logps/rejected"):
+        assert losses["shared"][key] == pytest.approx(losses["trl"][key], rel=1e-9, abs=1e-9), key
