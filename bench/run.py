@@ -429,6 +429,7 @@ class Measurements:
 def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measurements:
     """Run the selected parts in `work`, sharing the corpus and the SmolLM2 tokenizer."""
     from bench.datagen import bench_datagen
+    from bench.dpo_shared import bench_dpo_shared
     from bench.loss_positions import bench_loss_positions
     from diaforge.schema import load_dialogues
 
@@ -485,18 +486,8 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         tokenizer,
         args.positions_rounds,
     )
-    if "dpo_shared" in parts:
-        from bench.dpo_shared import bench_dpo_shared
-
-        m.part(
-            parts,
-            "dpo_shared",
-            "dpo_shared_step_speedup",
-            bench_dpo_shared,
-            model_path,
-            tokenizer,
-            args.dpo_rounds,
-        )
+    speedup = "dpo_shared_step_speedup"
+    m.part(parts, "dpo_shared", speedup, bench_dpo_shared, model_path, tokenizer, args.dpo_rounds)
     m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
     from bench.evalloop import bench_dynamic_eval, bench_eval_loop
 
