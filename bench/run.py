@@ -23,6 +23,8 @@ Parts (all by default):
                 (bench/listing_rows.py);
 - loss_positions: step time of the prefix-shared trainer on SmolLM2, loss at every position over
                 loss at the trained positions only (bench/loss_positions.py);
+- dpo_shared:   DPO step time of SmolLM2-135M on CPU, TRL's rows (the prompt read twice) over
+                shared-prompt rows (the prompt once), with tokens per pair (bench/dpo_shared.py);
 - datagen:      requests per second through the OpenAI backend against a local OpenAI-compatible
                 server with a fixed latency, over the ideal (concurrency / latency), at 8, 32, 64
                 requests in flight; also through the engine's own scheduling (seeds of sequential
@@ -74,6 +76,7 @@ PARTS = (
     "step_speedup",
     "listing_rows",
     "loss_positions",
+    "dpo_shared",
     "datagen",
     "dynamic_eval",
     "eval_loop",
@@ -325,6 +328,7 @@ def print_table(results: dict[str, Any]) -> None:
             "SmolLM2 full FT dialogues/min, shared-listing rows / one dialogue per row",
         ),
         ("loss_positions_step_speedup", "> 1", "SmolLM2 step time, loss_positions all / trained"),
+        ("dpo_shared_step_speedup", "> 1", "SmolLM2 DPO step time, TRL's rows / shared-prompt rows"),
         ("datagen_concurrency_efficiency", ">= 0.9 at 64", "achieved requests/s / (in flight / latency)"),
         (
             "dynamic_eval_batched_speedup",
@@ -376,6 +380,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
         help="dialogues timed by listing_rows (siblings over one listing, after a family that warms up)",
     )
     parser.add_argument("--positions-rounds", type=int, default=3, help="rows of the loss_positions part")
+    parser.add_argument("--dpo-rounds", type=int, default=3, help="pairs timed by the dpo_shared part")
     parser.add_argument(
         "--latency",
         type=float,
@@ -424,6 +429,7 @@ class Measurements:
 def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measurements:
     """Run the selected parts in `work`, sharing the corpus and the SmolLM2 tokenizer."""
     from bench.datagen import bench_datagen
+    from bench.dpo_shared import bench_dpo_shared
     from bench.loss_positions import bench_loss_positions
     from diaforge.schema import load_dialogues
 
@@ -433,7 +439,7 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         t = time.perf_counter()
         corpus = generate_corpus(work / "corpus", args.dialogues)
         m.timings["corpus"] = time.perf_counter() - t
-    if {"token_ratio", "step_speedup", "listing_rows", "loss_positions"} & set(parts):
+    if {"token_ratio", "step_speedup", "listing_rows", "loss_positions", "dpo_shared"} & set(parts):
         from transformers import AutoTokenizer
 
         model_path = smollm2_path(Path(args.out).expanduser().resolve().parent)
@@ -480,6 +486,8 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         tokenizer,
         args.positions_rounds,
     )
+    speedup = "dpo_shared_step_speedup"
+    m.part(parts, "dpo_shared", speedup, bench_dpo_shared, model_path, tokenizer, args.dpo_rounds)
     m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
     from bench.evalloop import bench_dynamic_eval, bench_eval_loop
 

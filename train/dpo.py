@@ -21,7 +21,8 @@ Where the policy and the reference come from (``model_name_or_path``, the SFT ru
 
 ``precompute_ref_log_probs`` (true by default in this stage) computes the reference's
 log-probabilities of every chosen and rejected continuation once, before the first step; in full
-training no reference copy is kept. The DPO model is saved with the SFT run's ``prompt_format.json``,
+training no reference copy is kept. With ``shared_prompt: true`` the trainer is
+`train.dpo_shared.shared_prompt_trainer_class`: each pair is one row, its prompt read once. The DPO model is saved with the SFT run's ``prompt_format.json``,
 so ``eval run`` prompts it as the SFT model was prompted. Mistakes stop the run with one line and
 exit code 2, as in train/sft.py.
 """
@@ -78,7 +79,15 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     )
     model, peft_config = load_policy(folder, base, model_args, training_args, on_gpu=on_gpu)
     trainer = build_trainer(
-        training_args, model, peft_config, tokenizer, train_rows, eval_rows, fmt, fingerprint
+        training_args,
+        model,
+        peft_config,
+        tokenizer,
+        train_rows,
+        eval_rows,
+        fmt,
+        fingerprint,
+        shared_prompt=args.shared_prompt,
     )
     train(trainer, resume_from)
     return save(trainer, tokenizer, output_dir, fmt, counts, main_process)
@@ -189,10 +198,15 @@ def build_trainer(
     eval_rows: list[dict[str, Any]],
     fmt: PromptFormat,
     fingerprint: dict[str, Any],
+    *,
+    shared_prompt: bool = False,
 ) -> Any:
-    """TRL's `DPOTrainer` on the rows, with the callback that writes prompt_format.json into every
+    """TRL's `DPOTrainer` on the rows (with `shared_prompt`, its subclass that reads each pair as
+    one row: train/dpo_shared.py), with the callback that writes prompt_format.json into every
     checkpoint and records the run in W&B."""
     from trl import DPOTrainer
+
+    from train.dpo_shared import shared_prompt_trainer_class
 
     wandb_config = {
         "stage": "dpo",
@@ -203,10 +217,14 @@ def build_trainer(
         "sft_checkpoint": fingerprint["sft_checkpoint"],
         "data_fingerprint": fingerprint["fingerprint"],
         "diaforge/data": {"pairs": fingerprint["pairs"], **fingerprint["pairs_by_kind"]},
+        "shared_prompt": shared_prompt,
     }
     callback = run_callback(Path(training_args.output_dir), fmt, wandb_config)
     folder = Path(training_args.output_dir) / ROWS_FOLDER
-    return DPOTrainer(
+    trainer_class = shared_prompt_trainer_class() if shared_prompt else DPOTrainer
+    if shared_prompt:
+        logger.info("shared-prompt rows: each pair's prompt read once, chosen and rejected as two branches")
+    return trainer_class(
         model=model,
         args=training_args,
         train_dataset=file_backed(train_rows, folder / "train", training_args),

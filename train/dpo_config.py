@@ -9,6 +9,9 @@ A DPO recipe is a flat YAML mapping like an SFT recipe (train/config.py), parsed
   with the same file, so evaluation prompts it the same way.
 * ``pairs_path`` names the ``pairs.jsonl`` file(s) written by ``diaforge data pairs`` (turns, not
   text: `diaforge.format.preference`).
+* ``shared_prompt: true`` reads each pair as one row, the prompt once and the chosen and rejected
+  continuations as two branches under a tree mask (train/dpo_shared.py): the same loss as TRL's
+  two sequences per pair, with the prompt read once instead of twice. Default false.
 * TRL's ``precompute_ref_log_probs`` defaults to true here (`DPO_DEFAULTS`): the reference model's
   log-probabilities of every pair are computed once, before the first step, and the reference is
   not kept beside the policy.
@@ -67,6 +70,14 @@ class DpoArguments:
         metadata={
             "help": "Train only on pairs of these kinds (data_gen.pairs.KINDS, e.g. [premature_call, "
             "near_duplicate]). Default None: every kind in the files."
+        },
+    )
+    shared_prompt: bool = field(
+        default=False,
+        metadata={
+            "help": "Read each pair as one row: the prompt once, the chosen and the rejected continuation as "
+            "two branches that each see the prompt and themselves (train/dpo_shared.py). Same loss as TRL's "
+            "two sequences per pair, fewer tokens. Needs sdpa or eager attention. Default False."
         },
     )
     resume: bool = field(
@@ -198,6 +209,12 @@ def check_dpo_recipe(args: Any, training_args: Any, model_args: Any, *, where: s
                 raise RecipeError(
                     f"{where}: pair_kinds: unknown kind {kind!r} (one of {', '.join(PAIR_KINDS)})"
                 )
+    attn = str(getattr(model_args, "attn_implementation", None) or "")
+    if args.shared_prompt and ("flash" in attn or "flex" in attn):
+        raise RecipeError(
+            f"{where}: shared_prompt: true needs attn_implementation sdpa or eager (its tree mask is a dense "
+            f"4D mask), not {attn}"
+        )
     sft_checkpoint(model_args.model_name_or_path, where=where)
     try:
         if os.environ.get("RANK", "0") == "0":

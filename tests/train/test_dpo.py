@@ -252,3 +252,36 @@ def test_dpo_logs_to_wandb_offline_into_the_output_folder(sft, tmp_path):
     assert list(out.rglob("offline-run-*"))
     assert proc.stdout.splitlines() == [proc.stdout.strip()]  # the result line alone on stdout
     assert proc.stdout.startswith(f"trained {out}: global step 2")
+
+
+def test_dpo_with_shared_prompt_rows_follows_trls_run(sft, dpo):
+    """`shared_prompt: true` (train/dpo_shared.py) trains the same six steps as TRL's own rows:
+    the same losses step by step, with each pair's prompt read once."""
+    out = sft.parent / "dpo-shared"
+    proc = _launch(
+        "train/dpo.py",
+        "recipes/tiny/dpo.yaml",
+        "--model_name_or_path",
+        str(sft),
+        "--output_dir",
+        str(out),
+        "--save_strategy",
+        "no",
+        "--shared_prompt",
+        "true",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "shared-prompt rows" in proc.stderr
+    assert proc.stdout.startswith(f"trained {out}: global step 6")
+
+    def history(folder: Path) -> list[dict]:
+        state = json.loads((folder / "trainer_state.json").read_text())
+        return [h for h in state["log_history"] if "loss" in h]
+
+    trl_rows, shared = history(dpo[0]), history(out)
+    assert len(shared) == len(trl_rows) == 6
+    assert shared[0]["loss"] == pytest.approx(math.log(2), abs=1e-4)
+    for mine, theirs in zip(shared, trl_rows, strict=True):
+        assert mine["loss"] == pytest.approx(theirs["loss"], abs=1e-4)
+        assert mine["rewards/margins"] == pytest.approx(theirs["rewards/margins"], abs=1e-4)
+        assert mine["num_tokens"] < theirs["num_tokens"]  # the prompts read once

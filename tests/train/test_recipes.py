@@ -223,3 +223,19 @@ def test_resolved_recipe_parses_back(tmp_path):
     assert again[0] == parsed[0]
     assert again[2] == parsed[2]
     assert again[1].learning_rate == parsed[1].learning_rate and again[1].max_length == parsed[1].max_length
+
+
+def test_shared_prompt_is_off_by_default_and_needs_a_dense_mask(tmp_path):
+    from train.config import RecipeError
+    from train.dpo_config import check_dpo_recipe, dpo_device_defaults, parse_dpo_recipe
+
+    recipe = str(ROOT / "recipes" / "tiny" / "dpo.yaml")
+    args, training, model, _ = parse_dpo_recipe([recipe], device_defaults=dpo_device_defaults(False))
+    assert args.shared_prompt is False
+    args, training, model, _ = parse_dpo_recipe(
+        [recipe, "--shared_prompt", "true", "--attn_implementation", "flash_attention_2"],
+        device_defaults=dpo_device_defaults(False),
+    )
+    assert args.shared_prompt is True
+    with pytest.raises(RecipeError, match="shared_prompt: true needs attn_implementation sdpa or eager"):
+        check_dpo_recipe(args, training, model, where="dpo.yaml")
