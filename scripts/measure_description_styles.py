@@ -76,11 +76,73 @@ def dice_catalogue(src: str, out: Path) -> Path:
     return path
 
 
+_APIBANK_TYPES = {
+    "str": {"type": "string"},
+    "int": {"type": "integer"},
+    "float": {"type": "number"},
+    "list": {"type": "array", "items": {"type": "string"}},
+    "List[str]": {"type": "array", "items": {"type": "string"}},
+    "object": {"type": "object"},
+    "datetime": {"type": "string", "format": "date-time"},
+}
+
+
+def apibank_tools(src: str | Path) -> list[dict]:
+    """API-Bank's `data/all_apis.csv` as OpenAI function documents: one per row whose `api_info`
+    cell assigns a `description` string (a row holding only "." is skipped), named by its `类名`
+    (class name) cell. The cell is Python assignments, read with `ast.literal_eval` (nothing runs);
+    each of `input_parameters` becomes a required parameter (API-Bank marks none optional, and its
+    calls pass every one); its types map to JSON Schema (`str` -> string, `list` -> array of
+    strings, `datetime` -> a date-time string; an unknown type -> string)."""
+    import ast
+    import csv
+
+    docs = []
+    with open(src, encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            try:
+                body = ast.parse(row["api_info"]).body
+            except SyntaxError:
+                continue
+            values = {}
+            for node in body:
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                    values[node.targets[0].id] = ast.literal_eval(node.value)
+            if not isinstance(values.get("description"), str):
+                continue
+            params = values.get("input_parameters")
+            params = params if isinstance(params, dict) else {}
+            props = {
+                k: {
+                    **_APIBANK_TYPES.get(str(v.get("type")), {"type": "string"}),
+                    "description": v.get("description", ""),
+                }
+                for k, v in params.items()
+            }
+            docs.append(
+                {
+                    "name": row["类名"].strip(),
+                    "description": values["description"],
+                    "parameters": {"type": "object", "properties": props, "required": list(props)},
+                }
+            )
+    return docs
+
+
+def apibank_catalogue(src: str, out: Path) -> Path:
+    path = out / "apibank_tools.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(apibank_tools(src), ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
 def resolve(spec: str, seed: int, out: Path) -> tuple[str, Path]:
     if spec.startswith("bfcl:"):
         return f"bfcl{spec[5:]}", bfcl_sample(int(spec[5:]), seed, out)
     if spec.startswith("dice:"):
         return "dice", dice_catalogue(spec[5:], out)
+    if spec.startswith("apibank:"):
+        return "apibank", apibank_catalogue(spec[8:], out)
     return Path(spec).stem, Path(spec)
 
 

@@ -48,17 +48,29 @@ def article(phrase: str) -> str:
 
 
 def with_article(phrase: str) -> str:
-    """Prefixes `a`/`an` unless the phrase already starts with a determiner or is plural."""
+    """Prefixes `a`/`an` unless the phrase already starts with a determiner, is plural, or ends
+    on a noun that takes no article (`data`, `information`)."""
     ws = phrase.split()
     if not ws:
         return phrase
-    if ws[0].lower() in DETERMINERS or _is_plural(ws[-1]):
+    if ws[0].lower() in DETERMINERS or _is_plural(ws[-1]) or ws[-1].lower() in MASS_NOUNS:
         return phrase
     return f"{article(phrase)} {phrase}"
 
 
+# Nouns that take no `a`/`an` and no plural: "update the information", never "an information".
+_MASS_NOUN_WORDS = (
+    "information data advice feedback equipment software hardware furniture luggage baggage news "
+    "research evidence knowledge weather traffic metadata homework money music health progress "
+    "guidance assistance support storage mail clothing"
+)
+MASS_NOUNS = frozenset(_MASS_NOUN_WORDS.split())
+
+
 def _is_plural(word: str) -> bool:
     w = word.lower()
+    if w in MASS_NOUNS:
+        return False
     if not w.endswith("s") or w.endswith(("ss", "us", "is")):
         return False
     return bool(inflect_engine().singular_noun(w))

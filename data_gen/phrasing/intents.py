@@ -34,6 +34,18 @@ from data_gen.phrasing.english import (
     verb_lemma,
     with_article,
 )
+from data_gen.phrasing.grammar import (
+    HANGING,
+    TOOL_WORDS,
+    VERB_LINKS,
+    _closed_list,
+    continues_compound,
+    is_proper,
+    np_end,
+    only_third_person_verb,
+    opens_with_verb,
+)
+from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import name_tokens, stem
 
@@ -48,8 +60,9 @@ _LEAD_INS = tuple(
         r"(?:\s+(?:when|if)\s+(?:you|the user|a user|users)\s+(?:need|needs|want|wants|wish|wishes)\s+to"
         r"|\s+to|\s+for)\s+",
         rf"^(?:this|the)\s+{_TOOL_WORDS}(?:\s+(?:is used to|is used for|can be used to|can be used for|is for"
-        r"|will|can|lets you|allows you to|enables you to|helps you to|helps you|helps to))?\s+",
-        rf"^(?:an?\s+)?{_TOOL_WORDS}\s+(?:that|which|to|for|used to|used for)\s+",
+        r"|will|can|lets you|allows you to|enables you to|helps you to|helps you|helps to|for|to|that|which"
+        r"|allows users to|lets users|enables users to))?\s+",
+        rf"^(?:this is\s+)?(?:an?\s+)?{_TOOL_WORDS}\s+(?:that|which|to|for|used to|used for)\s+",
         r"^(?:allows|lets|enables|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
         r"^(?:is\s+)?(?:used|designed|intended)\s+(?:to|for)\s+",
         r"^(?:can be used to|helps to)\s+",
@@ -65,7 +78,9 @@ def strip_lead_in(sentence: str) -> str:
             m = rx.match(sentence)
             rest = sentence[m.end() :] if m else ""
             toks = _tokens(rest)
-            if toks and _opens_with_verb(toks):  # "The service desk queue ..." keeps its words
+            gerund = bool(toks) and toks[0].lower().endswith("ing") and "VERB" in _lemmas(toks[0].lower())
+            if toks and (_opens_with_verb(toks) or (gerund and m.group(0).lower().rstrip().endswith("for"))):
+                # "The service desk queue ..." keeps its words; "API for opening a ..." loses its lead-in
                 sentence = rest
                 break
         else:
@@ -81,6 +96,8 @@ def _opens_with_verb(tokens: Sequence[str]) -> bool:
 # Verbs whose description means "give me information": a tool that "returns" a rate is one a
 # person asks to *get* the rate from (unless the tool is about returning something).
 _INFO_VERBS = {"return": "get"}
+# Verbs whose object a description may open with a stray "for" ("Retrieves for a payslip").
+_FOR_DROPPING = frozenset({"get", "retrieve", "fetch", "read", "show", "view", "display", "obtain"})
 # Verbs that read a thing out: their object is definite ("get the shipping status").
 _LOOKUP_VERB_WORDS = (
     "get fetch retrieve read show view check find look lookup query describe display list search"
@@ -100,10 +117,14 @@ def _imperative_verb(
     if not nxt or not nxt[:1].isalnum():
         return None
     gerund = _gerund_base(w)
+    if not gerund and w.endswith("ing") and nxt in DETERMINERS and nxt != "that":
+        gerund = (_lemmas(w).get("VERB") or (None,))[0]  # "opening a bank account" (after "API for")
     if gerund:
         return gerund if nxt in DETERMINERS and nxt != "that" else None
     if not is_base_verb(w) or (first.isupper() and len(first) > 1):
         return None
+    if opens_with_verb(tokens, full_name or name_words):
+        return w
     pos = _lemmas(w)
     if (
         nxt in ("or", "and")
@@ -188,8 +209,29 @@ def _object_words(
             break  # "the area of a triangle | given its base and height"
         elif low in _CLAUSE_DETERMINERS and obj and _relative_clause_at(tokens, i):
             break  # "the orders a customer placed": a relative clause starts at its subject
+        elif (
+            obj
+            and _participle(low, tokens[i + 1] if i + 1 < len(tokens) else "")
+            and not _lemmas(obj[-1].lower()).keys() <= {"ADJ", "ADV"}
+        ):
+            break  # "local events | happening in a place", "trace IDs | corresponding to"
+        elif obj and only_third_person_verb(t):
+            break  # "an agenda item | includes content"
         obj.append(t)
         i += 1
+    if obj and not coordinate and i < len(tokens) and tokens[i] == "," and _closed_list(tokens, i):
+        end = np_end(tokens, start, limit=limit + 10)
+        if end > i:  # "the current state, owner and due date of a claim"
+            obj, i = list(tokens[start:end]), end
+    while obj and i < len(tokens) and len(obj) < limit + 4 and continues_compound(obj[-1], tokens[i]):
+        if obj[-1].lower() in DETERMINERS:
+            break
+        obj.append(tokens[i])  # never "the german bundesliga football | league"
+        i += 1
+    cut = next((k for k, w in enumerate(obj) if k and w.lower() in TOOL_WORDS), None)
+    if cut is not None:  # "Cancel an alarm API that takes ...": the API is no part of the object
+        i -= len(obj) - cut
+        obj = obj[:cut]
     tail: list[str] = []
     while i < len(tokens) and len(tail) < 20 and tokens[i] not in ",;:()":
         tail.append(tokens[i])
@@ -197,6 +239,16 @@ def _object_words(
     while len(obj) > 1 and _dangling(obj[-1]):
         tail.insert(0, obj.pop())
     return obj, tail
+
+
+def _participle(word: str, nxt: str = "") -> bool:
+    """A verb form that opens a reduced relative clause after a noun (`placed`, `corresponding`,
+    and `happening` when a preposition or a determiner follows it)."""
+    pos = _lemmas(word)
+    verbs = pos.get("VERB")
+    if not verbs or verbs[0] == word or not word.endswith(("ing", "ed")):
+        return False
+    return "NOUN" not in pos or nxt.lower() in _BOUNDARY | DETERMINERS
 
 
 _CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
@@ -225,7 +277,7 @@ def _dangling(word: str) -> bool:
     """A word an object phrase should not end on: a preposition, an article, a participle or an
     adverb (`assigned`, `currently`, `early`)."""
     w = word.lower()
-    if w in _BOUNDARY | {"of"} | DETERMINERS:
+    if w in _BOUNDARY | {"of"} | DETERMINERS | HANGING:
         return True
     pos = _lemmas(w)
     return (
@@ -236,8 +288,16 @@ def _dangling(word: str) -> bool:
 
 
 def _lower_obj(ws: Sequence[str]) -> list[str]:
-    """Lower-cases ordinary words, keeps acronyms and codes (`IT`, `PO`, `W-2`)."""
-    return [w if (w.isupper() and len(w) > 1) or any(c.isdigit() for c in w) else w.lower() for w in ws]
+    """Lower-cases ordinary words, keeps acronyms, codes and names (`IT`, `PO`, `W-2`, `YouTube`,
+    `Bundesliga`), and mends `a`/`an` before the next word (`a agenda` -> `an agenda`)."""
+    out = [
+        w if (w.isupper() and len(w) > 1) or any(c.isdigit() for c in w) or is_proper(w) else w.lower()
+        for w in ws
+    ]
+    for k, w in enumerate(out[:-1]):
+        if w in ("a", "an"):
+            out[k] = inflect_engine().a(out[k + 1]).split(" ", 1)[0]
+    return out
 
 
 def _noun_info(obj: Sequence[str]) -> tuple[str, tuple[str, ...]]:
@@ -327,7 +387,11 @@ def _action_intent(
     verb, imperative, tokens = _opening_verb(tokens, name_ws, tool)
     first = tokens[0]
     nxt = tokens[1].lower() if len(tokens) > 1 else ""
-    linked = imperative and nxt in _PREP_LINKS  # "Search for a book", "Connect to a network"
+    if verb in _FOR_DROPPING and nxt == "for" and len(tokens) > 2:
+        tokens = [first, *tokens[2:]]  # "Retrieves for a payslip by ..." -> retrieve a payslip
+        nxt = tokens[1].lower()
+    parsed = opens_with_verb(tokens, name_tokens(tool)) and nxt[:1].isalnum() and nxt not in _BOUNDARY
+    linked = nxt in _PREP_LINKS and (imperative or (verb, nxt) in VERB_LINKS)  # "Search for a book"
     adverb = not linked and (nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"})
     pronoun = nxt in _SUBJECTS and "NOUN" in _lemmas(first)  # "Contracts you own", not "Assigns you a"
     not_object = (
@@ -336,6 +400,8 @@ def _action_intent(
         or pronoun
         or not nxt[:1].isalnum()
     )
+    if parsed:
+        not_object = adverb = False  # "Fetches detailed information on a case"
     if not (verb and nxt and not (not_object or adverb)):
         return None, None, tokens
     start = 1
@@ -346,8 +412,12 @@ def _action_intent(
     obj, tail = _object_words(tokens, start)
     if obj:
         obj = _lower_obj(obj)
+        if obj[0].lower() not in DETERMINERS and tail and tail[0].lower() in TOOL_WORDS:
+            bare = " ".join(obj)  # "Get user token API ..." -> get the user token
+            obj = (f"the {bare}" if verb.split()[0] in LOOKUP_VERBS else with_article(bare)).split()
         head, nouns = _noun_info(obj)
-        intent = Intent(verb, " ".join(obj), " ".join(_lower_obj(tail)), head, "description", nouns)
+        text = " ".join(obj).replace(" ,", ",")
+        intent = Intent(verb, text, " ".join(_lower_obj(tail)), head, "description", nouns)
         return intent, verb, tokens
     return None, verb, tokens
 
@@ -372,6 +442,9 @@ def _noun_phrase_intent(tokens: list[str], name_ws: list[str]) -> Intent | None:
         obj = ["the", *obj]
     head, nouns = _noun_info(obj)
     text = " ".join(obj).replace(" ,", ",")
+    if tail and tail[0].lower() in TOOL_WORDS:  # "Smart home query API that takes ..." names a tool
+        text = f"{text} {tail[0] if tail[0].isupper() else tail[0].lower()}"
+        return Intent("use", text, " ".join(_lower_obj(tail[1:])), head, "description", nouns)
     return Intent("look up", text, " ".join(_lower_obj(tail)), head, "lookup", nouns)
 
 

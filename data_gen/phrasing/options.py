@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from data_gen.phrasing.english import (
     _BOUNDARY,
     DETERMINERS,
+    MASS_NOUNS,
     _is_plural,
     _lemmas,
     _tokens,
@@ -185,6 +186,6 @@ def subject_of(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] 
 
 
 def _plural(noun: str) -> str:
-    if _is_plural(noun):
+    if _is_plural(noun) or noun.lower() in MASS_NOUNS:
         return noun
     return inflect_engine().plural_noun(noun) or noun

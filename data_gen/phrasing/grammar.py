@@ -1,0 +1,267 @@
+"""The part of speech of a word in a description, and where a noun phrase may end.
+
+The tagger is rule-based: a word's possible classes come from the `lemminflect` lexicon (the UPOS
+classes it can take: `list` -> NOUN or VERB, `retrieves` -> VERB only, `information` -> NOUN) and
+from closed classes this module lists (prepositions, conjunctions, the words that name a tool);
+a word the lexicon does not know is a noun (`payslip`, `superfund`, `W-2`), or a proper noun
+when a description writes it with a capital mid-sentence (`Bundesliga`, `YouTube`). Context
+decides the rest: a description's first word is a verb when it can be one and what follows it
+opens an object, and a noun phrase runs from its determiner over its modifiers to its head, then
+over `of` and a second noun phrase, and over a list joined by commas and a final `and`/`or` when
+an `of`-phrase completes the list ("the current state, owner and due date of a claim").
+
+The renderers cut descriptions only where `np_end` says a noun phrase ends (never after a
+modifier whose head follows: "a unique employee | id"), and the checks (`data_gen.phrasing.broken`)
+read dialogue text with the same classes. Measured against the alternatives in the README
+("Description styles"): the lexicon covers the descriptions' first words and parameter heads of
+the five public catalogues the scripts measure, so no statistical tagger is loaded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from data_gen.phrasing.english import DETERMINERS, _lemmas
+
+_PREPOSITION_WORDS = (
+    "about above across after against along among around as at before behind below beneath beside "
+    "between beyond by despite during except for from in inside into near of off on onto out outside "
+    "over per since than through throughout till to toward towards under until unto up upon via with "
+    "within without"
+)
+PREPOSITIONS = frozenset(_PREPOSITION_WORDS.split())
+CONJUNCTIONS = frozenset({"and", "or", "but", "nor"})
+PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them"})
+RELATIVES = frozenset({"that", "which", "who", "whom", "whose", "where", "when", "while", "whether", "if"})
+# Words that name the tool itself rather than what it acts on ("Cancel an alarm API that ...").
+TOOL_WORDS = frozenset(
+    {"api", "apis", "endpoint", "endpoints", "function", "functions", "tool", "tools", "method", "methods"}
+)
+# Words that open an example or a qualification; a phrase never ends on them ("an incident such").
+_HANGING_WORDS = "such e.g e.g. i.e i.e. including namely especially particularly like etc"
+HANGING = frozenset(_HANGING_WORDS.split())
+# A verb and the preposition that opens its object ("Search for local events", "Subscribe to").
+_VERB_LINKS = (
+    "search:for look:for check:for scan:for apply:for ask:for pay:for wait:for vote:for register:for "
+    "subscribe:to connect:to reply:to respond:to switch:to listen:to upgrade:to opt:in log:in sign:up "
+    "search:by filter:by"
+)
+VERB_LINKS = frozenset(tuple(p.split(":")) for p in _VERB_LINKS.split())
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;:()]")
+
+
+def tokens(text: str) -> list[str]:
+    """Words and the punctuation that ends a phrase (`,;:()`), in order."""
+    return _TOKEN.findall(text)
+
+
+@lru_cache(maxsize=16384)
+def word_classes(word: str) -> frozenset[str]:
+    """The classes a word can take: UPOS names from the lexicon (NOUN, VERB, ADJ, ADV, ...), DET,
+    ADP (a preposition), CCONJ, PRON, or NUM; a word the lexicon does not know is a NOUN."""
+    w = word.lower().strip("'’")
+    if not w:
+        return frozenset()
+    if w in DETERMINERS:
+        return frozenset({"DET"})
+    if w in PREPOSITIONS:
+        return frozenset({"ADP"})
+    if w in CONJUNCTIONS:
+        return frozenset({"CCONJ"})
+    if w in PRONOUNS:
+        return frozenset({"PRON"})
+    if w.isdigit():
+        return frozenset({"NUM"})
+    if any(c.isdigit() for c in w) or "-" in w or "/" in w:
+        return frozenset({"NOUN"})
+    known = frozenset(_lemmas(w))
+    return known or frozenset({"NOUN"})
+
+
+def third_person_lemma(word: str) -> str | None:
+    """The base form of a third-person verb (`notifies` -> `notify`, `records` -> `record`), None
+    when `word` is not one."""
+    w = word.lower()
+    if not w.endswith("s") or len(w) < 3:
+        return None
+    verbs = _lemmas(w).get("VERB")
+    return verbs[0] if verbs and verbs[0] != w else None
+
+
+def only_third_person_verb(word: str) -> bool:
+    """A third-person verb that cannot be a plural noun (`notifies`, `retrieves`, not `records`)."""
+    return third_person_lemma(word) is not None and "NOUN" not in word_classes(word)
+
+
+def third_person(verb: str) -> str:
+    """`list` -> `lists`, `look up` -> `looks up`, `add or replace` -> `adds or replaces`."""
+    from lemminflect import getInflection
+
+    out = []
+    for i, w in enumerate(verb.split()):
+        if i == 0 or (out and out[-1] in ("or", "and")):
+            forms = getInflection(w, "VBZ")
+            out.append(forms[0] if forms else w + "s")
+        else:
+            out.append(w)
+    return " ".join(out)
+
+
+def is_proper(word: str, sentence_start: bool = False) -> bool:
+    """A word a description writes as a name: capitalised mid-sentence and unknown to the
+    lexicon (`Bundesliga`), or with a capital after its first letter (`YouTube`, `TikTok`)."""
+    if not word[:1].isupper() or word.isupper():
+        return False
+    if any(c.isupper() for c in word[1:]) and any(c.islower() for c in word):
+        return True
+    return not sentence_start and word.isalpha() and not _lemmas(word.lower())
+
+
+def nominal(word: str) -> bool:
+    """Whether `word` can stand in a noun phrase as a modifier or its head (a noun, an adjective,
+    a number, a name)."""
+    classes = word_classes(word)
+    return bool(classes & {"NOUN", "ADJ", "NUM", "PROPN"}) and not classes & {"DET", "ADP", "CCONJ", "PRON"}
+
+
+def continues_compound(word: str, nxt: str) -> bool:
+    """Whether a noun phrase that reached `word` goes on with `nxt` (`unique employee` -> `id`,
+    `to-do` -> `list`): `nxt` is a noun that is not also a verb form, a participle or an adverb
+    reading after a plural head."""
+    if not nxt or not nxt[:1].isalnum():
+        return False
+    low = nxt.lower()
+    if low in RELATIVES or low in HANGING or low in TOOL_WORDS:
+        return False
+    classes = word_classes(nxt)
+    if "NOUN" not in classes or classes & {"DET", "ADP", "CCONJ", "PRON"}:
+        return False
+    verbs = _lemmas(low).get("VERB")
+    if verbs and verbs[0] != low and (not low.endswith("s") or "NOUN" not in classes):
+        return False  # a participle or a verb: "trace IDs | corresponding", "an item | includes"
+    if third_person_lemma(low) and _plural_like(word):
+        return False  # "the orders | lists": a verb after a plural head
+    if "VERB" in classes and "NOUN" in classes and _plural_like(word):
+        return False  # "items | need", "users | share"
+    return True
+
+
+def _plural_like(word: str) -> bool:
+    w = word.lower()
+    return w.endswith("s") and not w.endswith(("ss", "us", "is")) and "NOUN" in word_classes(w)
+
+
+def np_end(toks: Sequence[str], start: int, limit: int = 16) -> int:
+    """The index just past the noun phrase that opens at `start`, or `start` when none does: a
+    determiner, modifiers and the head; `of` and one more noun phrase; a list "A, B and C" when
+    an `of`-phrase or a shared head closes it. Never past `limit` words; a phrase the limit would
+    cut before its head ends at `start` (no phrase) rather than mid-compound."""
+    i = start
+    n = len(toks)
+    if i < n and toks[i].lower() in DETERMINERS:
+        i += 1
+    head = i
+    while i < n and nominal(toks[i]) and toks[i].lower() not in TOOL_WORDS:
+        i += 1
+        if i < n and not continues_compound(toks[i - 1], toks[i]) and not _adjective_before(toks, i):
+            break
+    if i == head:
+        return start
+    end = i
+    if end < n and toks[end] == "," and _closed_list(toks, end):
+        end = _list_end(toks, end)
+    if end < n and toks[end].lower() == "of":
+        sub = np_end(toks, end + 1, limit)
+        if sub > end + 1:
+            end = sub
+    return end if end - start <= limit else start
+
+
+def _adjective_before(toks: Sequence[str], i: int) -> bool:
+    """Whether the word before `i` is an adjective (not a noun) and `i` is nominal: "current |
+    state", "new | items"."""
+    prev = word_classes(toks[i - 1])
+    return "ADJ" in prev and "NOUN" not in prev and nominal(toks[i])
+
+
+def _closed_list(toks: Sequence[str], comma: int) -> bool:
+    """Whether the comma at `comma` joins a list that `and`/`or` closes and an `of`/`for` phrase
+    follows ("state, owner and due date of a claim")."""
+    j = comma
+    seen_conj = False
+    while j < len(toks) and j - comma < 14:
+        low = toks[j].lower()
+        if low in CONJUNCTIONS:
+            seen_conj = True
+        elif low in ("of", "for") and seen_conj:
+            return True
+        elif toks[j] in ";:()" or (low in PREPOSITIONS and low not in ("of", "for")) or low in RELATIVES:
+            return False
+        j += 1
+    return False
+
+
+def _list_end(toks: Sequence[str], comma: int) -> int:
+    j = comma
+    while j < len(toks) and toks[j].lower() not in ("of", "for"):
+        j += 1
+    return j
+
+
+def ends_cleanly(words: Sequence[str]) -> bool:
+    """Whether a phrase may end on its last word: not a determiner, a preposition, a conjunction,
+    a word that opens an example ("such", "including"), "same", or a participle that wants an
+    object ("based", "given", "using", "corresponding")."""
+    if not words:
+        return False
+    last = words[-1].lower().strip(".,;:")
+    if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | {"same", "given", "e", "i"}:
+        return False
+    classes = word_classes(last)
+    return not (last.endswith(("ing", "ed")) and "VERB" in classes and "NOUN" not in classes)
+
+
+# Words a tool name opens with as its verb (`list_orders`, `book_ticket`), besides words that are
+# only verbs.
+_NAME_VERB_WORDS = (
+    "get list set search check update order book find add remove create delete make run show view "
+    "return process record schedule request report track transfer move copy open close query"
+)
+_NAME_VERBS = frozenset(_NAME_VERB_WORDS.split())
+
+
+def name_verb(word: str) -> bool:
+    """Whether a tool name's word reads as its verb."""
+    w = word.lower()
+    return w in _NAME_VERBS or word_classes(w) == {"VERB"}
+
+
+def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool:
+    """Whether a description sentence opens with a verb: a third-person verb (unless, also a
+    plural noun, a pronoun follows: "Contracts you own"), a word that is only a verb, or one that
+    is also a noun when a determiner, an adjective, its usual preposition ("Search for") follows,
+    or when the tool's name uses it as its verb (`concert.book_ticket`: "Book concert tickets";
+    not `get_order_details`: "Order details of a cart")."""
+    if len(toks) < 2:
+        return False
+    w, nxt = toks[0].lower(), toks[1].lower()
+    classes = word_classes(w)
+    if "VERB" not in classes or toks[0].isupper() and len(toks[0]) > 1:
+        return False
+    nxt_classes = word_classes(nxt)
+    if third_person_lemma(w) and not ("NOUN" in classes and nxt_classes & {"PRON", "ADP", "VERB"} - {"NOUN"}):
+        return "NOUN" not in classes or nxt not in PREPOSITIONS
+    if classes == {"VERB"}:
+        return True
+    if nxt in DETERMINERS or (w, nxt) in VERB_LINKS:
+        return True
+    if nxt in PREPOSITIONS:
+        return False  # "Balance of a general ledger account"
+    if "ADJ" in nxt_classes and "NOUN" not in nxt_classes and "ADJ" not in classes:
+        return True  # "List open purchase requisitions"; not "Open incidents assigned to you"
+    lead = [x.lower() for x in name_words]
+    if "ADJ" in classes and not (lead and lead[0] == w):
+        return False  # "Smart home query API", "Open incidents assigned to you"
+    return w in lead and not (lead[0] != w and name_verb(lead[0]))
