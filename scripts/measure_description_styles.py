@@ -31,7 +31,7 @@ from pathlib import Path
 
 from data_gen.catalogue import load_catalogue, save_catalogue
 from data_gen.phrasing import contradicting_verbs, determiner_before_verb
-from data_gen.validators import foreign_jargon
+from data_gen.validators import BROKEN_KINDS, foreign_jargon, phrase_findings
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.schema import load_dialogues
 
@@ -137,6 +137,11 @@ def apibank_catalogue(src: str, out: Path) -> Path:
 
 
 def resolve(spec: str, seed: int, out: Path) -> tuple[str, Path]:
+    """The label and the catalogue file of a spec: `LABEL=SPEC` names the run, else the label is
+    the source's (`bfcl240`, `dice`, `apibank`) or the file's stem."""
+    if "=" in spec:
+        label, spec = spec.split("=", 1)
+        return label, resolve(spec, seed, out)[1]
     if spec.startswith("bfcl:"):
         return f"bfcl{spec[5:]}", bfcl_sample(int(spec[5:]), seed, out)
     if spec.startswith("dice:"):
@@ -149,9 +154,17 @@ def resolve(spec: str, seed: int, out: Path) -> tuple[str, Path]:
 def measure(run: Path) -> dict[str, float | int]:
     dialogues = load_dialogues(run / "dialogues.jsonl")
     n = len(dialogues) or 1
-    pasted = contradicting = foreign = 0
+    pasted = contradicting = foreign = broken = 0
+    kinds = dict.fromkeys(BROKEN_KINDS, 0)
     examples: list[str] = []
+    broken_examples: list[str] = []
     for d in dialogues:
+        found = phrase_findings(d)
+        broken += bool(found)
+        for kind, evidence in found.items():
+            kinds[kind] += 1
+            if len(broken_examples) < 5:
+                broken_examples.append(f"{d.seed_tool}: {kind}: {evidence!r}")
         gold = d.gold_tool
         hits = [h for t in d.turns for h in determiner_before_verb(t.content or "", d.candidate_tools)]
         pasted += bool(hits)
@@ -165,19 +178,32 @@ def measure(run: Path) -> dict[str, float | int]:
         "share_determiner_before_verb": round(pasted / n, 4),
         "share_openings_contradicting_verb": round(contradicting / n, 4),
         "share_foreign_jargon": round(foreign / n, 4),
+        "share_broken_phrases": round(broken / n, 4),
+        "broken_phrases": {k: v for k, v in kinds.items() if v},
         "examples": examples,
+        "broken_examples": broken_examples,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
-    ap.add_argument("catalogues", nargs="+", help="catalogue files, bfcl:N or dice:PATH")
+    ap.add_argument(
+        "catalogues",
+        nargs="+",
+        help="catalogue files, bfcl:N, dice:PATH or apibank:PATH, each may be LABEL=SPEC",
+    )
     ap.add_argument("--generator", default=str(ROOT), help="checkout whose data_gen generates the dialogues")
     ap.add_argument(
         "--out", default="outputs/description_styles", help="folder for the runs and results.json"
     )
     ap.add_argument("--per-tool", type=int, default=2, help="dialogues per tool of each catalogue")
     ap.add_argument("--seed", type=int, default=3, help="generation seed (and BFCL sample seed)")
+    ap.add_argument(
+        "--max-broken",
+        type=float,
+        default=None,
+        help="exit 1 when a catalogue's share of dialogues with a broken phrase is above this (e.g. 0.01)",
+    )
     args = ap.parse_args(argv)
     out = Path(args.out)
     results = {}
@@ -211,6 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.json").write_text(
         json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
+    over = [
+        k
+        for k, r in results.items()
+        if args.max_broken is not None and r["share_broken_phrases"] > args.max_broken
+    ]
+    if over:
+        print(f"broken phrases above {args.max_broken:.2%} in: {', '.join(over)}", file=sys.stderr)
+        return 1
     return 0
 
 

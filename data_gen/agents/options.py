@@ -18,6 +18,7 @@ from data_gen.phrasing import (
     is_base_verb,
     option_descriptors,
 )
+from data_gen.phrasing.render import action, choice, sound
 from diaforge.schema import Tool
 from diaforge.text import content_stems, overlap, stem, tool_stems, words
 
@@ -206,8 +207,13 @@ def prefixes_of(candidates: Sequence[Tool]) -> frozenset[str]:
 
 def gold_choice(gold: Tool, options: Sequence[Tool], rng: random.Random) -> str:
     """How the user names what it wants among `options`, in its own words: what sets the gold
-    tool's description apart (its object phrase, or a stretch only its description has)."""
+    tool's description apart (its object phrase, or a stretch only its description has), or,
+    when that does not read well, the plain `fallback_option` ("the option that lists ...")."""
     prefixes = prefixes_of(options)
+    return choice(gold, options, _gold_choice(gold, options, prefixes, rng), prefixes)
+
+
+def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], rng: random.Random) -> str:
     descriptor = option_descriptors(options, prefixes).get(gold.name, "")
     clause = distinguishing_clause(gold, options)
     if clause and (not descriptor or descriptor.startswith("the one") or rng.random() < 0.35):
@@ -220,10 +226,10 @@ def gold_choice(gold: Tool, options: Sequence[Tool], rng: random.Random) -> str:
             else "about "
         )
         return in_user_voice(f"the one {lead}{clause}")
-    choice = descriptor or intent_of(gold, prefixes).phrase
-    if is_base_verb(choice.split()[0]):
-        choice = f"the option to {choice}"
-    return in_user_voice(choice)
+    picked = descriptor or intent_of(gold, prefixes).phrase
+    if is_base_verb(picked.split()[0]):
+        picked = f"the option to {picked}"
+    return in_user_voice(picked)
 
 
 def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) -> str:
@@ -231,10 +237,13 @@ def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) ->
     prefixes = prefixes_of(candidates)
     intent = intent_of(gold, prefixes)
     clause = distinguishing_clause(gold, candidates)
+    act = action(gold, prefixes, candidates)
     if intent.source != "name":
-        text = f"I need to {intent.phrase}"
+        text = f"I need to {act}"
         if clause and stem(clause.split()[-1]) not in {stem(w) for w in words(text)} and rng.random() < 0.5:
             # "start a return for an order that was delivered" says the need once, not twice
-            text = f"I need to {clause}" if clause.startswith(f"{intent.phrase} ") else f"{text}, {clause}"
+            longer = f"I need to {clause}" if clause.startswith(f"{act} ") else f"{text}, {clause}"
+            text = longer if sound(longer, candidates) else text
         return in_user_voice(text) + "."
-    return in_user_voice(f"What I need is about {clause}.") if clause else f"I need to {intent.phrase}."
+    about = f"What I need is about {clause}."
+    return in_user_voice(about) if clause and sound(about, candidates) else f"I need to {act}."

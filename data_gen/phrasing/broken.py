@@ -66,11 +66,15 @@ KINDS = (
     "lowercased_name",
 )
 _DET = r"(?:the|a|an|my|your|our|their|its)"
+# Prepositions that are never adjectives ("an outside counsel", "the above list" are English).
+_NOUNLESS = PREPOSITIONS - {"as", "than", "outside", "inside", "above", "below", "beneath", "beside", "near"}
+_NOUNLESS -= {"off", "out", "over", "up", "down", "throughout", "beyond", "behind", "under"}
 _PREP_AS_NOUN = re.compile(
-    rf"\b{_DET}\s+({'|'.join(sorted(PREPOSITIONS - {'as', 'than'}))})\b(?![-'’])", re.I
+    rf"\b{_DET}\s+({'|'.join(sorted(_NOUNLESS))})\b(?![-'’/])(?!\s+(?:diem|annum|capita|cent)\b)", re.I
 )
 _BASE_CONTEXT = re.compile(
-    r"\b(?:to|should i|shall i|can you|could you|will you|would you|please|i can|i will|i'll|let me)\s+(\w+)",
+    r"(?:\b(?:to|should i|shall i|can you|could you|will you|would you|please|i can|i will|i'll|let me)|:)"
+    r"\s+(\w+)",
     re.I,
 )
 _TO_VERB = re.compile(r"\bto\s+([a-z]+s)\b", re.I)
@@ -146,6 +150,7 @@ class _Features:
 
     def __init__(self, tool: Tool) -> None:
         desc = " ".join((tool.description or "").split())
+        self.ends: set[str] = set()
         from data_gen.phrasing.intents import strip_lead_in
 
         first = tokens(strip_lead_in(first_sentence(desc)))
@@ -153,7 +158,6 @@ class _Features:
         if len(first) > 1 and opens_with_verb(first, name_tokens(tool)):
             self.opening = f"{first[0]} {first[1]}".lower()
         self.cuts: set[tuple[str, str]] = set()
-        self.ends: set[str] = set()
         self.lists: set[tuple[str, str]] = set()
         self.joins: set[str] = set()
         self.names: set[str] = set()
@@ -165,14 +169,15 @@ class _Features:
                 if is_proper(t, sentence_start=k == 0) and not re.fullmatch(r"[A-Z]+s", t):
                     self.names.add(t)
         self.lower = set(re.findall(r"(?<![\w-])[a-z][\w-]*", desc))
-        for m in re.finditer(
-            r"(?<![\w.'’])([A-Za-z][\w-]{2,})['’\"”)]*[.!?]\s+['\"“(]*([A-Za-z][\w-]*)", desc
-        ):
+        for m in re.finditer(r"(?<![\w.])([A-Za-z][\w-]{2,})['’\"”)]*[.!?]\s+['\"“(]*([A-Za-z][\w-]*)", desc):
             if m.group(1).lower() not in _ABBREVIATIONS:
                 self.joins.add(f"{m.group(1)} {m.group(2)}".lower())
-        for key in tool.properties:
-            words_ = humanise_param(key).lower().split()
-            self.ends |= {" ".join(words_[-2:]), f"the {words_[-1]}", words_[-1]}
+        self.params = {humanise_param(key).lower() for key in tool.properties}
+        lob = str(tool.metadata.get("line_of_business") or "").lower().replace("&", "and").split()
+        if len(lob) > 1:
+            self.ends.add(" ".join(lob[-2:]))  # "something in travel and expense"
+        low_words = re.findall(r"[a-z0-9][\w-]*", desc.lower())
+        self.bigrams = {f"{a} {b}" for a, b in zip(low_words, low_words[1:], strict=False)}
 
     def _compounds(self, toks: Sequence[str]) -> None:
         for i in range(len(toks)):
@@ -198,11 +203,10 @@ class _Features:
 
 
 @lru_cache(maxsize=4096)
-def _features(name: str, description: str, keys: tuple[str, ...]) -> _Features:
-    props = {k: {"type": "string"} for k in keys}
-    return _Features(
-        Tool(name=name, description=description, parameters={"type": "object", "properties": props})
-    )
+def _features(name: str, description: str, keys: tuple[str, ...], lob: str) -> _Features:
+    params = {"type": "object", "properties": {k: {"type": "string"} for k in keys}}
+    metadata = {"line_of_business": lob}
+    return _Features(Tool(name=name, description=description, parameters=params, metadata=metadata))
 
 
 def broken_phrases(text: str, tools: Sequence[Tool] = ()) -> list[tuple[str, str]]:
@@ -213,8 +217,15 @@ def broken_phrases(text: str, tools: Sequence[Tool] = ()) -> list[tuple[str, str
         return []
     found = _text_kinds(plain)
     low = plain.lower()
-    feats = [_features(t.name, t.description or "", tuple(t.properties)) for t in tools]
+    feats = [
+        _features(
+            t.name, t.description or "", tuple(t.properties), str(t.metadata.get("line_of_business") or "")
+        )
+        for t in tools
+    ]
     ends = set().union(*(f.ends for f in feats)) if feats else set()
+    params = set().union(*(f.params for f in feats)) if feats else set()
+    bigrams = set().union(*(f.bigrams for f in feats)) if feats else set()
     kinds = {k for k, _ in found}
     for f in feats:
         if "verb_read_as_noun" not in kinds and f.opening:
@@ -224,8 +235,8 @@ def broken_phrases(text: str, tools: Sequence[Tool] = ()) -> list[tuple[str, str
                 kinds.add("verb_read_as_noun")
         if "cut_phrase" not in kinds:
             for gram, nxt in f.cuts:
-                if gram in ends:
-                    continue
+                if gram in ends or any(gram == p or gram.endswith(f" {p}") for p in params):
+                    continue  # a phrase ends there elsewhere, or it names an argument
                 m = re.search(rf"\b{re.escape(gram)}{_END}", low)
                 if m:
                     found.append(("cut_phrase", f"{gram} (| {nxt})"))
@@ -241,7 +252,7 @@ def broken_phrases(text: str, tools: Sequence[Tool] = ()) -> list[tuple[str, str
                     kinds.add("lost_object")
                     break
         if "run_on" not in kinds:
-            for join in f.joins:
+            for join in f.joins - bigrams:
                 if re.search(rf"\b{re.escape(join)}\b", low):
                     found.append(("run_on", join))
                     kinds.add("run_on")

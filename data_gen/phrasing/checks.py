@@ -171,17 +171,30 @@ def catalogue_terms(
 ) -> list[str]:
     """Words of the catalogue's own world to use as a user's shop talk when the persona's jargon
     belongs to another line of business: nouns of the gold tool's object that other candidates
-    also speak of (`order` among order tools)."""
+    also speak of (`order` among order tools); never a word any candidate's description opens
+    with as its verb (`update`, `take`), a word about the tool itself (`api`, `parameter`) or one
+    too plain to be shop talk (`details`, `list`, `name`)."""
     g = intent_of(gold, prefixes)
     stems_of = [tool_stems(c) for c in candidates if c.name != gold.name]
+    verbs = {intent_of(c, prefixes).verb.split()[0] for c in candidates} | set(name_tokens(gold)[:1])
     out: list[str] = []
-    for w in re.findall(r"[a-z][a-z\-]+", f"{g.full_object} {' '.join(name_tokens(gold))}".lower()):
-        if len(w) < 3 or w in DETERMINERS | _BOUNDARY or stopword(w) or not is_noun(w):
+    for w in re.findall(r"[a-z][a-z\-]+", f"{g.obj} {' '.join(name_tokens(gold))}".lower()):
+        if len(w) < 3 or w in DETERMINERS | _BOUNDARY | _PLAIN_WORDS or stopword(w) or not is_noun(w):
+            continue
+        if w in verbs or (inflect_engine().singular_noun(w) or w) in verbs:
             continue
         single = inflect_engine().singular_noun(w) or w
         if any(stem(single) in s for s in stems_of) and single not in out:
             out.append(single)
     return out
+
+
+_PLAIN_WORD_LIST = (
+    "detail details information data list lists parameter parameters name names id ids status value values "
+    "type types option options result results api apis function functions endpoint endpoints method item "
+    "items thing things record records number numbers request requests response"
+)
+_PLAIN_WORDS = frozenset(_PLAIN_WORD_LIST.split())
 
 
 @lru_cache(maxsize=1)

@@ -112,7 +112,7 @@ def third_person(verb: str) -> str:
 def is_proper(word: str, sentence_start: bool = False) -> bool:
     """A word a description writes as a name: capitalised mid-sentence and unknown to the
     lexicon (`Bundesliga`), or with a capital after its first letter (`YouTube`, `TikTok`)."""
-    if not word[:1].isupper() or word.isupper():
+    if not word[:1].isupper() or word.isupper() or word_classes(word) & {"DET", "ADP", "CCONJ", "PRON"}:
         return False
     if any(c.isupper() for c in word[1:]) and any(c.islower() for c in word):
         return True
@@ -251,11 +251,18 @@ def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool
     if "VERB" not in classes or toks[0].isupper() and len(toks[0]) > 1:
         return False
     nxt_classes = word_classes(nxt)
-    if third_person_lemma(w) and not ("NOUN" in classes and nxt_classes & {"PRON", "ADP", "VERB"} - {"NOUN"}):
-        return "NOUN" not in classes or nxt not in PREPOSITIONS
+    verbs = _lemmas(w).get("VERB") or (w,)
+    if verbs[0] != w and w.endswith(("ed", "en")) and not third_person_lemma(w):
+        return False  # a participle opens a noun phrase: "Estimated CO2 emissions", "Detailed logs"
+    if third_person_lemma(w) and "NOUN" not in classes:
+        return True  # "Retrieves ...", "Notifies ..."
+    if third_person_lemma(w) and (
+        nxt in DETERMINERS - {"that", "this", "these", "those"} or nxt in ("up", "out")
+    ):
+        return True  # "Records the payment", "Books a flight"; not "Contracts that expire soon"
     if classes == {"VERB"}:
         return True
-    if nxt in DETERMINERS or (w, nxt) in VERB_LINKS:
+    if nxt in DETERMINERS - {"that", "this", "these", "those"} or (w, nxt) in VERB_LINKS:
         return True
     if nxt in PREPOSITIONS:
         return False  # "Balance of a general ledger account"
@@ -264,4 +271,5 @@ def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool
     lead = [x.lower() for x in name_words]
     if "ADJ" in classes and not (lead and lead[0] == w):
         return False  # "Smart home query API", "Open incidents assigned to you"
-    return w in lead and not (lead[0] != w and name_verb(lead[0]))
+    base = third_person_lemma(w) or w
+    return any(x in (w, base) for x in lead) and not (lead[0] not in (w, base) and name_verb(lead[0]))

@@ -417,6 +417,8 @@ def _action_intent(
             obj = (f"the {bare}" if verb.split()[0] in LOOKUP_VERBS else with_article(bare)).split()
         head, nouns = _noun_info(obj)
         text = " ".join(obj).replace(" ,", ",")
+        if tail and tail[0].lower() in TOOL_WORDS:
+            tail = []  # "... API that takes two parameters": about the tool, not what it does
         intent = Intent(verb, text, " ".join(_lower_obj(tail)), head, "description", nouns)
         return intent, verb, tokens
     return None, verb, tokens
