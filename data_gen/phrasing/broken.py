@@ -176,8 +176,10 @@ class _Features:
         lob = str(tool.metadata.get("line_of_business") or "").lower().replace("&", "and").split()
         if len(lob) > 1:
             self.ends.add(" ".join(lob[-2:]))  # "something in travel and expense"
-        low_words = re.findall(r"[a-z0-9][\w-]*", desc.lower())
-        self.bigrams = {f"{a} {b}" for a, b in zip(low_words, low_words[1:], strict=False)}
+        self.bigrams: set[str] = set()
+        for clause in re.split(r"[.!?;:,()]+(?:\s|$)|['’\"”]\W", desc.lower()):
+            ws = re.findall(r"[a-z0-9][\w-]*", clause)
+            self.bigrams |= {f"{a} {b}" for a, b in zip(ws, ws[1:], strict=False)}
 
     def _compounds(self, toks: Sequence[str]) -> None:
         for i in range(len(toks)):

@@ -56,7 +56,7 @@ def names_read_out(text: str, tools: Sequence[Tool]) -> list[str]:
 _ARTEFACTS = [
     (re.compile(r"\{[A-Za-z_]*\}"), "unfilled template slot"),
     (
-        re.compile(r"\b(a|an|the)\s+(a|an|the|of|to|for|with|and|or|in|on|by)\b(?![\w-])", re.I),
+        re.compile(r"\b(a|an|the)\s+(a|an|the|of|to|for|with|and|or|in|on|by)\b(?![\w/-])", re.I),
         "article before '{2}'",
     ),
     (re.compile(r"\b(to|of|for|with)\s+(to|of|for)\b", re.I), "'{1} {2}'"),

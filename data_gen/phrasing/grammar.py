@@ -64,6 +64,8 @@ def word_classes(word: str) -> frozenset[str]:
     w = word.lower().strip("'’")
     if not w:
         return frozenset()
+    if not w[:1].isalnum():
+        return frozenset({"PUNCT"})
     if w in DETERMINERS:
         return frozenset({"DET"})
     if w in PREPOSITIONS:
@@ -239,37 +241,54 @@ def name_verb(word: str) -> bool:
 
 
 def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool:
-    """Whether a description sentence opens with a verb: a third-person verb (unless, also a
-    plural noun, a pronoun follows: "Contracts you own"), a word that is only a verb, or one that
-    is also a noun when a determiner, an adjective, its usual preposition ("Search for") follows,
-    or when the tool's name uses it as its verb (`concert.book_ticket`: "Book concert tickets";
-    not `get_order_details`: "Order details of a cart")."""
+    """Whether a description sentence opens with a verb. A word the lexicon knows only as a verb
+    always does; one that is also a noun does when what follows opens an object (a determiner,
+    an adjective, a particle: "Look up", its usual preposition: "Search for", a second verb:
+    "Reserve or book"), or, as a third-person form, a noun ("Searches payroll employees"; not
+    "Contracts you own", "Contracts that expire soon"). Otherwise the tool's name decides: its
+    first verb is this word (`concert.book_ticket`: "Book concert tickets"), or it has none
+    (`uber.ride`: "Find ride from source"); a name whose verb is another word makes the opening a
+    noun phrase (`get_order_details`: "Order details of a cart"). A participle ("Estimated CO2
+    emissions") or a name in title case ("Object Detection API") opens a noun phrase."""
     if len(toks) < 2:
         return False
-    w, nxt = toks[0].lower(), toks[1].lower()
+    first, second = toks[0], toks[1]
+    w, nxt = first.lower(), second.lower()
     classes = word_classes(w)
-    if "VERB" not in classes or toks[0].isupper() and len(toks[0]) > 1:
+    if "VERB" not in classes or (first.isupper() and len(first) > 1):
         return False
-    nxt_classes = word_classes(nxt)
+    if first[:1].isupper() and second[:1].isupper() and not second.isupper() and nxt not in DETERMINERS:
+        return False  # "Object Detection API", "Document Question Answering"
     verbs = _lemmas(w).get("VERB") or (w,)
-    if verbs[0] != w and w.endswith(("ed", "en")) and not third_person_lemma(w):
-        return False  # a participle opens a noun phrase: "Estimated CO2 emissions", "Detailed logs"
-    if third_person_lemma(w) and "NOUN" not in classes:
-        return True  # "Retrieves ...", "Notifies ..."
-    if third_person_lemma(w) and (
-        nxt in DETERMINERS - {"that", "this", "these", "those"} or nxt in ("up", "out")
+    base = verbs[0]
+    nxt_classes = word_classes(nxt)
+    if (
+        base != w
+        and not third_person_lemma(w)
+        and "NOUN" not in classes
+        or w.endswith(("ed", "en"))
+        and base != w
     ):
-        return True  # "Records the payment", "Books a flight"; not "Contracts that expire soon"
-    if classes == {"VERB"}:
+        return nxt in DETERMINERS - {"that", "this", "these", "those"} and w.endswith("ing")
+    if classes == {"VERB"} or (third_person_lemma(w) and "NOUN" not in classes):
+        return True  # "Retrieves ...", "Notifies ...", "Detect ..."
+    opens = nxt in DETERMINERS - {"that", "this", "these", "those"} or nxt in ("up", "out", "off", "down")
+    if opens or (base, nxt) in VERB_LINKS:
         return True
-    if nxt in DETERMINERS - {"that", "this", "these", "those"} or (w, nxt) in VERB_LINKS:
-        return True
-    if nxt in PREPOSITIONS:
-        return False  # "Balance of a general ledger account"
+    if nxt in ("or", "and") and len(toks) > 2 and "VERB" in word_classes(toks[2]):
+        return True  # "Reserve or book a cinema ticket"
+    if nxt in PREPOSITIONS or nxt_classes & {"PRON", "CCONJ", "PUNCT"}:
+        return False  # "Balance of a general ledger account", "Contracts you own"
+    if third_person_lemma(w):
+        return bool(nxt_classes & {"NOUN", "ADJ", "NUM"})  # "Searches payroll employees"
     if "ADJ" in nxt_classes and "NOUN" not in nxt_classes and "ADJ" not in classes:
         return True  # "List open purchase requisitions"; not "Open incidents assigned to you"
     lead = [x.lower() for x in name_words]
     if "ADJ" in classes and not (lead and lead[0] == w):
         return False  # "Smart home query API", "Open incidents assigned to you"
-    base = third_person_lemma(w) or w
-    return any(x in (w, base) for x in lead) and not (lead[0] not in (w, base) and name_verb(lead[0]))
+    for x in lead:  # the name's first verb, or this word before any verb of the name
+        if x in (w, base) or (_lemmas(x).get("VERB") or ("",))[0] == base:
+            return True
+        if name_verb(x):
+            return False
+    return bool(lead)

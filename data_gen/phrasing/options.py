@@ -174,6 +174,7 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
             phrase = ""  # a phrase read off the identifier would read the name out
         elif len(verbs) > 1:
             phrase = f"{intents[o.name].verb} {phrase or intents[o.name].obj}"
+            phrase = " ".join(_base_after_conjunction(phrase.split()))  # "... and notify the carrier"
         out[o.name] = phrase
     counts = Counter(out.values())
     for o in options:

@@ -117,8 +117,8 @@ def param_noun(key: str) -> str:
     """How the scripted agents name an argument: `humanise_param`, unless the name opens with a
     preposition or is a single letter, which no person says after "the": `from_currency` ->
     `source currency`, `to_date` -> `end date`, `within_days` -> `number of days`, `per_page` ->
-    `number per page`, `on_off_command` -> `on/off command`, `a` -> `value of a`, and any other
-    -> `value for within days`."""
+    `number per page`, `on_off_command` -> `on/off command`, `a` -> `a-value`, `to` ->
+    `to-value`, and any other -> `value for after ID`."""
     human = humanise_param(key)
     toks = param_tokens(key)
     if not toks:
@@ -126,7 +126,7 @@ def param_noun(key: str) -> str:
     words = human.split()
     first = toks[0]
     if len(toks) == 1 and (len(first) == 1 or first in PREPOSITIONS | CONJUNCTIONS | DETERMINERS):
-        return f"value of {human}"
+        return f"{human}-value"  # "the a-value", "the to-value": never "the a", "the to"
     if first not in PREPOSITIONS:
         return human
     rest = words[1:]
