@@ -37,6 +37,12 @@ def _param_item(tool: Tool, key: str) -> str:
     return param_item(tool, key, value_hint(tool.properties.get(key, {})))
 
 
+def _once(phrases: list[str]) -> list[str]:
+    """Each phrase once: two tools described alike are one option to a person ("search direct
+    flights or search direct flights" is no question)."""
+    return list(dict.fromkeys(phrases))
+
+
 class ScriptedTeacher:
     """Rule-based assistant teacher (see the `data_gen.agents` docstring). `wording` names the
     wording bank; `reasoning` the style of its argument-completion thoughts (`summary`, or
@@ -96,11 +102,13 @@ class ScriptedTeacher:
         phrases = [offered[o.name] for o in options]
         rng.shuffle(phrases)
         if verb:
-            question = rng.choice(self.bank.ask_shared_verb).format(verb=verb, options=join_options(phrases))
+            question = rng.choice(self.bank.ask_shared_verb).format(
+                verb=verb, options=join_options(_once(phrases))
+            )
         else:
             phrases = [offered[o.name] for o in options]
             rng.shuffle(phrases)
-            question = rng.choice(self.bank.ask_actions).format(options=join_options(phrases))
+            question = rng.choice(self.bank.ask_actions).format(options=join_options(_once(phrases)))
         differences = "; ".join(f"{o.name}: {descriptors[o.name]}" for o in options)
         thought = (
             f"Candidates that match the request: {names}. They differ in what they do ({differences}). "

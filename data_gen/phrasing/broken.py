@@ -195,10 +195,12 @@ class _Features:
     def _lists(self, toks: Sequence[str]) -> None:
         """The list that is the opening verb's object ("Returns the current state, owner ...")."""
         from data_gen.phrasing.grammar import _closed_list
+        from data_gen.phrasing.intents import _shared_of_end
 
         for i, t in enumerate(toks):
             if i and not (toks[i].lower() in DETERMINERS or nominal(toks[i])):
-                if t == "," and i >= 3 and _closed_list(toks, i) and i + 1 < len(toks):
+                joined = t.lower() in ("and", "or") and _shared_of_end(toks, i) > i
+                if i >= 3 and i + 1 < len(toks) and ((t == "," and _closed_list(toks, i)) or joined):
                     gram = " ".join(w.lower() for w in toks[i - 2 : i])
                     self.lists.add((gram, toks[i + 1].lower()))
                 return
@@ -247,7 +249,8 @@ def broken_phrases(text: str, tools: Sequence[Tool] = ()) -> list[tuple[str, str
         if "lost_object" not in kinds:
             for gram, nxt in f.lists:
                 m = re.search(
-                    rf"\b{re.escape(gram)}\b(?!,? {re.escape(nxt)}\b)(?=\s*[,?.!]|\s+(?:or|and)\b)", low
+                    rf"\b{re.escape(gram)}\b(?!,?\s+(?:(?:and|or)\s+)?{re.escape(nxt)}\b)(?=\s*[,?.!]|\s+(?:or|and)\b)",
+                    low,
                 )
                 if m:
                     found.append(("lost_object", f"{gram} (| , {nxt} ...)"))

@@ -36,9 +36,7 @@ CONJUNCTIONS = frozenset({"and", "or", "but", "nor"})
 PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them"})
 RELATIVES = frozenset({"that", "which", "who", "whom", "whose", "where", "when", "while", "whether", "if"})
 # Words that name the tool itself rather than what it acts on ("Cancel an alarm API that ...").
-TOOL_WORDS = frozenset(
-    {"api", "apis", "endpoint", "endpoints", "function", "functions", "tool", "tools", "method", "methods"}
-)
+TOOL_WORDS = frozenset({"api", "apis", "endpoint", "endpoints"})
 # Words that open an example or a qualification; a phrase never ends on them ("an incident such").
 _HANGING_WORDS = "such e.g e.g. i.e i.e. including namely especially particularly like etc"
 HANGING = frozenset(_HANGING_WORDS.split())

@@ -41,6 +41,7 @@ from data_gen.phrasing.grammar import (
     _closed_list,
     continues_compound,
     is_proper,
+    nominal,
     np_end,
     only_third_person_verb,
     opens_with_verb,
@@ -223,6 +224,10 @@ def _object_words(
         end = np_end(tokens, start, limit=limit + 10)
         if end > i:  # "the current state, owner and due date of a claim"
             obj, i = list(tokens[start:end]), end
+    elif obj and not coordinate and i < len(tokens) and tokens[i].lower() in ("and", "or"):
+        end = _shared_of_end(tokens, i)
+        if end > i:  # "the status and details of an order"
+            obj, i = list(tokens[start:end]), end
     while obj and i < len(tokens) and len(obj) < limit + 4 and continues_compound(obj[-1], tokens[i]):
         if obj[-1].lower() in DETERMINERS:
             break
@@ -239,6 +244,21 @@ def _object_words(
     while len(obj) > 1 and _dangling(obj[-1]):
         tail.insert(0, obj.pop())
     return obj, tail
+
+
+def _shared_of_end(tokens: Sequence[str], conj: int) -> int:
+    """Past a second noun that `and`/`or` joins to the object when an `of`-phrase closes both
+    ("the status and details | of an order"); `conj` when none does."""
+    j = conj + 1
+    if j < len(tokens) and tokens[j].lower() in DETERMINERS:
+        j += 1
+    k = j
+    while k < len(tokens) and k - j < 4 and nominal(tokens[k]) and tokens[k].lower() not in _BOUNDARY:
+        k += 1
+    if k == j or k >= len(tokens) or tokens[k].lower() != "of":
+        return conj
+    end = np_end(tokens, k + 1)
+    return end if end > k + 1 else conj
 
 
 def _participle(word: str, nxt: str = "") -> bool:

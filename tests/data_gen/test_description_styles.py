@@ -288,9 +288,44 @@ def test_the_naturalness_validator_names_each_new_kind() -> None:
         assert reject_reason({"stage": "naturalness", "reason": verdict.reason}) == f"naturalness:{kind}"
 
 
-def test_the_bundled_benchmark_passes_the_new_checks() -> None:
-    """The third-person bundled catalogue is untouched by the new checks: every reference
-    dialogue of the held-out benchmark still passes."""
-    for d in load_dialogues(ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"):
+# Reference dialogues of the held-out benchmark (built before issue 37) that hold a broken phrase,
+# each read by hand: "look up the starts enhanced third-party due diligence", "... or correct
+# inaccurate?", "the madrid protocol", "on behalf of a legal.", "through the corporate, or ...",
+# "look up the applies for a corporate credit card", "block a lost corporate card and orders a
+# replacement". The benchmark is rebuilt (`scripts/build_assets.py`) outside this change; a rebuilt
+# one holds none of them.
+BENCHMARK_BROKEN = {
+    "diabench_heldout_v1.jsonl": {
+        "000011-start_third_party_due_diligence_enhanced": "verb_read_as_noun",
+        "000016-process_data_subject_access_request": "cut_phrase",
+        "000022-process_data_subject_erasure_request": "cut_phrase",
+        "000048-start_third_party_due_diligence_standard": "verb_read_as_noun",
+        "000055-file_trademark_application_national": "lowercased_name",
+        "000063-get_signing_authority_matrix": "cut_phrase",
+        "000087-file_trademark_application_madrid": "lowercased_name",
+        "000093-process_data_subject_rectification_request": "cut_phrase",
+        "000095-book_flight_international": "cut_phrase",
+        "000105-request_power_of_attorney": "cut_phrase",
+        "000109-request_visa_invitation_letter": "verb_read_as_noun",
+        "000124-book_flight_domestic": "cut_phrase",
+        "000127-book_flight_multi_city": "cut_phrase",
+    },
+    "diabench_heldout_v1_no_tool.jsonl": {
+        "000014-miss-report_corporate_card_lost": "verb_agreement",
+        "000015-miss-book_rail_ticket_cross_border": "cut_phrase",
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARK_BROKEN))
+def test_the_bundled_benchmark_passes_the_checks_but_its_broken_phrases(name) -> None:
+    """The third-person bundled catalogue is untouched by the earlier checks: every reference
+    dialogue of the held-out benchmark passes them; the broken-phrase checks of issue 37 reject
+    exactly the dialogues read by hand above, each for its kind."""
+    for d in load_dialogues(ROOT / "eval" / "benchmarks" / name):
         verdict = naturalness_validator(d)
-        assert verdict.passed, (d.id, verdict.reason)
+        kind = BENCHMARK_BROKEN[name].get(d.id)
+        if kind is None:
+            assert verdict.passed, (d.id, verdict.reason)
+        else:
+            assert verdict.reason.startswith(f"{kind}:"), (d.id, verdict.reason)
