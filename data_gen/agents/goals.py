@@ -18,7 +18,9 @@ def scripted_goal(gold: Tool, persona: Persona, gold_args: dict[str, Any]) -> st
     """A concrete goal the user-proxy pursues, consistent with the persona and the gold values."""
     who = persona.role or "an employee"
     what = action(gold, tools=[gold])
-    details = ", ".join(f"{param_noun(k)} {render_value(v)}" for k, v in gold_args.items())
+    details = ", ".join(
+        f"{param_noun(k, gold.properties.get(k))} {render_value(v)}" for k, v in gold_args.items()
+    )
     goal = f"As {with_article(who) if persona.role else who}, I need to {what}."
     return f"{goal} Details: {details}." if details else goal
 

@@ -117,7 +117,8 @@ class ScriptedUser:
             text += " " + rng.choice(self.bank.jargon).format(term=rng.choice(terms))
         if state.gold_args and rng.random() < self.volunteer_probability:
             key = rng.choice(sorted(state.gold_args))
-            text += " " + phrase_values([(param_noun(key), render_value(state.gold_args[key]))], rng)
+            noun = param_noun(key, gold.properties.get(key))
+            text += " " + phrase_values([(noun, render_value(state.gold_args[key]))], rng)
         return text
 
     def answer_selection(
@@ -149,7 +150,7 @@ class ScriptedUser:
         give = asked
         if len(remaining) > 2 and len(asked) > 1:
             give = asked[: rng.randint(1, len(asked) - 1)]
-        pairs = [(param_noun(k), render_value(state.gold_args[k])) for k in give]
+        pairs = [(param_noun(k, gold.properties.get(k)), render_value(state.gold_args[k])) for k in give]
         return phrase_values(pairs, rng) + _THANKS.get(_tone(state.persona, self.bank), "")
 
 

@@ -91,8 +91,14 @@ _MASS = re.compile(
     rf"\b(?:a|an)\s+({'|'.join(sorted(MASS_NOUNS))}){_END}|\b(informations|datas|advices|feedbacks|equipments|softwares|furnitures|evidences|knowledges)\b",
     re.I,
 )
-_TOOL_OBJECT = re.compile(r"\b(?:a|an|the|some|about)\s+(api|apis|endpoint|endpoints)\b", re.I)
+_TOOL_OBJECT = re.compile(rf"\b(?:a|an|the|some|about)\s+(api|apis|endpoint|endpoints)\b{_END}", re.I)
 _LEAD_IN = re.compile(r"\b(?:this|the)\s+(?:api|function|tool|endpoint|method)\s+([a-z]+s)\b", re.I)
+# Talk about the tool's parameters: "API that takes two parameters", "the keyword parameter refers to".
+_PARAMETER_TALK = re.compile(
+    r"\b(?:api|endpoint|function)s?\s+(?:that|which)\s+takes\b|\btakes?\s+(?:\w+\s+){0,2}parameters?\b"
+    r"|\bparameters?\s+(?:refers|specifies|determines|is used|represents)\b",
+    re.I,
+)
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|\[[^\]]*\]|\{[^}]*\}')
 
 
@@ -115,7 +121,7 @@ def _text_kinds(text: str) -> list[tuple[str, str]]:
     m = _MASS.search(text)
     if m:
         found.append(("mass_noun_article", m.group(0)))
-    m = _TOOL_OBJECT.search(text)
+    m = _TOOL_OBJECT.search(text) or _PARAMETER_TALK.search(text)
     lead = _LEAD_IN.search(text)
     if m or (lead and third_person_lemma(lead.group(1))):
         found.append(("tool_talk", (m or lead).group(0)))  # type: ignore[union-attr]
@@ -263,6 +269,7 @@ def broken_phrases(text: str, tools: Sequence[Tool] = ()) -> list[tuple[str, str
                     kinds.add("run_on")
                     break
     lower = set().union(*(f.lower for f in feats)) if feats else set()
+    lower |= {w for p in params for w in p.split()}  # an argument's name is a label, said as named
     for name in sorted(set().union(*(f.names for f in feats)) if feats else ()):
         low_name = name.lower()
         if low_name not in lower and re.search(rf"(?<![\w-]){re.escape(low_name)}(?![\w-])", plain):

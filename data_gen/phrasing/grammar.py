@@ -141,11 +141,8 @@ def continues_compound(word: str, nxt: str) -> bool:
     verbs = _lemmas(low).get("VERB")
     if verbs and verbs[0] != low and (not low.endswith("s") or "NOUN" not in classes):
         return False  # a participle or a verb: "trace IDs | corresponding", "an item | includes"
-    if third_person_lemma(low) and _plural_like(word):
-        return False  # "the orders | lists": a verb after a plural head
-    if "VERB" in classes and "NOUN" in classes and _plural_like(word):
-        return False  # "items | need", "users | share"
-    return True
+    # a verb after a plural head: "the orders | lists", "items | need", "users | share"
+    return not (_plural_like(word) and (third_person_lemma(low) or "VERB" in classes))
 
 
 def _plural_like(word: str) -> bool:

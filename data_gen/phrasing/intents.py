@@ -124,6 +124,8 @@ def _imperative_verb(
         return gerund if nxt in DETERMINERS and nxt != "that" else None
     if not is_base_verb(w) or (first.isupper() and len(first) > 1):
         return None
+    if first[:1].isupper() and tokens[1][:1].isupper() and not tokens[1].isupper() and nxt not in DETERMINERS:
+        return None  # a name in title case: "Object Detection API that detects objects"
     if opens_with_verb(tokens, full_name or name_words):
         return w
     pos = _lemmas(w)
@@ -346,14 +348,55 @@ def _name_words(tool: Tool, prefixes: frozenset[str] = frozenset()) -> list[str]
 
 
 def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
-    """The tool's intent, from its description when that reads as an action or a look-up."""
-    tokens = _tokens(strip_lead_in(first_sentence(tool.description or "")))
+    """The tool's intent, from its description when that reads as an action or a look-up: its
+    first sentence, or the second when the first only says what parameters the tool takes
+    ("An API that takes one parameter - 'video'. This API returns a description of the video").
+    After a lead-in that ends with "to" ("API to search places ..."), the first word is a verb."""
     name_ws = _name_words(tool, prefixes)
-    if tokens:
-        intent = _description_intent(tokens, name_ws, tool)
-        if intent is not None:
-            return intent
+    for sentence in _sentences(tool.description or "")[:2]:
+        for clause in _clauses(sentence):
+            intent = _clause_intent(clause, name_ws, tool)
+            if intent is not None and not {w.lower() for w in intent.obj.split()} & _PARAMETER_WORDS:
+                return intent
     return _name_intent(name_ws)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The sentence, then what follows each "and" + a third-person verb in it ("API that takes
+    a 'query' parameter as input | and retrieves the definition of that word")."""
+    out = [sentence]
+    for m in re.finditer(r"\b(?:and|then)\s+(?=([a-z]+s)\b)", sentence):
+        if verb_lemma(m.group(1)):
+            out.append(sentence[m.end() :])
+    return out
+
+
+def _clause_intent(sentence: str, name_ws: list[str], tool: Tool) -> Intent | None:
+    """`_description_intent` of one clause after its lead-in; after a lead-in that ends with
+    "to" or "for" ("API to search places ...", "API for searching items ...") its first word is
+    read as a verb."""
+    stripped = strip_lead_in(sentence)
+    tokens = _tokens(stripped)
+    if not tokens:
+        return None
+    lead = sentence[: len(sentence) - len(stripped)]
+    probe = tool
+    if stripped != sentence and re.search(r"\b(?:to|for)\s*$", lead, re.I):
+        first = tokens[0].lower()
+        if first.endswith("ing") and (verbs := _lemmas(first).get("VERB")):
+            tokens = [verbs[0], *tokens[1:]]  # "searching items" -> search items
+        probe = tool.model_copy(update={"name": f"{tokens[0].lower()}_{tool.name}"})
+    return _description_intent(tokens, name_ws, probe)
+
+
+_PARAMETER_WORDS = frozenset({"parameter", "parameters", "argument", "arguments", "input", "inputs"})
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a description (a full stop after a closing quote ends one too)."""
+    text = " ".join(text.split())
+    parts = re.split(r"(?<=[A-Za-z0-9)'’\"])[.!?](?:\s+|$)", text)
+    return [p.strip() for p in parts if p.strip()] or [first_sentence(text)]
 
 
 def _description_intent(tokens: list[str], name_ws: list[str], tool: Tool) -> Intent | None:
@@ -430,6 +473,8 @@ def _action_intent(
     if [w.lower() for w in tokens[start : start + 4]] == ["all", "or", "part", "of"]:
         start += 4
     obj, tail = _object_words(tokens, start)
+    if obj and obj[0].lower() in TOOL_WORDS:
+        return None, None, tokens  # "Translate API that takes ...": the API is no object
     if obj:
         obj = _lower_obj(obj)
         if obj[0].lower() not in DETERMINERS and tail and tail[0].lower() in TOOL_WORDS:
@@ -437,8 +482,11 @@ def _action_intent(
             obj = (f"the {bare}" if verb.split()[0] in LOOKUP_VERBS else with_article(bare)).split()
         head, nouns = _noun_info(obj)
         text = " ".join(obj).replace(" ,", ",")
-        if tail and tail[0].lower() in TOOL_WORDS:
-            tail = []  # "... API that takes two parameters": about the tool, not what it does
+        cut = next((k for k, w in enumerate(tail) if w.lower() in TOOL_WORDS), None)
+        if cut is not None:
+            tail = tail[:cut]  # "... API that takes two parameters": about the tool, not what it does
+            while tail and _dangling(tail[-1]):
+                tail.pop()
         intent = Intent(verb, text, " ".join(_lower_obj(tail)), head, "description", nouns)
         return intent, verb, tokens
     return None, verb, tokens

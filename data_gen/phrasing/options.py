@@ -74,11 +74,16 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
                 piece = [lemma, *piece[1:]] if lemma else piece
                 if lemma:
                     piece = _base_after_conjunction(piece)  # "take ... and retrieve the definition"
-            piece = trim_phrase(piece, 12)
+            cut = next((k for k, w in enumerate(piece) if w.lower() in TOOL_WORDS | _PARAMETER_TALK), None)
+            piece = trim_phrase(piece[:cut] if cut is not None else piece, 12)
             while len(piece) > 1 and piece[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
                 piece.pop()
             return " ".join(_lower_obj(piece))
     return ""
+
+
+# Words that talk about the tool's own parameters, not about what it does.
+_PARAMETER_TALK = frozenset({"parameter", "parameters", "argument", "arguments"})
 
 
 def _base_after_conjunction(words: Sequence[str]) -> list[str]:

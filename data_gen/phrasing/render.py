@@ -17,15 +17,15 @@ from collections.abc import Sequence
 
 from data_gen.phrasing.broken import broken_phrases
 from data_gen.phrasing.checks import artefacts, determiner_before_verb, names_read_out, verb_only
-from data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, _is_plural, is_base_verb
+from data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, _is_plural, _lemmas, is_base_verb
 from data_gen.phrasing.grammar import (
     CONJUNCTIONS,
     PREPOSITIONS,
+    RELATIVES,
     TOOL_WORDS,
     ends_cleanly,
     nominal,
     third_person,
-    word_classes,
 )
 from data_gen.phrasing.intents import intent_of
 from data_gen.phrasing.options import option_descriptors, shared_verb
@@ -59,7 +59,11 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
         phrase = f"the option that {third_person(intent.verb)} {intent.obj}"
         if sound(phrase, tools):
             return phrase
-    nouns = [w for w in name_tokens(tool) if "NOUN" in word_classes(w) and w not in TOOL_WORDS]
+    nouns = [
+        w
+        for w in name_tokens(tool)
+        if _lemmas(w).keys() & {"NOUN", "ADV"} == {"NOUN"} and w not in TOOL_WORDS
+    ]
     if nouns:  # the last noun only: the name's words in a row would read the name out
         last = nouns[-1]
         if not (_is_plural(last) or last in MASS_NOUNS):
@@ -91,7 +95,9 @@ def option_phrases(
         d = descriptors[o.name]
         intent = intent_of(o, prefixes)
         if d.startswith("the one "):
-            vp = f"{intent.phrase} {d[8:]}"
+            clause = d[8:]
+            joins = clause.split()[0] in PREPOSITIONS | RELATIVES or _participle_word(clause.split()[0])
+            vp = f"{intent.phrase} {clause}" if joins else intent.phrase  # never two phrases run together
         elif verb and d and not d.startswith(f"{verb} "):
             nps[o.name] = d
             vp = f"{verb} {d}"
@@ -101,6 +107,11 @@ def option_phrases(
     if verb and len(nps) == len(options) and all(vps[n] == f"{verb} {d}" for n, d in nps.items()):
         return verb, nps
     return None, vps
+
+
+def _participle_word(word: str) -> bool:
+    verbs = _lemmas(word).get("VERB")
+    return bool(verbs) and verbs[0] != word and word.endswith(("ing", "ed"))
 
 
 def choice(gold: Tool, options: Sequence[Tool], phrase: str, prefixes: frozenset[str] = frozenset()) -> str:
@@ -113,13 +124,16 @@ _SOURCE = {"from": "source", "to": "target", "since": "start", "until": "end", "
 _DATE_SOURCE = {"from": "start", "to": "end", "since": "start", "until": "end", "till": "end"}
 
 
-def param_noun(key: str) -> str:
+def param_noun(key: str, spec: dict | None = None) -> str:
     """How the scripted agents name an argument: `humanise_param`, unless the name opens with a
     preposition or is a single letter, which no person says after "the": `from_currency` ->
     `source currency`, `to_date` -> `end date`, `within_days` -> `number of days`, `per_page` ->
     `number per page`, `on_off_command` -> `on/off command`, `a` -> `a-value`, `to` ->
-    `to-value`, and any other -> `value for after ID`."""
+    `to-value`, and any other -> `value for after ID`. A flag named by a verb
+    (`include_dissent`, a boolean `spec`) is `choice on whether to include dissent`."""
     human = humanise_param(key)
+    if (spec or {}).get("type") == "boolean" and human.split() and verb_only(human.split()[0]):
+        return f"choice on whether to {human}"  # never "the include dissent", "What is whether to ..."
     toks = param_tokens(key)
     if not toks:
         return human
@@ -144,12 +158,8 @@ def param_noun(key: str) -> str:
 
 def param_item(tool: Tool, key: str, hint: str = "") -> str:
     """An argument as the teacher asks for it: "the cost center ID", "the start date
-    (YYYY-MM-DD)", or "whether to include dissent" for a flag named by a verb."""
-    spec = tool.properties.get(key, {})
-    noun = param_noun(key)
-    if spec.get("type") == "boolean" and verb_only(noun.split()[0]):
-        return f"whether to {noun}"  # include_dissent: not "the include dissent"
-    return f"the {noun}{f' ({hint})' if hint else ''}"
+    (YYYY-MM-DD)", "the choice on whether to include dissent" (a flag named by a verb)."""
+    return f"the {param_noun(key, tool.properties.get(key))}{f' ({hint})' if hint else ''}"
 
 
 __all__ = [

@@ -113,13 +113,13 @@ BROKEN = [
     ("lost_object", "Should I get the current state or create a claim?", CLAIMS),
     (
         "run_on",
-        "Should I add an alarm clock API that takes two parameters token and time the token parameter?",
-        [
-            tool(
-                "AddAlarm",
-                "Add an alarm clock API that takes two parameters - 'token' and 'time'. The 'token' parameter",
-            ),
-        ],
+        "Should I reserve a meeting room for a team rooms hold ten people?",
+        [tool("reserve_room", "Reserve a meeting room for a team. Rooms hold ten people.")],
+    ),
+    (
+        "tool_talk",
+        "Should I add an alarm clock API that takes two parameters token and time?",
+        [tool("AddAlarm", "Add an alarm clock API that takes two parameters - 'token' and 'time'.")],
     ),
     ("mass_noun_article", "Hi there! Could you help me update an information?", []),
     ("tool_talk", "I have to cancel an api. Can you do that?", []),
@@ -207,7 +207,7 @@ def test_an_argument_is_named_as_a_person_names_it(key, noun) -> None:
 
 def test_a_flag_named_by_a_verb_is_asked_with_whether() -> None:
     t = tool("x", "Get a case.", {"include_dissent": {"type": "boolean"}, "within_days": {"type": "integer"}})
-    assert param_item(t, "include_dissent") == "whether to include dissent"
+    assert param_item(t, "include_dissent") == "the choice on whether to include dissent"
     assert param_item(t, "within_days", "a number") == "the number of days (a number)"
 
 
