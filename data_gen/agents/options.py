@@ -226,9 +226,10 @@ def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], 
             else "about "
         )
         return in_user_voice(f"the one {lead}{clause}")
-    picked = descriptor or intent_of(gold, prefixes).phrase
-    if is_base_verb(picked.split()[0]):
-        picked = f"the option to {picked}"
+    intent = intent_of(gold, prefixes)
+    picked = descriptor or intent.phrase
+    if picked.split()[0] == intent.verb.split()[0] and is_base_verb(picked.split()[0]):
+        picked = f"the option to {picked}"  # a verb phrase; "room availability for ..." stays a noun phrase
     return in_user_voice(picked)
 
 

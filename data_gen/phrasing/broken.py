@@ -87,6 +87,8 @@ _HANGING_END = re.compile(
     rf"given|using|named|regarding|than|whether|of|for|with|from|into|via|per|the|a|an){_END}",
     re.I,
 )
+_RELATIVE_END = re.compile(rf",\s*(?:that|which|who)\s+([a-z]+s){_END}", re.I)
+_EXAMPLE_END = re.compile(rf"\b(?:such as|including|e\.g\.?)\s+([a-z]+){_END}", re.I)
 _MASS = re.compile(
     rf"\b(?:a|an)\s+({'|'.join(sorted(MASS_NOUNS))}){_END}|\b(informations|datas|advices|feedbacks|equipments|softwares|furnitures|evidences|knowledges)\b",
     re.I,
@@ -118,6 +120,12 @@ def _text_kinds(text: str) -> list[tuple[str, str]]:
     m = _HANGING_END.search(text)
     if m and not _question_end(text, m):
         found.append(("cut_phrase", text[max(0, m.start() - 20) : m.end()].strip()))
+    elif rel := next((r for r in _RELATIVE_END.finditer(text) if third_person_lemma(r.group(1))), None):
+        found.append(("cut_phrase", rel.group(0)))  # "book a hotel, that takes."
+    elif ex := next(
+        (e for e in _EXAMPLE_END.finditer(text) if word_classes(e.group(1)) <= {"ADJ", "ADV"}), None
+    ):
+        found.append(("cut_phrase", ex.group(0)))  # "based on factors such as daily."
     m = _MASS.search(text)
     if m:
         found.append(("mass_noun_article", m.group(0)))

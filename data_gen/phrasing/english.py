@@ -62,7 +62,7 @@ def with_article(phrase: str) -> str:
 _MASS_NOUN_WORDS = (
     "information data advice feedback equipment software hardware furniture luggage baggage news "
     "research evidence knowledge weather traffic metadata homework money music health progress "
-    "guidance assistance support storage mail clothing"
+    "guidance assistance support storage mail clothing content"
 )
 MASS_NOUNS = frozenset(_MASS_NOUN_WORDS.split())
 

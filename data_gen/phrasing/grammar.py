@@ -216,7 +216,11 @@ def ends_cleanly(words: Sequence[str]) -> bool:
     last = words[-1].lower().strip(".,;:")
     if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | {"same", "given", "e", "i"}:
         return False
+    if len(words) > 1 and words[-2].lower() in RELATIVES:
+        return False  # a relative clause without its object: ", that takes"
     classes = word_classes(last)
+    if classes in ({"ADJ"}, {"ADJ", "ADV"}):
+        return False  # an adjective without its noun: "a certain", "such as daily"
     return not (last.endswith(("ing", "ed")) and "VERB" in classes and "NOUN" not in classes)
 
 

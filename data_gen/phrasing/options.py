@@ -24,6 +24,8 @@ from data_gen.phrasing.english import (
     with_article,
 )
 from data_gen.phrasing.grammar import (
+    HANGING,
+    RELATIVES,
     TOOL_WORDS,
     continues_compound,
     ends_cleanly,
@@ -120,6 +122,11 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
     not on a determiner, a preposition, "such" or a participle (`grammar.ends_cleanly`)."""
     out = list(words[:limit])
     rest = list(words[limit:])
+    if rest:  # a cut inside an example or a relative clause loses it whole ("such as daily | driving")
+        opened = [k for k, w in enumerate(out) if k > 1 and w.lower() in HANGING | RELATIVES | {"such"}]
+        if opened:
+            rest = out[opened[-1] :] + rest
+            out = out[: opened[-1]]
     while len(out) > 1 and (
         not ends_cleanly(out) or (rest and continues_compound(out[-1], rest[0])) or out[-1].endswith(",")
     ):

@@ -26,6 +26,7 @@ from data_gen.phrasing.grammar import (
     ends_cleanly,
     nominal,
     third_person,
+    word_classes,
 )
 from data_gen.phrasing.intents import intent_of
 from data_gen.phrasing.options import option_descriptors, shared_verb
@@ -69,6 +70,9 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
         if not (_is_plural(last) or last in MASS_NOUNS):
             last = inflect_engine().plural_noun(last) or last
         return f"the option about {last}"
+    words = name_tokens(tool)
+    if words and word_classes(words[0]) == {"VERB"}:
+        return f"the option that {third_person(words[0])}"  # `Translate`: "the option that translates"
     return "the other option"
 
 
