@@ -78,9 +78,7 @@ _BASE_CONTEXT = re.compile(
     re.I,
 )
 _TO_VERB = re.compile(r"\bto\s+([a-z]+s)\b", re.I)
-_AND_VERB = re.compile(
-    r"\b(?:and|or)\s+([a-z]+s)\s+(?:the|a|an|it|them|its|their|all|any|this|these|your|my)\b", re.I
-)
+_AND_VERB = re.compile(r"\b(?:and|or)\s+([a-z]+s)\s+([a-z]+)\b", re.I)
 _END = r"(?=\s*[,;:?!]|\.(?:\s|$)|\s+or\b|\s*$)"
 _HANGING_END = re.compile(
     rf"\b(such as|such|e\.g\.?|i\.e\.?|including|namely|the same|based|based on|corresponding|according to|"
@@ -149,6 +147,8 @@ def _agreement(text: str) -> str:
         word = m.group(1)
         if third_person_lemma(word) is None or "VERB" not in word_classes(word):
             continue
+        if word_classes(m.group(2)) & {"ADP", "CCONJ", "PRON", "PUNCT"}:
+            continue  # a plural noun: "or reports from your team", "types you can use"
         before = text[: m.start()]
         clause = re.split(r"[.;!?]|, (?:or|and) |\bor\b", before)[-1]
         base = _BASE_CONTEXT.search(clause)

@@ -31,6 +31,7 @@ from data_gen.phrasing.grammar import (
     ends_cleanly,
     nominal,
     third_person_lemma,
+    word_classes,
 )
 from data_gen.phrasing.intents import _lower_obj, intent_of, strip_lead_in
 from diaforge.saying import inflect_engine
@@ -86,6 +87,19 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
 
 # Words that talk about the tool's own parameters, not about what it does.
 _PARAMETER_TALK = frozenset({"parameter", "parameters", "argument", "arguments"})
+
+
+def _before_second_verb(words: Sequence[str]) -> list[str]:
+    """The words before an and/or that joins a third-person verb (the noun phrase an option is
+    offered by ends there)."""
+    for k in range(1, len(words) - 1):
+        if (
+            words[k].lower() in ("and", "or")
+            and third_person_lemma(words[k + 1])
+            and "VERB" in word_classes(words[k + 1])
+        ):
+            return list(words[:k])
+    return list(words)
 
 
 def _base_after_conjunction(words: Sequence[str]) -> list[str]:
@@ -180,6 +194,8 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
             core = [*_phrase_start(s, pre), *core]  # "a pay | run", "a pay | item"
         if len(verbs) > 1 and pre and core and core[0] != s[0]:
             core = list(s)  # another verb needs the whole object: not "modify a pending order" for items
+        if len(verbs) == 1:
+            core = _before_second_verb(core)  # "text sentiment using VADER | and returns scores"
         core = trim_phrase(core, 14)
         phrase = " ".join(core)
         if intents[o.name].source == "name":
