@@ -147,8 +147,9 @@ def _agreement(text: str) -> str:
         word = m.group(1)
         if third_person_lemma(word) is None or "VERB" not in word_classes(word):
             continue
-        if word_classes(m.group(2)) & {"ADP", "CCONJ", "PRON", "PUNCT"}:
-            continue  # a plural noun: "or reports from your team", "types you can use"
+        nxt = m.group(2).lower()
+        if nxt not in DETERMINERS | {"it", "them"} and "NOUN" in word_classes(word):
+            continue  # maybe a plural noun: "or reports from your team", "and sports code"
         before = text[: m.start()]
         clause = re.split(r"[.;!?]|, (?:or|and) |\bor\b", before)[-1]
         base = _BASE_CONTEXT.search(clause)

@@ -92,13 +92,13 @@ _PARAMETER_TALK = frozenset({"parameter", "parameters", "argument", "arguments"}
 def _before_second_verb(words: Sequence[str]) -> list[str]:
     """The words before an and/or that joins a third-person verb (the noun phrase an option is
     offered by ends there)."""
-    for k in range(1, len(words) - 1):
-        if (
-            words[k].lower() in ("and", "or")
-            and third_person_lemma(words[k + 1])
-            and "VERB" in word_classes(words[k + 1])
-        ):
-            return list(words[:k])
+    for k in range(1, len(words) - 2):
+        verb, nxt = words[k + 1], words[k + 2].lower()
+        joins_verb = (
+            words[k].lower() in ("and", "or") and third_person_lemma(verb) and "VERB" in word_classes(verb)
+        )
+        if joins_verb and (nxt in DETERMINERS | {"it", "them"} or "NOUN" not in word_classes(verb)):
+            return list(words[:k])  # not "the status and details | of an order"
     return list(words)
 
 
