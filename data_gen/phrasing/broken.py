@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, first_sentence
+from data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, first_sentence, is_base_verb
 from data_gen.phrasing.grammar import (
     PREPOSITIONS,
     TOOL_WORDS,
@@ -82,7 +82,8 @@ _AND_VERB = re.compile(r"\b(?:and|or)\s+([a-z]+s)\s+([a-z]+)\b", re.I)
 _END = r"(?=\s*[,;:?!]|\.(?:\s|$)|\s+or\b|\s*$)"
 _HANGING_END = re.compile(
     rf"\b(such as|such|e\.g\.?|i\.e\.?|including|namely|the same|based|based on|corresponding|according to|"
-    rf"given|using|named|regarding|than|whether|of|for|with|from|into|via|per|the|a|an){_END}",
+    rf"given|using|named|regarding|than|whether|of|for|with|from|into|via|per|the|a|an|and|"
+    rf"(?:a|an|the)\s+[a-z]+ed){_END}",
     re.I,
 )
 _RELATIVE_END = re.compile(rf",\s*(?:that|which|who)\s+([a-z]+s){_END}", re.I)
@@ -151,9 +152,10 @@ def _agreement(text: str) -> str:
         if nxt not in DETERMINERS | {"it", "them"} and "NOUN" in word_classes(word):
             continue  # maybe a plural noun: "or reports from your team", "and sports code"
         before = text[: m.start()]
-        clause = re.split(r"[.;!?]|, (?:or|and) |\bor\b", before)[-1]
+        clause = re.split(r"[.;!?]|, (?:or|and) |\bor\b|:", before)[-1]
         base = _BASE_CONTEXT.search(clause)
-        if base and third_person_lemma(base.group(1)) is None:
+        opener = clause.split()[0] if clause.split() else ""  # "..., or check the flights ... and returns"
+        if (base and third_person_lemma(base.group(1)) is None) or (opener and is_base_verb(opener)):
             return m.group(0)
     return ""
 
@@ -215,8 +217,8 @@ class _Features:
         for i, t in enumerate(toks):
             if i and not (toks[i].lower() in DETERMINERS or nominal(toks[i])):
                 joined = t.lower() in ("and", "or") and _shared_of_end(toks, i) > i
-                if i >= 3 and i + 1 < len(toks) and ((t == "," and _closed_list(toks, i)) or joined):
-                    gram = " ".join(w.lower() for w in toks[i - 2 : i])
+                if i + 1 < len(toks) and ((t == "," and _closed_list(toks, i)) or joined):
+                    gram = " ".join(w.lower() for w in toks[max(0, i - 2) : i])  # "Parties, term and ..."
                     self.lists.add((gram, toks[i + 1].lower()))
                 return
 

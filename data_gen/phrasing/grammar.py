@@ -207,6 +207,14 @@ def _list_end(toks: Sequence[str], comma: int) -> int:
     return j
 
 
+# Participles that want what follows them ("based on", "using a", "corresponding to").
+_WANTS_OBJECT_WORDS = (
+    "based using including corresponding regarding concerning following containing matching according "
+    "named related compared divided multiplied consisting depending"
+)
+_WANTS_OBJECT = frozenset(_WANTS_OBJECT_WORDS.split())
+
+
 def ends_cleanly(words: Sequence[str]) -> bool:
     """Whether a phrase may end on its last word: not a determiner, a preposition, a conjunction,
     a word that opens an example ("such", "including"), "same", or a participle that wants an
@@ -218,10 +226,9 @@ def ends_cleanly(words: Sequence[str]) -> bool:
         return False
     if len(words) > 1 and words[-2].lower() in RELATIVES:
         return False  # a relative clause without its object: ", that takes"
-    classes = word_classes(last)
-    if classes in ({"ADJ"}, {"ADJ", "ADV"}):
-        return False  # an adjective without its noun: "a certain", "such as daily"
-    return not (last.endswith(("ing", "ed")) and "VERB" in classes and "NOUN" not in classes)
+    if word_classes(last) == {"ADJ"}:
+        return False  # an adjective without its noun: "a certain", "a specific"
+    return last not in _WANTS_OBJECT  # "based", "using", "corresponding"; "filed earlier" ends well
 
 
 # Words a tool name opens with as its verb (`list_orders`, `book_ticket`), besides words that are

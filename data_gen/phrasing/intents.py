@@ -45,6 +45,7 @@ from data_gen.phrasing.grammar import (
     np_end,
     only_third_person_verb,
     opens_with_verb,
+    word_classes,
 )
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
@@ -212,11 +213,7 @@ def _object_words(
             break  # "the area of a triangle | given its base and height"
         elif low in _CLAUSE_DETERMINERS and obj and _relative_clause_at(tokens, i):
             break  # "the orders a customer placed": a relative clause starts at its subject
-        elif (
-            obj
-            and _participle(low, tokens[i + 1] if i + 1 < len(tokens) else "")
-            and not _lemmas(obj[-1].lower()).keys() <= {"ADJ", "ADV"}
-        ):
+        elif obj and _participle_after(obj[-1], low, tokens[i + 1] if i + 1 < len(tokens) else ""):
             break  # "local events | happening in a place", "trace IDs | corresponding to"
         elif obj and only_third_person_verb(t):
             break  # "an agenda item | includes content"
@@ -261,6 +258,15 @@ def _shared_of_end(tokens: Sequence[str], conj: int) -> int:
         return conj
     end = np_end(tokens, k + 1)
     return end if end > k + 1 else conj
+
+
+def _participle_after(prev: str, word: str, nxt: str) -> bool:
+    """Whether `word` opens a reduced relative clause after the noun `prev`: a participle after a
+    noun ("trace IDs | corresponding to"), an -ing form that is also a noun only after a plural
+    ("local events | happening in"; not "a flight booking by its reference")."""
+    if not _participle(word, nxt) or "NOUN" not in word_classes(prev) or prev.lower() in DETERMINERS:
+        return False
+    return "NOUN" not in _lemmas(word) or _is_plural(prev)
 
 
 def _participle(word: str, nxt: str = "") -> bool:
@@ -408,7 +414,7 @@ def _description_intent(tokens: list[str], name_ws: list[str], tool: Tool) -> In
         return intent
     if low in _LOOKUP_LEADS:
         rest = " ".join(_lower_obj(tokens[1:14]))
-        rest = re.sub(r"\s+([,;:])", r"\1", rest).split(";")[0].rstrip(",:")
+        rest = re.sub(r"\s+([,;:])", r"\1", rest).split(";")[0].split(",")[0].rstrip(",:")
         head, nouns = _noun_info(rest.split())
         return Intent(_LOOKUP_LEADS[low], rest, "", head, "lookup", nouns)
     if not verb:

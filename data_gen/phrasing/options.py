@@ -25,7 +25,6 @@ from data_gen.phrasing.english import (
 )
 from data_gen.phrasing.grammar import (
     HANGING,
-    RELATIVES,
     TOOL_WORDS,
     continues_compound,
     ends_cleanly,
@@ -137,7 +136,7 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
     out = list(words[:limit])
     rest = list(words[limit:])
     if rest:  # a cut inside an example or a relative clause loses it whole ("such as daily | driving")
-        opened = [k for k, w in enumerate(out) if k > 1 and w.lower() in HANGING | RELATIVES | {"such"}]
+        opened = [k for k, w in enumerate(out) if k > 1 and w.lower() in HANGING | {"such"}]
         if opened:
             rest = out[opened[-1] :] + rest
             out = out[: opened[-1]]
@@ -166,7 +165,7 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
     start is kept when the rest would not stand alone). When that leaves two options alike (or
     one empty), the option's distinguishing clause is used instead. Written to the user."""
     intents = {o.name: intent_of(o, prefixes) for o in options}
-    seqs = {n: i.full_object.split() for n, i in intents.items()}
+    seqs = {n: f"{i.obj} {i.tail.split(',')[0]}".split() for n, i in intents.items()}  # to the tail's comma
     verbs = {i.verb for i in intents.values()}
     lists = list(seqs.values())
     pre = _common_prefix(lists)
