@@ -88,6 +88,7 @@ _HANGING_END = re.compile(
 )
 _RELATIVE_END = re.compile(rf",\s*(?:that|which|who)\s+([a-z]+s){_END}", re.I)
 _EXAMPLE_END = re.compile(rf"\b(?:such as|including|e\.g\.?)\s+([a-z]+){_END}", re.I)
+_ADJECTIVE_END = re.compile(rf"\b(?:a|an|the)\s+([a-z]+){_END}", re.I)
 _MASS = re.compile(
     rf"\b(?:a|an)\s+({'|'.join(sorted(MASS_NOUNS))}){_END}|\b(informations|datas|advices|feedbacks|equipments|softwares|furnitures|evidences|knowledges)\b",
     re.I,
@@ -125,6 +126,8 @@ def _text_kinds(text: str) -> list[tuple[str, str]]:
         (e for e in _EXAMPLE_END.finditer(text) if word_classes(e.group(1)) <= {"ADJ", "ADV"}), None
     ):
         found.append(("cut_phrase", ex.group(0)))  # "based on factors such as daily."
+    elif adj := next((a for a in _ADJECTIVE_END.finditer(text) if word_classes(a.group(1)) == {"ADJ"}), None):
+        found.append(("cut_phrase", adj.group(0)))  # "a certain?", "What is the anonymous?"
     m = _MASS.search(text)
     if m:
         found.append(("mass_noun_article", m.group(0)))

@@ -134,11 +134,16 @@ def param_noun(key: str, spec: dict | None = None) -> str:
     `source currency`, `to_date` -> `end date`, `within_days` -> `number of days`, `per_page` ->
     `number per page`, `on_off_command` -> `on/off command`, `a` -> `a-value`, `to` ->
     `to-value`, and any other -> `value for after ID`. A flag named by a verb
-    (`include_dissent`, a boolean `spec`) is `choice on whether to include dissent`."""
+    (`include_dissent`, a boolean `spec`) is `choice on whether to include dissent`; one named by
+    an adjective (`enabled`, `anonymous`) is `enabled flag`."""
     human = humanise_param(key)
     if (spec or {}).get("type") == "boolean" and human.split() and verb_only(human.split()[0]):
         return f"choice on whether to {human}"  # never "the include dissent", "What is whether to ..."
     toks = param_tokens(key)
+    flag = (spec or {}).get("type") == "boolean" and len(toks) == 1
+    classes = word_classes(toks[0]) if toks else frozenset()
+    if flag and "NOUN" not in classes and ("ADJ" in classes or toks[0].endswith("ed")):
+        return f"{human} flag"  # `enabled`, `anonymous`: never "What is the enabled?"
     if not toks:
         return human
     words = human.split()
