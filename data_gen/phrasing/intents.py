@@ -219,7 +219,7 @@ def _object_words(
             break  # "an agenda item | includes content"
         obj.append(t)
         i += 1
-    if obj and not coordinate and i < len(tokens) and tokens[i] == "," and _closed_list(tokens, i):
+    if obj and i < len(tokens) and tokens[i] == "," and _closed_list(tokens, i):
         end = np_end(tokens, start, limit=limit + 10)
         if end > i:  # "the current state, owner and due date of a claim"
             obj, i = list(tokens[start:end]), end
@@ -503,9 +503,13 @@ def _noun_phrase_intent(tokens: list[str], name_ws: list[str]) -> Intent | None:
     a look-up of the phrase. None when no object phrase opens it."""
     if len(tokens) > 1 and tokens[1] == "," and "of" in [t.lower() for t in tokens[:14]]:
         upto = [t.lower() for t in tokens].index("of")  # "Parties, term and owner of a contract"
-        listed, rest = tokens[:upto], tokens[upto:]
-        more, tail = _object_words(rest, 0, coordinate=True)
-        obj = [*listed, *more]
+        end = np_end(tokens, 0, limit=24)
+        if end > upto:
+            obj, tail = list(tokens[:end]), _object_words(tokens, end)[1]
+        else:
+            listed, rest = tokens[:upto], tokens[upto:]
+            more, tail = _object_words(rest, 0, coordinate=True)
+            obj = [*listed, *more]
     else:
         obj, tail = _object_words(tokens, 0, coordinate=True)
     if not obj:
