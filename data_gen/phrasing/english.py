@@ -136,7 +136,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;
 
 def in_user_voice(text: str) -> str:
     """A phrase from a description (written to the user) as the user says it: `your` -> `my`,
-    `you` -> `I`."""
+    `you` -> `I`, or `me` after a preposition ("reports directly to me")."""
+    text = re.sub(r"\b(to|for|with|by|from|about|of|at|on|than)\s+you\b", r"\1 me", text, flags=re.IGNORECASE)
     return re.sub(
         r"\b(your|yours|you|yourself)\b", lambda m: _USER_VOICE[m.group(1).lower()], text, flags=re.IGNORECASE
     )

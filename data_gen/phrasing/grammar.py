@@ -224,7 +224,7 @@ def ends_cleanly(words: Sequence[str]) -> bool:
     last = words[-1].lower().strip(".,;:")
     if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | {"same", "given", "e", "i"}:
         return False
-    if len(words) > 1 and words[-2].lower() in RELATIVES:
+    if len(words) > 1 and words[-2].lower() in RELATIVES and third_person_lemma(last):
         return False  # a relative clause without its object: ", that takes"
     if word_classes(last) == {"ADJ"}:
         return False  # an adjective without its noun: "a certain", "a specific"

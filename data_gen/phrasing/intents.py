@@ -39,6 +39,7 @@ from data_gen.phrasing.grammar import (
     TOOL_WORDS,
     VERB_LINKS,
     _closed_list,
+    _list_end,
     continues_compound,
     is_proper,
     nominal,
@@ -220,8 +221,9 @@ def _object_words(
         obj.append(t)
         i += 1
     if obj and i < len(tokens) and tokens[i] == "," and _closed_list(tokens, i):
-        end = np_end(tokens, start, limit=limit + 10)
-        if end > i:  # "the current state, owner and due date of a claim"
+        end = _list_end(tokens, i)  # "the current state, owner and due date | of a claim"
+        end = max(np_end(tokens, end + 1), end) if end < len(tokens) else end
+        if end > i and end - start <= limit + 14:
             obj, i = list(tokens[start:end]), end
     elif obj and not coordinate and i < len(tokens) and tokens[i].lower() in ("and", "or"):
         end = _shared_of_end(tokens, i)
@@ -305,7 +307,7 @@ def _dangling(word: str) -> bool:
     """A word an object phrase should not end on: a preposition, an article, a participle or an
     adverb (`assigned`, `currently`, `early`)."""
     w = word.lower()
-    if w in _BOUNDARY | {"of"} | DETERMINERS | HANGING:
+    if w in _BOUNDARY | {"of"} | DETERMINERS | HANGING | {"still", "now", "already", "yet", "soon", "today"}:
         return True
     pos = _lemmas(w)
     return (
@@ -395,6 +397,21 @@ def _clause_intent(sentence: str, name_ws: list[str], tool: Tool) -> Intent | No
     return _description_intent(tokens, name_ws, probe)
 
 
+_INDEFINITES = frozenset(
+    [
+        "everyone",
+        "everybody",
+        "everything",
+        "anyone",
+        "anybody",
+        "anything",
+        "someone",
+        "somebody",
+        "something",
+        "nobody",
+        "nothing",
+    ]
+)
 _PARAMETER_WORDS = frozenset({"parameter", "parameters", "argument", "arguments", "input", "inputs"})
 
 
@@ -518,8 +535,10 @@ def _noun_phrase_intent(tokens: list[str], name_ws: list[str]) -> Intent | None:
     action = _nominal_action(obj, tail, name_ws)
     if action is not None:
         return action
-    if obj[0].lower() not in DETERMINERS:
-        obj = ["the", *obj]
+    if obj[0] == tokens[0] and not any(c.isupper() for c in obj[0][1:]):
+        obj = [obj[0].lower(), *obj[1:]]  # the description's first word: "Nonconformance reports"
+    if obj[0].lower() not in DETERMINERS | _INDEFINITES:
+        obj = ["the", *obj]  # never "the everyone"
     head, nouns = _noun_info(obj)
     text = " ".join(obj).replace(" ,", ",")
     if tail and tail[0].lower() in TOOL_WORDS:  # "Smart home query API that takes ..." names a tool

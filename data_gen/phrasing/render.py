@@ -21,7 +21,6 @@ from data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, _is_plural, _lemm
 from data_gen.phrasing.grammar import (
     CONJUNCTIONS,
     PREPOSITIONS,
-    RELATIVES,
     TOOL_WORDS,
     ends_cleanly,
     nominal,
@@ -100,7 +99,10 @@ def option_phrases(
         intent = intent_of(o, prefixes)
         if d.startswith("the one "):
             clause = d[8:]
-            joins = clause.split()[0] in PREPOSITIONS | RELATIVES or _participle_word(clause.split()[0])
+            head = clause.split()[0]
+            joins = head not in DETERMINERS and word_classes(head) != {
+                "NOUN"
+            }  # "the user id parameter ..." runs on
             vp = f"{intent.phrase} {clause}" if joins else intent.phrase  # never two phrases run together
         elif verb and d and not d.startswith(f"{verb} "):
             nps[o.name] = d
