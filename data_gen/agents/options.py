@@ -17,6 +17,7 @@ from data_gen.phrasing import (
     intent_of,
     is_base_verb,
     option_descriptors,
+    shared_verb,
 )
 from data_gen.phrasing.render import action, choice, sound
 from diaforge.schema import Tool
@@ -226,10 +227,12 @@ def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], 
             else "about "
         )
         return in_user_voice(f"the one {lead}{clause}")
-    intent = intent_of(gold, prefixes)
-    picked = descriptor or intent.phrase
-    if picked.split()[0] == intent.verb.split()[0] and is_base_verb(picked.split()[0]):
-        picked = f"the option to {picked}"  # a verb phrase; "room availability for ..." stays a noun phrase
+    picked = descriptor or intent_of(gold, prefixes).phrase
+    noun_phrase = (
+        bool(descriptor) and shared_verb(options, prefixes) is not None
+    )  # "room availability for ..."
+    if not noun_phrase and is_base_verb(picked.split()[0]):
+        picked = f"the option to {picked}"
     return in_user_voice(picked)
 
 

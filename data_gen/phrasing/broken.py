@@ -268,9 +268,12 @@ def broken_phrases(text: str, tools: Sequence[Tool] = ()) -> list[tuple[str, str
                     break
         if "lost_object" not in kinds:
             for gram, nxt in f.lists:
-                lead = "" if " " in gram else r"\bthe\s+"  # one word: as an object ("look up the parties,")
+                lead = (
+                    "" if " " in gram else r"\bthe\s+"
+                )  # one word: as an offered object ("the parties, or")
                 m = re.search(
-                    rf"{lead}\b{re.escape(gram)}\b(?!,?\s+(?:(?:and|or)\s+)?{re.escape(nxt)}\b)(?=\s*[,?.!]|\s+(?:or|and)\b)",
+                    rf"{lead}\b{re.escape(gram)}\b(?!,?\s+(?:(?:and|or)\s+)?{re.escape(nxt)}\b)(?=\s*[,?.!]|\s+(?:or|and)\b)"
+                    + ("" if " " in gram else r"(?<=\w)(?=,|\s+or\b)"),
                     low,
                 )
                 if m:

@@ -207,6 +207,10 @@ def _list_end(toks: Sequence[str], comma: int) -> int:
     return j
 
 
+# Words a phrase cannot stop on: "that already | exists", "the same | product type".
+_OPEN_ENDS = frozenset(
+    {"same", "given", "e", "i", "already", "still", "yet", "not", "no", "only", "just", "also"}
+)
 # Participles that want what follows them ("based on", "using a", "corresponding to").
 _WANTS_OBJECT_WORDS = (
     "based using including corresponding regarding concerning following containing matching according "
@@ -222,7 +226,7 @@ def ends_cleanly(words: Sequence[str]) -> bool:
     if not words:
         return False
     last = words[-1].lower().strip(".,;:")
-    if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | {"same", "given", "e", "i"}:
+    if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | _OPEN_ENDS:
         return False
     if len(words) > 1 and words[-2].lower() in RELATIVES and third_person_lemma(last):
         return False  # a relative clause without its object: ", that takes"
