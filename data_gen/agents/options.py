@@ -244,7 +244,13 @@ def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) ->
     act = action(gold, prefixes, candidates)
     if intent.source != "name":
         text = f"I need to {act}"
-        if clause and stem(clause.split()[-1]) not in {stem(w) for w in words(text)} and rng.random() < 0.5:
+        plain = act.startswith("use the option")  # a fallback says the need once, with no clause after
+        if (
+            clause
+            and stem(clause.split()[-1]) not in {stem(w) for w in words(text)}
+            and rng.random() < 0.5
+            and not plain
+        ):
             # "start a return for an order that was delivered" says the need once, not twice
             longer = f"I need to {clause}" if clause.startswith(f"{act} ") else f"{text}, {clause}"
             text = longer if sound(longer, candidates) else text

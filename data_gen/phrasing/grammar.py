@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from data_gen.phrasing.english import DETERMINERS, _lemmas
+from data_gen.phrasing.english import _BOUNDARY, DETERMINERS, _lemmas
 
 _PREPOSITION_WORDS = (
     "about above across after against along among around as at before behind below beneath beside "
@@ -133,8 +133,8 @@ def continues_compound(word: str, nxt: str) -> bool:
     if not nxt or not nxt[:1].isalnum():
         return False
     low = nxt.lower()
-    if low in RELATIVES or low in HANGING or low in TOOL_WORDS:
-        return False
+    if low in RELATIVES or low in HANGING or low in TOOL_WORDS or low in _BOUNDARY:
+        return False  # "a legal hold | once a matter is opened"
     classes = word_classes(nxt)
     if "NOUN" not in classes or classes & {"DET", "ADP", "CCONJ", "PRON"}:
         return False

@@ -25,6 +25,7 @@ from data_gen.phrasing.english import (
 )
 from data_gen.phrasing.grammar import (
     HANGING,
+    RELATIVES,
     TOOL_WORDS,
     continues_compound,
     ends_cleanly,
@@ -111,6 +112,16 @@ def _base_after_conjunction(words: Sequence[str]) -> list[str]:
     return out
 
 
+def _wants_rest(core: Sequence[str], nxt: str) -> bool:
+    """Whether the shared words cut from an option's end were part of its clause: the option
+    would end on a preposition or a relative word, or on a verb whose object they are."""
+    last = core[-1].lower()
+    if last in _BOUNDARY | {"of"} | RELATIVES:
+        return True
+    verb = third_person_lemma(last) or (last if word_classes(last) == {"VERB"} else None)
+    return verb is not None and nxt.lower() in DETERMINERS
+
+
 def _compound_rest(words: Sequence[str], cut: int) -> list[str]:
     """The words from `cut` that finish the noun compound a cut split."""
     end = cut
@@ -182,6 +193,10 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
             core = core + s[cut:end]  # "a privacy impact assessment"
         if core and end < len(s) and continues_compound(core[-1], s[end]):
             core = core + _compound_rest(s, end)  # "an existing to-do | list", "unique employee | id"
+        elif core and end < len(s) and _wants_rest(core, s[end]):
+            core = (
+                core + s[end:]
+            )  # "that complies with | the travel policy", "even though it breaks | the ..."
         if pre and core and _starts_clause(core[0]):
             shared = s[:pre]  # "a hotel room ... as a long stay", "a card transaction you did not make"
             if len(shared) > 6:
