@@ -4,18 +4,24 @@ For each catalogue, run ``python -m data_gen generate --no-validators`` (so no d
 by a rejection) and measure, over the dialogues that reach the end, the share holding a
 determiner before a verb phrase in any turn ("look up the cancel an order", "the list the
 orders") and the share whose opening asks for a verb that contradicts the gold tool ("look up the
-order" for a re-order), plus the share with jargon foreign to the tool's line of business. The
+order" for a re-order), plus the share with jargon foreign to the tool's line of business, and
+the share holding a broken phrase of any kind in any turn (`data_gen.validators.phrase_findings`:
+the nine kinds of `data_gen.phrasing.broken`, template debris, a determiner before a verb), with
+a count per kind; `--max-broken 0.01` exits 1 when a catalogue's share is above 1 %. The
 detectors are this checkout's (`data_gen.phrasing`); the generator is the checkout given by
 ``--generator`` (default: this one), so a baseline is measured by pointing it at an older
 checkout: ``git archive <commit> | tar -x -C /tmp/base``, then ``--generator /tmp/base``.
 
 Catalogues: any file `load_catalogue` reads, plus two we did not write: ``bfcl:N`` samples N
 distinct functions from the BFCL function docs installed with ``bfcl-eval`` (seeded, from its
-single-turn and live categories), and ``dice:PATH`` reads DICE-Bench's ``tool_docs.json``.
+single-turn and live categories), ``dice:PATH`` reads DICE-Bench's ``tool_docs.json`` and
+``apibank:PATH`` API-Bank's ``all_apis.csv`` (`apibank_tools`); ``LABEL=SPEC`` names a run. The
+five public catalogues (README, "Five public catalogues"):
 
-    python scripts/measure_description_styles.py \\
-        tests/data_gen/fixtures/description_styles/imperative_orders.json bfcl:240 \\
-        dice:tests/fixtures/peers/dicebench/tool_docs.json --out /tmp/styles
+    python scripts/measure_description_styles.py taubench=tests/fixtures/catalogues/taubench/tools.json \\
+        xero=tests/fixtures/catalogues/xero_payroll_au/xero-payroll-au.yaml \\
+        apibank:tests/fixtures/catalogues/apibank/all_apis.csv dice:tests/fixtures/peers/dicebench/tool_docs.json \\
+        bfcl:240 --per-tool 10 --max-broken 0.01 --out /tmp/styles
 """
 
 from __future__ import annotations
