@@ -19,9 +19,9 @@ from data_gen.phrasing import (
     option_descriptors,
     shared_verb,
 )
-from data_gen.phrasing.render import action, choice, sound
+from data_gen.phrasing.render import action, choice, sound, with_tool
 from diaforge.schema import Tool
-from diaforge.text import content_stems, overlap, stem, tool_stems, words
+from diaforge.text import KEEP_WORDS, STOPWORDS, content_stems, overlap, stem, tool_stems, words
 
 # Words of a question that say nothing about which option is meant.
 _QUESTION_WORDS = frozenset(
@@ -74,6 +74,9 @@ _QUESTION_WORDS = frozenset(
         "there",
     ]
 )
+# Stems of function words ("with", "by", "for"): in a tool's name they tell no option apart, and
+# a user's "complies with the policy" says nothing for `approve_report_with_exception`.
+_FUNCTION_STEMS = frozenset(stem(w) for w in STOPWORDS - KEEP_WORDS)
 _OPTION_SPLIT = re.compile(r",|;|:|\?|\bor\b|\beither\b|\bversus\b|\bvs\b\.?|/", re.IGNORECASE)
 
 
@@ -156,7 +159,8 @@ def negated_stems(text: str) -> set[str]:
 
 def narrow(options: Sequence[Tool], answer: str) -> list[Tool]:
     """The options an answer points at: those whose distinguishing words (name, description and
-    parameters, weighted by rarity within the options) it uses most, minus those it negates."""
+    parameters, weighted by rarity within the options) it uses most, minus those it negates.
+    Function words are no distinguishing words, even in a name (`_FUNCTION_STEMS`)."""
     if _NONE_FITS.search(answer):
         return []
     stems, weight = _weights(options)
@@ -165,6 +169,7 @@ def narrow(options: Sequence[Tool], answer: str) -> list[Tool]:
     scored = []
     for o in options:
         own = stems[o.name] - set.intersection(*stems.values()) if len(options) > 1 else stems[o.name]
+        own = own - _FUNCTION_STEMS
         if own & neg and not (own & (ans - neg)):
             continue
         scored.append((sum(weight[s] for s in own & (ans - neg)), o))
@@ -253,7 +258,9 @@ def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) ->
         ):
             # "start a return for an order that was delivered" says the need once, not twice
             longer = f"I need to {clause}" if clause.startswith(f"{act} ") else f"{text}, {clause}"
-            text = longer if sound(longer, candidates) else text
+            text = longer if sound(longer, with_tool(gold, candidates)) else text
         return in_user_voice(text) + "."
     about = f"What I need is about {clause}."
-    return in_user_voice(about) if clause and sound(about, candidates) else f"I need to {act}."
+    return (
+        in_user_voice(about) if clause and sound(about, with_tool(gold, candidates)) else f"I need to {act}."
+    )

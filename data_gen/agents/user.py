@@ -12,7 +12,7 @@ from data_gen.agents.options import gold_choice, offered_options, prefixes_of, r
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
 from data_gen.personas import same_line_of_business
 from data_gen.phrasing import cap, catalogue_terms, subject_of, vague_request
-from data_gen.phrasing.render import param_noun, sound
+from data_gen.phrasing.render import param_noun, sound, with_tool
 from data_gen.values import extract_value, phrase_values, render_value
 from data_gen.wording import DEFAULT_TONE, Wording, get_wording
 from diaforge.llm.base import BackendError, ChatBackend, Usage
@@ -102,7 +102,7 @@ class ScriptedUser:
         gold, persona = state.gold, state.persona
         prefixes = prefixes_of(state.candidates)
         act = vague_request(gold, state.candidates, prefixes)
-        if not sound(act, state.candidates):
+        if not sound(act, with_tool(gold, state.candidates)):
             act = f"sort out something {subject_of(gold, state.candidates, prefixes)}"
         templates = self.bank.openings[_tone(persona, self.bank)]
         if not _persona_fits(persona, gold, state.candidates):  # no "I'm the buyer in Purchasing" in a shop

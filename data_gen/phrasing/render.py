@@ -1,4 +1,4 @@
-"""The one path from a parsed description to the words the scripted agents say (issue 37).
+"""The one path from a parsed description to the words the scripted agents say .
 
 Every phrase a scripted agent builds from a catalogue goes through here: a tool's action (the
 teacher's "To {act}, I need ...", the user's goal and restated need, the refusal's offers), the
@@ -51,9 +51,18 @@ def sound(phrase: str, tools: Sequence[Tool] = ()) -> bool:
     )
 
 
+def with_tool(tool: Tool, tools: Sequence[Tool]) -> list[Tool]:
+    """`tools`, with `tool` added when it is not among them: a phrase drawn from a tool's own
+    description is read against that description too (the tool a user needs in a retrieval miss
+    is no candidate, and "a lost corporate card" ends a phrase in its description even where a
+    candidate says "a corporate card transaction")."""
+    return list(tools) if any(t.name == tool.name for t in tools) else [*tools, tool]
+
+
 def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[Tool] = ()) -> str:
     """A plain noun phrase for a tool that is always correct: "the option that lists the payment
     runs of a company code" from its intent, else "the option about <its nouns>"."""
+    tools = with_tool(tool, tools)
     intent = intent_of(tool, prefixes)
     if intent.source != "name" and intent.obj:
         phrase = f"the option that {third_person(intent.verb)} {intent.obj}"
@@ -79,7 +88,9 @@ def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[T
     """What a tool does, as a verb phrase: its intent when that reads well, else "use" and the
     plain noun phrase of `fallback_option`."""
     phrase = intent_of(tool, prefixes).phrase
-    return phrase if sound(phrase, tools) else f"use {fallback_option(tool, prefixes, tools)}"
+    return (
+        phrase if sound(phrase, with_tool(tool, tools)) else f"use {fallback_option(tool, prefixes, tools)}"
+    )
 
 
 def option_phrases(
@@ -123,7 +134,7 @@ def _participle_word(word: str) -> bool:
 def choice(gold: Tool, options: Sequence[Tool], phrase: str, prefixes: frozenset[str] = frozenset()) -> str:
     """The user's words for the option it wants: `phrase` when it reads well, else the plain
     noun phrase of `fallback_option`."""
-    return phrase if sound(phrase, options) else fallback_option(gold, prefixes, options)
+    return phrase if sound(phrase, with_tool(gold, options)) else fallback_option(gold, prefixes, options)
 
 
 _SOURCE = {"from": "source", "to": "target", "since": "start", "until": "end", "till": "end"}
@@ -181,4 +192,5 @@ __all__ = [
     "param_item",
     "param_noun",
     "sound",
+    "with_tool",
 ]
