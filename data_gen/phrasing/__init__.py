@@ -10,7 +10,7 @@ has no usable description does the name speak, and then without its domain or nu
 The package, in reading order (each module imports only those before it):
 
 * `english`: word helpers (verb lemmas, articles, number) and the closed word classes;
-* `grammar`: the parse the rest renders from (issue 37): a word's classes from the `lemminflect`
+* `grammar`: the parse the rest renders from: a word's classes from the `lemminflect`
   lexicon and closed classes, whether a description opens with a verb, where a noun phrase ends;
 * `intents`: `intent_of`, a tool's verb and object, from any description style;
 * `options`: `option_descriptors` says what separates a group of tools (what is left of their

@@ -1,4 +1,4 @@
-"""Phrases no person writes, read with the parse of `data_gen.phrasing.grammar` (issue 37).
+"""Phrases no person writes, read with the parse of `data_gen.phrasing.grammar`.
 
 `broken_phrases(text, tools)` gives `(kind, evidence)` for each kind found in a message; the
 candidate tools let it read what a description's words were before a renderer cut or pasted them.

@@ -1,4 +1,4 @@
-"""Natural English on any catalogue (issue 37): the parse the phrasing renders from
+"""Natural English on any catalogue: the parse the phrasing renders from
 (`data_gen.phrasing.grammar`), each kind of broken phrase the validator rejects
 (`data_gen.phrasing.broken`), the one rendering path with its plain fallback
 (`data_gen.phrasing.render`), and generation on three public catalogues with validators off."""

@@ -288,13 +288,14 @@ def test_the_naturalness_validator_names_each_new_kind() -> None:
         assert reject_reason({"stage": "naturalness", "reason": verdict.reason}) == f"naturalness:{kind}"
 
 
-# Reference dialogues of the held-out benchmark (built before issue 37) that hold a broken phrase,
-# each read by hand: "look up the starts enhanced third-party due diligence", "... or correct
-# inaccurate?", "the madrid protocol", "on behalf of a legal.", "through the corporate, or ...",
-# "look up the applies for a corporate credit card", "check the flights of a trip against the
+# Reference dialogues of the held-out benchmark (built before the broken-phrase checks) that hold a
+# broken phrase, each read by hand: "look up the starts enhanced third-party due diligence", "... or
+# correct inaccurate?", "the madrid protocol", "on behalf of a legal.", "through the corporate, or
+# ...", "look up the applies for a corporate credit card", "check the flights of a trip against the
 # travel policy and returns each violation", "block a lost corporate card and orders a replacement",
-# "linked to an approved or ...", "approved amount, payment date and.", "look up the parties, or ...". The benchmark is rebuilt (`scripts/build_assets.py`) outside this change; a rebuilt
-# one holds none of them.
+# "linked to an approved or ...", "approved amount, payment date and.", "look up the parties, or
+# ...". The benchmark is rebuilt (`scripts/build_assets.py`) outside this change; a rebuilt one
+# holds none of them.
 BENCHMARK_BROKEN = {
     "diabench_heldout_v1.jsonl": {
         "000007-register_frequent_flyer_number": "verb_agreement",
@@ -338,7 +339,7 @@ BENCHMARK_BROKEN = {
 @pytest.mark.parametrize("name", sorted(BENCHMARK_BROKEN))
 def test_the_bundled_benchmark_passes_the_checks_but_its_broken_phrases(name) -> None:
     """The third-person bundled catalogue is untouched by the earlier checks: every reference
-    dialogue of the held-out benchmark passes them; the broken-phrase checks of issue 37 reject
+    dialogue of the held-out benchmark passes them; the broken-phrase checks reject
     exactly the dialogues read by hand above, each for its kind."""
     for d in load_dialogues(ROOT / "eval" / "benchmarks" / name):
         verdict = naturalness_validator(d)
