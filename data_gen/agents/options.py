@@ -222,8 +222,12 @@ def gold_choice(gold: Tool, options: Sequence[Tool], rng: random.Random) -> str:
 def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], rng: random.Random) -> str:
     descriptor = option_descriptors(options, prefixes).get(gold.name, "")
     clause = distinguishing_clause(gold, options)
+    if clause.startswith("of ") and descriptor and not descriptor.startswith("the one"):
+        clause = ""  # "the details of a user", never "the one about of a user"
     if clause and (not descriptor or descriptor.startswith("the one") or rng.random() < 0.35):
         first = clause.split()[0]
+        if first == "of":
+            return in_user_voice(f"the one about {clause[3:]}")
         if is_base_verb(first):
             return in_user_voice(f"the option to {clause}")
         lead = (

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
+from data_gen.agents.options import gold_choice, narrow
 from data_gen.catalogue import load_catalogue
 from data_gen.engine import generate
 from data_gen.gen_config import GenerationConfig
@@ -340,3 +341,40 @@ def test_generation_on_a_public_catalogue_reads_naturally(tmp_path, catalogue) -
     assert len(dialogues) >= n * 0.8
     broken = [(d.seed_tool, phrase_findings(d)) for d in dialogues if phrase_findings(d)]
     assert len(broken) <= 0.02 * len(dialogues), broken[:5]
+
+
+def test_a_choice_told_apart_by_an_of_phrase_is_the_options_noun_phrase() -> None:
+    """tau-bench's four `get_*_details` tools differ only by their of-phrase: the user names the
+    option ("the details of a user") and never says "the one about of a user"."""
+    tools = {t.name: t for t in load_catalogue(CATALOGUES / "taubench" / "tools.json").tools}
+    names = ("get_user_details", "get_product_details", "get_order_details", "get_reservation_details")
+    options = [tools[n] for n in names]
+    said = {gold_choice(tools["get_user_details"], options, random.Random(seed)) for seed in range(30)}
+    assert said == {"the details of a user"}
+
+
+def test_an_answer_is_read_by_its_content_words_not_a_function_word_of_a_name() -> None:
+    """'with' in `approve_report_with_exception` says nothing about an answer that says "complies
+    with the travel policy": the answer points at the other option alone."""
+    exception = tool(
+        "approve_report_with_exception",
+        "Approves one expense report even though it breaks the travel policy.",
+    )
+    plain = tool("approve_report", "Approves one expense report that complies with the travel policy.")
+    answer = "That would be one expense report that complies with the travel policy."
+    assert [t.name for t in narrow([exception, plain], answer)] == ["approve_report"]
+    assert [t.name for t in narrow([exception, plain], "The one with the exception.")] == [
+        "approve_report_with_exception"
+    ]
+
+
+def test_a_need_outside_the_candidates_is_read_against_its_own_description() -> None:
+    """In a retrieval miss the needed tool is no candidate; "a lost corporate card" ends a phrase
+    in its own description, so a candidate's "corporate card transaction" does not make it a cut
+    phrase and the user says the need instead of the plain fallback."""
+    lost = tool("report_card_lost", "Blocks a lost corporate card and orders a replacement.")
+    dispute = tool(
+        "dispute_card_transaction", "Disputes a corporate card transaction that was charged wrongly."
+    )
+    assert not sound("block a lost corporate card", [dispute])  # read against the candidate alone
+    assert action(lost, frozenset(), [dispute]) == "block a lost corporate card"
