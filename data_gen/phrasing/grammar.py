@@ -166,6 +166,8 @@ def np_end(toks: Sequence[str], start: int, limit: int = 16) -> int:
             break
     if i == head:
         return start
+    if i < n and _postpositive(toks, i) and _after_noun(toks[i - 1]):
+        i += 1  # "accounts payable", "the funds available."
     end = i
     if end < n and toks[end] == "," and _closed_list(toks, end):
         end = _list_end(toks, end)
@@ -174,6 +176,18 @@ def np_end(toks: Sequence[str], start: int, limit: int = 16) -> int:
         if sub > end + 1:
             end = sub
     return end if end - start <= limit else start
+
+
+def _postpositive(toks: Sequence[str], i: int) -> bool:
+    """Whether `toks[i]`, right after a head noun, is an adjective in -able/-ible that ends its
+    clause, and so belongs to the phrase ("accounts payable", "the funds available")."""
+    word = toks[i].lower()
+    ends = i + 1 == len(toks) or not toks[i + 1][:1].isalnum()
+    return ends and word.endswith(("able", "ible")) and word_classes(word) == {"ADJ"}
+
+
+def _after_noun(word: str) -> bool:
+    return word.lower() not in DETERMINERS and "NOUN" in word_classes(word)
 
 
 def _adjective_before(toks: Sequence[str], i: int) -> bool:
@@ -231,7 +245,11 @@ def ends_cleanly(words: Sequence[str]) -> bool:
     if len(words) > 1 and words[-2].lower() in RELATIVES and third_person_lemma(last):
         return False  # a relative clause without its object: ", that takes"
     if word_classes(last) == {"ADJ"}:
-        return False  # an adjective without its noun: "a certain", "a specific"
+        # an adjective without its noun: "a certain", "a specific"; one in -able/-ible after its
+        # noun ends the phrase ("accounts payable")
+        return (
+            len(words) > 1 and _postpositive([*words[:-1], last], len(words) - 1) and _after_noun(words[-2])
+        )
     return last not in _WANTS_OBJECT  # "based", "using", "corresponding"; "filed earlier" ends well
 
 

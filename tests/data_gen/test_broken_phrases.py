@@ -378,3 +378,15 @@ def test_a_need_outside_the_candidates_is_read_against_its_own_description() -> 
     )
     assert not sound("block a lost corporate card", [dispute])  # read against the candidate alone
     assert action(lost, frozenset(), [dispute]) == "block a lost corporate card"
+
+
+def test_an_adjective_after_its_noun_stays_in_the_option() -> None:
+    """ "Post a supplier invoice to accounts payable": the option keeps "payable" (an adjective in
+    -able after its noun ends a phrase), while "a certain" still does not end one."""
+    block = tool("block_supplier_invoice", "Block a supplier invoice for payment.")
+    post = tool("post_supplier_invoice", "Post a supplier invoice to accounts payable.")
+    _, offered = option_phrases([block, post])
+    assert offered["post_supplier_invoice"] == "post a supplier invoice to accounts payable"
+    assert np_end(tokens("accounts payable."), 0) == 2
+    assert np_end(tokens("accounts payable and more"), 0) == 1
+    assert not sound("a certain")
