@@ -19,9 +19,10 @@ from data_gen.phrasing import (
     option_descriptors,
     shared_verb,
 )
+from data_gen.phrasing.grammar import opens_with_verb, tokens
 from data_gen.phrasing.render import action, choice, sound, with_tool
 from diaforge.schema import Tool
-from diaforge.text import KEEP_WORDS, STOPWORDS, content_stems, overlap, stem, tool_stems, words
+from diaforge.text import KEEP_WORDS, STOPWORDS, content_stems, name_tokens, overlap, stem, tool_stems, words
 
 # Words of a question that say nothing about which option is meant.
 _QUESTION_WORDS = frozenset(
@@ -228,7 +229,7 @@ def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], 
         first = clause.split()[0]
         if first == "of":
             return in_user_voice(f"the one about {clause[3:]}")
-        if is_base_verb(first):
+        if is_base_verb(first) and opens_with_verb(tokens(clause), name_tokens(gold)):  # not "to time period"
             return in_user_voice(f"the option to {clause}")
         lead = (
             ""

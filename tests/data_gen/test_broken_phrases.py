@@ -390,3 +390,30 @@ def test_an_adjective_after_its_noun_stays_in_the_option() -> None:
     assert np_end(tokens("accounts payable."), 0) == 2
     assert np_end(tokens("accounts payable and more"), 0) == 1
     assert not sound("a certain")
+
+
+def test_a_clause_that_opens_with_a_noun_is_not_said_as_a_verb() -> None:
+    """BFCL's four value calculators: what sets `calculate_future_value` apart is "time period";
+    "time" is no verb there, so the user never says "the option to time period"."""
+    options = [
+        tool("calculate_present_value", "Calculate the present value of a future cash flows stream."),
+        tool(
+            "financials.calculate_future_value",
+            "Calculate the future value of an investment based on a constant interest rate.",
+        ),
+        tool(
+            "calculate_future_value",
+            "Calculates the future value of an investment based on the present value, interest rate, "
+            "and time period.",
+        ),
+        tool(
+            "finance.calculate_future_value",
+            "Calculate the future value of an investment given an initial investment, annual rate of "
+            "return, and a time frame.",
+        ),
+    ]
+    said = {gold_choice(options[2], options, random.Random(seed)) for seed in range(30)}
+    assert said == {
+        "the future value of an investment based on the present value",
+        "the one about time period",
+    }
