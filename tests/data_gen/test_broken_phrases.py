@@ -417,3 +417,13 @@ def test_a_clause_that_opens_with_a_noun_is_not_said_as_a_verb() -> None:
         "the future value of an investment based on the present value",
         "the one about time period",
     }
+
+
+def test_a_clause_that_is_a_sentence_is_not_said_after_about() -> None:
+    """tau-bench's return tool differs from its exchange tool by a sentence ("the order status will
+    be changed to return requested"): the user names it by what it does, never "the one about the
+    order status will be changed ..."."""
+    tools = {t.name: t for t in load_catalogue(CATALOGUES / "taubench" / "tools.json").tools}
+    options = [tools["exchange_delivered_order_items"], tools["return_delivered_order_items"]]
+    said = {gold_choice(options[1], options, random.Random(seed)) for seed in range(30)}
+    assert said == {"the option to return some items of a delivered order"}
