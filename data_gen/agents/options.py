@@ -20,7 +20,7 @@ from data_gen.phrasing import (
     shared_verb,
 )
 from data_gen.phrasing.grammar import np_end, opens_with_verb, tokens
-from data_gen.phrasing.render import action, choice, sound, with_tool
+from data_gen.phrasing.render import action, choice, option_phrases, sound, with_tool
 from diaforge.schema import Tool
 from diaforge.text import KEEP_WORDS, STOPWORDS, content_stems, name_tokens, overlap, stem, tool_stems, words
 
@@ -240,9 +240,9 @@ def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], 
         if not lead or np_end(words, 0) == len(words):
             return in_user_voice(f"the one {lead}{clause}")
         # "about" takes a noun phrase, not a sentence: never "the one about the order status will
-        # be changed to return requested"; the option is said by what it does instead.
-        if descriptor.startswith("the one"):
-            descriptor = ""
+        # be changed to return requested"; the user says the option as the question offered it.
+        offered = option_phrases(options, prefixes)[1][gold.name]
+        return in_user_voice(f"the option to {offered}" if is_base_verb(offered.split()[0]) else offered)
     picked = descriptor or intent_of(gold, prefixes).phrase
     noun_phrase = (
         bool(descriptor) and shared_verb(options, prefixes) is not None

@@ -427,3 +427,13 @@ def test_a_clause_that_is_a_sentence_is_not_said_after_about() -> None:
     options = [tools["exchange_delivered_order_items"], tools["return_delivered_order_items"]]
     said = {gold_choice(options[1], options, random.Random(seed)) for seed in range(30)}
     assert said == {"the option to return some items of a delivered order"}
+
+
+def test_a_sentence_clause_is_said_as_the_question_offered_it() -> None:
+    """Two demand forecasts told apart by "straight from the statistical model": the user echoes
+    the offered option, which the teacher reads as that option alone."""
+    tools = {t.name: t for t in load_catalogue(ROOT / "data_gen" / "assets" / "catalogue_train.json").tools}
+    options = [tools["get_demand_forecast_statistical"], tools["get_demand_forecast_consensus"]]
+    said = {gold_choice(options[0], options, random.Random(seed)) for seed in range(30)}
+    assert said == {"the option to look up the weekly demand forecast straight from the statistical model"}
+    assert narrow(options, said.pop()) == [options[0]]
