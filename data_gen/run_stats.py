@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from data_gen.agents import COMPLETION, SELECTION
-from data_gen.validators import naturalness_shares
+from data_gen.validators import broken_phrase_counts, naturalness_shares
 from diaforge.llm.base import Usage
 from diaforge.schema import Dialogue
 
@@ -98,6 +98,7 @@ def corpus_stats(dialogues: Sequence[Dialogue], rejects: Sequence[dict], *, num_
         "completion_turns": hist("completion_turns"),
         "distinct_seed_tools": len({d.seed_tool for d in dialogues}),
         "naturalness": naturalness_shares(dialogues),
+        "broken_phrases": broken_phrase_counts(dialogues),
     }
 
 

@@ -8,7 +8,11 @@ refusal ends the dialogue only after the user has said enough to rule out every 
 The naturalness step is ours: it rejects what makes a corpus teach the wrong behaviour or a
 benchmark leak its answer. Its reasons start with a kind (`tool_name_in_reply`,
 `tool_name_from_user`, `template_artefact`, `determiner_before_verb`, `contradicting_intent`,
-`foreign_jargon`, `unsettled_choice`), which `stats.json` counts."""
+`foreign_jargon`, `unsettled_choice`, and the kinds of broken phrase of
+`data_gen.phrasing.broken`: `verb_read_as_noun`, `preposition_as_noun`, `verb_agreement`,
+`cut_phrase`, `lost_object`, `run_on`, `mass_noun_article`, `tool_talk`, `lowercased_name`), which
+`stats.json` counts (`reject_reasons`; `broken_phrases` counts the accepted dialogues holding each
+kind, and `naturalness.share_broken_phrases` their share)."""
 
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from data_gen.phrasing import (
     foreign_trade_words,
     names_read_out,
 )
+from data_gen.phrasing.broken import KINDS, broken_phrases
 from data_gen.values import check_arguments, render_value
 from diaforge.format import parse_assistant, render_assistant
 from diaforge.schema import ACT_OF_ACTION, CALL_ACTIONS, Dialogue, Tool, Verdict
@@ -206,6 +211,10 @@ def naturalness_validator(d: Dialogue) -> Verdict:
         pasted = determiner_before_verb(text, d.candidate_tools)
         if pasted:
             return _fail(name, f"determiner_before_verb: turn {i}: '{pasted[0]}'")
+        broken = broken_phrases(text, d.candidate_tools)
+        if broken:
+            kind, evidence = broken[0]
+            return _fail(name, f"{kind}: turn {i}: '{evidence}'")
     gold = d.gold_tool or d.withheld_tool  # what the user needs
     if gold is not None and d.turns and d.turns[0].role == "user":
         wrong = contradicting_verbs(d.turns[0].content, gold, d.candidate_tools)
@@ -279,16 +288,54 @@ def run_rule_validators(d: Dialogue) -> list[Verdict]:
     return verdicts
 
 
+BROKEN_KINDS = ("template_artefact", "determiner_before_verb", *KINDS)
+"""The kinds a broken phrase is counted by: the earlier two and those of `data_gen.phrasing.broken`."""
+
+
+def phrase_findings(d: Dialogue) -> dict[str, str]:
+    """Each kind of broken phrase in any turn of a dialogue (`BROKEN_KINDS`), with the first
+    evidence of it: template debris (quoted values and JSON left out), a determiner before a verb
+    phrase, and the kinds of `data_gen.phrasing.broken`."""
+    from data_gen.phrasing.broken import _plain
+
+    found: dict[str, str] = {}
+    for t in d.turns:
+        text = t.content or ""
+        debris = artefacts(_plain(text))
+        if debris:
+            found.setdefault("template_artefact", debris[0])
+        pasted = determiner_before_verb(text, d.candidate_tools)
+        if pasted:
+            found.setdefault("determiner_before_verb", pasted[0])
+        for kind, evidence in broken_phrases(text, d.candidate_tools):
+            found.setdefault(kind, evidence)
+    return found
+
+
+def broken_phrase_counts(dialogues: Sequence[Dialogue]) -> dict[str, int]:
+    """How many dialogues hold each kind of broken phrase (`phrase_findings`), every kind listed;
+    `any` counts the dialogues holding at least one (`stats.json` -> `broken_phrases`)."""
+    counts = dict.fromkeys(("any", *BROKEN_KINDS), 0)
+    for d in dialogues:
+        found = phrase_findings(d)
+        counts["any"] += bool(found)
+        for kind in found:
+            counts[kind] += 1
+    return counts
+
+
 def naturalness_shares(dialogues: Sequence[Dialogue]) -> dict[str, float]:
     """Shares of dialogues with an assistant question that reads out a tool name, with a user turn
     naming the gold tool before the assistant did, with template debris in the opening, with a
-    determiner before a verb phrase in any turn ("the cancel an order"), and with an opening whose
-    verb contradicts the gold tool: the measures the scripted generator is held to
-    (`stats.json` -> `naturalness`)."""
+    determiner before a verb phrase in any turn ("the cancel an order"), with an opening whose
+    verb contradicts the gold tool, and with a broken phrase of any kind in any turn
+    (`phrase_findings`): the measures the scripted generator is held to (`stats.json` ->
+    `naturalness`)."""
     n = len(dialogues) or 1
-    names_in_questions = user_names_gold = opening_debris = pasted = contradicting = 0
+    names_in_questions = user_names_gold = opening_debris = pasted = contradicting = broken = 0
     for d in dialogues:
         pasted += any(determiner_before_verb(t.content or "", d.candidate_tools) for t in d.turns)
+        broken += bool(phrase_findings(d))
         gold = d.gold_tool
         if gold is not None and d.turns and d.turns[0].role == "user":
             contradicting += bool(contradicting_verbs(d.turns[0].content, gold, d.candidate_tools))
@@ -310,4 +357,5 @@ def naturalness_shares(dialogues: Sequence[Dialogue]) -> dict[str, float]:
         "share_openings_with_artefacts": opening_debris / n,
         "share_determiner_before_verb": pasted / n,
         "share_openings_contradicting_verb": contradicting / n,
+        "share_broken_phrases": broken / n,
     }

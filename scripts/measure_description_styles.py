@@ -4,18 +4,24 @@ For each catalogue, run ``python -m data_gen generate --no-validators`` (so no d
 by a rejection) and measure, over the dialogues that reach the end, the share holding a
 determiner before a verb phrase in any turn ("look up the cancel an order", "the list the
 orders") and the share whose opening asks for a verb that contradicts the gold tool ("look up the
-order" for a re-order), plus the share with jargon foreign to the tool's line of business. The
+order" for a re-order), plus the share with jargon foreign to the tool's line of business, and
+the share holding a broken phrase of any kind in any turn (`data_gen.validators.phrase_findings`:
+the nine kinds of `data_gen.phrasing.broken`, template debris, a determiner before a verb), with
+a count per kind; `--max-broken 0.01` exits 1 when a catalogue's share is above 1 %. The
 detectors are this checkout's (`data_gen.phrasing`); the generator is the checkout given by
 ``--generator`` (default: this one), so a baseline is measured by pointing it at an older
 checkout: ``git archive <commit> | tar -x -C /tmp/base``, then ``--generator /tmp/base``.
 
 Catalogues: any file `load_catalogue` reads, plus two we did not write: ``bfcl:N`` samples N
 distinct functions from the BFCL function docs installed with ``bfcl-eval`` (seeded, from its
-single-turn and live categories), and ``dice:PATH`` reads DICE-Bench's ``tool_docs.json``.
+single-turn and live categories), ``dice:PATH`` reads DICE-Bench's ``tool_docs.json`` and
+``apibank:PATH`` API-Bank's ``all_apis.csv`` (`apibank_tools`); ``LABEL=SPEC`` names a run. The
+five public catalogues (README, "Five public catalogues"):
 
-    python scripts/measure_description_styles.py \\
-        tests/data_gen/fixtures/description_styles/imperative_orders.json bfcl:240 \\
-        dice:tests/fixtures/peers/dicebench/tool_docs.json --out /tmp/styles
+    python scripts/measure_description_styles.py taubench=tests/fixtures/catalogues/taubench/tools.json \\
+        xero=tests/fixtures/catalogues/xero_payroll_au/xero-payroll-au.yaml \\
+        apibank:tests/fixtures/catalogues/apibank/all_apis.csv dice:tests/fixtures/peers/dicebench/tool_docs.json \\
+        bfcl:240 --per-tool 10 --max-broken 0.01 --out /tmp/styles
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from pathlib import Path
 
 from data_gen.catalogue import load_catalogue, save_catalogue
 from data_gen.phrasing import contradicting_verbs, determiner_before_verb
-from data_gen.validators import foreign_jargon
+from data_gen.validators import BROKEN_KINDS, foreign_jargon, phrase_findings
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.schema import load_dialogues
 
@@ -76,20 +82,95 @@ def dice_catalogue(src: str, out: Path) -> Path:
     return path
 
 
+_APIBANK_TYPES = {
+    "str": {"type": "string"},
+    "int": {"type": "integer"},
+    "float": {"type": "number"},
+    "list": {"type": "array", "items": {"type": "string"}},
+    "List[str]": {"type": "array", "items": {"type": "string"}},
+    "object": {"type": "object"},
+    "datetime": {"type": "string", "format": "date-time"},
+}
+
+
+def apibank_tools(src: str | Path) -> list[dict]:
+    """API-Bank's `data/all_apis.csv` as OpenAI function documents: one per row whose `api_info`
+    cell assigns a `description` string (a row holding only "." is skipped), named by its `类名`
+    (class name) cell. The cell is Python assignments, read with `ast.literal_eval` (nothing runs);
+    each of `input_parameters` becomes a required parameter (API-Bank marks none optional, and its
+    calls pass every one); its types map to JSON Schema (`str` -> string, `list` -> array of
+    strings, `datetime` -> a date-time string; an unknown type -> string)."""
+    import ast
+    import csv
+
+    docs = []
+    with open(src, encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            try:
+                body = ast.parse(row["api_info"]).body
+            except SyntaxError:
+                continue
+            values = {}
+            for node in body:
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                    values[node.targets[0].id] = ast.literal_eval(node.value)
+            if not isinstance(values.get("description"), str):
+                continue
+            params = values.get("input_parameters")
+            params = params if isinstance(params, dict) else {}
+            props = {
+                k: {
+                    **_APIBANK_TYPES.get(str(v.get("type")), {"type": "string"}),
+                    "description": v.get("description", ""),
+                }
+                for k, v in params.items()
+            }
+            docs.append(
+                {
+                    "name": row["类名"].strip(),
+                    "description": values["description"],
+                    "parameters": {"type": "object", "properties": props, "required": list(props)},
+                }
+            )
+    return docs
+
+
+def apibank_catalogue(src: str, out: Path) -> Path:
+    path = out / "apibank_tools.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(apibank_tools(src), ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
 def resolve(spec: str, seed: int, out: Path) -> tuple[str, Path]:
+    """The label and the catalogue file of a spec: `LABEL=SPEC` names the run, else the label is
+    the source's (`bfcl240`, `dice`, `apibank`) or the file's stem."""
+    if "=" in spec:
+        label, spec = spec.split("=", 1)
+        return label, resolve(spec, seed, out)[1]
     if spec.startswith("bfcl:"):
         return f"bfcl{spec[5:]}", bfcl_sample(int(spec[5:]), seed, out)
     if spec.startswith("dice:"):
         return "dice", dice_catalogue(spec[5:], out)
+    if spec.startswith("apibank:"):
+        return "apibank", apibank_catalogue(spec[8:], out)
     return Path(spec).stem, Path(spec)
 
 
 def measure(run: Path) -> dict[str, float | int]:
     dialogues = load_dialogues(run / "dialogues.jsonl")
     n = len(dialogues) or 1
-    pasted = contradicting = foreign = 0
+    pasted = contradicting = foreign = broken = 0
+    kinds = dict.fromkeys(BROKEN_KINDS, 0)
     examples: list[str] = []
+    broken_examples: list[str] = []
     for d in dialogues:
+        found = phrase_findings(d)
+        broken += bool(found)
+        for kind, evidence in found.items():
+            kinds[kind] += 1
+            if len(broken_examples) < 5:
+                broken_examples.append(f"{d.seed_tool}: {kind}: {evidence!r}")
         gold = d.gold_tool
         hits = [h for t in d.turns for h in determiner_before_verb(t.content or "", d.candidate_tools)]
         pasted += bool(hits)
@@ -103,19 +184,32 @@ def measure(run: Path) -> dict[str, float | int]:
         "share_determiner_before_verb": round(pasted / n, 4),
         "share_openings_contradicting_verb": round(contradicting / n, 4),
         "share_foreign_jargon": round(foreign / n, 4),
+        "share_broken_phrases": round(broken / n, 4),
+        "broken_phrases": {k: v for k, v in kinds.items() if v},
         "examples": examples,
+        "broken_examples": broken_examples,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
-    ap.add_argument("catalogues", nargs="+", help="catalogue files, bfcl:N or dice:PATH")
+    ap.add_argument(
+        "catalogues",
+        nargs="+",
+        help="catalogue files, bfcl:N, dice:PATH or apibank:PATH, each may be LABEL=SPEC",
+    )
     ap.add_argument("--generator", default=str(ROOT), help="checkout whose data_gen generates the dialogues")
     ap.add_argument(
         "--out", default="outputs/description_styles", help="folder for the runs and results.json"
     )
     ap.add_argument("--per-tool", type=int, default=2, help="dialogues per tool of each catalogue")
     ap.add_argument("--seed", type=int, default=3, help="generation seed (and BFCL sample seed)")
+    ap.add_argument(
+        "--max-broken",
+        type=float,
+        default=None,
+        help="exit 1 when a catalogue's share of dialogues with a broken phrase is above this (e.g. 0.01)",
+    )
     args = ap.parse_args(argv)
     out = Path(args.out)
     results = {}
@@ -149,6 +243,14 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.json").write_text(
         json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
+    over = [
+        k
+        for k, r in results.items()
+        if args.max_broken is not None and r["share_broken_phrases"] > args.max_broken
+    ]
+    if over:
+        print(f"broken phrases above {args.max_broken:.2%} in: {', '.join(over)}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -7,18 +7,20 @@ import json
 import random
 from typing import Any
 
-from data_gen.phrasing import intent_of, with_article
+from data_gen.phrasing import with_article
+from data_gen.phrasing.render import action, param_noun
 from data_gen.values import render_value
 from diaforge.llm.base import ChatBackend, Usage
 from diaforge.schema import Persona, Tool
-from diaforge.text import humanise_param
 
 
 def scripted_goal(gold: Tool, persona: Persona, gold_args: dict[str, Any]) -> str:
     """A concrete goal the user-proxy pursues, consistent with the persona and the gold values."""
     who = persona.role or "an employee"
-    what = intent_of(gold).phrase
-    details = ", ".join(f"{humanise_param(k)} {render_value(v)}" for k, v in gold_args.items())
+    what = action(gold, tools=[gold])
+    details = ", ".join(
+        f"{param_noun(k, gold.properties.get(k))} {render_value(v)}" for k, v in gold_args.items()
+    )
     goal = f"As {with_article(who) if persona.role else who}, I need to {what}."
     return f"{goal} Details: {details}." if details else goal
 

@@ -17,9 +17,12 @@ from data_gen.phrasing import (
     intent_of,
     is_base_verb,
     option_descriptors,
+    shared_verb,
 )
+from data_gen.phrasing.grammar import np_end, opens_with_verb, tokens
+from data_gen.phrasing.render import action, choice, option_phrases, sound, with_tool
 from diaforge.schema import Tool
-from diaforge.text import content_stems, overlap, stem, tool_stems, words
+from diaforge.text import KEEP_WORDS, STOPWORDS, content_stems, name_tokens, overlap, stem, tool_stems, words
 
 # Words of a question that say nothing about which option is meant.
 _QUESTION_WORDS = frozenset(
@@ -72,6 +75,9 @@ _QUESTION_WORDS = frozenset(
         "there",
     ]
 )
+# Stems of function words ("with", "by", "for"): in a tool's name they tell no option apart, and
+# a user's "complies with the policy" says nothing for `approve_report_with_exception`.
+_FUNCTION_STEMS = frozenset(stem(w) for w in STOPWORDS - KEEP_WORDS)
 _OPTION_SPLIT = re.compile(r",|;|:|\?|\bor\b|\beither\b|\bversus\b|\bvs\b\.?|/", re.IGNORECASE)
 
 
@@ -154,7 +160,8 @@ def negated_stems(text: str) -> set[str]:
 
 def narrow(options: Sequence[Tool], answer: str) -> list[Tool]:
     """The options an answer points at: those whose distinguishing words (name, description and
-    parameters, weighted by rarity within the options) it uses most, minus those it negates."""
+    parameters, weighted by rarity within the options) it uses most, minus those it negates.
+    Function words are no distinguishing words, even in a name (`_FUNCTION_STEMS`)."""
     if _NONE_FITS.search(answer):
         return []
     stems, weight = _weights(options)
@@ -163,6 +170,7 @@ def narrow(options: Sequence[Tool], answer: str) -> list[Tool]:
     scored = []
     for o in options:
         own = stems[o.name] - set.intersection(*stems.values()) if len(options) > 1 else stems[o.name]
+        own = own - _FUNCTION_STEMS
         if own & neg and not (own & (ans - neg)):
             continue
         scored.append((sum(weight[s] for s in own & (ans - neg)), o))
@@ -206,24 +214,42 @@ def prefixes_of(candidates: Sequence[Tool]) -> frozenset[str]:
 
 def gold_choice(gold: Tool, options: Sequence[Tool], rng: random.Random) -> str:
     """How the user names what it wants among `options`, in its own words: what sets the gold
-    tool's description apart (its object phrase, or a stretch only its description has)."""
+    tool's description apart (its object phrase, or a stretch only its description has), or,
+    when that does not read well, the plain `fallback_option` ("the option that lists ...")."""
     prefixes = prefixes_of(options)
+    return choice(gold, options, _gold_choice(gold, options, prefixes, rng), prefixes)
+
+
+def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], rng: random.Random) -> str:
     descriptor = option_descriptors(options, prefixes).get(gold.name, "")
     clause = distinguishing_clause(gold, options)
+    if clause.startswith("of ") and descriptor and not descriptor.startswith("the one"):
+        clause = ""  # "the details of a user", never "the one about of a user"
     if clause and (not descriptor or descriptor.startswith("the one") or rng.random() < 0.35):
         first = clause.split()[0]
-        if is_base_verb(first):
+        if first == "of":
+            return in_user_voice(f"the one about {clause[3:]}")
+        if is_base_verb(first) and opens_with_verb(tokens(clause), name_tokens(gold)):  # not "to time period"
             return in_user_voice(f"the option to {clause}")
         lead = (
             ""
             if first in ("with", "for", "where", "that", "in", "at", "as", "on", "by", "from", "to")
             else "about "
         )
-        return in_user_voice(f"the one {lead}{clause}")
-    choice = descriptor or intent_of(gold, prefixes).phrase
-    if is_base_verb(choice.split()[0]):
-        choice = f"the option to {choice}"
-    return in_user_voice(choice)
+        words = tokens(clause)
+        if not lead or np_end(words, 0) == len(words):
+            return in_user_voice(f"the one {lead}{clause}")
+        # "about" takes a noun phrase, not a sentence: never "the one about the order status will
+        # be changed to return requested"; the user says the option as the question offered it.
+        offered = option_phrases(options, prefixes)[1][gold.name]
+        return in_user_voice(f"the option to {offered}" if is_base_verb(offered.split()[0]) else offered)
+    picked = descriptor or intent_of(gold, prefixes).phrase
+    noun_phrase = (
+        bool(descriptor) and shared_verb(options, prefixes) is not None
+    )  # "room availability for ..."
+    if not noun_phrase and is_base_verb(picked.split()[0]):
+        picked = f"the option to {picked}"
+    return in_user_voice(picked)
 
 
 def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) -> str:
@@ -231,10 +257,21 @@ def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) ->
     prefixes = prefixes_of(candidates)
     intent = intent_of(gold, prefixes)
     clause = distinguishing_clause(gold, candidates)
+    act = action(gold, prefixes, candidates)
     if intent.source != "name":
-        text = f"I need to {intent.phrase}"
-        if clause and stem(clause.split()[-1]) not in {stem(w) for w in words(text)} and rng.random() < 0.5:
+        text = f"I need to {act}"
+        plain = act.startswith("use the option")  # a fallback says the need once, with no clause after
+        if (
+            clause
+            and stem(clause.split()[-1]) not in {stem(w) for w in words(text)}
+            and rng.random() < 0.5
+            and not plain
+        ):
             # "start a return for an order that was delivered" says the need once, not twice
-            text = f"I need to {clause}" if clause.startswith(f"{intent.phrase} ") else f"{text}, {clause}"
+            longer = f"I need to {clause}" if clause.startswith(f"{act} ") else f"{text}, {clause}"
+            text = longer if sound(longer, with_tool(gold, candidates)) else text
         return in_user_voice(text) + "."
-    return in_user_voice(f"What I need is about {clause}.") if clause else f"I need to {intent.phrase}."
+    about = f"What I need is about {clause}."
+    return (
+        in_user_voice(about) if clause and sound(about, with_tool(gold, candidates)) else f"I need to {act}."
+    )

@@ -43,6 +43,7 @@ from data_gen.agents.options import narrow, plausible, prefixes_of
 from data_gen.agents.state import SELECTION, DialogueState, clarifying_turn
 from data_gen.phrasing import DETERMINERS, intent_of, verb_lemma
 from data_gen.phrasing.english import _BOUNDARY
+from data_gen.phrasing.render import action, sound
 from data_gen.wording import Wording
 from diaforge.schema import Tool, Turn
 from diaforge.text import content_stems, join_options, tool_stems
@@ -183,7 +184,7 @@ def what_it_does(tool: Tool, prefixes: frozenset[str], max_words: int = 16) -> s
     it does not share."""
     intent = intent_of(tool, prefixes)
     if intent.source == "name":
-        return intent.phrase
+        return action(tool, prefixes, [tool])
     words = intent.full_object.split()
     kept: list[str] = []
     for i, w in enumerate(words):
@@ -200,7 +201,8 @@ def what_it_does(tool: Tool, prefixes: frozenset[str], max_words: int = 16) -> s
             break
     while len(kept) > 1 and kept[-1].lower().strip(",;") in _DANGLING:
         kept.pop()
-    return f"{intent.verb} {' '.join(kept).rstrip(',;')}"
+    phrase = f"{intent.verb} {' '.join(kept).rstrip(',;')}"
+    return phrase if sound(phrase, [tool]) else action(tool, prefixes, [tool])
 
 
 def _ask_other(

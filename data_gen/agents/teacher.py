@@ -11,13 +11,14 @@ from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_t
 from data_gen.agents.options import plausible, prefixes_of, still_open
 from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
-from data_gen.phrasing import first_sentence, intent_of, option_descriptors, shared_verb, verb_only
+from data_gen.phrasing import first_sentence, option_descriptors
+from data_gen.phrasing.render import action, option_phrases, param_item
 from data_gen.values import extract_value
 from data_gen.wording import get_wording
 from diaforge.format import parse_assistant, render_assistant, system_prompt
 from diaforge.llm.base import BackendError, ChatBackend, Usage
 from diaforge.schema import Tool, ToolCall, Turn
-from diaforge.text import humanise_param, join_options
+from diaforge.text import join_options
 
 
 def value_hint(spec: dict[str, Any]) -> str:
@@ -33,12 +34,13 @@ def value_hint(spec: dict[str, Any]) -> str:
 
 
 def _param_item(tool: Tool, key: str) -> str:
-    spec = tool.properties.get(key, {})
-    hint = value_hint(spec)
-    human = humanise_param(key)
-    if spec.get("type") == "boolean" and verb_only(human.split()[0]):
-        return f"whether to {human}"  # include_dissent: not "the include dissent"
-    return f"the {human}{f' ({hint})' if hint else ''}"
+    return param_item(tool, key, value_hint(tool.properties.get(key, {})))
+
+
+def _once(phrases: list[str]) -> list[str]:
+    """Each phrase once: two tools described alike are one option to a person ("search direct
+    flights or search direct flights" is no question)."""
+    return list(dict.fromkeys(phrases))
 
 
 class ScriptedTeacher:
@@ -96,18 +98,17 @@ class ScriptedTeacher:
         options = pool[: self.max_options]
         prefixes = prefixes_of(state.candidates)
         descriptors = option_descriptors(options, prefixes)
-        phrases = [descriptors[o.name] for o in options]
+        verb, offered = option_phrases(options, prefixes, state.candidates)
+        phrases = [offered[o.name] for o in options]
         rng.shuffle(phrases)
-        verb = shared_verb(options, prefixes)
-        if verb and not any(p.startswith("the one ") for p in phrases):
-            question = rng.choice(self.bank.ask_shared_verb).format(verb=verb, options=join_options(phrases))
+        if verb:
+            question = rng.choice(self.bank.ask_shared_verb).format(
+                verb=verb, options=join_options(_once(phrases))
+            )
         else:
-            phrases = [
-                p if not p.startswith("the one ") else f"{intent_of(o, prefixes).phrase} {p[8:]}"
-                for o, p in zip(options, [descriptors[o.name] for o in options], strict=True)
-            ]
+            phrases = [offered[o.name] for o in options]
             rng.shuffle(phrases)
-            question = rng.choice(self.bank.ask_actions).format(options=join_options(phrases))
+            question = rng.choice(self.bank.ask_actions).format(options=join_options(_once(phrases)))
         differences = "; ".join(f"{o.name}: {descriptors[o.name]}" for o in options)
         thought = (
             f"Candidates that match the request: {names}. They differ in what they do ({differences}). "
@@ -159,7 +160,7 @@ class ScriptedTeacher:
         first_ask = not any(t.role == "assistant" and t.phase == COMPLETION for t in state.turns)
         templates = self.bank.ask_values if first_ask else self.bank.ask_more
         text = rng.choice(templates).format(
-            act=intent_of(gold, prefixes_of(state.candidates)).phrase,
+            act=action(gold, prefixes_of(state.candidates), state.candidates),
             items=items,
             them="them" if len(ask) > 1 else "it",
             is_are="are" if len(ask) > 1 else "is",

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from data_gen.agents.options import gold_choice, offered_options, prefixes_of, restated_need
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
 from data_gen.personas import same_line_of_business
-from data_gen.phrasing import cap, catalogue_terms, vague_request
+from data_gen.phrasing import cap, catalogue_terms, subject_of, vague_request
+from data_gen.phrasing.render import param_noun, sound, with_tool
 from data_gen.values import extract_value, phrase_values, render_value
 from data_gen.wording import DEFAULT_TONE, Wording, get_wording
 from diaforge.llm.base import BackendError, ChatBackend, Usage
@@ -36,7 +37,11 @@ def _tone(persona: Persona, bank: Wording) -> str:
 
 def _asked_values(state: DialogueState, question: str) -> list[str]:
     q = question.lower()
-    return [k for k in state.gold.required if humanise_param(k).lower() in q or k.lower() in q]
+    return [
+        k
+        for k in state.gold.required
+        if humanise_param(k).lower() in q or k.lower() in q or param_noun(k).lower() in q
+    ]
 
 
 def _persona_fits(persona: Persona, gold: Tool, candidates: list[Tool]) -> bool:
@@ -97,6 +102,8 @@ class ScriptedUser:
         gold, persona = state.gold, state.persona
         prefixes = prefixes_of(state.candidates)
         act = vague_request(gold, state.candidates, prefixes)
+        if not sound(act, with_tool(gold, state.candidates)):
+            act = f"sort out something {subject_of(gold, state.candidates, prefixes)}"
         templates = self.bank.openings[_tone(persona, self.bank)]
         if not _persona_fits(persona, gold, state.candidates):  # no "I'm the buyer in Purchasing" in a shop
             templates = (
@@ -110,7 +117,8 @@ class ScriptedUser:
             text += " " + rng.choice(self.bank.jargon).format(term=rng.choice(terms))
         if state.gold_args and rng.random() < self.volunteer_probability:
             key = rng.choice(sorted(state.gold_args))
-            text += " " + phrase_values([(humanise_param(key), render_value(state.gold_args[key]))], rng)
+            noun = param_noun(key, gold.properties.get(key))
+            text += " " + phrase_values([(noun, render_value(state.gold_args[key]))], rng)
         return text
 
     def answer_selection(
@@ -142,7 +150,7 @@ class ScriptedUser:
         give = asked
         if len(remaining) > 2 and len(asked) > 1:
             give = asked[: rng.randint(1, len(asked) - 1)]
-        pairs = [(humanise_param(k), render_value(state.gold_args[k])) for k in give]
+        pairs = [(param_noun(k, gold.properties.get(k)), render_value(state.gold_args[k])) for k in give]
         return phrase_values(pairs, rng) + _THANKS.get(_tone(state.persona, self.bank), "")
 
 

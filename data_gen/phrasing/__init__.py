@@ -10,6 +10,8 @@ has no usable description does the name speak, and then without its domain or nu
 The package, in reading order (each module imports only those before it):
 
 * `english`: word helpers (verb lemmas, articles, number) and the closed word classes;
+* `grammar`: the parse the rest renders from: a word's classes from the `lemminflect`
+  lexicon and closed classes, whether a description opens with a verb, where a noun phrase ends;
 * `intents`: `intent_of`, a tool's verb and object, from any description style;
 * `options`: `option_descriptors` says what separates a group of tools (what is left of their
   object phrases once the words they all share at the start and the end are removed), so a
@@ -19,7 +21,10 @@ The package, in reading order (each module imports only those before it):
   narrower is shared;
 * `checks`: what the rule validator rejects: a tool identifier or its word-for-word humanised
   form in a message (`names_read_out`), template debris such as "a of" or unfilled braces
-  (`artefacts`), and the words a description style or another trade leaves behind.
+  (`artefacts`), and the words a description style or another trade leaves behind;
+* `broken`: `broken_phrases`, the nine kinds of phrase no person writes, read with the parse;
+* `render`: the one path every phrase of the scripted agents takes, checked with `broken` and the
+  checks above, with a plain fallback ("the option that lists ...", "the number of days").
 
 The wording banks (`train` for training corpora, `heldout` for the evaluation benchmark and its
 user-proxy, with no template in common) are in `data_gen.wording`.

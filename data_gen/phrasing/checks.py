@@ -25,7 +25,7 @@ from data_gen.phrasing.english import (
 from data_gen.phrasing.intents import LOOKUP_VERBS, Intent, catalogue_prefixes, intent_of
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
-from diaforge.text import line_of_business_key, name_tokens, stem, tool_stems, words
+from diaforge.text import humanise_param, line_of_business_key, name_tokens, stem, tool_stems, words
 
 
 def _name_forms(tool: Tool) -> list[str]:
@@ -56,7 +56,7 @@ def names_read_out(text: str, tools: Sequence[Tool]) -> list[str]:
 _ARTEFACTS = [
     (re.compile(r"\{[A-Za-z_]*\}"), "unfilled template slot"),
     (
-        re.compile(r"\b(a|an|the)\s+(a|an|the|of|to|for|with|and|or|in|on|by)\b(?![\w-])", re.I),
+        re.compile(r"\b(a|an|the)\s+(a|an|the|of|to|for|with|and|or|in|on|by)\b(?![\w/-])", re.I),
         "article before '{2}'",
     ),
     (re.compile(r"\b(to|of|for|with)\s+(to|of|for)\b", re.I), "'{1} {2}'"),
@@ -114,12 +114,15 @@ def determiner_before_verb(text: str, tools: Sequence[Tool] = ()) -> list[str]:
     belongs. A word that is only a verb always counts; one that is also a noun (`list`, `change`)
     counts when the words after it open one of `tools`' actions."""
     phrases = _verb_phrases(tools)
+    params = {humanise_param(k).lower() for t in tools for k in t.properties}  # one-word names: "the temp"
     found: list[str] = []
     for m in _DET_WORD.finditer(text):
         det, word, after = m.group(1), m.group(2), m.group(3) or ""
         if text[m.end(2) : m.end(2) + 1] in "-'’" and m.end(2) < len(text):
             continue  # "a dine-in order", "the play's"
         low = word.lower()
+        if low in params:
+            continue  # an argument's name ("set the temp to 23")
         rest = text[m.end(2) :].lower().split()
         following = " ".join([low, *rest[:2]]).strip(" ,.;:?!")
         nxt = after.lower()
@@ -171,17 +174,33 @@ def catalogue_terms(
 ) -> list[str]:
     """Words of the catalogue's own world to use as a user's shop talk when the persona's jargon
     belongs to another line of business: nouns of the gold tool's object that other candidates
-    also speak of (`order` among order tools)."""
+    also speak of (`order` among order tools); never a word any candidate's description opens
+    with as its verb (`update`, `take`), a word about the tool itself (`api`, `parameter`) or one
+    too plain to be shop talk (`details`, `list`, `name`)."""
     g = intent_of(gold, prefixes)
     stems_of = [tool_stems(c) for c in candidates if c.name != gold.name]
+    verbs = {intent_of(c, prefixes).verb.split()[0] for c in candidates}
+    verbs |= {w for w in name_tokens(gold) if "VERB" in _lemmas(w)}  # `tourist_attraction.find`
     out: list[str] = []
-    for w in re.findall(r"[a-z][a-z\-]+", f"{g.full_object} {' '.join(name_tokens(gold))}".lower()):
-        if len(w) < 3 or w in DETERMINERS | _BOUNDARY or stopword(w) or not is_noun(w):
+    for w in re.findall(r"[a-z][a-z\-]+", f"{g.obj} {' '.join(name_tokens(gold))}".lower()):
+        if len(w) < 3 or w in DETERMINERS | _BOUNDARY | _PLAIN_WORDS or stopword(w) or not is_noun(w):
+            continue
+        if "ADV" in _lemmas(w):
+            continue  # "today", "tomorrow": no shop talk
+        if w in verbs or (inflect_engine().singular_noun(w) or w) in verbs:
             continue
         single = inflect_engine().singular_noun(w) or w
         if any(stem(single) in s for s in stems_of) and single not in out:
             out.append(single)
     return out
+
+
+_PLAIN_WORD_LIST = (
+    "detail details information data list lists parameter parameters name names id ids status value values "
+    "type types option options result results api apis function functions endpoint endpoints method item "
+    "items thing things record records number numbers request requests response time date today"
+)
+_PLAIN_WORDS = frozenset(_PLAIN_WORD_LIST.split())
 
 
 @lru_cache(maxsize=1)

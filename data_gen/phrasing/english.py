@@ -48,17 +48,29 @@ def article(phrase: str) -> str:
 
 
 def with_article(phrase: str) -> str:
-    """Prefixes `a`/`an` unless the phrase already starts with a determiner or is plural."""
+    """Prefixes `a`/`an` unless the phrase already starts with a determiner, is plural, or ends
+    on a noun that takes no article (`data`, `information`)."""
     ws = phrase.split()
     if not ws:
         return phrase
-    if ws[0].lower() in DETERMINERS or _is_plural(ws[-1]):
+    if ws[0].lower() in DETERMINERS or _is_plural(ws[-1]) or ws[-1].lower() in MASS_NOUNS:
         return phrase
     return f"{article(phrase)} {phrase}"
 
 
+# Nouns that take no `a`/`an` and no plural: "update the information", never "an information".
+_MASS_NOUN_WORDS = (
+    "information data advice feedback equipment software hardware furniture luggage baggage news "
+    "research evidence knowledge weather traffic metadata homework money music health progress "
+    "guidance assistance support storage mail clothing content"
+)
+MASS_NOUNS = frozenset(_MASS_NOUN_WORDS.split())
+
+
 def _is_plural(word: str) -> bool:
     w = word.lower()
+    if w in MASS_NOUNS:
+        return False
     if not w.endswith("s") or w.endswith(("ss", "us", "is")):
         return False
     return bool(inflect_engine().singular_noun(w))
@@ -124,7 +136,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;
 
 def in_user_voice(text: str) -> str:
     """A phrase from a description (written to the user) as the user says it: `your` -> `my`,
-    `you` -> `I`."""
+    `you` -> `I`, or `me` after a preposition ("reports directly to me")."""
+    text = re.sub(r"\b(to|for|with|by|from|about|of|at|on|than)\s+you\b", r"\1 me", text, flags=re.IGNORECASE)
     return re.sub(
         r"\b(your|yours|you|yourself)\b", lambda m: _USER_VOICE[m.group(1).lower()], text, flags=re.IGNORECASE
     )

@@ -34,6 +34,21 @@ from data_gen.phrasing.english import (
     verb_lemma,
     with_article,
 )
+from data_gen.phrasing.grammar import (
+    HANGING,
+    TOOL_WORDS,
+    VERB_LINKS,
+    _closed_list,
+    _list_end,
+    continues_compound,
+    is_proper,
+    nominal,
+    np_end,
+    only_third_person_verb,
+    opens_with_verb,
+    word_classes,
+)
+from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import name_tokens, stem
 
@@ -48,8 +63,9 @@ _LEAD_INS = tuple(
         r"(?:\s+(?:when|if)\s+(?:you|the user|a user|users)\s+(?:need|needs|want|wants|wish|wishes)\s+to"
         r"|\s+to|\s+for)\s+",
         rf"^(?:this|the)\s+{_TOOL_WORDS}(?:\s+(?:is used to|is used for|can be used to|can be used for|is for"
-        r"|will|can|lets you|allows you to|enables you to|helps you to|helps you|helps to))?\s+",
-        rf"^(?:an?\s+)?{_TOOL_WORDS}\s+(?:that|which|to|for|used to|used for)\s+",
+        r"|will|can|lets you|allows you to|enables you to|helps you to|helps you|helps to|for|to|that|which"
+        r"|allows users to|lets users|enables users to))?\s+",
+        rf"^(?:this is\s+)?(?:an?\s+)?{_TOOL_WORDS}\s+(?:that|which|to|for|used to|used for)\s+",
         r"^(?:allows|lets|enables|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
         r"^(?:is\s+)?(?:used|designed|intended)\s+(?:to|for)\s+",
         r"^(?:can be used to|helps to)\s+",
@@ -65,7 +81,9 @@ def strip_lead_in(sentence: str) -> str:
             m = rx.match(sentence)
             rest = sentence[m.end() :] if m else ""
             toks = _tokens(rest)
-            if toks and _opens_with_verb(toks):  # "The service desk queue ..." keeps its words
+            gerund = bool(toks) and toks[0].lower().endswith("ing") and "VERB" in _lemmas(toks[0].lower())
+            if toks and (_opens_with_verb(toks) or (gerund and m.group(0).lower().rstrip().endswith("for"))):
+                # "The service desk queue ..." keeps its words; "API for opening a ..." loses its lead-in
                 sentence = rest
                 break
         else:
@@ -81,6 +99,8 @@ def _opens_with_verb(tokens: Sequence[str]) -> bool:
 # Verbs whose description means "give me information": a tool that "returns" a rate is one a
 # person asks to *get* the rate from (unless the tool is about returning something).
 _INFO_VERBS = {"return": "get"}
+# Verbs whose object a description may open with a stray "for" ("Retrieves for a payslip").
+_FOR_DROPPING = frozenset({"get", "retrieve", "fetch", "read", "show", "view", "display", "obtain"})
 # Verbs that read a thing out: their object is definite ("get the shipping status").
 _LOOKUP_VERB_WORDS = (
     "get fetch retrieve read show view check find look lookup query describe display list search"
@@ -100,10 +120,16 @@ def _imperative_verb(
     if not nxt or not nxt[:1].isalnum():
         return None
     gerund = _gerund_base(w)
+    if not gerund and w.endswith("ing") and nxt in DETERMINERS and nxt != "that":
+        gerund = (_lemmas(w).get("VERB") or (None,))[0]  # "opening a bank account" (after "API for")
     if gerund:
         return gerund if nxt in DETERMINERS and nxt != "that" else None
     if not is_base_verb(w) or (first.isupper() and len(first) > 1):
         return None
+    if first[:1].isupper() and tokens[1][:1].isupper() and not tokens[1].isupper() and nxt not in DETERMINERS:
+        return None  # a name in title case: "Object Detection API that detects objects"
+    if opens_with_verb(tokens, full_name or name_words):
+        return w
     pos = _lemmas(w)
     if (
         nxt in ("or", "and")
@@ -188,8 +214,30 @@ def _object_words(
             break  # "the area of a triangle | given its base and height"
         elif low in _CLAUSE_DETERMINERS and obj and _relative_clause_at(tokens, i):
             break  # "the orders a customer placed": a relative clause starts at its subject
+        elif obj and _participle_after(obj[-1], low, tokens[i + 1] if i + 1 < len(tokens) else ""):
+            break  # "local events | happening in a place", "trace IDs | corresponding to"
+        elif obj and only_third_person_verb(t):
+            break  # "an agenda item | includes content"
         obj.append(t)
         i += 1
+    if obj and i < len(tokens) and tokens[i] == "," and _closed_list(tokens, i):
+        end = _list_end(tokens, i)  # "the current state, owner and due date | of a claim"
+        end = max(np_end(tokens, end + 1), end) if end < len(tokens) else end
+        if end > i and end - start <= limit + 14:
+            obj, i = list(tokens[start:end]), end
+    elif obj and not coordinate and i < len(tokens) and tokens[i].lower() in ("and", "or"):
+        end = _shared_of_end(tokens, i)
+        if end > i:  # "the status and details of an order"
+            obj, i = list(tokens[start:end]), end
+    while obj and i < len(tokens) and len(obj) < limit + 4 and continues_compound(obj[-1], tokens[i]):
+        if obj[-1].lower() in DETERMINERS:
+            break
+        obj.append(tokens[i])  # never "the german bundesliga football | league"
+        i += 1
+    cut = next((k for k, w in enumerate(obj) if k and w.lower() in TOOL_WORDS), None)
+    if cut is not None:  # "Cancel an alarm API that takes ...": the API is no part of the object
+        i -= len(obj) - cut
+        obj = obj[:cut]
     tail: list[str] = []
     while i < len(tokens) and len(tail) < 20 and tokens[i] not in ",;:()":
         tail.append(tokens[i])
@@ -197,6 +245,40 @@ def _object_words(
     while len(obj) > 1 and _dangling(obj[-1]):
         tail.insert(0, obj.pop())
     return obj, tail
+
+
+def _shared_of_end(tokens: Sequence[str], conj: int) -> int:
+    """Past a second noun that `and`/`or` joins to the object when an `of`-phrase closes both
+    ("the status and details | of an order"); `conj` when none does."""
+    j = conj + 1
+    if j < len(tokens) and tokens[j].lower() in DETERMINERS:
+        j += 1
+    k = j
+    while k < len(tokens) and k - j < 4 and nominal(tokens[k]) and tokens[k].lower() not in _BOUNDARY:
+        k += 1
+    if k == j or k >= len(tokens) or tokens[k].lower() != "of":
+        return conj
+    end = np_end(tokens, k + 1)
+    return end if end > k + 1 else conj
+
+
+def _participle_after(prev: str, word: str, nxt: str) -> bool:
+    """Whether `word` opens a reduced relative clause after the noun `prev`: a participle after a
+    noun ("trace IDs | corresponding to"), an -ing form that is also a noun only after a plural
+    ("local events | happening in"; not "a flight booking by its reference")."""
+    if not _participle(word, nxt) or "NOUN" not in word_classes(prev) or prev.lower() in DETERMINERS:
+        return False
+    return "NOUN" not in _lemmas(word) or _is_plural(prev)
+
+
+def _participle(word: str, nxt: str = "") -> bool:
+    """A verb form that opens a reduced relative clause after a noun (`placed`, `corresponding`,
+    and `happening` when a preposition or a determiner follows it)."""
+    pos = _lemmas(word)
+    verbs = pos.get("VERB")
+    if not verbs or verbs[0] == word or not word.endswith(("ing", "ed")):
+        return False
+    return "NOUN" not in pos or nxt.lower() in _BOUNDARY | DETERMINERS
 
 
 _CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
@@ -225,7 +307,7 @@ def _dangling(word: str) -> bool:
     """A word an object phrase should not end on: a preposition, an article, a participle or an
     adverb (`assigned`, `currently`, `early`)."""
     w = word.lower()
-    if w in _BOUNDARY | {"of"} | DETERMINERS:
+    if w in _BOUNDARY | {"of"} | DETERMINERS | HANGING | {"still", "now", "already", "yet", "soon", "today"}:
         return True
     pos = _lemmas(w)
     return (
@@ -236,8 +318,16 @@ def _dangling(word: str) -> bool:
 
 
 def _lower_obj(ws: Sequence[str]) -> list[str]:
-    """Lower-cases ordinary words, keeps acronyms and codes (`IT`, `PO`, `W-2`)."""
-    return [w if (w.isupper() and len(w) > 1) or any(c.isdigit() for c in w) else w.lower() for w in ws]
+    """Lower-cases ordinary words, keeps acronyms, codes and names (`IT`, `PO`, `W-2`, `YouTube`,
+    `Bundesliga`), and mends `a`/`an` before the next word (`a agenda` -> `an agenda`)."""
+    out = [
+        w if (w.isupper() and len(w) > 1) or any(c.isdigit() for c in w) or is_proper(w) else w.lower()
+        for w in ws
+    ]
+    for k, w in enumerate(out[:-1]):
+        if w in ("a", "an"):
+            out[k] = inflect_engine().a(out[k + 1]).split(" ", 1)[0]
+    return out
 
 
 def _noun_info(obj: Sequence[str]) -> tuple[str, tuple[str, ...]]:
@@ -266,14 +356,70 @@ def _name_words(tool: Tool, prefixes: frozenset[str] = frozenset()) -> list[str]
 
 
 def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
-    """The tool's intent, from its description when that reads as an action or a look-up."""
-    tokens = _tokens(strip_lead_in(first_sentence(tool.description or "")))
+    """The tool's intent, from its description when that reads as an action or a look-up: its
+    first sentence, or the second when the first only says what parameters the tool takes
+    ("An API that takes one parameter - 'video'. This API returns a description of the video").
+    After a lead-in that ends with "to" ("API to search places ..."), the first word is a verb."""
     name_ws = _name_words(tool, prefixes)
-    if tokens:
-        intent = _description_intent(tokens, name_ws, tool)
-        if intent is not None:
-            return intent
+    for sentence in _sentences(tool.description or "")[:2]:
+        for clause in _clauses(sentence):
+            intent = _clause_intent(clause, name_ws, tool)
+            if intent is not None and not {w.lower() for w in intent.obj.split()} & _PARAMETER_WORDS:
+                return intent
     return _name_intent(name_ws)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The sentence, then what follows each "and" + a third-person verb in it ("API that takes
+    a 'query' parameter as input | and retrieves the definition of that word")."""
+    out = [sentence]
+    for m in re.finditer(r"\b(?:and|then)\s+(?=([a-z]+s)\b)", sentence):
+        if verb_lemma(m.group(1)):
+            out.append(sentence[m.end() :])
+    return out
+
+
+def _clause_intent(sentence: str, name_ws: list[str], tool: Tool) -> Intent | None:
+    """`_description_intent` of one clause after its lead-in; after a lead-in that ends with
+    "to" or "for" ("API to search places ...", "API for searching items ...") its first word is
+    read as a verb."""
+    stripped = strip_lead_in(sentence)
+    tokens = _tokens(stripped)
+    if not tokens:
+        return None
+    lead = sentence[: len(sentence) - len(stripped)]
+    probe = tool
+    if stripped != sentence and re.search(r"\b(?:to|for)\s*$", lead, re.I):
+        first = tokens[0].lower()
+        if first.endswith("ing") and (verbs := _lemmas(first).get("VERB")):
+            tokens = [verbs[0], *tokens[1:]]  # "searching items" -> search items
+        probe = tool.model_copy(update={"name": f"{tokens[0].lower()}_{tool.name}"})
+    return _description_intent(tokens, name_ws, probe)
+
+
+_INDEFINITES = frozenset(
+    [
+        "everyone",
+        "everybody",
+        "everything",
+        "anyone",
+        "anybody",
+        "anything",
+        "someone",
+        "somebody",
+        "something",
+        "nobody",
+        "nothing",
+    ]
+)
+_PARAMETER_WORDS = frozenset({"parameter", "parameters", "argument", "arguments", "input", "inputs"})
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a description (a full stop after a closing quote ends one too)."""
+    text = " ".join(text.split())
+    parts = re.split(r"(?<=[A-Za-z0-9)'’\"])[.!?](?:\s+|$)", text)
+    return [p.strip() for p in parts if p.strip()] or [first_sentence(text)]
 
 
 def _description_intent(tokens: list[str], name_ws: list[str], tool: Tool) -> Intent | None:
@@ -285,7 +431,7 @@ def _description_intent(tokens: list[str], name_ws: list[str], tool: Tool) -> In
         return intent
     if low in _LOOKUP_LEADS:
         rest = " ".join(_lower_obj(tokens[1:14]))
-        rest = re.sub(r"\s+([,;:])", r"\1", rest).split(";")[0].rstrip(",:")
+        rest = re.sub(r"\s+([,;:])", r"\1", rest).split(";")[0].split(",")[0].rstrip(",:")
         head, nouns = _noun_info(rest.split())
         return Intent(_LOOKUP_LEADS[low], rest, "", head, "lookup", nouns)
     if not verb:
@@ -327,7 +473,11 @@ def _action_intent(
     verb, imperative, tokens = _opening_verb(tokens, name_ws, tool)
     first = tokens[0]
     nxt = tokens[1].lower() if len(tokens) > 1 else ""
-    linked = imperative and nxt in _PREP_LINKS  # "Search for a book", "Connect to a network"
+    if verb in _FOR_DROPPING and nxt == "for" and len(tokens) > 2:
+        tokens = [first, *tokens[2:]]  # "Retrieves for a payslip by ..." -> retrieve a payslip
+        nxt = tokens[1].lower()
+    parsed = opens_with_verb(tokens, name_tokens(tool)) and nxt[:1].isalnum() and nxt not in _BOUNDARY
+    linked = nxt in _PREP_LINKS and (imperative or (verb, nxt) in VERB_LINKS)  # "Search for a book"
     adverb = not linked and (nxt.endswith("ly") or set(_lemmas(nxt)) == {"ADV"})
     pronoun = nxt in _SUBJECTS and "NOUN" in _lemmas(first)  # "Contracts you own", not "Assigns you a"
     not_object = (
@@ -336,6 +486,8 @@ def _action_intent(
         or pronoun
         or not nxt[:1].isalnum()
     )
+    if parsed:
+        not_object = adverb = False  # "Fetches detailed information on a case"
     if not (verb and nxt and not (not_object or adverb)):
         return None, None, tokens
     start = 1
@@ -344,10 +496,21 @@ def _action_intent(
     if [w.lower() for w in tokens[start : start + 4]] == ["all", "or", "part", "of"]:
         start += 4
     obj, tail = _object_words(tokens, start)
+    if obj and obj[0].lower() in TOOL_WORDS:
+        return None, None, tokens  # "Translate API that takes ...": the API is no object
     if obj:
         obj = _lower_obj(obj)
+        if obj[0].lower() not in DETERMINERS and tail and tail[0].lower() in TOOL_WORDS:
+            bare = " ".join(obj)  # "Get user token API ..." -> get the user token
+            obj = (f"the {bare}" if verb.split()[0] in LOOKUP_VERBS else with_article(bare)).split()
         head, nouns = _noun_info(obj)
-        intent = Intent(verb, " ".join(obj), " ".join(_lower_obj(tail)), head, "description", nouns)
+        text = " ".join(obj).replace(" ,", ",")
+        cut = next((k for k, w in enumerate(tail) if w.lower() in TOOL_WORDS), None)
+        if cut is not None:
+            tail = tail[:cut]  # "... API that takes two parameters": about the tool, not what it does
+            while tail and _dangling(tail[-1]):
+                tail.pop()
+        intent = Intent(verb, text, " ".join(_lower_obj(tail)), head, "description", nouns)
         return intent, verb, tokens
     return None, verb, tokens
 
@@ -357,9 +520,13 @@ def _noun_phrase_intent(tokens: list[str], name_ws: list[str]) -> Intent | None:
     a look-up of the phrase. None when no object phrase opens it."""
     if len(tokens) > 1 and tokens[1] == "," and "of" in [t.lower() for t in tokens[:14]]:
         upto = [t.lower() for t in tokens].index("of")  # "Parties, term and owner of a contract"
-        listed, rest = tokens[:upto], tokens[upto:]
-        more, tail = _object_words(rest, 0, coordinate=True)
-        obj = [*listed, *more]
+        end = np_end(tokens, 0, limit=24)
+        if end > upto:
+            obj, tail = list(tokens[:end]), _object_words(tokens, end)[1]
+        else:
+            listed, rest = tokens[:upto], tokens[upto:]
+            more, tail = _object_words(rest, 0, coordinate=True)
+            obj = [*listed, *more]
     else:
         obj, tail = _object_words(tokens, 0, coordinate=True)
     if not obj:
@@ -368,10 +535,15 @@ def _noun_phrase_intent(tokens: list[str], name_ws: list[str]) -> Intent | None:
     action = _nominal_action(obj, tail, name_ws)
     if action is not None:
         return action
-    if obj[0].lower() not in DETERMINERS:
-        obj = ["the", *obj]
+    if obj[0] == tokens[0] and not any(c.isupper() for c in obj[0][1:]):
+        obj = [obj[0].lower(), *obj[1:]]  # the description's first word: "Nonconformance reports"
+    if obj[0].lower() not in DETERMINERS | _INDEFINITES:
+        obj = ["the", *obj]  # never "the everyone"
     head, nouns = _noun_info(obj)
     text = " ".join(obj).replace(" ,", ",")
+    if tail and tail[0].lower() in TOOL_WORDS:  # "Smart home query API that takes ..." names a tool
+        text = f"{text} {tail[0] if tail[0].isupper() else tail[0].lower()}"
+        return Intent("use", text, " ".join(_lower_obj(tail[1:])), head, "description", nouns)
     return Intent("look up", text, " ".join(_lower_obj(tail)), head, "lookup", nouns)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from data_gen.phrasing.english import (
     _BOUNDARY,
     DETERMINERS,
+    MASS_NOUNS,
     _is_plural,
     _lemmas,
     _tokens,
@@ -22,7 +23,17 @@ from data_gen.phrasing.english import (
     verb_lemma,
     with_article,
 )
-from data_gen.phrasing.intents import _lower_obj, intent_of
+from data_gen.phrasing.grammar import (
+    HANGING,
+    RELATIVES,
+    TOOL_WORDS,
+    continues_compound,
+    ends_cleanly,
+    nominal,
+    third_person_lemma,
+    word_classes,
+)
+from data_gen.phrasing.intents import _lower_obj, intent_of, strip_lead_in
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import content_stems, name_tokens, stem
@@ -45,8 +56,8 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
         if o.name != tool.name:
             other |= content_stems(o.description) | {stem(w) for w in name_tokens(o)}
     text = " ".join((tool.description or "").split())
-    for sentence in re.split(r"(?<=[a-z0-9)])[.;!?](?:\s|$)", text):
-        toks = _tokens(sentence)
+    for sentence in re.split(r"(?<=[A-Za-z0-9)'’\"])[.;!?](?:\s|$)", text):
+        toks = _tokens(strip_lead_in(sentence.strip()))
         for k, t in enumerate(toks):
             if t in ",;:()" or stopword(t) or stem(t) in other or not content_stems(t):
                 continue
@@ -56,7 +67,7 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
                 if toks[start].lower() in _BOUNDARY | {"of"}:
                     break
             end = k + 1
-            while end < len(toks) and end - start < 12 and toks[end] not in ",;:()":
+            while end < len(toks) and toks[end] not in ",;:()":
                 end += 1
             piece = toks[start:end]
             while len(piece) > 1 and piece[0].lower() in ("or", "and", "but", "so"):
@@ -64,10 +75,87 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
             if piece and start == 0:
                 lemma = verb_lemma(piece[0], piece[1] if len(piece) > 1 else "")
                 piece = [lemma, *piece[1:]] if lemma else piece
+                if lemma:
+                    piece = _base_after_conjunction(piece)  # "take ... and retrieve the definition"
+            cut = next((k for k, w in enumerate(piece) if w.lower() in TOOL_WORDS | _PARAMETER_TALK), None)
+            piece = trim_phrase(piece[:cut] if cut is not None else piece, 12)
             while len(piece) > 1 and piece[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
                 piece.pop()
             return " ".join(_lower_obj(piece))
     return ""
+
+
+# Words that talk about the tool's own parameters, not about what it does.
+_PARAMETER_TALK = frozenset({"parameter", "parameters", "argument", "arguments"})
+
+
+def _before_second_verb(words: Sequence[str]) -> list[str]:
+    """The words before an and/or that joins a third-person verb (the noun phrase an option is
+    offered by ends there)."""
+    for k in range(1, len(words) - 2):
+        verb, nxt = words[k + 1], words[k + 2].lower()
+        joins_verb = (
+            words[k].lower() in ("and", "or") and third_person_lemma(verb) and "VERB" in word_classes(verb)
+        )
+        if joins_verb and (nxt in DETERMINERS | {"it", "them"} or "NOUN" not in word_classes(verb)):
+            return list(words[:k])  # not "the status and details | of an order"
+    return list(words)
+
+
+def _base_after_conjunction(words: Sequence[str]) -> list[str]:
+    """A second verb joined by and/or put in its base form, as the first one was."""
+    out = list(words)
+    for k in range(1, len(out) - 1):
+        lemma = third_person_lemma(out[k + 1]) if out[k].lower() in ("and", "or") else None
+        if lemma and out[k + 2 : k + 3] and out[k + 2].lower() in DETERMINERS | {"it", "them"}:
+            out[k + 1] = lemma
+    return out
+
+
+def _wants_rest(core: Sequence[str], nxt: str) -> bool:
+    """Whether the shared words cut from an option's end were part of its clause: the option
+    would end on a preposition or a relative word, or on a verb whose object they are."""
+    last = core[-1].lower()
+    if last in _BOUNDARY | {"of"} | RELATIVES:
+        return True
+    verb = third_person_lemma(last) or (last if word_classes(last) == {"VERB"} else None)
+    return verb is not None and nxt.lower() in DETERMINERS
+
+
+def _compound_rest(words: Sequence[str], cut: int) -> list[str]:
+    """The words from `cut` that finish the noun compound a cut split."""
+    end = cut
+    while end < len(words) and (end == cut or continues_compound(words[end - 1], words[end])):
+        end += 1
+    return list(words[cut:end])
+
+
+def _phrase_start(words: Sequence[str], pre: int) -> list[str]:
+    """The shared words before `pre` that belong to the noun phrase the option's words end:
+    back over modifiers to its determiner (`a pay` before `run`)."""
+    k = pre
+    while k > 0 and nominal(words[k - 1]) and words[k - 1].lower() not in _BOUNDARY | {"of"}:
+        k -= 1
+    if k > 0 and words[k - 1].lower() in DETERMINERS:
+        k -= 1
+    return list(words[k:pre])
+
+
+def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
+    """At most `limit` words, cut back to where a phrase may end: not inside a noun compound,
+    not on a determiner, a preposition, "such" or a participle (`grammar.ends_cleanly`)."""
+    out = list(words[:limit])
+    rest = list(words[limit:])
+    if rest:  # a cut inside an example or a relative clause loses it whole ("such as daily | driving")
+        opened = [k for k, w in enumerate(out) if k > 1 and w.lower() in HANGING | {"such"}]
+        if opened:
+            rest = out[opened[-1] :] + rest
+            out = out[: opened[-1]]
+    while len(out) > 1 and (
+        not ends_cleanly(out) or (rest and continues_compound(out[-1], rest[0])) or out[-1].endswith(",")
+    ):
+        rest.insert(0, out.pop())
+    return out
 
 
 def _starts_clause(word: str) -> bool:
@@ -88,7 +176,7 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
     start is kept when the rest would not stand alone). When that leaves two options alike (or
     one empty), the option's distinguishing clause is used instead. Written to the user."""
     intents = {o.name: intent_of(o, prefixes) for o in options}
-    seqs = {n: i.full_object.split(",")[0].split() for n, i in intents.items()}
+    seqs = {n: f"{i.obj} {i.tail.split(',')[0]}".split() for n, i in intents.items()}  # to the tail's comma
     verbs = {i.verb for i in intents.values()}
     lists = list(seqs.values())
     pre = _common_prefix(lists)
@@ -99,8 +187,16 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
         core = s[pre : len(s) - suf] if len(s) - suf > pre else []
         head = intents[o.name].head
         cut = len(s) - suf
+        end = cut
         if head and head in s[cut:] and core and head not in core:
-            core = core + s[cut : cut + s[cut:].index(head) + 1]  # "a privacy impact assessment"
+            end = cut + s[cut:].index(head) + 1
+            core = core + s[cut:end]  # "a privacy impact assessment"
+        if core and end < len(s) and continues_compound(core[-1], s[end]):
+            core = core + _compound_rest(s, end)  # "an existing to-do | list", "unique employee | id"
+        elif core and end < len(s) and _wants_rest(core, s[end]):
+            core = (
+                core + s[end:]
+            )  # "that complies with | the travel policy", "even though it breaks | the ..."
         if pre and core and _starts_clause(core[0]):
             shared = s[:pre]  # "a hotel room ... as a long stay", "a card transaction you did not make"
             if len(shared) > 6:
@@ -108,14 +204,19 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
             core = [*shared, *core]
         elif pre and core and s[pre - 1].lower() in DETERMINERS:
             core = [s[pre - 1], *core]
-        core = core[:14]
-        while len(core) > 1 and core[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
-            core.pop()
+        elif pre and core and nominal(s[pre - 1]) and nominal(core[0]):
+            core = [*_phrase_start(s, pre), *core]  # "a pay | run", "a pay | item"
+        if len(verbs) > 1 and pre and core and core[0] != s[0]:
+            core = list(s)  # another verb needs the whole object: not "modify a pending order" for items
+        if len(verbs) == 1:
+            core = _before_second_verb(core)  # "text sentiment using VADER | and returns scores"
+        core = trim_phrase(core, 14)
         phrase = " ".join(core)
         if intents[o.name].source == "name":
             phrase = ""  # a phrase read off the identifier would read the name out
         elif len(verbs) > 1:
             phrase = f"{intents[o.name].verb} {phrase or intents[o.name].obj}"
+            phrase = " ".join(_base_after_conjunction(phrase.split()))  # "... and notify the carrier"
         out[o.name] = phrase
     counts = Counter(out.values())
     for o in options:
@@ -170,9 +271,10 @@ def subject_of(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] 
     heads = Counter()
     for c in candidates:
         h = intent_of(c, prefixes).head.lower()
-        if h and h.isalpha():
+        if h and h.isalpha() and h not in TOOL_WORDS:
             heads[stem(h)] += 1
     g = intent_of(gold, prefixes).head.lower()
+    g = "" if g in TOOL_WORDS else g
     shared = [h for h, n in heads.most_common() if n > 1]
     if g and stem(g) in shared:
         return f"about {_plural(g)}"
@@ -185,6 +287,6 @@ def subject_of(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] 
 
 
 def _plural(noun: str) -> str:
-    if _is_plural(noun):
+    if _is_plural(noun) or noun.lower() in MASS_NOUNS:
         return noun
     return inflect_engine().plural_noun(noun) or noun

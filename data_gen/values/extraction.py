@@ -55,8 +55,11 @@ _TRAILING_PUNCT = ".!?;:)"
 def _name_variants(name: str) -> tuple[list[str], list[str]]:
     """(exact, loose) spellings of a parameter name: the humanised and raw forms first, then the
     singular/plural of each (tried only when no exact spelling yields a value)."""
+    from data_gen.phrasing.render import param_noun  # the name the scripted agents say
+
     human = humanise_param(name)
-    exact = list(dict.fromkeys(v for v in (human, " ".join(param_tokens(name)), name) if v.strip()))
+    spellings = (human, param_noun(name), " ".join(param_tokens(name)), name)
+    exact = list(dict.fromkeys(v for v in spellings if v.strip()))
     loose = []
     for v in exact:
         words = v.split()

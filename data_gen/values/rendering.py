@@ -64,7 +64,7 @@ def phrase_values(pairs: list[tuple[str, str]], rng: random.Random) -> str:
     closed: list[tuple[str, bool]] = []
     open_: list[tuple[str, bool]] = []
     for name, value in pairs:
-        human = humanise_param(name)
+        human = name if any(c in name for c in " /-") else humanise_param(name)  # already said
         is_open = _open_ended(value)
         template = rng.choice(_FORWARD_PHRASES if is_open else VALUE_PHRASES)
         if template == "the {name} is {value}" and _is_plural(human):

@@ -288,9 +288,63 @@ def test_the_naturalness_validator_names_each_new_kind() -> None:
         assert reject_reason({"stage": "naturalness", "reason": verdict.reason}) == f"naturalness:{kind}"
 
 
-def test_the_bundled_benchmark_passes_the_new_checks() -> None:
-    """The third-person bundled catalogue is untouched by the new checks: every reference
-    dialogue of the held-out benchmark still passes."""
-    for d in load_dialogues(ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"):
+# Reference dialogues of the held-out benchmark (built before the broken-phrase checks) that hold a
+# broken phrase, each read by hand: "look up the starts enhanced third-party due diligence", "... or
+# correct inaccurate?", "the madrid protocol", "on behalf of a legal.", "through the corporate, or
+# ...", "look up the applies for a corporate credit card", "check the flights of a trip against the
+# travel policy and returns each violation", "block a lost corporate card and orders a replacement",
+# "linked to an approved or ...", "approved amount, payment date and.", "look up the parties, or
+# ...". The benchmark is rebuilt (`scripts/build_assets.py`) outside this change; a rebuilt one
+# holds none of them.
+BENCHMARK_BROKEN = {
+    "diabench_heldout_v1.jsonl": {
+        "000007-register_frequent_flyer_number": "verb_agreement",
+        "000008-get_carbon_footprint_for_trip": "verb_agreement",
+        "000011-start_third_party_due_diligence_enhanced": "verb_read_as_noun",
+        "000016-process_data_subject_access_request": "cut_phrase",
+        "000019-list_travelers_in_country_now": "verb_agreement",
+        "000022-process_data_subject_erasure_request": "cut_phrase",
+        "000025-check_travel_policy_compliance_hotel": "verb_agreement",
+        "000033-get_preferred_hotel_list": "verb_agreement",
+        "000038-create_expense_report_trip": "cut_phrase",
+        "000040-check_travel_policy_compliance_flight": "verb_agreement",
+        "000046-get_my_travel_profile": "verb_agreement",
+        "000048-start_third_party_due_diligence_standard": "verb_read_as_noun",
+        "000049-request_travel_insurance_certificate": "verb_agreement",
+        "000055-file_trademark_application_national": "lowercased_name",
+        "000063-get_signing_authority_matrix": "cut_phrase",
+        "000069-get_reimbursement_status": "cut_phrase",
+        "000087-file_trademark_application_madrid": "lowercased_name",
+        "000093-process_data_subject_rectification_request": "cut_phrase",
+        "000094-list_contracts_expiring_soon": "lost_object",
+        "000095-book_flight_international": "verb_agreement",
+        "000100-get_travel_risk_alerts": "verb_agreement",
+        "000105-request_power_of_attorney": "cut_phrase",
+        "000106-get_contract_details": "lost_object",
+        "000109-request_visa_invitation_letter": "verb_read_as_noun",
+        "000124-book_flight_domestic": "cut_phrase",
+        "000127-book_flight_multi_city": "cut_phrase",
+        "000128-create_expense_report_non_trip": "cut_phrase",
+    },
+    "diabench_heldout_v1_no_tool.jsonl": {
+        "000009-miss-get_reimbursement_status": "cut_phrase",
+        "000014-miss-report_corporate_card_lost": "verb_agreement",
+        "000015-miss-book_rail_ticket_cross_border": "cut_phrase",
+        "000016-miss-attest_policy_acknowledgement": "verb_agreement",
+        "000018-miss-list_unused_airline_credits": "verb_agreement",
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARK_BROKEN))
+def test_the_bundled_benchmark_passes_the_checks_but_its_broken_phrases(name) -> None:
+    """The third-person bundled catalogue is untouched by the earlier checks: every reference
+    dialogue of the held-out benchmark passes them; the broken-phrase checks reject
+    exactly the dialogues read by hand above, each for its kind."""
+    for d in load_dialogues(ROOT / "eval" / "benchmarks" / name):
         verdict = naturalness_validator(d)
-        assert verdict.passed, (d.id, verdict.reason)
+        kind = BENCHMARK_BROKEN[name].get(d.id)
+        if kind is None:
+            assert verdict.passed, (d.id, verdict.reason)
+        else:
+            assert verdict.reason.startswith(f"{kind}:"), (d.id, verdict.reason)

@@ -1,0 +1,322 @@
+"""The part of speech of a word in a description, and where a noun phrase may end.
+
+The tagger is rule-based: a word's possible classes come from the `lemminflect` lexicon (the UPOS
+classes it can take: `list` -> NOUN or VERB, `retrieves` -> VERB only, `information` -> NOUN) and
+from closed classes this module lists (prepositions, conjunctions, the words that name a tool);
+a word the lexicon does not know is a noun (`payslip`, `superfund`, `W-2`), or a proper noun
+when a description writes it with a capital mid-sentence (`Bundesliga`, `YouTube`). Context
+decides the rest: a description's first word is a verb when it can be one and what follows it
+opens an object, and a noun phrase runs from its determiner over its modifiers to its head, then
+over `of` and a second noun phrase, and over a list joined by commas and a final `and`/`or` when
+an `of`-phrase completes the list ("the current state, owner and due date of a claim").
+
+The renderers cut descriptions only where `np_end` says a noun phrase ends (never after a
+modifier whose head follows: "a unique employee | id"), and the checks (`data_gen.phrasing.broken`)
+read dialogue text with the same classes. Measured against the alternatives in the README
+("Description styles"): the lexicon covers the descriptions' first words and parameter heads of
+the five public catalogues the scripts measure, so no statistical tagger is loaded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from data_gen.phrasing.english import _BOUNDARY, DETERMINERS, _lemmas
+
+_PREPOSITION_WORDS = (
+    "about above across after against along among around as at before behind below beneath beside "
+    "between beyond by despite during except for from in inside into near of off on onto out outside "
+    "over per since than through throughout till to toward towards under until unto up upon via with "
+    "within without"
+)
+PREPOSITIONS = frozenset(_PREPOSITION_WORDS.split())
+CONJUNCTIONS = frozenset({"and", "or", "but", "nor"})
+PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them"})
+RELATIVES = frozenset({"that", "which", "who", "whom", "whose", "where", "when", "while", "whether", "if"})
+# Words that name the tool itself rather than what it acts on ("Cancel an alarm API that ...").
+TOOL_WORDS = frozenset({"api", "apis", "endpoint", "endpoints"})
+# Words that open an example or a qualification; a phrase never ends on them ("an incident such").
+_HANGING_WORDS = "such e.g e.g. i.e i.e. including namely especially particularly like etc"
+HANGING = frozenset(_HANGING_WORDS.split())
+# A verb and the preposition that opens its object ("Search for local events", "Subscribe to").
+_VERB_LINKS = (
+    "search:for look:for check:for scan:for apply:for ask:for pay:for wait:for vote:for register:for "
+    "subscribe:to connect:to reply:to respond:to switch:to listen:to upgrade:to opt:in log:in sign:up "
+    "search:by filter:by"
+)
+VERB_LINKS = frozenset(tuple(p.split(":")) for p in _VERB_LINKS.split())
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;:()]")
+
+
+def tokens(text: str) -> list[str]:
+    """Words and the punctuation that ends a phrase (`,;:()`), in order."""
+    return _TOKEN.findall(text)
+
+
+@lru_cache(maxsize=16384)
+def word_classes(word: str) -> frozenset[str]:
+    """The classes a word can take: UPOS names from the lexicon (NOUN, VERB, ADJ, ADV, ...), DET,
+    ADP (a preposition), CCONJ, PRON, or NUM; a word the lexicon does not know is a NOUN."""
+    w = word.lower().strip("'’")
+    if not w:
+        return frozenset()
+    if not w[:1].isalnum():
+        return frozenset({"PUNCT"})
+    if w in DETERMINERS:
+        return frozenset({"DET"})
+    if w in PREPOSITIONS:
+        return frozenset({"ADP"})
+    if w in CONJUNCTIONS:
+        return frozenset({"CCONJ"})
+    if w in PRONOUNS:
+        return frozenset({"PRON"})
+    if w.isdigit():
+        return frozenset({"NUM"})
+    if any(c.isdigit() for c in w) or "-" in w or "/" in w:
+        return frozenset({"NOUN"})
+    known = frozenset(_lemmas(w))
+    return known or frozenset({"NOUN"})
+
+
+def third_person_lemma(word: str) -> str | None:
+    """The base form of a third-person verb (`notifies` -> `notify`, `records` -> `record`), None
+    when `word` is not one."""
+    w = word.lower()
+    if not w.endswith("s") or len(w) < 3:
+        return None
+    verbs = _lemmas(w).get("VERB")
+    return verbs[0] if verbs and verbs[0] != w else None
+
+
+def only_third_person_verb(word: str) -> bool:
+    """A third-person verb that cannot be a plural noun (`notifies`, `retrieves`, not `records`)."""
+    return third_person_lemma(word) is not None and "NOUN" not in word_classes(word)
+
+
+def third_person(verb: str) -> str:
+    """`list` -> `lists`, `look up` -> `looks up`, `add or replace` -> `adds or replaces`."""
+    from lemminflect import getInflection
+
+    out = []
+    for i, w in enumerate(verb.split()):
+        if i == 0 or (out and out[-1] in ("or", "and")):
+            forms = getInflection(w, "VBZ")
+            out.append(forms[0] if forms else w + "s")
+        else:
+            out.append(w)
+    return " ".join(out)
+
+
+def is_proper(word: str, sentence_start: bool = False) -> bool:
+    """A word a description writes as a name: capitalised mid-sentence and unknown to the
+    lexicon (`Bundesliga`), or with a capital after its first letter (`YouTube`, `TikTok`)."""
+    if not word[:1].isupper() or word.isupper() or word_classes(word) & {"DET", "ADP", "CCONJ", "PRON"}:
+        return False
+    if any(c.isupper() for c in word[1:]) and any(c.islower() for c in word):
+        return True
+    return not sentence_start and word.isalpha() and not _lemmas(word.lower())
+
+
+def nominal(word: str) -> bool:
+    """Whether `word` can stand in a noun phrase as a modifier or its head (a noun, an adjective,
+    a number, a name)."""
+    classes = word_classes(word)
+    return bool(classes & {"NOUN", "ADJ", "NUM", "PROPN"}) and not classes & {"DET", "ADP", "CCONJ", "PRON"}
+
+
+def continues_compound(word: str, nxt: str) -> bool:
+    """Whether a noun phrase that reached `word` goes on with `nxt` (`unique employee` -> `id`,
+    `to-do` -> `list`): `nxt` is a noun that is not also a verb form, a participle or an adverb
+    reading after a plural head."""
+    if not nxt or not nxt[:1].isalnum():
+        return False
+    low = nxt.lower()
+    if low in RELATIVES or low in HANGING or low in TOOL_WORDS or low in _BOUNDARY:
+        return False  # "a legal hold | once a matter is opened"
+    classes = word_classes(nxt)
+    if "NOUN" not in classes or classes & {"DET", "ADP", "CCONJ", "PRON"}:
+        return False
+    verbs = _lemmas(low).get("VERB")
+    if verbs and verbs[0] != low and (not low.endswith("s") or "NOUN" not in classes):
+        return False  # a participle or a verb: "trace IDs | corresponding", "an item | includes"
+    # a verb after a plural head: "the orders | lists", "items | need", "users | share"
+    return not (_plural_like(word) and (third_person_lemma(low) or "VERB" in classes))
+
+
+def _plural_like(word: str) -> bool:
+    w = word.lower()
+    return w.endswith("s") and not w.endswith(("ss", "us", "is")) and "NOUN" in word_classes(w)
+
+
+def np_end(toks: Sequence[str], start: int, limit: int = 16) -> int:
+    """The index just past the noun phrase that opens at `start`, or `start` when none does: a
+    determiner, modifiers and the head; `of` and one more noun phrase; a list "A, B and C" when
+    an `of`-phrase or a shared head closes it. Never past `limit` words; a phrase the limit would
+    cut before its head ends at `start` (no phrase) rather than mid-compound."""
+    i = start
+    n = len(toks)
+    if i < n and toks[i].lower() in DETERMINERS:
+        i += 1
+    head = i
+    while i < n and nominal(toks[i]) and toks[i].lower() not in TOOL_WORDS:
+        i += 1
+        if i < n and not continues_compound(toks[i - 1], toks[i]) and not _adjective_before(toks, i):
+            break
+    if i == head:
+        return start
+    if i < n and _postpositive(toks, i) and _after_noun(toks[i - 1]):
+        i += 1  # "accounts payable", "the funds available."
+    end = i
+    if end < n and toks[end] == "," and _closed_list(toks, end):
+        end = _list_end(toks, end)
+    if end < n and toks[end].lower() == "of":
+        sub = np_end(toks, end + 1, limit)
+        if sub > end + 1:
+            end = sub
+    return end if end - start <= limit else start
+
+
+def _postpositive(toks: Sequence[str], i: int) -> bool:
+    """Whether `toks[i]`, right after a head noun, is an adjective in -able/-ible that ends its
+    clause, and so belongs to the phrase ("accounts payable", "the funds available")."""
+    word = toks[i].lower()
+    ends = i + 1 == len(toks) or not toks[i + 1][:1].isalnum()
+    return ends and word.endswith(("able", "ible")) and word_classes(word) == {"ADJ"}
+
+
+def _after_noun(word: str) -> bool:
+    return word.lower() not in DETERMINERS and "NOUN" in word_classes(word)
+
+
+def _adjective_before(toks: Sequence[str], i: int) -> bool:
+    """Whether the word before `i` is an adjective (not a noun) and `i` is nominal: "current |
+    state", "new | items"."""
+    prev = word_classes(toks[i - 1])
+    return "ADJ" in prev and "NOUN" not in prev and nominal(toks[i])
+
+
+def _closed_list(toks: Sequence[str], comma: int) -> bool:
+    """Whether the comma at `comma` joins a list that `and`/`or` closes and an `of`/`for` phrase
+    follows ("state, owner and due date of a claim")."""
+    j = comma
+    seen_conj = False
+    while j < len(toks) and j - comma < 14:
+        low = toks[j].lower()
+        if low in CONJUNCTIONS:
+            seen_conj = True
+        elif low in ("of", "for") and seen_conj:
+            return True
+        elif toks[j] in ";:()" or (low in PREPOSITIONS and low not in ("of", "for")) or low in RELATIVES:
+            return False
+        j += 1
+    return False
+
+
+def _list_end(toks: Sequence[str], comma: int) -> int:
+    j = comma
+    while j < len(toks) and toks[j].lower() not in ("of", "for"):
+        j += 1
+    return j
+
+
+# Words a phrase cannot stop on: "that already | exists", "the same | product type".
+_OPEN_ENDS = frozenset(
+    {"same", "given", "e", "i", "already", "still", "yet", "not", "no", "only", "just", "also"}
+)
+# Participles that want what follows them ("based on", "using a", "corresponding to").
+_WANTS_OBJECT_WORDS = (
+    "based using including corresponding regarding concerning following containing matching according "
+    "named related compared divided multiplied consisting depending"
+)
+_WANTS_OBJECT = frozenset(_WANTS_OBJECT_WORDS.split())
+
+
+def ends_cleanly(words: Sequence[str]) -> bool:
+    """Whether a phrase may end on its last word: not a determiner, a preposition, a conjunction,
+    a word that opens an example ("such", "including"), "same", or a participle that wants an
+    object ("based", "given", "using", "corresponding")."""
+    if not words:
+        return False
+    last = words[-1].lower().strip(".,;:")
+    if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | _OPEN_ENDS:
+        return False
+    if len(words) > 1 and words[-2].lower() in RELATIVES and third_person_lemma(last):
+        return False  # a relative clause without its object: ", that takes"
+    if word_classes(last) == {"ADJ"}:
+        # an adjective without its noun: "a certain", "a specific"; one in -able/-ible after its
+        # noun ends the phrase ("accounts payable")
+        return (
+            len(words) > 1 and _postpositive([*words[:-1], last], len(words) - 1) and _after_noun(words[-2])
+        )
+    return last not in _WANTS_OBJECT  # "based", "using", "corresponding"; "filed earlier" ends well
+
+
+# Words a tool name opens with as its verb (`list_orders`, `book_ticket`), besides words that are
+# only verbs.
+_NAME_VERB_WORDS = (
+    "get list set search check update order book find add remove create delete make run show view "
+    "return process record schedule request report track transfer move copy open close query"
+)
+_NAME_VERBS = frozenset(_NAME_VERB_WORDS.split())
+
+
+def name_verb(word: str) -> bool:
+    """Whether a tool name's word reads as its verb."""
+    w = word.lower()
+    return w in _NAME_VERBS or word_classes(w) == {"VERB"}
+
+
+def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool:
+    """Whether a description sentence opens with a verb. A word the lexicon knows only as a verb
+    always does; one that is also a noun does when what follows opens an object (a determiner,
+    an adjective, a particle: "Look up", its usual preposition: "Search for", a second verb:
+    "Reserve or book"), or, as a third-person form, a noun ("Searches payroll employees"; not
+    "Contracts you own", "Contracts that expire soon"). Otherwise the tool's name decides: its
+    first verb is this word (`concert.book_ticket`: "Book concert tickets"), or it has none
+    (`uber.ride`: "Find ride from source"); a name whose verb is another word makes the opening a
+    noun phrase (`get_order_details`: "Order details of a cart"). A participle ("Estimated CO2
+    emissions") or a name in title case ("Object Detection API") opens a noun phrase."""
+    if len(toks) < 2:
+        return False
+    first, second = toks[0], toks[1]
+    w, nxt = first.lower(), second.lower()
+    classes = word_classes(w)
+    if "VERB" not in classes or (first.isupper() and len(first) > 1):
+        return False
+    if first[:1].isupper() and second[:1].isupper() and not second.isupper() and nxt not in DETERMINERS:
+        return False  # "Object Detection API", "Document Question Answering"
+    verbs = _lemmas(w).get("VERB") or (w,)
+    base = verbs[0]
+    nxt_classes = word_classes(nxt)
+    if (
+        base != w
+        and not third_person_lemma(w)
+        and "NOUN" not in classes
+        or w.endswith(("ed", "en"))
+        and base != w
+    ):
+        return nxt in DETERMINERS - {"that", "this", "these", "those"} and w.endswith("ing")
+    if classes == {"VERB"} or (third_person_lemma(w) and "NOUN" not in classes):
+        return True  # "Retrieves ...", "Notifies ...", "Detect ..."
+    opens = nxt in DETERMINERS - {"that", "this", "these", "those"} or nxt in ("up", "out", "off", "down")
+    if opens or (base, nxt) in VERB_LINKS:
+        return True
+    if nxt in ("or", "and") and len(toks) > 2 and "VERB" in word_classes(toks[2]):
+        return True  # "Reserve or book a cinema ticket"
+    if nxt in PREPOSITIONS or nxt_classes & {"PRON", "CCONJ", "PUNCT"}:
+        return False  # "Balance of a general ledger account", "Contracts you own"
+    if third_person_lemma(w):
+        return bool(nxt_classes & {"NOUN", "ADJ", "NUM"})  # "Searches payroll employees"
+    if "ADJ" in nxt_classes and "NOUN" not in nxt_classes and "ADJ" not in classes:
+        return True  # "List open purchase requisitions"; not "Open incidents assigned to you"
+    lead = [x.lower() for x in name_words]
+    if "ADJ" in classes and not (lead and lead[0] == w):
+        return False  # "Smart home query API", "Open incidents assigned to you"
+    for x in lead:  # the name's first verb, or this word before any verb of the name
+        if x in (w, base) or (_lemmas(x).get("VERB") or ("",))[0] == base:
+            return True
+        if name_verb(x):
+            return False
+    return bool(lead)

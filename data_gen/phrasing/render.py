@@ -1,0 +1,196 @@
+"""The one path from a parsed description to the words the scripted agents say .
+
+Every phrase a scripted agent builds from a catalogue goes through here: a tool's action (the
+teacher's "To {act}, I need ...", the user's goal and restated need, the refusal's offers), the
+options of a disambiguating question, the user's choice among them, and the name of an argument
+it asks for. Each is rendered from the parse (`intents`, `options`) and then read back with the
+same checks the validator runs (`sound`: no broken phrase of any kind, no template debris, no
+determiner before a verb, no tool name, and a last word a phrase may end on). A phrase that fails
+falls back to a plain wording that is always correct: "the option that lists the payment runs of
+a company code" (as a noun phrase), "use the option that ..." (as a verb phrase), "the value for
+within days" (an argument whose name opens with a preposition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from data_gen.phrasing.broken import broken_phrases
+from data_gen.phrasing.checks import artefacts, determiner_before_verb, names_read_out, verb_only
+from data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, _is_plural, _lemmas, is_base_verb
+from data_gen.phrasing.grammar import (
+    CONJUNCTIONS,
+    PREPOSITIONS,
+    TOOL_WORDS,
+    ends_cleanly,
+    nominal,
+    third_person,
+    word_classes,
+)
+from data_gen.phrasing.intents import intent_of
+from data_gen.phrasing.options import option_descriptors, shared_verb
+from diaforge.saying import inflect_engine
+from diaforge.schema import Tool
+from diaforge.text import humanise_param, name_tokens, param_tokens
+
+
+def sound(phrase: str, tools: Sequence[Tool] = ()) -> bool:
+    """Whether a rendered phrase reads as written by a person: none of the validator's findings
+    (`broken_phrases`, `artefacts`, `determiner_before_verb`, a tool name read out) and a last
+    word a phrase may end on. A phrase that opens with a base verb is read after "to", as the
+    templates say it ("to take a query and retrieves ..." is caught)."""
+    words = phrase.split()
+    said = f"to {phrase}" if words and is_base_verb(words[0]) else phrase
+    return bool(
+        words
+        and ends_cleanly([w.strip(".,;:?!") for w in words])
+        and not broken_phrases(said, tools)
+        and not artefacts(phrase)
+        and not determiner_before_verb(phrase, tools)
+        and not names_read_out(phrase, tools)
+    )
+
+
+def with_tool(tool: Tool, tools: Sequence[Tool]) -> list[Tool]:
+    """`tools`, with `tool` added when it is not among them: a phrase drawn from a tool's own
+    description is read against that description too (the tool a user needs in a retrieval miss
+    is no candidate, and "a lost corporate card" ends a phrase in its description even where a
+    candidate says "a corporate card transaction")."""
+    return list(tools) if any(t.name == tool.name for t in tools) else [*tools, tool]
+
+
+def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[Tool] = ()) -> str:
+    """A plain noun phrase for a tool that is always correct: "the option that lists the payment
+    runs of a company code" from its intent, else "the option about <its nouns>"."""
+    tools = with_tool(tool, tools)
+    intent = intent_of(tool, prefixes)
+    if intent.source != "name" and intent.obj:
+        phrase = f"the option that {third_person(intent.verb)} {intent.obj}"
+        if sound(phrase, tools):
+            return phrase
+    nouns = [
+        w
+        for w in name_tokens(tool)
+        if _lemmas(w).keys() & {"NOUN", "ADV"} == {"NOUN"} and w not in TOOL_WORDS
+    ]
+    if nouns:  # the last noun only: the name's words in a row would read the name out
+        last = nouns[-1]
+        if not (_is_plural(last) or last in MASS_NOUNS):
+            last = inflect_engine().plural_noun(last) or last
+        return f"the option about {last}"
+    words = name_tokens(tool)
+    if words and word_classes(words[0]) == {"VERB"}:
+        return f"the option that {third_person(words[0])}"  # `Translate`: "the option that translates"
+    return "the other option"
+
+
+def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[Tool] = ()) -> str:
+    """What a tool does, as a verb phrase: its intent when that reads well, else "use" and the
+    plain noun phrase of `fallback_option`."""
+    phrase = intent_of(tool, prefixes).phrase
+    return (
+        phrase if sound(phrase, with_tool(tool, tools)) else f"use {fallback_option(tool, prefixes, tools)}"
+    )
+
+
+def option_phrases(
+    options: Sequence[Tool], prefixes: frozenset[str] = frozenset(), tools: Sequence[Tool] = ()
+) -> tuple[str | None, dict[str, str]]:
+    """How a question offers each option: `(verb, noun phrases)` when the options share a verb and
+    each is told apart by a noun phrase that reads well ("book" + "a domestic flight"), else
+    `(None, verb phrases)` ("cancel an order that has not shipped yet"), each verb phrase checked
+    and, when it does not read well, the option's `action`."""
+    tools = tools or options
+    descriptors = option_descriptors(options, prefixes)
+    verb = shared_verb(options, prefixes)
+    nps: dict[str, str] = {}
+    vps: dict[str, str] = {}
+    for o in options:
+        d = descriptors[o.name]
+        intent = intent_of(o, prefixes)
+        if d.startswith("the one "):
+            clause = d[8:]
+            head = clause.split()[0]
+            joins = head not in DETERMINERS and word_classes(head) != {
+                "NOUN"
+            }  # "the user id parameter ..." runs on
+            vp = f"{intent.phrase} {clause}" if joins else intent.phrase  # never two phrases run together
+        elif verb and d and not d.startswith(f"{verb} "):
+            nps[o.name] = d
+            vp = f"{verb} {d}"
+        else:
+            vp = d or intent.phrase
+        vps[o.name] = vp if sound(vp, tools) else action(o, prefixes, tools)
+    if verb and len(nps) == len(options) and all(vps[n] == f"{verb} {d}" for n, d in nps.items()):
+        return verb, nps
+    return None, vps
+
+
+def _participle_word(word: str) -> bool:
+    verbs = _lemmas(word).get("VERB")
+    return bool(verbs) and verbs[0] != word and word.endswith(("ing", "ed"))
+
+
+def choice(gold: Tool, options: Sequence[Tool], phrase: str, prefixes: frozenset[str] = frozenset()) -> str:
+    """The user's words for the option it wants: `phrase` when it reads well, else the plain
+    noun phrase of `fallback_option`."""
+    return phrase if sound(phrase, with_tool(gold, options)) else fallback_option(gold, prefixes, options)
+
+
+_SOURCE = {"from": "source", "to": "target", "since": "start", "until": "end", "till": "end"}
+_DATE_SOURCE = {"from": "start", "to": "end", "since": "start", "until": "end", "till": "end"}
+
+
+def param_noun(key: str, spec: dict | None = None) -> str:
+    """How the scripted agents name an argument: `humanise_param`, unless the name opens with a
+    preposition or is a single letter, which no person says after "the": `from_currency` ->
+    `source currency`, `to_date` -> `end date`, `within_days` -> `number of days`, `per_page` ->
+    `number per page`, `on_off_command` -> `on/off command`, `a` -> `a-value`, `to` ->
+    `to-value`, and any other -> `value for after ID`. A flag named by a verb
+    (`include_dissent`, a boolean `spec`) is `choice on whether to include dissent`; one named by
+    an adjective (`enabled`, `anonymous`) is `enabled flag`."""
+    human = humanise_param(key)
+    if (spec or {}).get("type") == "boolean" and human.split() and verb_only(human.split()[0]):
+        return f"choice on whether to {human}"  # never "the include dissent", "What is whether to ..."
+    toks = param_tokens(key)
+    flag = (spec or {}).get("type") == "boolean" and len(toks) == 1
+    classes = word_classes(toks[0]) if toks else frozenset()
+    if flag and "NOUN" not in classes and ("ADJ" in classes or toks[0].endswith("ed")):
+        return f"{human} flag"  # `enabled`, `anonymous`: never "What is the enabled?"
+    if not toks:
+        return human
+    words = human.split()
+    first = toks[0]
+    if len(toks) == 1 and (len(first) == 1 or first in PREPOSITIONS | CONJUNCTIONS | DETERMINERS):
+        return f"{human}-value"  # "the a-value", "the to-value": never "the a", "the to"
+    if first not in PREPOSITIONS:
+        return human
+    rest = words[1:]
+    if len(toks) > 2 and toks[1] in PREPOSITIONS:
+        return " ".join([f"{first}/{toks[1]}", *words[2:]])  # on_off_command -> on/off command
+    if rest and first in _SOURCE and nominal(rest[-1]):
+        date = rest[-1].lower() in ("date", "time", "datetime", "timestamp", "day", "year", "month")
+        return " ".join([(_DATE_SOURCE if date else _SOURCE)[first], *rest])
+    if rest and first == "within" and _is_plural(rest[-1]):
+        return f"number of {' '.join(rest)}"
+    if rest and first == "per":
+        return f"number per {' '.join(rest)}"
+    return f"value for {human}"
+
+
+def param_item(tool: Tool, key: str, hint: str = "") -> str:
+    """An argument as the teacher asks for it: "the cost center ID", "the start date
+    (YYYY-MM-DD)", "the choice on whether to include dissent" (a flag named by a verb)."""
+    return f"the {param_noun(key, tool.properties.get(key))}{f' ({hint})' if hint else ''}"
+
+
+__all__ = [
+    "action",
+    "choice",
+    "fallback_option",
+    "option_phrases",
+    "param_item",
+    "param_noun",
+    "sound",
+    "with_tool",
+]
