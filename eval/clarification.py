@@ -183,7 +183,7 @@ CLARIFICATION_NOTE = (
     "offer (a tool the user already ruled out counts against it); *redundant*, the questions that "
     "ask for a value the user gave or which tool when one is left; *settled*, the dialogues in which "
     "the gold tool became the only one open, and the mean assistant turn at which it did. "
-    '"–": nothing to count. Definitions: README, "Decisions and clarification", and '
+    '"–": nothing to count. Definitions: docs/metrics.md, "Decisions and clarification", and '
     "`eval/clarification.py`."
 )
 
@@ -287,6 +287,6 @@ def decision_quality_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> l
     note = (
         "Every decision against the reference move (both splits) and the tool hallucination of the calls "
         "(`eval/decisions.py`); the option recall and precision of the questions asking which tool "
-        '(`eval/clarification.py`). Definitions: README, "Decisions and clarification".'
+        '(`eval/clarification.py`). Definitions: docs/metrics.md, "Decisions and clarification".'
     )
     return ["## Decisions and clarification", note, markdown_table(headers, body)]

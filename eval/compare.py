@@ -229,7 +229,7 @@ def paired_section(
         "their Acc over the dialogues both ran (n), with Newcombe's 95 % interval for paired shares; "
         "*A only / B only*: the dialogues only A (only B) got right; *p*: the exact McNemar test on "
         "those; *distinguishable*: the interval excludes 0. Dialogues in one run only are left out "
-        "(*unpaired*), and so are runs of two different benchmarks. Definitions: README, "
+        "(*unpaired*), and so are runs of two different benchmarks. Definitions: docs/metrics.md, "
         '"Intervals and paired comparisons", and `eval/stats.py`.',
     ]
     rows = []

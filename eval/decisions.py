@@ -468,7 +468,7 @@ DECISIONS_NOTE = (
     "*ask tool*, one naming a missing required parameter *ask value*; a refusal; any other reply, "
     "malformed or truncated output). *Tool hallucination*: the share of calls whose tool is not the "
     "one tool left open (or no candidate fits) or whose values are not all grounded in what the user "
-    'said. Definitions: README, "Decisions and clarification", and `eval/decisions.py`.'
+    'said. Definitions: docs/metrics.md, "Decisions and clarification", and `eval/decisions.py`.'
 )
 
 _MOVE_TITLES = {

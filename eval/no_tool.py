@@ -102,7 +102,7 @@ NO_TOOL_NOTE = (
     "with no question mark and a negation) and called nothing; *wrong call*: the share with a call; "
     "*turns to refusal*: the mean position of that refusal among the assistant turns; *false "
     "refusal*: the share of the positive split's dialogues with such a refusal and no call. "
-    'Definitions: README, "The no-tool split", and `eval/no_tool.py`.'
+    'Definitions: docs/metrics.md, "The no-tool split\'s metrics", and `eval/no_tool.py`.'
 )
 
 _ROUND = 6

@@ -207,8 +207,8 @@ def passk_section(metrics: Mapping[str, Any]) -> list[str]:
         "dialogue all succeed (Acc = 1): C(c, k) / C(n, k) for c successes in n trials, averaged over "
         "the dialogues; pass^1 is the success rate over every trial. Every other number in this report "
         "is from the first trial (repeat 0) alone. In brackets: 95 % intervals (a bootstrap over the "
-        "dialogues for pass^k, Wilson for the wording-sensitive share). Definitions: README and "
-        "`eval/passk.py`.",
+        "dialogues for pass^k, Wilson for the wording-sensitive share). Definitions: docs/metrics.md "
+        '("pass^k") and `eval/passk.py`.',
         "\n".join(rows),
         "\n".join(outcomes),
     ]

@@ -73,13 +73,13 @@ ANATOMY_NOTE = (
     "(exactly the gold key set); *right values* of those with the right keys (every value matches); "
     "*values grounded* of the argument values of the first call turn (said by the user before it); "
     '*invented a value* of the dialogues with a call (at least one value not grounded). "–": '
-    'nothing to count. Definitions: README, "The anatomy of a dialogue", and `eval/anatomy.py`.'
+    'nothing to count. Definitions: docs/metrics.md, "The anatomy of a dialogue", and `eval/anatomy.py`.'
 )
 INTERVAL_NOTE = (
     "Brackets: the 95 % interval of a rate over its n (Wilson for shares; for FTR and ConvRel, means "
     "that are not shares, a percentile bootstrap of 2000 resamples, seed 0); n is the dialogues of the "
     "mode, or the counts in parentheses. TTR and NGD carry none (ratios over all tokens together). "
-    'Definitions: README, "Intervals and paired comparisons", and `eval/intervals.py`.'
+    'Definitions: docs/metrics.md, "Intervals and paired comparisons", and `eval/intervals.py`.'
 )
 _SLICE_TITLES = {
     "near_duplicate": "near-duplicate among candidates",
