@@ -342,7 +342,7 @@ def _holds_records(out: Path) -> bool:
 
 BENCHMARK_VERSION = "diabench-heldout-v1"
 NO_TOOL_VERSION = "diabench-heldout-v1-no-tool"
-"""The no-tool split of the held-out benchmark (issue 28): retrieval misses over held-out tools,
+"""The no-tool split of the held-out benchmark: retrieval misses over held-out tools,
 kept in a file of its own beside the benchmark (`<benchmark>_no_tool.jsonl`)."""
 
 

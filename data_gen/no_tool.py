@@ -1,4 +1,4 @@
-"""Retrieval misses in a generation run (issue 28): which seeds are misses, their candidates,
+"""Retrieval misses in a generation run: which seeds are misses, their candidates,
 their dialogue loop, and what `stats.json` says about them.
 
 DiaFORGE assumes that the retriever always returns the gold tool; in production it misses, and a

@@ -1,7 +1,7 @@
 """The rule-based part of the validator cascade (DiaFORGE A.2), in its fixed order:
 format -> tool call -> tool arguments -> naturalness. Each returns a `Verdict`; the engine stops at
 the first failure, then runs the relevancy validator and the LLM critique concurrently. A
-retrieval miss (`Dialogue.withheld_tool`, issue 28) runs format -> no_tool -> naturalness instead:
+retrieval miss (`Dialogue.withheld_tool`) runs format -> no_tool -> naturalness instead:
 `no_tool_validator` checks that nothing is called, that nobody asks for arguments, and that the
 refusal ends the dialogue only after the user has said enough to rule out every candidate.
 

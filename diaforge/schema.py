@@ -237,7 +237,7 @@ class ToolCall(BaseModel):
 
 Role = Literal["user", "assistant"]
 Phase = Literal["tool_selection", "argument_completion"]
-# CONFETTI's coarse dialogue acts and ToolDial's fine system actions (issue 7 uses them).
+# CONFETTI's coarse dialogue acts and ToolDial's fine system actions.
 DialogueAct = Literal["seek_info", "inform", "reject", "function_calling", "other"]
 SystemAction = Literal[
     "clarify", "request", "suggest", "call", "response", "response_fail", "system_bye", "retriever_call"
@@ -344,7 +344,7 @@ among the candidates (`Dialogue.withheld_tool`)."""
 class Dialogue(BaseModel):
     """A seed tool, the candidates shown to the assistant, the persona and goal, the gold
     arguments, and the turns. `seed_tool=None` marks a case where no tool should be called; a
-    retrieval miss (issue 28) also keeps the tool the user needs in `provenance.withheld_tool`
+    retrieval miss also keeps the tool the user needs in `provenance.withheld_tool`
     (with `gold_args` its values), which the user-proxy pursues and no candidate is."""
 
     model_config = ConfigDict(extra="forbid")

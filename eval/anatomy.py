@@ -1,4 +1,4 @@
-"""The anatomy of a dialogue: the sub-skills behind Acc, computed from transcripts (issue 24).
+"""The anatomy of a dialogue: the sub-skills behind Acc, computed from transcripts.
 
 Acc (Appendix C.1, `eval.metrics`) is one bit per dialogue; it hides which skill moved. The
 anatomy splits the way to a correct call into the steps a dialogue needs, each a share with its

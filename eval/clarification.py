@@ -1,4 +1,4 @@
-"""Clarification quality grounded in the catalogue: the questions themselves, scored (issue 35).
+"""Clarification quality grounded in the catalogue: the questions themselves, scored.
 
 A disambiguating question is only as good as the options it offers. The decision replay of
 `eval.decisions` knows, at every assistant turn of the positive split, which candidates the

@@ -1,5 +1,4 @@
-"""The decisions of a dialogue judged one by one: the when-to-call matrix and tool hallucination
-(issue 35).
+"""The decisions of a dialogue judged one by one: the when-to-call matrix and tool hallucination.
 
 Acc judges a dialogue by its outcome; this module judges every *decision* on the way to it. At
 each assistant turn (a *decision point*) it replays what the conversation so far supports, the

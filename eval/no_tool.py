@@ -1,4 +1,4 @@
-"""The no-tool split (issue 28): retrieval misses, evaluated and reported apart from the benchmark.
+"""The no-tool split: retrieval misses, evaluated and reported apart from the benchmark.
 
 The held-out benchmark (the *positive* split: some candidate is right) has a no-tool split beside
 it, ``<benchmark>_no_tool.jsonl``: dialogues built the same way from held-out tools, except that

@@ -2,7 +2,7 @@
 out as a copy of what it looks up, before it reasons about it.
 
 A small model fine-tuned on the `summary` traces learns to ask, but when it fills a call it writes
-a list of required arguments it has not looked up and values it has not read (issue 24). In the
+a list of required arguments it has not looked up and values it has not read. In the
 `lookup` style an argument-completion thought
 
 * copies the chosen tool's signature from the tool listing verbatim (`tool_signature`, the head of

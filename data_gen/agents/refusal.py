@@ -1,4 +1,4 @@
-"""When no candidate fits (issue 28): the scripted teacher's turns in a retrieval miss, and the rule
+"""When no candidate fits: the scripted teacher's turns in a retrieval miss, and the rule
 that reads a reply as a refusal.
 
 In a retrieval miss (`DialogueState.no_tool`) the tool the user needs (`DialogueState.gold`) is not

@@ -9,7 +9,7 @@ already cut off in substance, and generating the rest of the budget costs most o
 `min_period` tokens repeated back to back `min_repeats` times, covering at least `min_span`
 tokens. The reply is then ended with ``finish_reason="loop"``, which evaluation counts as
 truncated (cut off before its end of turn), exactly as the budget would have: under greedy
-decoding a loop this long almost never breaks (measured in the README's evaluation-speed section),
+decoding a loop this long almost never breaks (measured in docs/results.md, the evaluation loop's row),
 and when it does the reply still ends on the budget, with no end-of-turn token, so it is
 truncated either way unless it finishes a call list after the loop.
 """
