@@ -59,11 +59,14 @@ move O, each read against R_k, the candidates the turn offers as the user reads 
 
 In static mode the user turns are the reference dialogue's, answers to the scripted teacher's
 questions rather than to the model's, so they are read as answers to the teacher: on the positive
-split, while two tools or more are open, an answer that gives no value of τ* the user had not
-given says which tool, and leaves O_{k+1} = `still_open`(C, O_k, O_k[:4], u_{k+1}) (the teacher's
-question offered the first four open tools, `ScriptedTeacher.max_options`, in the order
-`plausible` ranks them); on the no-tool split, an answer turns down only what an ``ask_tool``
-question of the model offered.
+split, the answer u_{k+1} to the reference's k-th assistant turn leaves O_{k+1} = `still_open`(C,
+O_k, P_k, u_{k+1}) when that turn asked which tool, P_k being the options it offered (``offers``
+of the specs, `eval.tool_specs`), and O_k otherwise, just as the teacher replays its own questions
+(`ScriptedTeacher.remaining`). Specs without ``offers`` (an older ``tools.json``) fall back on the
+rule of the benchmark's first version: while two tools or more are open, an answer that gives no
+value of τ* the user had not given says which tool, and P_k = O_k[:4] (that teacher's question
+offered the first four open tools, in the order `plausible` ranks them). On the no-tool split, an
+answer turns down only what an ``ask_tool`` question of the model offered.
 
 The tool is *settled* at a_k when O_k has one member. K_k, the required values of τ* that U_k
 gives, is read as the teacher reads values (`ScriptedTeacher.known_values`); M_k the required
@@ -175,6 +178,8 @@ DECISION_KEYS = (
 
 _ROUND = 6
 _MAX_OPTIONS = ScriptedTeacher.max_options
+_FIRST_VERSION_OFFERS = 4
+"""How many open tools a question of the teacher that built the benchmark's first version offered."""
 _REPLAY_PERSONA = Persona(id="replay", description="the user of a replayed transcript")
 
 
@@ -237,6 +242,10 @@ class _Replay:
     """What the next answer is read against; None when it does not move O."""
     selecting: bool = True
     """The user-proxy still answers about which tool (no missing value asked for yet)."""
+    reference_offers: list[list[Tool] | None] | None = None
+    """Static mode: what each reference question offered (module docstring); None if unknown."""
+    answers: int = 0
+    """How many answers (user turns after the opening) have been heard."""
 
     @property
     def no_tool(self) -> bool:
@@ -250,12 +259,20 @@ class _Replay:
         """A user turn: the opening sets O; an answer may narrow it."""
         if self.pool is None:
             self.pool = plausible(self.candidates, text) if self.candidates else []
+        elif self.static and after_a_turn and not self.no_tool and self.reference_offers is not None:
+            # the reference dialogue's user answers the reference's question, whatever it offered
+            k = self.answers
+            offered = self.reference_offers[k] if k < len(self.reference_offers) else None
+            if offered is not None and len(self.pool) > 1:
+                self.pool = still_open(self.candidates, self.pool, offered, text)
         elif self.static and after_a_turn and not self.no_tool and len(self.pool) > 1:
-            # the reference dialogue's user: an answer that gives no new value says which tool
+            # specs without offers: an answer that gives no new value says which tool
             if self.target is not None and not self._gives_values(text):
-                self.pool = still_open(self.candidates, self.pool, self.pool[:_MAX_OPTIONS], text)
+                self.pool = still_open(self.candidates, self.pool, self.pool[:_FIRST_VERSION_OFFERS], text)
         elif self.pending is not None:
             self.pool = still_open(self.candidates, self.pool, self.pending, text)
+        if after_a_turn:
+            self.answers += 1
         self.pending = None
         self.said.append(text)
         self.history.append(Turn(role="user", content=text))
@@ -317,7 +334,7 @@ def replay(
             )
     else:
         target = next((c for c in candidates if c.name == transcript.seed_tool), None)
-    state = _Replay(transcript, candidates, target, encoder)
+    state = _Replay(transcript, candidates, target, encoder, reference_offers=tools.offers)
     points: list[DecisionPoint] = []
     for turn in transcript.turns:
         if turn.role == "user":

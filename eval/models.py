@@ -365,14 +365,27 @@ class ModelUnderTest:
     def tools(self, d: Dialogue) -> list[dict[str, Any]] | None:
         return self.cfg.prompt_format.tools(d)
 
+    @property
+    def is_policy(self) -> bool:
+        """Whether a reference policy plays the assistant (no model is loaded)."""
+        return self._policy is not None
+
     async def respond(
-        self, dialogues: list[Dialogue], messages: Sequence[list[dict[str, Any]]] | None = None
+        self,
+        dialogues: list[Dialogue],
+        messages: Sequence[list[dict[str, Any]]] | None = None,
+        answered: Sequence[list[Turn]] | None = None,
     ) -> list[Reply]:
         """The next assistant turn of each dialogue. `messages` (one list per dialogue) replaces
         `self.messages(d)`, e.g. a peer's own prompt; tools still come from the dialogue. A
-        reference policy reads the dialogue only."""
+        reference policy reads the dialogue only, and `answered` (static mode: per dialogue, the
+        reference's own assistant turns, which its user turns answer; `eval.policies`); a model
+        never sees them."""
         if self._policy is not None:
-            return [self._text_reply(self._policy.respond(d)) for d in dialogues]
+            mine = list(answered) if answered is not None else [None] * len(dialogues)
+            return [
+                self._text_reply(self._policy.respond(d, a)) for d, a in zip(dialogues, mine, strict=True)
+            ]
         convs = list(messages) if messages is not None else [self.messages(d) for d in dialogues]
         if len(convs) != len(dialogues):
             raise ValueError(f"{len(convs)} message lists for {len(dialogues)} dialogues")

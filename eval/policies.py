@@ -102,8 +102,10 @@ class Policy(ABC):
         )
         return self.teacher.complete(state, self.rng(dialogue))
 
-    def respond(self, dialogue: Dialogue) -> str:
-        """The next assistant turn as the text a model would write (thought, then reply or calls)."""
+    def respond(self, dialogue: Dialogue, answered: list[Turn] | None = None) -> str:
+        """The next assistant turn as the text a model would write (thought, then reply or calls).
+        `answered`: in static mode, the reference dialogue's own assistant turns, which the user
+        turns answer (`ReferencePolicy` reads the answers against them; the floors ignore them)."""
         return render_assistant(self.turn(dialogue))
 
 
@@ -115,6 +117,17 @@ class ReferencePolicy(Policy):
 
     def choose(self, dialogue: Dialogue) -> Tool | None:
         return dialogue.gold_tool
+
+    def respond(self, dialogue: Dialogue, answered: list[Turn] | None = None) -> str:
+        """The next turn; in static mode (`answered` given) the user's answers are to the
+        reference dialogue's questions, not to this policy's, so the teacher replays the
+        conversation with the reference's assistant turns in place of its own: it reads each
+        answer against the options the question it answers offered (`ScriptedTeacher.remaining`)."""
+        if answered:
+            mine = iter(answered)
+            turns = [next(mine, t) if t.role == "assistant" else t for t in dialogue.turns]
+            dialogue = dialogue.model_copy(update={"turns": turns})
+        return render_assistant(self.turn(dialogue))
 
     def turn(self, dialogue: Dialogue) -> Turn:
         """The teacher's turn: while its selection is not settled, its question about the tools

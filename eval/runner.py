@@ -144,6 +144,11 @@ class DialogueRun:
     def in_progress(self) -> Dialogue:
         return self.dialogue.model_copy(update={"turns": self.turns})
 
+    def answered(self) -> list[Turn]:
+        """Static: the reference's own assistant turns, in order (the questions its user turns
+        answer), for a reference policy only (`eval.policies.ReferencePolicy.respond`)."""
+        return [t for t in self.dialogue.turns if t.role == "assistant"]
+
     def transcript(self, mode: str, label: str, near_dup: bool, split: str) -> Transcript:
         d = self.dialogue
         gold, withheld = d.gold_tool, d.withheld_tool
@@ -202,7 +207,11 @@ async def _play(
             turn = await user_turn(r, step)
             r.turns.append(turn)
             r.records.append(TranscriptTurn(role="user", content=turn.content))
-        replies = await model.respond([r.in_progress() for r in active])
+        dialogues = [r.in_progress() for r in active]
+        if mode == "static" and getattr(model, "is_policy", False):
+            replies = await model.respond(dialogues, answered=[r.answered() for r in active])
+        else:
+            replies = await model.respond(dialogues)
         for r, reply in zip(active, replies, strict=True):
             turn = reply_to_turn(reply, phase=r.state.phase if r.state is not None else None)
             r.turns.append(turn)

@@ -8,13 +8,19 @@ no model and no benchmark, `eval run` writes ``tools.json`` into the run folder:
 
     {"format": 1,
      "tools": {"open_ticket": {"name": "open_ticket", "description": "...", "parameters": {...}}, ...},
-     "dialogues": {"heldout-0007": {"candidates": ["open_ticket", "open_case"], "withheld": null},
+     "dialogues": {"heldout-0007": {"candidates": ["open_ticket", "open_case"], "withheld": null,
+                                    "offers": [["open_ticket", "open_case"], null]},
                    "miss-0003":    {"candidates": ["open_case", ...], "withheld": "close_ticket"}}}
 
 Each distinct spec is stored once, under its name (``name#2``, ``name#3``, ... for a second spec
 that shares a name with another, so that two catalogues in one benchmark cannot mix); each
 dialogue lists the keys of its candidates, in the order the model saw them, and of the tool its
-user needed when no candidate fits (the no-tool split, `eval.no_tool`).
+user needed when no candidate fits (the no-tool split, `eval.no_tool`). On the positive split,
+``offers`` holds, for each assistant turn of the reference dialogue in order, the candidates it
+offered when it asks which tool (read from its thought, `data_gen.agents.options_in_thought`, or
+from its words when the thought does not list them) and null for any other turn: the static
+replay reads the reference user's answers against them (`eval.decisions`). A file without the key
+(written before it existed) leaves the replay to assume the first four open tools.
 
 Where the run folder has no ``tools.json`` (a run made before it existed), ``eval score --bench
 FILE`` rebuilds the specs from the benchmark (and its no-tool split beside it,
@@ -61,6 +67,9 @@ class DialogueTools:
     """The candidate tools, in the order the model saw them."""
     withheld: Tool | None = None
     """A retrieval miss: the tool the user needs, which no candidate is; None otherwise."""
+    offers: list[list[Tool] | None] | None = None
+    """Per assistant turn of the reference dialogue, the candidates it offered when it asks which
+    tool, else None; None as a whole when unknown (a retrieval miss, or an older ``tools.json``)."""
 
 
 @dataclass
@@ -75,11 +84,35 @@ class ToolSpecs:
         return self.dialogues.get(dialogue_id)
 
 
+def reference_offers(dialogue: Dialogue) -> list[list[Tool] | None] | None:
+    """What each assistant turn of a positive reference dialogue offered when it asks which tool
+    (phase ``tool_selection``, no call): the options its thought lists, else those its words offer
+    (`data_gen.agents.offered_options`); None for its other turns. None for a retrieval miss."""
+    from data_gen.agents import SELECTION, offered_options, options_in_thought
+
+    if dialogue.withheld_tool is not None:
+        return None
+    candidates = list(dialogue.candidate_tools)
+    offers: list[list[Tool] | None] = []
+    for t in dialogue.turns:
+        if t.role != "assistant":
+            continue
+        if t.phase == SELECTION and not t.tool_calls:
+            offers.append(options_in_thought(t.thought, candidates) or offered_options(t.content, candidates))
+        else:
+            offers.append(None)
+    return offers
+
+
 def specs_from_dialogues(dialogues: Iterable[Dialogue], source: str = "") -> ToolSpecs:
-    """The specs of benchmark records: their candidates and, for a retrieval miss, the withheld
-    tool (``provenance.withheld_tool``)."""
+    """The specs of benchmark records: their candidates, for a retrieval miss the withheld tool
+    (``provenance.withheld_tool``), else what each reference question offered (`reference_offers`)."""
     return ToolSpecs(
-        {d.id: DialogueTools(list(d.candidate_tools), d.withheld_tool) for d in dialogues}, source=source
+        {
+            d.id: DialogueTools(list(d.candidate_tools), d.withheld_tool, reference_offers(d))
+            for d in dialogues
+        },
+        source=source,
     )
 
 
@@ -106,13 +139,15 @@ def write_tool_specs(path: str | Path, specs: ToolSpecs) -> Path:
             keys[text] = key
         return keys[text]
 
-    dialogues = {
-        did: {
+    dialogues: dict[str, dict[str, Any]] = {}
+    for did, d in specs.dialogues.items():
+        entry: dict[str, Any] = {
             "candidates": [key_of(c) for c in d.candidates],
             "withheld": key_of(d.withheld) if d.withheld is not None else None,
         }
-        for did, d in specs.dialogues.items()
-    }
+        if d.offers is not None:
+            entry["offers"] = [None if o is None else [key_of(c) for c in o] for o in d.offers]
+        dialogues[did] = entry
     out = Path(path)
     body = {"format": _FORMAT, "tools": tools, "dialogues": dialogues}
     write_atomic(out, json.dumps(body, indent=1, ensure_ascii=False) + "\n")
@@ -149,8 +184,15 @@ def read_tool_specs(path: str | Path) -> ToolSpecs:
         if not isinstance(entry, dict) or not isinstance(entry.get("candidates"), list):
             raise InputError("needs a 'candidates' list", path=p, record=did)
         withheld = entry.get("withheld")
+        offers = entry.get("offers")
+        if offers is not None and not (
+            isinstance(offers, list) and all(o is None or isinstance(o, list) for o in offers)
+        ):
+            raise InputError("'offers' must be a list of lists of tool keys or nulls", path=p, record=did)
         dialogues[did] = DialogueTools(
-            [tool(k, did) for k in entry["candidates"]], tool(withheld, did) if withheld is not None else None
+            [tool(k, did) for k in entry["candidates"]],
+            tool(withheld, did) if withheld is not None else None,
+            None if offers is None else [None if o is None else [tool(k, did) for k in o] for o in offers],
         )
     return ToolSpecs(dialogues, source=str(p))
 

@@ -29,14 +29,15 @@ and the rule that reads a reply as a refusal), `lookup` (the `lookup` reasoning 
 What this package exports is its interface: the user-proxy, voter and teacher that `eval`'s live
 loop drives (`DialogueState` and its phases, `ScriptedUser`, `LLMUser`, `ScriptedVoter`,
 `LLMVoter`, `VotingUser`, `ScriptedTeacher`, `offered_options`), what `eval.decisions` reuses to
-replay the state of a dialogue (`plausible`, `still_open`, `miss_progress`, `is_refusal`, and
+replay the state of a dialogue (`plausible`, `still_open`, `options_in_thought`, `miss_progress`,
+`is_refusal`, and
 `ScriptedTeacher.remaining` and `known_values`), the role Protocols, and the goal writers, teacher
 and judges the dialogue engine drives.
 """
 
 from data_gen.agents.goals import llm_goal, llm_values, scripted_goal
 from data_gen.agents.judges import LLMJudge, ScriptedCritique, ScriptedRelevancy
-from data_gen.agents.options import offered_options, plausible, still_open
+from data_gen.agents.options import offered_options, options_in_thought, plausible, still_open
 from data_gen.agents.refusal import is_refusal, miss_progress
 from data_gen.agents.roles import CritiqueJudge, RelevancyJudge, Teacher, User, Voter
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
@@ -59,6 +60,7 @@ __all__ = [
     # What eval's decision replay reuses of the teacher's reading (`eval.decisions`).
     "is_refusal",
     "miss_progress",
+    "options_in_thought",
     "plausible",
     "still_open",
     # The roles, whoever plays them.

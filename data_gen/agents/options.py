@@ -1,7 +1,8 @@
 """Reading a question and its options, shared by the scripted user-proxy and teacher: which
 candidates a question offers (`offered_options`, by meaning rather than by name), which an answer
 keeps (`narrow`, `plausible`), and how a user says which one it means (`gold_choice`) or restates
-its need when none fits (`restated_need`); `still_open` is what an answer leaves open."""
+its need when none fits (`restated_need`); `still_open` is what an answer leaves open, and
+`options_in_thought` which options a question of the scripted teacher offered, from its thought."""
 
 from __future__ import annotations
 
@@ -114,10 +115,15 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
         vecs = np.asarray(vecs, dtype=float)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-9
     scores: list[list[float]] = []
+    seen: set[str] = set()
     for i, seg in enumerate(segments):
         seg_stems = {stem(w) for w in words(seg) if w not in _QUESTION_WORDS} & (
             content_stems(seg) | {stem(w) for w in words(seg) if len(w) > 2}
         )
+        repeat, seen = len(seg_stems) == 1 and seg_stems <= seen, seen | seg_stems
+        if repeat:  # a one-word piece that repeats an earlier word ("a gift or hospitality you gave")
+            scores.append([0.0] * len(candidates))
+            continue
         row = []
         for j, c in enumerate(candidates):
             lexical = sum(weight[s] for s in seg_stems & stems[c.name])
@@ -138,8 +144,9 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
         if v > max(rivals, default=0.0) + 1e-9:
             out.append(candidates[j])
             used_seg.add(i)
-    q_stems = {stem(w) for w in words(question) if w not in _QUESTION_WORDS} & content_stems(question)
-    for c in candidates:  # a word only this candidate has also offers it ("... or one you gave away")
+    rest = " ".join(seg for i, seg in enumerate(segments) if i not in used_seg)
+    q_stems = {stem(w) for w in words(rest) if w not in _QUESTION_WORDS} & content_stems(rest)
+    for c in candidates:  # a word only this candidate has, in a segment that offered none ("... or one you gave away")
         if c not in out and any(weight[s] == 1.0 for s in q_stems & stems[c.name]):
             out.append(c)
     return out
@@ -206,6 +213,22 @@ def still_open(
     names = {o.name for o in offered}
     rest = [c for c in candidates if c.name not in names]
     return plausible(rest, answer) if rest else list(pool)
+
+
+def options_in_thought(thought: str | None, candidates: Sequence[Tool]) -> list[Tool] | None:
+    """The candidates a question of the scripted teacher offered, as its thought lists them, in
+    candidate order: the thought names each option beside its description, ``name: description``
+    (the `summary` style) or ``description (name)`` (`lookup`), and names the other open tools
+    only in its list of matches. None when the thought names no candidate that way (no thought, or
+    a question another model wrote): the caller then falls back on what it knows of the question."""
+    if not thought:
+        return None
+    found = [
+        c
+        for c in candidates
+        if re.search(rf"(?<!\w){re.escape(c.name)}:", thought) or f"({c.name})" in thought
+    ]
+    return found or None
 
 
 def prefixes_of(candidates: Sequence[Tool]) -> frozenset[str]:

@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_thought, selection_thought
-from data_gen.agents.options import plausible, prefixes_of, still_open
+from data_gen.agents.options import options_in_thought, plausible, prefixes_of, still_open
 from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
 from data_gen.phrasing import first_sentence, option_descriptors
@@ -66,14 +66,19 @@ class ScriptedTeacher:
 
     def remaining(self, state: DialogueState) -> list[Tool]:
         """Replays the selection phase: plausible candidates after the opening, narrowed by each
-        answer to a question of ours (`still_open`; the options a question offered are the first
-        `max_options` of the pool at that point)."""
+        answer to a question of ours (`still_open`). The options a question offered are those its
+        thought lists (`options_in_thought`: a history written by an earlier teacher, such as a
+        benchmark's reference dialogue, may have offered fewer than were open), else the whole pool
+        at that point, as `ask` offers them."""
         users = [t for t in state.turns if t.role == "user"]
         pool = plausible(state.candidates, users[0].content)
         pending: list[Tool] | None = None
         for t in state.turns[1:]:
             if t.role == "assistant" and t.phase == SELECTION and not t.tool_calls:
-                pending = pool[: self.max_options] if len(pool) > 1 else list(state.candidates)
+                if len(pool) > 1:
+                    pending = options_in_thought(t.thought, state.candidates) or list(pool)
+                else:
+                    pending = list(state.candidates)
             elif t.role == "user" and pending is not None:
                 pool, pending = still_open(state.candidates, pool, pending, t.content), None
         return pool
@@ -92,10 +97,10 @@ class ScriptedTeacher:
         return self.ask(state, pool, rng)
 
     def ask(self, state: DialogueState, pool: list[Tool], rng: random.Random) -> Turn:
-        """The disambiguating question about the first `max_options` tools of `pool` (two or more),
-        described by what separates them, never by name."""
+        """The disambiguating question about every tool of `pool` (two or more), described by what
+        separates them, never by name."""
         names = ", ".join(c.name for c in pool)
-        options = pool[: self.max_options]
+        options = list(pool)
         prefixes = prefixes_of(state.candidates)
         descriptors = option_descriptors(options, prefixes)
         verb, offered = option_phrases(options, prefixes, state.candidates)

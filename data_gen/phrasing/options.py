@@ -201,6 +201,8 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
             shared = s[:pre]  # "a hotel room ... as a long stay", "a card transaction you did not make"
             if len(shared) > 6:
                 shared = shared[: shared.index(head) + 1] if head in shared[:6] else shared[:3]
+            if len(core) == 1 and s[pre - 1].lower() in _BOUNDARY and shared[-1] != s[pre - 1]:
+                shared = [*shared, s[pre - 1]]  # "the completion status | for you", not "... status you"
             core = [*shared, *core]
         elif pre and core and s[pre - 1].lower() in DETERMINERS:
             core = [s[pre - 1], *core]

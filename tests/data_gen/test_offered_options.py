@@ -3,7 +3,7 @@ words hold an "or" is one option, not two."""
 
 from __future__ import annotations
 
-from data_gen.agents import offered_options
+from data_gen.agents import offered_options, options_in_thought
 from diaforge.schema import Tool
 
 
@@ -45,3 +45,75 @@ def test_two_options_are_still_read_as_two() -> None:
         "Do you want to report a concern to the ethics hotline or ask IP counsel about a brand name?", COUNSEL
     )
     assert {t.name for t in got} == {HOTLINE.name, TRADEMARK.name}
+
+
+def test_the_options_a_thought_lists_in_either_style() -> None:
+    summary = (
+        "Candidates that match the request: request_trademark_clearance_search, "
+        "request_competition_law_review, submit_ethics_hotline_report. They differ in what they do "
+        "(request_competition_law_review: a deal; submit_ethics_hotline_report: a concern). I cannot "
+        "tell which one the user means, so I ask about the difference without naming tools."
+    )
+    # The list of matches names all three; the options are the two named beside a description.
+    assert options_in_thought(summary, COUNSEL) == [COMPETITION, HOTLINE]
+    lookup = (
+        "Candidates that match the request: request_trademark_clearance_search, submit_ethics_hotline_report. "
+        "What each does: a brand name (request_trademark_clearance_search); a concern "
+        "(submit_ethics_hotline_report). I ask which one the user means, without naming tools."
+    )
+    assert options_in_thought(lookup, COUNSEL) == [TRADEMARK, HOTLINE]
+    assert options_in_thought(None, COUNSEL) is None
+    assert options_in_thought("I ask which one the user means.", COUNSEL) is None
+
+
+GIFT_SUMMARY = _tool(
+    "get_gift_register_summary", "Gifts and hospitality logged in your organisation this year."
+)
+GIFT_IN = _tool("log_gift_received", "Logs a gift or hospitality you received in the gifts register.")
+GIFT_OUT = _tool("log_gift_given", "Logs a gift or hospitality you gave to a business partner.")
+GIFTS = [GIFT_SUMMARY, GIFT_IN, GIFT_OUT]
+GIFT_QUESTION = (
+    "Should I log a gift or hospitality you received or a gift or hospitality you gave to a business partner?"
+)
+
+
+class _Leaning:
+    """A sentence encoder that reads "a gift" as the register summary and everything else as
+    equally close to every tool (one-hot vectors): only the piece's own reading can offer a third
+    tool."""
+
+    def encode(self, texts: list[str]):
+        import numpy as np
+
+        out = np.full((len(texts), 2), [0.0, 1.0])
+        for i, t in enumerate(texts):
+            if t in ("a gift", GIFT_SUMMARY.description):
+                out[i] = [1.0, 0.0]
+        return out
+
+
+def test_a_one_word_piece_that_repeats_an_earlier_word_offers_nothing() -> None:
+    # Cut at every "or": "Should I log a gift", "hospitality you received", "a gift", "hospitality
+    # you gave to a business partner". "a gift" only repeats "gift": it is a piece of the second
+    # option, however close an encoder finds it to the summary.
+    got = offered_options(GIFT_QUESTION, GIFTS, _Leaning())
+    assert {t.name for t in got} == {GIFT_IN.name, GIFT_OUT.name}
+
+
+HOTELS = [
+    _tool("get_preferred_hotel_list", "Hotels with a negotiated rate in a city and their rate caps."),
+    _tool("get_per_diem_rate", "Looks up the per diem allowance for a foreign city."),
+    _tool("book_hotel_long_stay", "Books a hotel room in a city as a long stay of two weeks or more."),
+]
+
+
+def test_a_word_only_one_tool_has_offers_it_only_from_a_segment_that_offered_nothing() -> None:
+    # "look" is the per diem tool's alone, but it sits in the option that offers the hotel list.
+    question = (
+        "Should I look up the hotels with a negotiated rate in a city, or book a hotel room as a long stay?"
+    )
+    got = offered_options(question, HOTELS)
+    assert {t.name for t in got} == {"get_preferred_hotel_list", "book_hotel_long_stay"}
+    # In a segment of its own it still offers the tool ("... or one you gave away").
+    got = offered_options("Should I book a hotel room as a long stay, or the allowance?", HOTELS)
+    assert {t.name for t in got} == {"book_hotel_long_stay", "get_per_diem_rate"}

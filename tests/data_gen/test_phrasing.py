@@ -96,6 +96,21 @@ def test_options_are_described_without_their_names() -> None:
     assert vague_request(FLIGHTS[1], FLIGHTS) == "book a flight"
 
 
+def test_an_option_left_with_a_lone_pronoun_keeps_its_preposition() -> None:
+    # The two descriptions differ only after "for": the option about the user keeps "for you",
+    # rather than reading "the completion status you".
+    mine = tool(
+        "get_my_compliance_training_status", "Completion status of mandatory compliance training for you."
+    )
+    team = tool(
+        "get_team_compliance_training_status",
+        "Completion status of mandatory compliance training for each of your direct reports.",
+    )
+    descriptors = option_descriptors([team, mine])
+    assert descriptors[mine.name] == "the completion status for you"
+    assert descriptors[team.name] == "each of your direct reports"
+
+
 def _state(gold: Tool, candidates: list[Tool], turns: list[Turn]) -> DialogueState:
     persona = Persona(id="p", description="A travel coordinator.", role="travel coordinator", tone="friendly")
     return DialogueState(

@@ -32,6 +32,7 @@ from eval.tool_specs import (
     ToolSpecs,
     check_covers,
     read_tool_specs,
+    reference_offers,
     specs_from_dialogues,
     write_tool_specs,
 )
@@ -274,6 +275,40 @@ def test_static_mode_reads_the_reference_users_answers_against_the_open_tools() 
     ]
 
 
+def test_static_mode_reads_an_answer_against_what_the_reference_question_offered() -> None:
+    # The reference's first question offered the ticket and the room only (its thought lists
+    # them, `reference_offers`); "none of those" then leaves the laptop. Specs without the offers
+    # (an older tools.json) assume the first four open tools were offered, so all three stay open.
+    static = transcript(
+        "L",
+        [user(VAGUE), reply("What is the employee ID?"), user("None of those."), reply("Which one?")],
+        gold="order_laptop",
+        mode="static",
+        ended="reference_end",
+    )
+    known = DialogueTools(CANDIDATES, None, [[TICKET, ROOM], None])
+    points = [(p.reference, p.open) for p in replay(static, known)]
+    assert points == [("ask_tool", tuple(NAMES)), ("ask_value", ("order_laptop",))]
+    older = [(p.reference, p.open) for p in replay(static, DialogueTools(CANDIDATES))]
+    assert older == [("ask_tool", tuple(NAMES)), ("ask_tool", tuple(NAMES))]
+
+
+def test_reference_offers_come_from_the_reference_questions_thoughts() -> None:
+    question = Turn(
+        role="assistant",
+        content="Should I open a ticket or book a room?",
+        thought="Candidates that match the request: open_ticket, book_meeting_room, order_laptop. They differ "
+        "in what they do (open_ticket: a broken printer; book_meeting_room: a meeting room). I ask.",
+        phase="tool_selection",
+    )
+    values = Turn(role="assistant", content="What is the queue?", phase="argument_completion")
+    d = _dialogue("R", CANDIDATES).model_copy(
+        update={"turns": [Turn(role="user", content="hi"), question, Turn(role="user", content="x"), values]}
+    )
+    assert reference_offers(d) == [[TICKET, ROOM], None]
+    assert reference_offers(_dialogue("M", CANDIDATES, PASSWORD)) is None  # a retrieval miss
+
+
 # --------------------------------------------------------------------------------------------
 # The matrix and the hallucinated calls
 # --------------------------------------------------------------------------------------------
@@ -354,7 +389,12 @@ def test_tools_json_round_trip_keeps_two_specs_that_share_a_name(tmp_path: Path)
         "order_laptop",
         "reset_password",
     ]
-    assert raw["dialogues"]["y"] == {"candidates": ["open_ticket#2", "book_meeting_room"], "withheld": None}
+    # The reference has no assistant turn yet: no question, so no offers.
+    assert raw["dialogues"]["y"] == {
+        "candidates": ["open_ticket#2", "book_meeting_room"],
+        "withheld": None,
+        "offers": [],
+    }
     back = read_tool_specs(path)
     assert back.dialogues["y"].candidates[0] == other_ticket
     assert back.dialogues["z"].withheld == PASSWORD and back.dialogues["x"].candidates == CANDIDATES

@@ -120,6 +120,36 @@ def test_reference_asks_which_tool_while_two_are_open_then_completes_the_gold_to
     ]
 
 
+TRANSFER_RETURN = _tool(
+    "create_stock_transfer_return",
+    "Move stock back to the vendor it came from.",
+    {"material_id": {"type": "string", "description": "Material number."}},
+)
+
+
+def test_in_static_mode_the_reference_reads_answers_against_the_reference_questions() -> None:
+    from data_gen.agents import options_in_thought
+
+    transfers = [TRANSFER_INTERNAL, TRANSFER_EXTERNAL, TRANSFER_RETURN, OPEN_TICKET]
+    d = _dialogue(["I need to move some stock.", "None of those."], transfers, "create_stock_transfer_return")
+    # The reference dialogue's question offered two of the three transfers; "none of those" leaves
+    # the third and the ticket, so the policy asks about those two.
+    asked = Turn(
+        role="assistant",
+        content="Should I move stock within the company or to another company?",
+        thought="Candidates that match the request: a, b. They differ in what they do "
+        "(create_stock_transfer_internal: within the company; create_stock_transfer_external: another company).",
+        phase="tool_selection",
+    )
+    turn = parse_assistant(ReferencePolicy().respond(d, answered=[asked]))
+    assert options_in_thought(turn.thought, transfers) == [TRANSFER_RETURN, OPEN_TICKET]
+    # Read against a question that offered every open tool (no thought lists fewer), the same
+    # answer leaves only the ticket: the selection counts as settled and the policy, told the gold
+    # tool from then on, asks for its values instead of asking which tool.
+    alone = parse_assistant(ReferencePolicy().respond(d))
+    assert options_in_thought(alone.thought, transfers) is None and "material ID" in alone.content
+
+
 def test_reference_refuses_when_no_tool_should_be_called() -> None:
     d = _dialogue(["What's the weather like?"], [BOOK_ROOM, OPEN_TICKET], None)
     turn = ReferencePolicy().turn(d)
