@@ -146,9 +146,8 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
             used_seg.add(i)
     rest = " ".join(seg for i, seg in enumerate(segments) if i not in used_seg)
     q_stems = {stem(w) for w in words(rest) if w not in _QUESTION_WORDS} & content_stems(rest)
-    for c in (
-        candidates
-    ):  # a word only this candidate has, in a segment that offered none ("... or one you gave away")
+    # A word only one candidate has, in a segment that offered none, offers it ("... or one you gave away").
+    for c in candidates:
         if c not in out and any(weight[s] == 1.0 for s in q_stems & stems[c.name]):
             out.append(c)
     return out
