@@ -104,7 +104,10 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
     is cut into option segments, and each segment goes to the candidate whose name, description
     and parameters it matches best (rarer words count more; with a sentence encoder, cosine
     similarity to the description is added). A segment that matches two candidates about equally
-    offers neither."""
+    offers neither; a one-word segment that repeats a word of an earlier one ("a gift" in "log a
+    gift or hospitality you received or a gift or hospitality you gave") is a piece of an option
+    and offers nothing; a word only one candidate has offers it from a segment that offered no
+    other."""
     stems, weight = _weights(candidates)
     segments = [s.strip() for s in _OPTION_SPLIT.split(question) if s and s.strip()]
     vecs = None
