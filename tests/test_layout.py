@@ -4,8 +4,10 @@
    line starting with "Size exception:" and why.
 2. Imports: the contract in pyproject.toml's `[tool.importlinter]` (the core `diaforge` at the
    bottom, `data_gen` and `train` beside each other, `eval` above them reaching into the generator
-   only for the simulated user, the harnesses and the demo pipeline on top), checked transitively
-   by `lint-imports`; and no module imports another top-level package's private (underscore) names.
+   only for the simulated user and what it is made of, the harnesses and the demo pipeline on top),
+   checked transitively by `lint-imports`; every module of the generator is either one evaluation
+   may import or one the contract forbids it; and no module imports another top-level package's
+   private (underscore) names.
 """
 
 from __future__ import annotations
@@ -102,6 +104,25 @@ def _lint_imports(cwd: Path, config: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+EVAL_MAY_IMPORT = {"agents", "phrasing", "values", "personas", "wording"}
+"""The parts of the generator evaluation imports: the agents and what they are made of."""
+
+
+def _eval_forbidden(config: dict) -> list[str]:
+    (contract,) = [c for c in config["contracts"] if c.get("source_modules") == ["eval"]]
+    assert "ignore_imports" not in contract  # the contract states the hop; it hides no edge
+    return contract["forbidden_modules"]
+
+
+def test_every_generator_module_is_sanctioned_or_forbidden_to_eval() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    forbidden = {m.removeprefix("data_gen.") for m in _eval_forbidden(config)}
+    parts = {p.stem for p in (ROOT / "data_gen").glob("*.py") if p.stem not in ("__init__", "__main__")}
+    parts |= {p.name for p in (ROOT / "data_gen").iterdir() if (p / "__init__.py").is_file()}
+    assert not forbidden & EVAL_MAY_IMPORT
+    assert parts == forbidden | EVAL_MAY_IMPORT, "classify a new generator module in pyproject.toml"
+
+
 def test_import_contract_holds() -> None:
     result = _lint_imports(ROOT, ROOT / "pyproject.toml")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -113,9 +134,11 @@ def test_import_contract_holds() -> None:
         ("diaforge/schema.py", "import data_gen.engine", "the core below the stages"),
         ("data_gen/engine.py", "import train.sft", "the core below the stages"),
         ("train/sft.py", "import eval.cli", "the core below the stages"),
-        # Transitive: eval -> diaforge.text -> data_gen.values breaks both contracts.
-        ("diaforge/text.py", "import data_gen.values", "evaluation reaches the generator only"),
-        ("eval/cli.py", "import data_gen.engine", "evaluation reaches the generator only"),
+        ("diaforge/text.py", "import data_gen.values", "the core below the stages"),
+        ("eval/cli.py", "import data_gen.engine", "evaluation imports of the generator only"),
+        ("eval/cli.py", "import data_gen.gen_config", "evaluation imports of the generator only"),
+        # Transitive: eval -> data_gen.agents.user -> data_gen.validators.
+        ("data_gen/agents/user.py", "import data_gen.validators", "evaluation imports of the generator only"),
         ("eval/cli.py", "import pipeline.demo", "the core below the stages"),
         # names draws identifiers with described's `shaped`: described may not import names back.
         ("data_gen/values/described.py", "import data_gen.values.names", "the modules of each package"),
@@ -123,7 +146,10 @@ def test_import_contract_holds() -> None:
 )
 def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contract: str) -> None:
     """Our own contracts, on a miniature of the tree with one forbidden import added, are broken."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    forbidden = [m.replace(".", "/") + ".py" for m in _eval_forbidden(config)]
     for module in (
+        *forbidden,
         "diaforge/schema.py",
         "diaforge/text.py",
         "data_gen/engine.py",
@@ -147,7 +173,6 @@ def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contr
     clean = tmp_path / importer
     before = clean.read_text()
     clean.write_text(before + line + "\n")
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     lines = [f"root_packages = {config['root_packages']!r}".replace("'", '"')]
     text = "[tool.importlinter]\n" + "\n".join(lines) + "\n"
     for c in config["contracts"]:
