@@ -6,7 +6,7 @@ Steps, top to bottom (`run`, one call each): parse the recipe, prepare the outpu
 dialogues, load the tokenizer, slice the turns, load the model, build the trainer, train, save. The
 recipe's `slicing` is one row-layout object chosen once (train/row_layout.py), which supplies the
 rows, the collator and the trainer class. A recipe is a flat YAML mapping of `DiaforgeArguments`
-(train/config.py), TRL `SFTConfig` and `ModelConfig` keys; see `recipes/` and `--help`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
+(train/recipe_fields.py), TRL `SFTConfig` and `ModelConfig` keys; see `recipes/` and `--help`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
 code 2 (set DIAFORGE_DEBUG=1 for the traceback); running out of GPU memory is one line naming
 what to turn, from the memory planner (train/plan.py), and exit code 3. `python -m train.launch` is `accelerate launch`
 with the recipe checked before any process starts and this exit code passed through; plain
@@ -26,14 +26,7 @@ from typing import Any
 from diaforge.console import emit, results_only_on_stdout
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
-from train.config import (
-    RecipeError,
-    check_recipe,
-    device_defaults,
-    parse_recipe,
-    resolved_recipe,
-    split_recipe_argv,
-)
+from train.config import RecipeError, device_defaults, parse_recipe, resolved_recipe, split_recipe_argv
 from train.modeling import (
     ModelPathError,
     is_tiny,
@@ -41,6 +34,7 @@ from train.modeling import (
     load_tokenizer,
     resolve_model_path,
 )
+from train.recipe_checks import check_recipe
 from train.recipe_help import help_requested
 from train.row_layout import RowLayout, row_layout
 from train.slicing import (
