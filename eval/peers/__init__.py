@@ -34,7 +34,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
-from diaforge.schema import Dialogue, Persona, Provenance, Tool, ToolCall, write_jsonl
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import Dialogue, Persona, Provenance, Tool, ToolCall
 
 __all__ = [
     "need",
