@@ -1,6 +1,6 @@
 """The help of `train/sft.py` and `train.launch` (`--help`, `--help-all`): the recipe keys of
-`train.recipe_fields.DiaforgeArguments` with their defaults, choices and help, and the defaults set for
-TRL's keys. Printing it imports neither torch nor TRL (except `--help-all`)."""
+`train.recipe_fields.DiaforgeArguments` with their defaults, choices and help, and the defaults
+set for TRL's keys. Printing it imports neither torch nor TRL (except `--help-all`)."""
 
 from __future__ import annotations
 
