@@ -99,9 +99,9 @@ def prepare_data(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     """Train the tokenizer (saved into `folder` unless a model is built there), slice the
     dialogues as train/sft.py will, and count samples, rows and tokens of one pass."""
     from diaforge.schema import load_dialogues
-    from train.config import DiaforgeArguments
     from train.modeling import build_tiny_tokenizer, load_tokenizer
     from train.prefix_shared import build_prefix_shared
+    from train.recipe_fields import DiaforgeArguments
     from train.slicing import SliceConfig, TurnSlicer, check_training_dialogues, dialogue_texts
 
     dialogues = check_training_dialogues(load_dialogues(args.corpus), args.corpus)[: args.dialogues]
@@ -275,7 +275,8 @@ def recipe_problems(commands: dict[str, Any]) -> list[str]:
     off and use_cpu on, since TRL refuses bf16 there (every other key is checked as written)."""
     import torch
 
-    from train.config import RecipeError, check_recipe, device_defaults, parse_recipe
+    from train.config import RecipeError, device_defaults, parse_recipe
+    from train.recipe_checks import check_recipe
 
     here = torch.cuda.is_available()
     problems = []

@@ -40,16 +40,9 @@ from data_gen.run_stats import corpus_stats, export_corpus, plot_corpus, usage_s
 from data_gen.seed_engine import Attempt, Engine, SeedOutcome, build_role_backends
 from diaforge.errors import InputError
 from diaforge.hygiene import sha256_file
+from diaforge.jsonl import JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl
 from diaforge.llm.base import Usage
-from diaforge.schema import (
-    Dialogue,
-    JsonlAppender,
-    Tool,
-    UnsavableRecord,
-    dump_record,
-    iter_jsonl,
-    write_jsonl,
-)
+from diaforge.schema import Dialogue, Tool
 
 DIALOGUES_FILE, REJECTS_FILE, STATS_FILE, RUN_FILE = (
     "dialogues.jsonl",

@@ -39,7 +39,8 @@ from typing import Any
 
 from diaforge.errors import InputError
 from diaforge.format import PromptFormat, iter_rows
-from diaforge.schema import Dialogue, write_jsonl
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import Dialogue
 
 HF_JSONL = "hf_conversational.jsonl"
 HF_DATASET = "hf_dataset"

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from diaforge.errors import InputError
-from diaforge.schema import Tool, local_ref_target
+from diaforge.json_schema import local_ref_target
+from diaforge.schema import Tool
 from diaforge.tool_records import (
     FieldError,
     RecordEntry,

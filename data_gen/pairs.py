@@ -72,8 +72,9 @@ from data_gen.agents.refusal import is_refusal
 from data_gen.phrasing import first_sentence
 from data_gen.values import ValueGenerator, extract_value
 from diaforge.format import PAIR_KINDS, PromptFormat, pair_record, preference_rows
+from diaforge.jsonl import write_jsonl
 from diaforge.rng import seeded_rng
-from diaforge.schema import Dialogue, Tool, ToolCall, Turn, write_jsonl
+from diaforge.schema import Dialogue, Tool, ToolCall, Turn
 from diaforge.similarity import composite_matrix, get_encoder
 from diaforge.text import humanise_param
 

@@ -25,7 +25,8 @@ import numpy as np
 
 from diaforge.errors import InputError
 from diaforge.hygiene import load_json, read_text_file
-from diaforge.schema import Persona, Tool, validate_record
+from diaforge.jsonl import validate_record
+from diaforge.schema import Persona, Tool
 from diaforge.similarity import Encoder, get_encoder, tool_text
 from diaforge.text import line_of_business_key
 

@@ -26,7 +26,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
-from diaforge.schema import Tool, normalise_type
+from diaforge.json_schema import normalise_type
+from diaforge.schema import Tool
 
 __all__ = [
     "FieldError",

@@ -307,7 +307,7 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
 
 def _cmd_when2call(args: argparse.Namespace) -> int:
     """``when2call score``: When2Call's metrics over an lm-eval samples log or a judge output."""
-    from eval.peers.when2call import format_when2call, read_predictions, score_when2call
+    from eval.peers.when2call_scores import format_when2call, read_predictions, score_when2call
 
     form, items = read_predictions(args.pred)
     metrics = score_when2call(items, form)

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from diaforge.schema import dump_record
+from diaforge.jsonl import dump_record
 
 __all__ = ["write_atomic", "write_run_files"]
 

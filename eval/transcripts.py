@@ -50,7 +50,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from diaforge.errors import InputError
 from diaforge.format import render_calls
-from diaforge.schema import ToolCall, read_jsonl, write_jsonl
+from diaforge.jsonl import read_jsonl, write_jsonl
+from diaforge.schema import ToolCall
 
 __all__ = [
     "ENDINGS",

@@ -36,7 +36,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diaforge.console import emit, results_only_on_stdout
 from diaforge.errors import InputError
@@ -52,6 +52,14 @@ from train.dpo_config import (
 from train.modeling import ModelPathError, load_model, load_tokenizer
 from train.sft import prepare_output_dir, result_line, setup_logging, train
 from train.tracking import closing_wandb_run, log_model_artifact, run_callback, write_run_files
+
+if TYPE_CHECKING:  # annotations only: `--help` must answer before torch, TRL or datasets load
+    from datasets import Dataset
+    from peft import PeftConfig, PeftModel
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainingArguments
+    from trl import DPOConfig, DPOTrainer, ModelConfig
+
+    from train.dpo_config import DpoArguments
 
 logger = logging.getLogger("diaforge.dpo")
 
@@ -93,7 +101,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     return save(trainer, tokenizer, output_dir, fmt, counts, main_process)
 
 
-def parse(argv: list[str] | None) -> tuple[Any, Any, Any, bool]:
+def parse(argv: list[str] | None) -> tuple[DpoArguments, DPOConfig, ModelConfig, bool]:
     """The recipe's three dataclasses, checked, and whether training runs on a CUDA GPU."""
     import torch
 
@@ -107,7 +115,7 @@ def parse(argv: list[str] | None) -> tuple[Any, Any, Any, bool]:
     return args, training_args, model_args, on_gpu
 
 
-def load_rows(args: Any, fmt: PromptFormat) -> tuple[list[dict], list[dict], dict[str, int]]:
+def load_rows(args: DpoArguments, fmt: PromptFormat) -> tuple[list[dict], list[dict], dict[str, int]]:
     """The training and evaluation rows rendered in `fmt`, and the training pairs per kind."""
 
     def read(paths: list[str] | None, limit: int | None) -> list[dict[str, Any]]:
@@ -130,9 +138,9 @@ def load_rows(args: Any, fmt: PromptFormat) -> tuple[list[dict], list[dict], dic
 
 
 def record_run(
-    args: Any,
-    training_args: Any,
-    model_args: Any,
+    args: DpoArguments,
+    training_args: DPOConfig,
+    model_args: ModelConfig,
     folder: Path,
     base: str | None,
     fmt: PromptFormat,
@@ -164,7 +172,9 @@ def record_run(
     return fingerprint
 
 
-def load_policy(folder: Path, base: str | None, model_args: Any, training_args: Any, *, on_gpu: bool):
+def load_policy(
+    folder: Path, base: str | None, model_args: ModelConfig, training_args: DPOConfig, *, on_gpu: bool
+) -> tuple[PreTrainedModel | PeftModel, PeftConfig | None]:
     """The model to train and the `peft_config` to give the trainer (module docstring)."""
     from trl import get_peft_config
 
@@ -190,17 +200,17 @@ def load_policy(folder: Path, base: str | None, model_args: Any, training_args: 
 
 
 def build_trainer(
-    training_args: Any,
-    model: Any,
-    peft_config: Any,
-    tokenizer: Any,
+    training_args: DPOConfig,
+    model: PreTrainedModel | PeftModel,
+    peft_config: PeftConfig | None,
+    tokenizer: PreTrainedTokenizerBase,
     train_rows: list[dict[str, Any]],
     eval_rows: list[dict[str, Any]],
     fmt: PromptFormat,
     fingerprint: dict[str, Any],
     *,
     shared_prompt: bool = False,
-) -> Any:
+) -> DPOTrainer:
     """TRL's `DPOTrainer` on the rows (with `shared_prompt`, its subclass that reads each pair as
     one row: train/dpo_shared.py), with the callback that writes prompt_format.json into every
     checkpoint and records the run in W&B."""
@@ -235,7 +245,7 @@ def build_trainer(
     )
 
 
-def file_backed(rows: list[dict[str, Any]], folder: Path, training_args: Any) -> Any:
+def file_backed(rows: list[dict[str, Any]], folder: Path, training_args: TrainingArguments) -> Dataset:
     """The rows as a dataset saved in `folder` (by the first process of each machine) and read back
     by every process. TRL caches the precomputed reference log-probs beside the dataset's files
     and every process reads rank 0's cache: an in-memory dataset would put it in a temporary folder
@@ -249,8 +259,8 @@ def file_backed(rows: list[dict[str, Any]], folder: Path, training_args: Any) ->
 
 
 def save(
-    trainer: Any,
-    tokenizer: Any,
+    trainer: DPOTrainer,
+    tokenizer: PreTrainedTokenizerBase,
     output_dir: Path,
     fmt: PromptFormat,
     counts: dict[str, int],

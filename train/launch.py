@@ -123,7 +123,8 @@ def precheck(script_args: Sequence[str]) -> None:
     """Parse and check a `train/sft.py` command line as the script will; `RecipeError` if it is wrong."""
     import torch
 
-    from train.config import check_recipe, device_defaults, parse_recipe, split_recipe_argv
+    from train.config import device_defaults, parse_recipe, split_recipe_argv
+    from train.recipe_checks import check_recipe
 
     args, training_args, model_args, _ = parse_recipe(
         script_args, device_defaults=device_defaults(torch.cuda.is_available())

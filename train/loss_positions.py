@@ -38,7 +38,7 @@ import inspect
 import logging
 from typing import Any
 
-from train.config import LOSS_POSITIONS
+from train.recipe_fields import LOSS_POSITIONS
 from train.slicing import IGNORE_INDEX
 
 logger = logging.getLogger("diaforge.sft")

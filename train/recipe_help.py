@@ -1,6 +1,6 @@
 """The help of `train/sft.py` and `train.launch` (`--help`, `--help-all`): the recipe keys of
-`train.config.DiaforgeArguments` with their defaults, choices and help, and the defaults set for
-TRL's keys. Printing it imports neither torch nor TRL (except `--help-all`)."""
+`train.recipe_fields.DiaforgeArguments` with their defaults, choices and help, and the defaults
+set for TRL's keys. Printing it imports neither torch nor TRL (except `--help-all`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from train.config import PAPER_DEFAULTS, DiaforgeArguments, device_defaults, recipe_dataclasses
+from train.config import PAPER_DEFAULTS, device_defaults, recipe_dataclasses
+from train.recipe_fields import DiaforgeArguments
 
 HELP_FLAGS = ("-h", "--help")
 #: Lists every key, TRL's included (imports TRL: about 10 s).
@@ -64,7 +65,7 @@ def recipe_help() -> str:
     cpu = {k: v for k, v in device_defaults(False).items() if k not in PAPER_DEFAULTS}
     parts = [
         _USAGE,
-        "DiaFORGE keys (train/config.py, DiaforgeArguments):",
+        "DiaFORGE keys (train/recipe_fields.py, DiaforgeArguments):",
         *(_help_entry(f) for f in dataclasses.fields(DiaforgeArguments) if f.init),
         "",
         "Defaults set for TRL's keys (the paper's LoRA recipe, Appendix B; recipes state them too):",

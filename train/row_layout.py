@@ -137,7 +137,7 @@ LAYOUTS: dict[str, type] = {"naive": PaddedLayout, "prefix_shared": PrefixShared
 def row_layout(
     slicing: str, loss_positions: str = "all", focal_gamma: float = 0.0, *, share_listing: bool = False
 ) -> RowLayout:
-    """The layout of a recipe's `slicing` value (already checked against `train.config.SLICING`),
+    """The layout of a recipe's `slicing` value (already checked against `train.recipe_fields.SLICING`),
     its trainer computing the loss at `loss_positions` with the focal factor `focal_gamma`
     (train/loss_positions.py); `share_listing` (prefix-shared only, `check_recipe` refuses it
     otherwise) puts dialogues over one listing in one row."""

@@ -6,7 +6,7 @@ Steps, top to bottom (`run`, one call each): parse the recipe, prepare the outpu
 dialogues, load the tokenizer, slice the turns, load the model, build the trainer, train, save. The
 recipe's `slicing` is one row-layout object chosen once (train/row_layout.py), which supplies the
 rows, the collator and the trainer class. A recipe is a flat YAML mapping of `DiaforgeArguments`
-(train/config.py), TRL `SFTConfig` and `ModelConfig` keys; see `recipes/` and `--help`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
+(train/recipe_fields.py), TRL `SFTConfig` and `ModelConfig` keys; see `recipes/` and `--help`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
 code 2 (set DIAFORGE_DEBUG=1 for the traceback); running out of GPU memory is one line naming
 what to turn, from the memory planner (train/plan.py), and exit code 3. `python -m train.launch` is `accelerate launch`
 with the recipe checked before any process starts and this exit code passed through; plain
@@ -21,19 +21,12 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diaforge.console import emit, results_only_on_stdout
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
-from train.config import (
-    RecipeError,
-    check_recipe,
-    device_defaults,
-    parse_recipe,
-    resolved_recipe,
-    split_recipe_argv,
-)
+from train.config import RecipeError, device_defaults, parse_recipe, resolved_recipe, split_recipe_argv
 from train.modeling import (
     ModelPathError,
     is_tiny,
@@ -41,6 +34,7 @@ from train.modeling import (
     load_tokenizer,
     resolve_model_path,
 )
+from train.recipe_checks import check_recipe
 from train.recipe_help import help_requested
 from train.row_layout import RowLayout, row_layout
 from train.slicing import (
@@ -61,6 +55,16 @@ from train.tracking import (
     write_run_files,
 )
 
+if TYPE_CHECKING:  # annotations only: `--help` must answer before torch, TRL or datasets load
+    from datasets import Dataset
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainingArguments
+    from trl import ModelConfig, SFTConfig, SFTTrainer
+
+    from diaforge.schema import Dialogue
+    from train.dpo_config import DpoArguments
+    from train.recipe_fields import DiaforgeArguments
+    from train.slicing import SliceStats
+
 logger = logging.getLogger("diaforge.sft")
 
 
@@ -70,9 +74,9 @@ class SlicedData:
 
     slice_config: SliceConfig
     samples: list[dict[str, Any]]
-    stats: Any  # SliceStats of the training samples
-    train_dataset: Any
-    eval_dataset: Any
+    stats: SliceStats  # of the training samples
+    train_dataset: Dataset
+    eval_dataset: Dataset | None
 
 
 # --------------------------------------------------------------------------------------------
@@ -101,7 +105,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
 
 # 1. Parse and check the recipe (YAML + command-line overrides) before the trainer is imported and
 # anything is read or written: a mistake stops the run with nothing touched.
-def parse(argv: list[str] | None) -> tuple[Any, Any, Any, bool]:
+def parse(argv: list[str] | None) -> tuple[DiaforgeArguments, SFTConfig, ModelConfig, bool]:
     """The three argument dataclasses and whether training runs on a CUDA GPU."""
     import torch
 
@@ -116,7 +120,7 @@ def parse(argv: list[str] | None) -> tuple[Any, Any, Any, bool]:
     return args, training_args, model_args, on_gpu
 
 
-def setup_logging(training_args: Any) -> bool:
+def setup_logging(training_args: TrainingArguments) -> bool:
     """Our lines on the main process, warnings only elsewhere; whether this is the main process."""
     from transformers.utils import logging as hf_logging
 
@@ -129,7 +133,9 @@ def setup_logging(training_args: Any) -> bool:
 
 
 # 2. Output folder: resume from the last checkpoint, or start afresh.
-def prepare_output_dir(args: Any, training_args: Any, main_process: bool) -> tuple[Path, str | None]:
+def prepare_output_dir(
+    args: DiaforgeArguments | DpoArguments, training_args: TrainingArguments, main_process: bool
+) -> tuple[Path, str | None]:
     """The absolute output folder and the checkpoint to resume from (None: a fresh start)."""
     output_dir = Path(training_args.output_dir).expanduser().resolve()
     training_args.output_dir = str(output_dir)
@@ -142,7 +148,7 @@ def prepare_output_dir(args: Any, training_args: Any, main_process: bool) -> tup
 
 
 # 3. Data: validated dialogues (a bad line is one InputError naming file, line and field).
-def load_data(args: Any) -> tuple[list[Any], list[Any]]:
+def load_data(args: DiaforgeArguments) -> tuple[list[Dialogue], list[Dialogue]]:
     """The training dialogues (the first `max_dialogues`) and the evaluation dialogues."""
     dialogues = [
         d for path in args.dataset_path for d in check_training_dialogues(load_dialogues(path), path)
@@ -159,8 +165,8 @@ def load_data(args: Any) -> tuple[list[Any], list[Any]]:
 
 # 4. Tokenizer (a tiny:// model is built now, on the main process first).
 def load_model_tokenizer(
-    model_args: Any, training_args: Any, output_dir: Path, dialogues: list[Any]
-) -> tuple[str, Any]:
+    model_args: ModelConfig, training_args: SFTConfig, output_dir: Path, dialogues: list[Dialogue]
+) -> tuple[str, PreTrainedTokenizerBase]:
     """The resolved model path (absolute for a local folder: the adapter records where its base
     is) and its tokenizer."""
     with training_args.main_process_first(desc="resolve the model"):
@@ -185,7 +191,12 @@ def load_model_tokenizer(
 # 5. Turn slicing: pre-tokenized input_ids and labels (-100 outside the target turn), laid out in
 # rows by the recipe's `slicing` (train/row_layout.py).
 def slice_data(
-    args: Any, training_args: Any, tokenizer: Any, layout: RowLayout, dialogues: list, eval_dialogues: list
+    args: DiaforgeArguments,
+    training_args: SFTConfig,
+    tokenizer: PreTrainedTokenizerBase,
+    layout: RowLayout,
+    dialogues: list[Dialogue],
+    eval_dialogues: list[Dialogue],
 ) -> SlicedData:
     """Slice the dialogues' assistant turns and lay the samples out as the trainer's datasets."""
     slice_config = SliceConfig.from_args(args, max_length=training_args.max_length)
@@ -207,12 +218,12 @@ def slice_data(
 
 
 def record_run(
-    args: Any,
-    training_args: Any,
-    model_args: Any,
+    args: DiaforgeArguments,
+    training_args: SFTConfig,
+    model_args: ModelConfig,
     data: SlicedData,
     layout: RowLayout,
-    tokenizer: Any,
+    tokenizer: PreTrainedTokenizerBase,
     model_path: str,
     resume_from: str | None,
 ) -> dict[str, Any]:
@@ -241,15 +252,15 @@ def record_run(
 # packs the pre-tokenized rows and keeps their labels. The layout supplies the trainer class and
 # its collator.
 def build_trainer(
-    args: Any,
-    training_args: Any,
-    model_args: Any,
-    model: Any,
-    tokenizer: Any,
+    args: DiaforgeArguments,
+    training_args: SFTConfig,
+    model_args: ModelConfig,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
     data: SlicedData,
     layout: RowLayout,
     fingerprint: dict[str, Any],
-) -> Any:
+) -> SFTTrainer:
     """The trainer, with the callback that records the run in W&B and in every checkpoint."""
     from trl import get_peft_config
 
@@ -275,7 +286,7 @@ def build_trainer(
 
 
 # 8. Train.
-def train(trainer: Any, resume_from: str | None) -> None:
+def train(trainer: Trainer, resume_from: str | None) -> None:
     """Train (resuming from `resume_from` when set) and save the metrics and trainer state."""
     if resume_from:
         logger.info("resuming from checkpoint %s", resume_from)
@@ -288,7 +299,12 @@ def train(trainer: Any, resume_from: str | None) -> None:
 # 9. Save the adapter (or full model) and the tokenizer with its chat template; with W&B, log the
 # folder as a model artifact.
 def save(
-    trainer: Any, tokenizer: Any, output_dir: Path, data: SlicedData, layout: RowLayout, main_process: bool
+    trainer: SFTTrainer,
+    tokenizer: PreTrainedTokenizerBase,
+    output_dir: Path,
+    data: SlicedData,
+    layout: RowLayout,
+    main_process: bool,
 ) -> dict[str, Any]:
     """Save the model and tokenizer; returns (and writes, as train_summary.json, for reports such
     as `diaforge demo-curve`) what was trained on. The Trainer turns the KV cache off in the
@@ -318,6 +334,8 @@ def save(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run `run` as a script: ``--help`` at once, one line and exit code 2 for a mistake, 3 for
+    running out of GPU memory, the result line on stdout."""
     argv = list(sys.argv[1:] if argv is None else argv)
     text = help_requested(argv)
     if text is not None:  # before torch or TRL is imported: at once

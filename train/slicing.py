@@ -45,7 +45,7 @@ class SlicingError(Exception):
 class SliceConfig:
     """What a sample is made of: the prompt format (what the model sees and writes, recorded in
     ``prompt_format.json``) and the training-only length handling. See
-    `train.config.DiaforgeArguments` for the meaning of each."""
+    `train.recipe_fields.DiaforgeArguments` for the meaning of each."""
 
     prompt_format: PromptFormat = PromptFormat()
     overflow: str = "truncate_history"

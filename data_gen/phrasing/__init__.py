@@ -12,6 +12,7 @@ The package, in reading order (each module imports only those before it):
 * `english`: word helpers (verb lemmas, articles, number) and the closed word classes;
 * `grammar`: the parse the rest renders from: a word's classes from the `lemminflect`
   lexicon and closed classes, whether a description opens with a verb, where a noun phrase ends;
+* `objects`: the object phrase after a verb (where it ends, its head noun);
 * `intents`: `intent_of`, a tool's verb and object, from any description style;
 * `options`: `option_descriptors` says what separates a group of tools (what is left of their
   object phrases once the words they all share at the start and the end are removed), so a

@@ -215,7 +215,7 @@ class _Features:
     def _lists(self, toks: Sequence[str]) -> None:
         """The list that is the opening verb's object ("Returns the current state, owner ...")."""
         from data_gen.phrasing.grammar import _closed_list
-        from data_gen.phrasing.intents import _shared_of_end
+        from data_gen.phrasing.objects import _shared_of_end
 
         for i, t in enumerate(toks):
             if i and not (toks[i].lower() in DETERMINERS or nominal(toks[i])):

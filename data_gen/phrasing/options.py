@@ -33,7 +33,8 @@ from data_gen.phrasing.grammar import (
     third_person_lemma,
     word_classes,
 )
-from data_gen.phrasing.intents import _lower_obj, intent_of, strip_lead_in
+from data_gen.phrasing.intents import intent_of, strip_lead_in
+from data_gen.phrasing.objects import _lower_obj
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import content_stems, name_tokens, stem

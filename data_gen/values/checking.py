@@ -41,7 +41,8 @@ from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
 from data_gen.values import formats
-from diaforge.schema import Tool, normalise_type
+from diaforge.json_schema import normalise_type
+from diaforge.schema import Tool
 
 # Keywords whose value is a map of schemas, a list of schemas or one schema.
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")

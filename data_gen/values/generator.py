@@ -25,7 +25,8 @@ from data_gen.values.described import description_example, shaped, spelled, spel
 from data_gen.values.names import DEFAULT_TODAY, Draws, number_hint
 from data_gen.values.patterns import UnsupportedPattern, sample_pattern
 from data_gen.values.vocabulary import ID_WORDS, singular
-from diaforge.schema import Persona, Tool, local_ref_target
+from diaforge.json_schema import local_ref_target
+from diaforge.schema import Persona, Tool
 from diaforge.text import param_tokens
 
 _COMPOSITION = ("$ref", "allOf", "anyOf", "oneOf")

@@ -1,5 +1,5 @@
 """The allowed values of every option of `PromptFormat`, defined here and nowhere else: recipes
-(train/config.py), slicing, evaluation, export and the benchmarks import them."""
+(train/recipe_fields.py), slicing, evaluation, export and the benchmarks import them."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ PROMPT_FORMAT_VERSION = 1
 class PromptFormat:
     """Every option that changes what a model sees or is trained to write, in one place.
 
-    Training builds it from the recipe (`train.config.DiaforgeArguments.prompt_format`), slices
+    Training builds it from the recipe (`train.recipe_fields.DiaforgeArguments.prompt_format`), slices
     with it, and saves it as ``prompt_format.json`` beside the adapter, every checkpoint and the
     merged model; ``eval run`` loads it from the model folder, so the model is prompted exactly as
     it was trained. The allowed values are the module constants `PROMPT_MODES`, `TOOL_STYLES`,

@@ -23,7 +23,8 @@ from typing import Any
 from diaforge.format.options import check_choice
 from diaforge.format.prompt import read_system_prompt_file, reference_prompt_template
 from diaforge.format.prompt_format import PromptFormat
-from diaforge.schema import Dialogue, write_jsonl
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import Dialogue
 
 EXPORT_FORMATS = ("hf", "hf-prompt")
 """``hf``: native messages (``tools`` and ``tool_calls``, thoughts as ``reasoning_content``) for

@@ -9,8 +9,9 @@
 * `next_action`: next-action prediction over the ToolDial / DialogTool system actions;
 * `turn_level`: turn-level function calling with gold history (CONFETTI / BFCL style), the chain
   score and CONFETTI's dialog-act accuracy.
-* `when2call`: When2Call's single-decision test records as dialogues, and its metrics (macro F1,
-  acc-norm, tool hallucination rate) over its lm-eval samples logs and LLM-judge outputs.
+* `when2call`: When2Call's single-decision test records as dialogues; `when2call_scores`: its
+  metrics (macro F1, acc-norm, tool hallucination rate) over its lm-eval samples logs and
+  LLM-judge outputs.
 
 This module holds what the importers share: `ImportReport` / `ImportResult`, the reading helpers
 and the parser of Python-style call strings (``[f(a=1), g(b='x')]``) that BFCL's multi-turn
@@ -34,7 +35,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
-from diaforge.schema import Dialogue, Persona, Provenance, Tool, ToolCall, write_jsonl
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import Dialogue, Persona, Provenance, Tool, ToolCall
 
 __all__ = [
     "need",

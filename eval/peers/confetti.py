@@ -68,7 +68,7 @@ from eval.peers import (
     read_answers,
     read_json_lines,
 )
-from eval.peers.bfcl.importer import gold_calls
+from eval.peers.bfcl.entries import gold_calls
 
 __all__ = [
     "ACT_LABELS",

@@ -49,7 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from diaforge.errors import InputError
-from diaforge.schema import Dialogue, Tool, ToolCall, Turn, normalise_type
+from diaforge.json_schema import normalise_type
+from diaforge.schema import Dialogue, Tool, ToolCall, Turn
 from eval.peers import ImportReport, ImportResult, make_dialogue, read_json
 
 __all__ = [

@@ -17,9 +17,10 @@ from data_gen.engine import generate
 from data_gen.gen_config import GenerationConfig, RoleSpec, load_config
 from diaforge.errors import InputError
 from diaforge.hygiene import json_problem, load_json, load_yaml, repair_text, repair_value
+from diaforge.jsonl import JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl
 from diaforge.llm.base import BackendError
 from diaforge.llm.openai_backend import OpenAIBackend
-from diaforge.schema import Dialogue, JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl
+from diaforge.schema import Dialogue
 
 TRAIN = ROOT / "data_gen" / "assets" / "catalogue_train.json"
 ROLES = ("user", "assistant", "values", "goal", "relevancy", "critique")

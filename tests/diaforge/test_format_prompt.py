@@ -96,7 +96,7 @@ def test_prompt_format_json_round_trip_and_damage(tmp_path) -> None:
 
 
 def test_recipe_builds_the_same_format(tmp_path) -> None:
-    from train.config import DiaforgeArguments
+    from train.recipe_fields import DiaforgeArguments
 
     (tmp_path / "system.txt").write_text("Help.\n{tools}\n")
     args = DiaforgeArguments(

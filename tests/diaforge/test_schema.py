@@ -9,22 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
-from diaforge.schema import (
-    Dialogue,
-    JsonlAppender,
-    Persona,
-    Tool,
-    ToolCall,
-    Turn,
-    dump_record,
-    iter_jsonl,
-    load_dialogues,
-    normalise_parameters,
-    normalise_type,
-    read_jsonl,
-    save_dialogues,
-    write_jsonl,
-)
+from diaforge.json_schema import normalise_parameters, normalise_type
+from diaforge.jsonl import JsonlAppender, dump_record, iter_jsonl, read_jsonl, write_jsonl
+from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues, save_dialogues
 
 
 def _tool(name: str = "get_order", **props: dict) -> Tool:

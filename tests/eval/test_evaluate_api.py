@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from _repo import ROOT
 
-from diaforge.schema import Dialogue, Provenance, load_dialogues, write_jsonl
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import Dialogue, Provenance, load_dialogues
 from eval import EvalConfig, EvalResult, evaluate, load_eval_config
 from eval.cli import build_parser
 from eval.cli import main as eval_main

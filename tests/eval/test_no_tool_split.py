@@ -14,7 +14,8 @@ from _repo import ROOT
 from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from data_gen.agents.refusal import is_refusal
 from diaforge.errors import InputError
-from diaforge.schema import load_dialogues, write_jsonl
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import load_dialogues
 from eval.cli import main as eval_main
 from eval.compare import compare_runs
 from eval.metrics import compute_metrics

@@ -22,7 +22,9 @@ from eval.models import Reply
 from eval.peers import read_json_lines
 from eval.peers.bfcl.categories import CATEGORIES, DOCUMENTED_COUNTS, bfcl_data_dir
 from eval.peers.bfcl.checker import check_call, check_calls, standardize_string
-from eval.peers.bfcl.importer import MISS_PARAM_REPLY, gold_args, load_bfcl, load_bfcl_categories
+from eval.peers.bfcl.entries import gold_args
+from eval.peers.bfcl.importer import load_bfcl, load_bfcl_categories
+from eval.peers.bfcl.multi_turn import MISS_PARAM_REPLY
 from eval.peers.bfcl.runner import compare_bfcl, run_bfcl
 
 pytest.importorskip("bfcl_eval", reason="install bfcl-eval==2026.3.23 with --no-deps")

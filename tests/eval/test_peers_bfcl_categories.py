@@ -25,13 +25,9 @@ from eval.peers.bfcl.categories import (
     language_of,
 )
 from eval.peers.bfcl.checker import check_calls
-from eval.peers.bfcl.importer import (
-    MISS_FUNC_REPLY,
-    MISSED_FUNCTION_PROMPT,
-    gold_args,
-    load_bfcl,
-    load_bfcl_categories,
-)
+from eval.peers.bfcl.entries import gold_args
+from eval.peers.bfcl.importer import load_bfcl, load_bfcl_categories
+from eval.peers.bfcl.multi_turn import MISS_FUNC_REPLY, MISSED_FUNCTION_PROMPT
 from eval.peers.bfcl.runner import prompt_examples, run_bfcl
 
 pytest.importorskip("bfcl_eval", reason="install bfcl-eval==2026.3.23 with --no-deps")

@@ -13,7 +13,8 @@ import pytest
 from _repo import ROOT
 
 from diaforge.format import parse_assistant
-from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues
 from eval.cli import main as eval_main
 from eval.models import ModelSpec, ModelUnderTest
 from eval.policies import POLICIES, NameOverlapPolicy, RandomPolicy, ReferencePolicy, make_policy

@@ -13,7 +13,8 @@ import pytest
 import torch
 from _repo import ROOT
 
-from diaforge.schema import load_dialogues, write_jsonl
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import load_dialogues
 from eval.cli import main as eval_main
 from eval.metrics import METRIC_KEYS
 from train.modeling import build_tiny_model

@@ -15,7 +15,8 @@ from _repo import ROOT
 
 from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from diaforge.format import parse_assistant, render_assistant
-from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues, write_jsonl
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues
 from eval.budget import AUTO_MIN_MARGIN, FALLBACK_MAX_NEW_TOKENS, auto_max_new_tokens
 from eval.cli import main as eval_main
 from eval.cli_options import max_new_tokens_arg

@@ -138,7 +138,8 @@ def _eval_prompt_ids(model: Path, out_dir: Path, bench: Path, monkeypatch, *extr
 
 @pytest.fixture
 def bench(tmp_path):
-    from diaforge.schema import load_dialogues, write_jsonl
+    from diaforge.jsonl import write_jsonl
+    from diaforge.schema import load_dialogues
 
     path = tmp_path / "bench.jsonl"
     write_jsonl(path, load_dialogues(DIALOGUES)[:1])

@@ -53,8 +53,8 @@ def test_recipe_parses_with_trl(recipe):
     import torch
     from trl import DPOConfig, ModelConfig, SFTConfig, TrlParser
 
-    from train.config import DiaforgeArguments
     from train.dpo_config import DpoArguments
+    from train.recipe_fields import DiaforgeArguments
 
     data = yaml.safe_load(recipe.read_text())
     if not torch.cuda.is_available():

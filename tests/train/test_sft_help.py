@@ -11,8 +11,8 @@ import sys
 import pytest
 from _repo import ROOT
 
-from train.config import DiaforgeArguments
 from train.launch import help_text
+from train.recipe_fields import DiaforgeArguments
 from train.recipe_help import help_requested, recipe_help
 from train.row_layout import PaddedLayout, PrefixSharedLayout, row_layout
 

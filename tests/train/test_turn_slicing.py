@@ -278,7 +278,7 @@ def test_no_samples_is_an_error(tokenizer_for, dialogues):
 
 
 def test_system_prompt_file_fills_in_the_tools(tmp_path, tokenizer_for, dialogues):
-    from train.config import DiaforgeArguments
+    from train.recipe_fields import DiaforgeArguments
 
     tok = tokenizer_for("tiny", "chatml")
     d = dialogues[0]

@@ -9,7 +9,9 @@ One module per responsibility:
 
 * `eval.peers.bfcl.categories`: BFCL's categories, their documented sizes, the language each is
   checked in, and where the data files are;
-* `eval.peers.bfcl.importer`: BFCL records -> our `Dialogue` (`load_bfcl`);
+* `eval.peers.bfcl.importer`: BFCL records -> our `Dialogue` (`load_bfcl`), the multi-turn ones
+  through `eval.peers.bfcl.multi_turn`, both from the parts `eval.peers.bfcl.entries` reads
+  (messages, function documents as BFCL shows them, gold calls);
 * `eval.peers.bfcl.checker`: BFCL's AST checker re-implemented on our schema (`check_calls`);
 * `eval.peers.bfcl.runner`: the parity runner (``python -m eval bfcl``): prompts, verdicts,
   per-category accuracy, the run folder.

@@ -1,0 +1,190 @@
+"""The object phrase of a description: the words a verb acts on, where they end, and their head.
+
+After the verb ("Cancels | an order placed by mistake"), or at the start of a description that
+opens with a noun phrase, `_object_words` takes the object and leaves the rest of the clause as
+its tail. The object ends at punctuation, at a word after which what follows qualifies the action
+(a preposition, "and", "or", "that", "using", ...: `english._BOUNDARY`), at a second "of", at a
+relative clause without "that" ("the orders | a customer placed"), at a participle after a noun
+("trace IDs | corresponding to") or at a third-person verb ("an agenda item | includes content").
+A closed list ("the state, owner and due date of a claim") and two nouns that share an
+"of"-phrase ("the status and details of an order") stay whole, and a compound noun is read to its
+end. Words an object cannot end on (prepositions, articles, participles, adverbs) go back to the
+tail. `_lower_obj` lower-cases what is not a name or a code and mends "a"/"an"; `_noun_info` gives
+the head noun (the last word before any "of") and the nouns before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from data_gen.phrasing.english import (
+    _BOUNDARY,
+    _CLAUSE_DETERMINERS,
+    DETERMINERS,
+    _is_plural,
+    _lemmas,
+    is_noun,
+)
+from data_gen.phrasing.grammar import (
+    HANGING,
+    TOOL_WORDS,
+    _closed_list,
+    _list_end,
+    continues_compound,
+    is_proper,
+    nominal,
+    np_end,
+    only_third_person_verb,
+    word_classes,
+)
+from diaforge.saying import inflect_engine
+
+
+def _object_words(
+    tokens: list[str], start: int, limit: int = 8, *, coordinate: bool = False
+) -> tuple[list[str], list[str]]:
+    """The object phrase after a verb (or, with `coordinate`, a noun phrase that may join nouns
+    with and/or: `pickup and delivery punctuality`), and the rest of the clause after it."""
+    obj: list[str] = []
+    i = start
+    seen_of = False
+    while i < len(tokens) and len(obj) < limit:
+        t = tokens[i]
+        low = t.lower()
+        if t in ",;:()":
+            break
+        if low in _BOUNDARY and obj and not (coordinate and low in ("and", "or") and len(obj) < 4):
+            break
+        if low == "of":
+            if seen_of or not obj:
+                break
+            seen_of = True
+        elif low == "given" and obj and i + 1 < len(tokens) and tokens[i + 1].lower() in DETERMINERS:
+            break  # "the area of a triangle | given its base and height"
+        elif low in _CLAUSE_DETERMINERS and obj and _relative_clause_at(tokens, i):
+            break  # "the orders a customer placed": a relative clause starts at its subject
+        elif obj and _participle_after(obj[-1], low, tokens[i + 1] if i + 1 < len(tokens) else ""):
+            break  # "local events | happening in a place", "trace IDs | corresponding to"
+        elif obj and only_third_person_verb(t):
+            break  # "an agenda item | includes content"
+        obj.append(t)
+        i += 1
+    if obj and i < len(tokens) and tokens[i] == "," and _closed_list(tokens, i):
+        end = _list_end(tokens, i)  # "the current state, owner and due date | of a claim"
+        end = max(np_end(tokens, end + 1), end) if end < len(tokens) else end
+        if end > i and end - start <= limit + 14:
+            obj, i = list(tokens[start:end]), end
+    elif obj and not coordinate and i < len(tokens) and tokens[i].lower() in ("and", "or"):
+        end = _shared_of_end(tokens, i)
+        if end > i:  # "the status and details of an order"
+            obj, i = list(tokens[start:end]), end
+    while obj and i < len(tokens) and len(obj) < limit + 4 and continues_compound(obj[-1], tokens[i]):
+        if obj[-1].lower() in DETERMINERS:
+            break
+        obj.append(tokens[i])  # never "the german bundesliga football | league"
+        i += 1
+    cut = next((k for k, w in enumerate(obj) if k and w.lower() in TOOL_WORDS), None)
+    if cut is not None:  # "Cancel an alarm API that takes ...": the API is no part of the object
+        i -= len(obj) - cut
+        obj = obj[:cut]
+    tail: list[str] = []
+    while i < len(tokens) and len(tail) < 20 and tokens[i] not in ",;:()":
+        tail.append(tokens[i])
+        i += 1
+    while len(obj) > 1 and _dangling(obj[-1]):
+        tail.insert(0, obj.pop())
+    return obj, tail
+
+
+def _shared_of_end(tokens: Sequence[str], conj: int) -> int:
+    """Past a second noun that `and`/`or` joins to the object when an `of`-phrase closes both
+    ("the status and details | of an order"); `conj` when none does."""
+    j = conj + 1
+    if j < len(tokens) and tokens[j].lower() in DETERMINERS:
+        j += 1
+    k = j
+    while k < len(tokens) and k - j < 4 and nominal(tokens[k]) and tokens[k].lower() not in _BOUNDARY:
+        k += 1
+    if k == j or k >= len(tokens) or tokens[k].lower() != "of":
+        return conj
+    end = np_end(tokens, k + 1)
+    return end if end > k + 1 else conj
+
+
+def _participle_after(prev: str, word: str, nxt: str) -> bool:
+    """Whether `word` opens a reduced relative clause after the noun `prev`: a participle after a
+    noun ("trace IDs | corresponding to"), an -ing form that is also a noun only after a plural
+    ("local events | happening in"; not "a flight booking by its reference")."""
+    if not _participle(word, nxt) or "NOUN" not in word_classes(prev) or prev.lower() in DETERMINERS:
+        return False
+    return "NOUN" not in _lemmas(word) or _is_plural(prev)
+
+
+def _participle(word: str, nxt: str = "") -> bool:
+    """A verb form that opens a reduced relative clause after a noun (`placed`, `corresponding`,
+    and `happening` when a preposition or a determiner follows it)."""
+    pos = _lemmas(word)
+    verbs = pos.get("VERB")
+    if not verbs or verbs[0] == word or not word.endswith(("ing", "ed")):
+        return False
+    return "NOUN" not in pos or nxt.lower() in _BOUNDARY | DETERMINERS
+
+
+_CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
+_CLAUSE_VERBS = frozenset(_CLAUSE_VERB_WORDS.split())
+
+
+def _relative_clause_at(tokens: Sequence[str], i: int) -> bool:
+    """Whether the determiner at `i`, right after a noun, opens a relative clause without "that"
+    (`the orders | a customer placed`, `a price increase | a supplier has announced`): a verb
+    follows its noun within three words. A second object (`send a supplier | the questionnaire`)
+    has none."""
+    prev = tokens[i - 1].lower() if i > 0 else ""
+    pos = set(_lemmas(prev))
+    if "NOUN" not in pos or not pos <= {"NOUN", "VERB"}:
+        return False
+    for t in tokens[i + 1 : i + 4]:
+        low = t.lower()
+        if t in ",;:()" or low in _BOUNDARY:
+            return False
+        if low in _CLAUSE_VERBS or (low.endswith("ed") and "NOUN" not in _lemmas(low)):
+            return True
+    return False
+
+
+def _dangling(word: str) -> bool:
+    """A word an object phrase should not end on: a preposition, an article, a participle or an
+    adverb (`assigned`, `currently`, `early`)."""
+    w = word.lower()
+    if w in _BOUNDARY | {"of"} | DETERMINERS | HANGING | {"still", "now", "already", "yet", "soon", "today"}:
+        return True
+    pos = _lemmas(w)
+    return (
+        (w.endswith("ed") and "NOUN" not in pos)
+        or (bool(pos) and set(pos) <= {"ADV", "ADJ"})
+        or w.endswith("ly")
+    )
+
+
+def _lower_obj(ws: Sequence[str]) -> list[str]:
+    """Lower-cases ordinary words, keeps acronyms, codes and names (`IT`, `PO`, `W-2`, `YouTube`,
+    `Bundesliga`), and mends `a`/`an` before the next word (`a agenda` -> `an agenda`)."""
+    out = [
+        w if (w.isupper() and len(w) > 1) or any(c.isdigit() for c in w) or is_proper(w) else w.lower()
+        for w in ws
+    ]
+    for k, w in enumerate(out[:-1]):
+        if w in ("a", "an"):
+            out[k] = inflect_engine().a(out[k + 1]).split(" ", 1)[0]
+    return out
+
+
+def _noun_info(obj: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    content = [w for w in obj if w.lower() not in DETERMINERS and w.lower() != "of"]
+    if "of" in [w.lower() for w in obj]:
+        content = [w for w in obj[: [w.lower() for w in obj].index("of")] if w.lower() not in DETERMINERS]
+    if not content:
+        return "", ()
+    head = content[-1]
+    nouns = tuple(w for w in content[:-1] if is_noun(w) and "ADJ" not in _lemmas(w) and "-" not in w)
+    return head, nouns
