@@ -106,8 +106,9 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
     similarity to the description is added). A segment that matches two candidates about equally
     offers neither; a one-word segment that repeats a word of an earlier one ("a gift" in "log a
     gift or hospitality you received or a gift or hospitality you gave") is a piece of an option
-    and offers nothing; a word only one candidate has offers it from a segment that offered no
-    other."""
+    and offers nothing, and so does a one-word segment whose word two candidates share equally (an
+    item of a list inside an option); a word only one candidate has offers it from a segment that
+    offered no other."""
     stems, weight = _weights(candidates)
     segments = [s.strip() for s in _OPTION_SPLIT.split(question) if s and s.strip()]
     vecs = None
@@ -128,9 +129,12 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
             scores.append([0.0] * len(candidates))
             continue
         row = []
-        for j, c in enumerate(candidates):
-            lexical = sum(weight[s] for s in seg_stems & stems[c.name])
-            semantic = float(vecs[i] @ vecs[len(segments) + j]) if vecs is not None else 0.0
+        lexicals = [sum(weight[s] for s in seg_stems & stems[c.name]) for c in candidates]
+        # One word that two tools share equally is an item of a list inside an option ("the
+        # parties, term, value, ..."): an encoder's reading of the lone word does not break the tie.
+        tied_word = len(seg_stems) == 1 and sorted(lexicals)[-2:] == [max(lexicals)] * 2
+        for j, lexical in enumerate(lexicals):
+            semantic = float(vecs[i] @ vecs[len(segments) + j]) if vecs is not None and not tied_word else 0.0
             row.append(lexical + (semantic if lexical > 0 else 0.0))
         scores.append(row)
     # Each segment offers at most one candidate and each candidate is offered once: the best
