@@ -112,7 +112,7 @@ class DemoConfig:
             path = getattr(self, name)
             if not Path(path).is_file():
                 raise InputError(f"--{name}: no such file", path=path)
-        from data_gen.agents.lookup import REASONING_STYLES
+        from data_gen.gen_config import REASONING_STYLES
 
         if self.reasoning not in REASONING_STYLES:
             raise InputError(

@@ -7,10 +7,11 @@ import json
 import random
 from typing import Any
 
-from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_thought, selection_thought
+from data_gen.agents.lookup import chosen_option, completion_thought, selection_thought
 from data_gen.agents.options import plausible, prefixes_of, still_open
 from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
+from data_gen.gen_config import REASONING_STYLES
 from data_gen.phrasing import first_sentence, option_descriptors
 from data_gen.phrasing.render import action, option_phrases, param_item
 from data_gen.values import extract_value
