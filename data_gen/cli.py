@@ -24,14 +24,11 @@ from diaforge.cliargs import (
     share,
 )
 from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
-from diaforge.errors import InputError
+from diaforge.errors import InputError, command_main
 from diaforge.hygiene import check_output_dir, check_output_file
-from diaforge.llm.base import BackendConfigError
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
-
-EXIT_USAGE = 2
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
@@ -548,17 +545,10 @@ def _add_ngram_overlap(sub: argparse._SubParsersAction) -> None:
     o.set_defaults(func=_cmd_ngram_overlap)
 
 
+@command_main
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         quiet_library_bars()
-    try:
-        with results_only_on_stdout():
-            return args.func(args)
-    except (InputError, BackendConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    with results_only_on_stdout():
+        return args.func(args)

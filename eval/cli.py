@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 
 from diaforge.cliargs import positive_int
 from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
-from diaforge.errors import InputError
-from diaforge.llm.base import BackendConfigError, BackendError
+from diaforge.errors import command_main
 from eval.cli_options import (
     EvalArgumentParser,
     add_model_args,
     add_wandb_args,
+    model_options,
     wandb_config,
 )
 from eval.cli_peers import add_peer_parsers
@@ -208,18 +207,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         quiet_library_bars()
-    try:
-        check_outputs(args)
-        check_device(args)
-        with results_only_on_stdout():
-            return args.func(args)
-    except (InputError, BackendConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except BackendError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    check_outputs(args)
+    if args.command != "run" and hasattr(
+        args, "device"
+    ):  # eval run checks the device of its config once it is assembled
+        check_device(model_options(args))
+    with results_only_on_stdout():
+        return args.func(args)

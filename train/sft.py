@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from diaforge.console import emit, results_only_on_stdout
-from diaforge.errors import InputError
+from diaforge.errors import command_main
 from diaforge.schema import load_dialogues
 from train.config import (
-    RecipeError,
     check_recipe,
     device_defaults,
     parse_recipe,
@@ -35,7 +34,6 @@ from train.config import (
     split_recipe_argv,
 )
 from train.modeling import (
-    ModelPathError,
     is_tiny,
     load_model,
     load_tokenizer,
@@ -45,7 +43,6 @@ from train.recipe_help import help_requested
 from train.row_layout import RowLayout, row_layout
 from train.slicing import (
     SliceConfig,
-    SlicingError,
     TurnSlicer,
     check_training_dialogues,
     dialogue_texts,
@@ -317,6 +314,7 @@ def save(
     return summary
 
 
+@command_main
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     text = help_requested(argv)
@@ -328,12 +326,6 @@ def main(argv: list[str] | None = None) -> int:
         # print on their own, go to stderr; the W&B run is finished before the process exits.
         with results_only_on_stdout(), closing_wandb_run():
             summary = run(argv)
-    except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
-        if os.environ.get("DIAFORGE_DEBUG"):
-            raise
-        if os.environ.get("RANK", "0") == "0":  # every rank hits the same mistake: one line, not N
-            print(f"error: {exc}", file=sys.stderr)
-        return 2
     except RuntimeError as exc:  # torch.OutOfMemoryError is one: name the knob, not a traceback
         from train.plan import is_out_of_memory, out_of_memory_line
 
