@@ -142,9 +142,8 @@ def add_field_flags(
         kwargs: dict[str, Any] = {"dest": name, "default": None}
         text = field_help(info)
         if name in off:
-            parser.add_argument(
-                off[name], action="store_const", const=False, help=f"turn off {name}: {text}", **kwargs
-            )
+            text = f"turn off {name}: {text[:1].lower()}{text[1:]}"
+            parser.add_argument(off[name], action="store_const", const=False, help=text, **kwargs)
             continue
         if name in switches:
             parser.add_argument(_flag(name), action="store_const", const=True, help=text, **kwargs)
@@ -161,7 +160,7 @@ def add_field_flags(
             kwargs["choices"] = tuple(choices[name])
         default = info.get_default(call_default_factory=True)
         if "default" not in text.lower() and default not in (None, "", []):
-            text += f" (default: {_shown_default(default)})"
+            text = f"{text.rstrip('.')} (default: {_shown_default(default)})"
         parser.add_argument(_flag(name), help=text, **kwargs)
 
 
