@@ -125,9 +125,9 @@ def add_field_flags(
 ) -> None:
     """One flag for each of `names`, fields of a pydantic config (`fields`: its
     ``model_fields``), so that each option is documented once, on its field. The flag of
-    ``num_dialogues`` is ``--num-dialogues``; its help is the field's documentation with the
-    field's default (unless the text speaks of it); its value lands under the field's name, None
-    when the flag is not given (so that a config file's key stands).
+    ``num_dialogues`` is ``--num-dialogues``; its help is the field's documentation and the
+    field's default (unless the text speaks of it already); its value lands under the field's
+    name, None when the flag is not given (so that a config file's key stands).
 
     How a value is read follows the field: an integer with bounds (``ge=1``: `positive_int`,
     ``ge=0``: `non_negative_int`, both bounds: `int_between`), a share (a float in [0, 1]), a
@@ -142,9 +142,12 @@ def add_field_flags(
         kwargs: dict[str, Any] = {"dest": name, "default": None}
         text = field_help(info)
         if name in off:
-            text = f"turn off {name}: {text[:1].lower()}{text[1:]}"
+            text = f"turn off {name} (on by default): {text[:1].lower()}{text[1:]}"
             parser.add_argument(off[name], action="store_const", const=False, help=text, **kwargs)
             continue
+        default = info.get_default(call_default_factory=True)
+        if "default" not in text.lower():
+            text = f"{text.rstrip('.')} (default: {_shown_default(default)})"
         if name in switches:
             parser.add_argument(_flag(name), action="store_const", const=True, help=text, **kwargs)
             continue
@@ -158,9 +161,6 @@ def add_field_flags(
             kwargs["type"] = _number_type(kind, *bounds)
         if name in choices:
             kwargs["choices"] = tuple(choices[name])
-        default = info.get_default(call_default_factory=True)
-        if "default" not in text.lower() and default not in (None, "", []):
-            text = f"{text.rstrip('.')} (default: {_shown_default(default)})"
         parser.add_argument(_flag(name), help=text, **kwargs)
 
 
@@ -176,6 +176,8 @@ def _flag(name: str) -> str:
 
 
 def _shown_default(value: Any) -> str:
+    if value in (None, "", [], ()):
+        return "none"
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, list | tuple):

@@ -36,8 +36,6 @@ from eval.cli_options import (
 from eval.cli_peers import add_peer_parsers
 from eval.model_spec import check_device
 
-EXIT_USAGE = 2
-
 
 def _cmd_run(args: argparse.Namespace) -> int:
     """``eval run``: the --config file and the flags given over it, as an `EvalConfig`, evaluated."""

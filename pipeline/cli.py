@@ -23,8 +23,6 @@ from diaforge.console import results_only_on_stdout
 from diaforge.errors import InputError, command_main
 from pipeline.demo import DEFAULT_CURVE_SIZES, FLOORS, DemoConfig, run_demo
 
-EXIT_USAGE = 2
-
 COMMANDS = {
     "demo": "the whole loop on SmolLM2 (what `make demo` runs): data, training, evaluation, report",
     "demo-curve": "train at several corpus sizes and plot dynamic Acc against training samples",
