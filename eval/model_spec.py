@@ -60,9 +60,9 @@ def format_line(choice: FormatChoice) -> str:
 
 def model_spec(config: EvalConfig) -> tuple[ModelSpec, FormatChoice]:
     """The model under test as `config` describes it, validated, and its prompt format (the
-    model folder's prompt_format.json, the options over it; a warning on stderr for each option that contradicts the file). A local
-    checkpoint path is checked here, before anything is loaded. A reference policy needs no model
-    (its name is the label); every other backend does."""
+    model folder's prompt_format.json, the options over it; a warning on stderr for each option
+    that contradicts the file). A local checkpoint path is checked here, before anything is
+    loaded. A reference policy needs no model (its name is the label); every other backend does."""
     from eval.models import ModelSpec, choose_prompt_format, describe_checkpoint
 
     model = config.model
