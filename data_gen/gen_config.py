@@ -32,8 +32,8 @@ from diaforge.configs import FieldProblem, Keys, check_choice, config_error, rea
 from diaforge.errors import InputError
 from diaforge.hygiene import sha256_file
 from diaforge.llm.base import ROLES
+from diaforge.llm.factory import BACKENDS
 
-BACKENDS = ("scripted", "openai", "hf")
 DISTRACTORS = ("nearest", "random")
 REASONING_STYLES = ("summary", "lookup")
 """How the scripted teacher's argument-completion thoughts go (`data_gen.agents.lookup`):
