@@ -12,26 +12,22 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from data_gen.gen_config import BACKENDS, MAX_CONCURRENCY, MAX_DIALOGUES, GenerationConfig, RoleSpec
+from data_gen.gen_config import BACKENDS, CHOICES, MAX_CONCURRENCY, ROLE_DEFAULTS, GenerationConfig, RoleSpec
 from data_gen.pairs_cli import add_pairs
 from diaforge.cliargs import (
     DefaultsHelpFormatter,
     OneLineArgumentParser,
+    add_field_flags,
     finite_float,
     int_between,
-    non_negative_int,
     positive_int,
-    share,
 )
 from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
-from diaforge.errors import InputError
+from diaforge.errors import InputError, command_main
 from diaforge.hygiene import check_output_dir, check_output_file
-from diaforge.llm.base import BackendConfigError
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
-
-EXIT_USAGE = 2
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
@@ -131,32 +127,10 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from data_gen.engine import generate
     from data_gen.gen_config import load_config
 
-    cfg = load_config(
-        args.config,
-        catalogue=args.catalogue,
-        out=args.out,
-        num_dialogues=args.num_dialogues,
-        seed=args.seed,
-        concurrency=args.concurrency,
-        backend=args.backend,
-        model=args.model,
-        base_url=args.base_url,
-        k=args.k,
-        t_max=args.t_max,
-        max_attempts=args.max_attempts,
-        distractors=args.distractors,
-        wording=args.wording,
-        reasoning=args.reasoning,
-        no_tool_share=args.no_tool_share,
-        dialogues_per_listing=args.dialogues_per_listing,
-        validators=False if args.no_validators else None,
-        num_shards=args.num_shards,
-        shard_index=args.shard_index,
-        personas=args.personas,
-        plots=False if args.no_plots else None,
-        export=False if args.no_export else None,
-        progress=False if args.quiet else None,
-    )
+    keys = (*GENERATE_FLAGS, *ROLE_DEFAULTS, *GENERATE_SWITCHES)
+    cfg = load_config(args.config, **{key: getattr(args, key) for key in keys})
+    if not cfg.progress:
+        quiet_library_bars()
     if not cfg.catalogue:
         raise InputError("no catalogue given: pass --catalogue FILE or set `catalogue:` in the config")
     check_output_dir(cfg.out, field="--out" if args.out else "out", what="run folder")
@@ -374,84 +348,50 @@ def _add_analyze_corpus(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=_cmd_analyze_corpus)
 
 
-def _config_help(field: str, text: str | None = None, *, model: type = GenerationConfig) -> str:
-    """Help of a `generate` flag that overrides a config field: the field's description (or
-    `text`) and its default, which a --config file may change."""
-    info = model.model_fields[field]
-    default = info.get_default(call_default_factory=True)
-    shown = "none" if default in (None, "") else default
-    return f"{(text or info.description or '').rstrip('.')} (default: {shown}, unless --config sets {field})"
+#: The `GenerationConfig` fields that `generate` takes as flags (the rest: --config only).
+GENERATE_FLAGS = (
+    "catalogue",
+    "out",
+    "num_dialogues",
+    "seed",
+    "concurrency",
+    "k",
+    "t_max",
+    "max_attempts",
+    "distractors",
+    "wording",
+    "reasoning",
+    "no_tool_share",
+    "dialogues_per_listing",
+    "num_shards",
+    "shard_index",
+    "personas",
+)
+#: Switches that turn a default-on part of the run off: field -> flag.
+GENERATE_SWITCHES = {
+    "validators": "--no-validators",
+    "plots": "--no-plots",
+    "export": "--no-export",
+    "progress": "--quiet",
+}
 
 
 def _add_generate(sub: argparse._SubParsersAction) -> None:
+    """``generate``: ``--config`` and a flag for each field of `GENERATE_FLAGS`, the role
+    defaults and the switches, each flag's help its field's description."""
     g = _command(sub, "generate", "synthesise validated disambiguation dialogues (UTC-Gen)")
     g.add_argument(
         "--config",
         help="YAML config: any field of GenerationConfig (data_gen/gen_config.py), plus per-role backends; "
-        "flags override it (default: none, the built-in defaults)",
+        "a flag given here overrides its key (default: none, the built-in defaults)",
     )
-    g.add_argument("--catalogue", help=_config_help("catalogue"))
-    g.add_argument("--out", help=_config_help("out"))
-    g.add_argument("--num-dialogues", type=int_between(1, MAX_DIALOGUES), help=_config_help("num_dialogues"))
-    g.add_argument("--seed", type=int, help=_config_help("seed"))
-    g.add_argument("--concurrency", type=int_between(1, MAX_CONCURRENCY), help=_config_help("concurrency"))
-    g.add_argument("--k", type=positive_int, help=_config_help("k"))
-    g.add_argument("--t-max", type=positive_int, help=_config_help("t_max"))
-    g.add_argument("--max-attempts", type=positive_int, help=_config_help("max_attempts"))
-    g.add_argument("--distractors", choices=("nearest", "random"), help=_config_help("distractors"))
-    g.add_argument("--wording", choices=("train", "heldout"), help=_config_help("wording"))
-    g.add_argument("--reasoning", choices=("summary", "lookup"), help=_config_help("reasoning"))
-    g.add_argument("--no-tool-share", type=share, help=_config_help("no_tool_share"))
-    g.add_argument(
-        "--dialogues-per-listing",
-        type=positive_int,
-        help=_config_help(
-            "dialogues_per_listing",
-            "dialogues written over one candidate listing (same tools, same order), each tool of it the gold of "
-            "its own dialogue, so training can hold the listing once per row (train's share_listing); at most k+1",
-        ),
+    add_field_flags(g, GenerationConfig.model_fields, GENERATE_FLAGS, choices=CHOICES)
+    roles = g.add_argument_group(
+        "every role", "the backend of every role (roles: in the config sets them one by one)"
     )
-    g.add_argument("--num-shards", type=positive_int, help=_config_help("num_shards"))
-    g.add_argument("--shard-index", type=non_negative_int, help=_config_help("shard_index"))
-    g.add_argument("--personas", help=_config_help("personas"))
-    _add_generate_backend(g)
-    _add_generate_switches(g)
+    add_field_flags(roles, RoleSpec.model_fields, ROLE_DEFAULTS, choices={"backend": BACKENDS})
+    add_field_flags(g, GenerationConfig.model_fields, GENERATE_SWITCHES, off=GENERATE_SWITCHES)
     g.set_defaults(func=_cmd_generate)
-
-
-def _add_generate_backend(g: argparse.ArgumentParser) -> None:
-    """The backend of every role (`roles:` in the config sets them one by one)."""
-    g.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        help=_config_help("backend", "backend for every role: scripted, openai or hf", model=RoleSpec),
-    )
-    g.add_argument(
-        "--model",
-        help=_config_help("model", "model name (openai) or folder (hf) for every role", model=RoleSpec),
-    )
-    g.add_argument(
-        "--base-url",
-        help=_config_help(
-            "base_url",
-            "OpenAI-compatible server URL for every role (none: the OpenAI API); the key comes from "
-            "OPENAI_API_KEY",
-            model=RoleSpec,
-        ),
-    )
-
-
-def _add_generate_switches(g: argparse.ArgumentParser) -> None:
-    """Switches that turn a default-on part of the run off."""
-    g.add_argument(
-        "--no-validators",
-        action="store_true",
-        help="keep every finished dialogue, skipping the validator cascade (the Table 2 ablation; "
-        "config: validators: false)",
-    )
-    g.add_argument("--no-plots", action="store_true", help="skip the corpus plots (config: plots: false)")
-    g.add_argument("--no-export", action="store_true", help="skip the HF exports (config: export: false)")
-    g.add_argument("--quiet", action="store_true", help="no progress bar (config: progress: false)")
 
 
 def _add_build_benchmark(sub: argparse._SubParsersAction) -> None:
@@ -548,17 +488,10 @@ def _add_ngram_overlap(sub: argparse._SubParsersAction) -> None:
     o.set_defaults(func=_cmd_ngram_overlap)
 
 
+@command_main
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         quiet_library_bars()
-    try:
-        with results_only_on_stdout():
-            return args.func(args)
-    except (InputError, BackendConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    with results_only_on_stdout():
+        return args.func(args)

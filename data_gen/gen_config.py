@@ -17,13 +17,26 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from diaforge.errors import InputError, shown_value
-from diaforge.hygiene import load_yaml, read_text_file, sha256_file
+from data_gen.wording import REASONING_STYLES, WORDING_CHOICES
+from diaforge.configs import FieldProblem, Keys, check_choice, config_error, read_yaml_mapping
+from diaforge.errors import InputError
+from diaforge.hygiene import sha256_file
 from diaforge.llm.base import ROLES
+from diaforge.llm.factory import BACKENDS
 
-BACKENDS = ("scripted", "openai", "hf")
+DISTRACTORS = ("nearest", "random")
+#: The fields that take one of a few values, and those values (flags and validation share them).
+CHOICES = {"distractors": DISTRACTORS, "wording": WORDING_CHOICES, "reasoning": REASONING_STYLES}
 #: Most seeds one run (or shard) may hold: a larger run is split with num_shards or into runs.
 MAX_DIALOGUES = 1_000_000
 #: Most model requests in flight: past this a server queues them anyway, and every one holds
@@ -46,14 +59,6 @@ FINGERPRINT_FIELDS = (
 )
 #: Config keys renamed since configs were first written: former name -> field (named in the error).
 RENAMED_KEYS = {"phrasing": "wording"}
-
-
-class FieldProblem(ValueError):
-    """A value refused by a check that spans fields; `field` is the dotted key to blame."""
-
-    def __init__(self, message: str, field: str) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 class _Strict(BaseModel):
@@ -88,11 +93,7 @@ class RoleSpec(_Strict):
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:
-        if value not in BACKENDS:
-            raise ValueError(
-                f"unknown backend {value!r}; choose {', '.join(BACKENDS[:-1])} or {BACKENDS[-1]}"
-            )
-        return value
+        return check_choice("backend", value, BACKENDS)
 
     @field_validator("temperature")
     @classmethod
@@ -215,39 +216,17 @@ class GenerationConfig(_Strict):
                     raise FieldProblem(f"a price must be 0 or more, got {usd:g}", f"prices.{model}.{key}")
         return value
 
-    @field_validator("distractors")
+    @field_validator(*CHOICES)
     @classmethod
-    def _known_distractors(cls, value: str) -> str:
-        if value not in ("nearest", "random"):
-            raise ValueError("distractors must be 'nearest' or 'random'")
-        return value
-
-    @field_validator("wording")
-    @classmethod
-    def _known_wording(cls, value: str) -> str:
-        from data_gen.wording import WORDING_CHOICES
-
-        if value not in WORDING_CHOICES:
-            raise ValueError(f"wording must be one of {', '.join(WORDING_CHOICES)}")
-        return value
-
-    @field_validator("reasoning")
-    @classmethod
-    def _known_reasoning(cls, value: str) -> str:
-        from data_gen.agents.lookup import REASONING_STYLES
-
-        if value not in REASONING_STYLES:
-            raise ValueError(f"reasoning must be one of {', '.join(REASONING_STYLES)}")
-        return value
+    def _known_choice(cls, value: str, info: ValidationInfo) -> str:
+        return check_choice(info.field_name, value, CHOICES[info.field_name])
 
     @field_validator("encoder")
     @classmethod
     def _known_encoder(cls, value: str) -> str:
         from diaforge.similarity import ENCODERS  # numpy: imported when a config is built, not for --help
 
-        if value not in ENCODERS:
-            raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}")
-        return value
+        return check_choice("encoder", value, ENCODERS)
 
     @field_validator("roles", mode="before")
     @classmethod
@@ -333,7 +312,7 @@ def load_config(path: str | Path | None, **overrides: Any) -> GenerationConfig:
     for every role and `roles: {role: {backend, model, ...}}` per role. A wrong key or value is an
     `InputError` naming the file and the key.
     """
-    raw = _read_mapping(Path(path)) if path is not None else {}
+    raw = read_yaml_mapping(path) if path is not None else {}
     for key in ROLE_DEFAULTS:
         if key in raw:  # checked on its own, so that the error names the key as written
             _validate(RoleSpec, {key: raw[key]}, path)
@@ -341,51 +320,6 @@ def load_config(path: str | Path | None, **overrides: Any) -> GenerationConfig:
     default_role = {k: raw.pop(k) for k in ROLE_DEFAULTS if k in raw}
     raw["roles"] = _role_settings(raw.pop("roles", None) or {}, default_role, path)
     return _validate(GenerationConfig, raw, path)
-
-
-def _read_mapping(path: Path) -> dict[str, Any]:
-    """The YAML file as a mapping (an empty file is an empty mapping)."""
-    import yaml
-
-    text = read_text_file(path, what="config file", max_bytes=1 << 20)
-    try:
-        raw = load_yaml(text, path=path) or {}
-    except yaml.YAMLError as exc:
-        raise InputError(f"invalid YAML: {str(exc).splitlines()[0]}", path=path) from None
-    if not isinstance(raw, dict):
-        raise InputError("config must be a mapping", path=path)
-    loose = _loose_boolean(text)
-    if loose is not None:
-        where, spelling = loose
-        raise InputError(
-            f'ambiguous value {spelling}: write true or false (or "{spelling}" for a string)',
-            path=path,
-            field=where,
-        )
-    return raw
-
-
-def _loose_boolean(text: str) -> tuple[str, str] | None:
-    """The first boolean spelled the YAML 1.1 way (`yes`, `no`, `on`, `off`), which PyYAML reads
-    as true or false, as (dotted key, spelling); None when every boolean is `true` or `false`."""
-    import yaml
-
-    bool_tag = "tag:yaml.org,2002:bool"
-    stack: list[tuple[str, Any]] = [("", yaml.compose(text, Loader=yaml.SafeLoader))]
-    seen: set[int] = set()
-    while stack:
-        where, node = stack.pop()
-        if id(node) in seen:  # an alias: its node was walked already
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.ScalarNode):
-            if node.tag == bool_tag and node.value.lower() not in ("true", "false"):
-                return where, node.value
-        elif isinstance(node, yaml.MappingNode):
-            stack += [(f"{where}.{k.value}".lstrip("."), v) for k, v in reversed(node.value)]
-        elif isinstance(node, yaml.SequenceNode):
-            stack += [(where, v) for v in reversed(node.value)]
-    return None
 
 
 def _role_settings(
@@ -404,77 +338,26 @@ def _role_settings(
     return {**settings, **{r: v for r, v in roles_raw.items() if r not in ROLES}}
 
 
-def _validate(model: type[_Strict], raw: dict[str, Any], path: str | Path | None) -> Any:
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        raise config_error(exc, path) from None
-
-
-# --------------------------------------------------------------------------------------------
-# pydantic's errors as one line a person can act on
-# --------------------------------------------------------------------------------------------
-
-_EXPECTED = {
-    "int_type": "an integer",
-    "float_type": "a number",
-    "bool_type": "true or false",
-    "string_type": "a string",
-    "dict_type": "a mapping",
-    "model_type": "a mapping",
-}
+#: The keys of a config file and of one role's backend settings, as its errors name them.
+CONFIG_KEYS = Keys([*GenerationConfig.model_fields, *ROLE_DEFAULTS], word="config key", renamed=RENAMED_KEYS)
+ROLE_KEYS = Keys(list(RoleSpec.model_fields), word="backend setting")
+#: What to do instead of a value over its bound.
 _TOO_LARGE = {
     "num_dialogues": "split a larger corpus into several runs, or across processes with num_shards",
     "concurrency": "a server queues requests past its own limit anyway",
 }
-_PRICES = "must map a model to {input_per_million: USD, output_per_million: USD}"
+_SHAPES = {"prices": "must map a model to {input_per_million: USD, output_per_million: USD}"}
 
 
-def config_error(exc: ValidationError, path: str | Path | None) -> InputError:
-    """The first of pydantic's errors as an `InputError`: the file, the dotted key, what was expected."""
-    err = exc.errors(include_url=False)[0]
-    loc = [str(part) for part in err["loc"]]
-    field = ".".join(loc) or None
-    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
-    problem = ctx.get("error")
-    if kind == "value_error" and isinstance(problem, FieldProblem):
-        return InputError(str(problem), path=path, field=problem.field)
-    if loc and loc[0] == "prices":
-        return InputError(_PRICES, path=path, field="prices")
-    if kind == "extra_forbidden":
-        return _unknown_key(loc, path)
-    if kind == "value_error":
-        return InputError(str(problem), path=path, field=field)
-    message = _expectation(kind, value, ctx, err["msg"])
-    if kind == "less_than_equal" and field in _TOO_LARGE:
-        message += f"; {_TOO_LARGE[field]}"
-    return InputError(message, path=path, field=field)
-
-
-def _expectation(kind: str, value: Any, ctx: dict[str, Any], fallback: str) -> str:
-    shown = shown_value(value)
-    if kind in _EXPECTED:
-        return f"must be {_EXPECTED[kind]}, got {shown}"
-    if kind == "finite_number":
-        return f"must be a finite number, got {shown}"
-    if kind == "greater_than_equal":
-        bound = ctx["ge"]
-        return f"must be 0 or more, got {shown}" if bound == 0 else f"must be at least {bound}, got {shown}"
-    if kind == "less_than_equal":
-        return f"must be at most {ctx['le']:,}, got {shown}"
-    if kind == "greater_than":
-        return f"must be more than {ctx['gt']:g}, got {shown}"
-    return f"{fallback[:1].lower()}{fallback[1:]}, got {shown}"
-
-
-def _unknown_key(loc: list[str], path: str | Path | None) -> InputError:
-    """An unknown key, with the nearest known one when there is a close one."""
-    key = loc[-1]
-    if len(loc) == 1:
-        known, what, field = [*GenerationConfig.model_fields, *ROLE_DEFAULTS], "config key", None
-    else:
-        known, what, field = list(RoleSpec.model_fields), "backend setting", ".".join(loc[:-1])
-    near = [RENAMED_KEYS[key]] if len(loc) == 1 and key in RENAMED_KEYS else []
-    near = near or difflib.get_close_matches(key, known, n=1)
-    hint = f"; did you mean {near[0]!r}?" if near else ""
-    return InputError(f"unknown {what} {key!r}{hint}", path=path, field=field)
+def _validate(model: type[_Strict], raw: dict[str, Any], path: str | Path | None) -> Any:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise config_error(
+            exc,
+            path,
+            raw,
+            keys=lambda parent: ROLE_KEYS if parent else CONFIG_KEYS,
+            notes=_TOO_LARGE,
+            shapes=_SHAPES,
+        ) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from data_gen.wording import WORDING_CHOICES
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.console import emit
 from diaforge.errors import InputError
@@ -75,7 +76,7 @@ def add_pairs(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--seed", type=int, default=0, help="seed of invented values, wording, the mix and --max-pairs"
     )
-    p.add_argument("--wording", choices=("train", "heldout"), default="train", help="wording bank")
+    p.add_argument("--wording", choices=WORDING_CHOICES, default="train", help="wording bank")
     p.add_argument(
         "--encoder",
         choices=("auto", "minilm", "tfidf"),

@@ -4,7 +4,7 @@ Two banks with no template in common: `train` writes training corpora, `heldout`
 evaluation benchmark and plays the user-proxy during evaluation, so a model cannot score by
 recalling training sentences (`python -m data_gen ngram-overlap` measures what is left).
 `get_wording` gives a bank by name; the scripted agents and the generation config call that
-name their `wording`.
+name their `wording`. `REASONING_STYLES` names the two ways the teacher words its thoughts.
 Slots: `{act}` a verb phrase, `{Act}` the same capitalised, `{role}`/`{department}` from the
 persona, `{verb}` a verb shared by the options, `{options}` the options joined with "or",
 `{choice}` what the user picks, `{need}` a restated need, `{items}` requested arguments,
@@ -177,6 +177,10 @@ HELDOUT = Wording(
 
 WORDINGS = {"train": TRAIN, "heldout": HELDOUT}
 WORDING_CHOICES = tuple(WORDINGS)
+REASONING_STYLES = ("summary", "lookup")
+"""How the scripted teacher words its argument-completion thoughts (`data_gen.agents.lookup`):
+`summary` states the conclusions (the paper's style); `lookup` copies the signature and the
+user's words first."""
 DEFAULT_TONE = "friendly"
 
 

@@ -25,6 +25,8 @@ import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from diaforge.errors import EXIT_USAGE, UserError, command_main
+
 
 class Command(NamedTuple):
     """What a subcommand runs: `python -m MODULE [*ARGS]` followed by the user's arguments."""
@@ -56,7 +58,6 @@ COMMANDS: dict[str, Command] = {
     ),
     "bench": Command("bench.run", (), "measure the benchmarks on this machine (python -m bench.run)"),
 }
-EXIT_USAGE = 2
 
 
 def usage() -> str:
@@ -75,6 +76,7 @@ def usage() -> str:
     return "\n".join(lines) + "\n"
 
 
+@command_main
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `diaforge COMMAND ARGS...`; returns the command's exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -86,11 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(usage(), end="")
         return 0
     if command not in COMMANDS:
-        print(
-            f"error: unknown command {command!r} (one of {', '.join(COMMANDS)}; see diaforge --help)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        raise UserError(f"unknown command {command!r} (one of {', '.join(COMMANDS)}; see diaforge --help)")
     target = COMMANDS[command]
     saved = sys.argv
     sys.argv = [f"diaforge {command}", *target.args, *rest]

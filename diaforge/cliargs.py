@@ -1,13 +1,19 @@
 """Command-line argument checking shared by the entry points of data_gen, eval and train: every
-bad flag is one line on stderr and exit code 2, never a usage dump or a traceback."""
+bad flag is one line on stderr and exit code 2, never a usage dump or a traceback; and the flags
+of a config's fields (`add_field_flags`), documented once, on the field."""
 
 from __future__ import annotations
 
 import argparse
 import math
 import sys
-from collections.abc import Callable
-from typing import NoReturn
+import typing
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from types import UnionType
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
@@ -93,3 +99,115 @@ def int_between(low: int, high: int) -> Callable[[str], int]:
 
     parse.__name__ = f"int_between_{low}_{high}"
     return parse
+
+
+# --------------------------------------------------------------------------------------------
+# Flags made from the fields of a config
+# --------------------------------------------------------------------------------------------
+
+
+def on_off(text: str) -> bool:
+    """``on`` or ``off``, as a setting that a flag can give either way (over a config's key)."""
+    if text not in ("on", "off"):
+        raise argparse.ArgumentTypeError(f"expected on or off, got {text!r}")
+    return text == "on"
+
+
+def add_field_flags(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    fields: Mapping[str, FieldInfo],
+    names: Iterable[str],
+    *,
+    choices: Mapping[str, Sequence[str]] | None = None,
+    types: Mapping[str, Callable[[str], Any]] | None = None,
+    switches: Collection[str] = (),
+    off: Mapping[str, str] | None = None,
+) -> None:
+    """One flag for each of `names`, fields of a pydantic config (`fields`: its
+    ``model_fields``), so that each option is documented once, on its field. The flag of
+    ``num_dialogues`` is ``--num-dialogues``; its help is the field's documentation and the
+    field's default (unless the text speaks of it already); its value lands under the field's
+    name, None when the flag is not given (so that a config file's key stands).
+
+    How a value is read follows the field: an integer with bounds (``ge=1``: `positive_int`,
+    ``ge=0``: `non_negative_int`, both bounds: `int_between`), a share (a float in [0, 1]), a
+    list (several values), a boolean (``on`` or ``off``); `types` overrides that for a field and
+    `choices` gives a field's allowed values (the constants its validator checks). A boolean in
+    `switches` is a plain switch that sets it true; `off` maps a boolean to the flag of a switch
+    that sets it false (``{"plots": "--no-plots"}``)."""
+    choices, types, off = choices or {}, types or {}, off or {}
+    for name in names:
+        info = fields[name]
+        kind, bounds = _field_kind(info)
+        kwargs: dict[str, Any] = {"dest": name, "default": None}
+        text = field_help(info)
+        if name in off:
+            text = f"turn off {name} (on by default): {text[:1].lower()}{text[1:]}"
+            parser.add_argument(off[name], action="store_const", const=False, help=text, **kwargs)
+            continue
+        default = info.get_default(call_default_factory=True)
+        if "default" not in text.lower():
+            text = f"{text.rstrip('.')} (default: {_shown_default(default)})"
+        if name in switches:
+            parser.add_argument(_flag(name), action="store_const", const=True, help=text, **kwargs)
+            continue
+        if name in types:
+            kwargs["type"] = types[name]
+        elif kind is bool:
+            kwargs.update(type=on_off, metavar="{on,off}")
+        elif kind is list:
+            kwargs["nargs"] = "*"
+        elif kind in (int, float):
+            kwargs["type"] = _number_type(kind, *bounds)
+        if name in choices:
+            kwargs["choices"] = tuple(choices[name])
+        parser.add_argument(_flag(name), help=text, **kwargs)
+
+
+def field_help(info: FieldInfo) -> str:
+    """A field's documentation as a line of help: backquotes dropped, white space folded, ``%``
+    kept from argparse's formatting."""
+    text = (info.description or "").replace("``", "").replace("`", "")
+    return " ".join(text.split()).replace("%", "%%")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _shown_default(value: Any) -> str:
+    if value in (None, "", [], ()):
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def _field_kind(info: FieldInfo) -> tuple[type | None, tuple[Any, Any]]:
+    """The field's type with an optional None and its annotations taken off (int, float, bool,
+    str, list) and its (lower, upper) bounds from ``ge``/``le`` (None: unbounded)."""
+    import annotated_types
+
+    annotation, metadata = info.annotation, list(info.metadata)
+    members = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if isinstance(annotation, UnionType) or typing.get_origin(annotation) is typing.Union:
+        annotation = members[0] if len(members) == 1 else None
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation, *extra = typing.get_args(annotation)
+        for item in extra:
+            metadata += getattr(item, "metadata", [item])
+    low = next((m.ge for m in metadata if isinstance(m, annotated_types.Ge)), None)
+    high = next((m.le for m in metadata if isinstance(m, annotated_types.Le)), None)
+    kind = list if typing.get_origin(annotation) is list else annotation
+    return (kind if isinstance(kind, type) else None), (low, high)
+
+
+def _number_type(kind: type, low: Any, high: Any) -> Callable[[str], Any]:
+    """The argparse type of a number field with these bounds (its errors: one line each)."""
+    if kind is float:
+        return share if (low, high) == (0, 1) else finite_float
+    if low is not None and high is not None:
+        return int_between(low, high)
+    return {1: positive_int, 0: non_negative_int}.get(low, int)

@@ -1,16 +1,43 @@
-"""Errors a person can act on: every bad input names the file, the record and the field."""
+"""Errors a person can act on, and how a command ends on one.
+
+`UserError` is every error a command reports as a single line and an exit status, with no
+traceback: `InputError` (a file, a record in it, a field of that record), and the stages' own
+kinds (a recipe, a model path, a backend's configuration, ...) derive from it. `command_main`
+wraps a command's `main`: it prints the line as ``error: LINE`` on stderr and returns the
+error's `exit_code` (2 for a mistake in what was given).
+"""
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
+
+P = ParamSpec("P")
+
+#: The exit status of a refused input (argparse's own for a bad command line).
+EXIT_USAGE = 2
+#: The exit status after Ctrl-C (128 + SIGINT), as a shell reports it.
+EXIT_INTERRUPTED = 130
 
 
-class InputError(Exception):
+class UserError(Exception):
+    """A failure the person running a command can act on from one line: `str(err)` is that line.
+
+    `exit_code` is 2 for a mistake in what was given (a file, a key, a flag); a kind whose input
+    was fine but whose step failed (a pipeline stage, a backend that gave up) sets 1."""
+
+    exit_code: int = EXIT_USAGE
+
+
+class InputError(UserError):
     """A problem with user-supplied input (a file, a record in it, a field of that record).
 
-    `str(err)` is a single line meant to be printed as is by a command-line entry point, which
-    then exits with code 2 (see `data_gen.cli.main`).
+    `str(err)` is a single line, ``FILE, line N, field 'KEY': MESSAGE`` with the parts that are
+    known; `command_main` prints it and exits with code 2.
     """
 
     def __init__(
@@ -37,6 +64,29 @@ class InputError(Exception):
             where.append(f"field {self.field!r}")
         prefix = ", ".join(where)
         return f"{prefix}: {self.message}" if prefix else self.message
+
+
+def command_main(main: Callable[P, int]) -> Callable[P, int]:
+    """A command's `main` that ends on a `UserError` as one line: ``error: LINE`` on stderr (from
+    the first process only, when several ranks of one launch hit the same mistake) and the
+    error's `exit_code`; Ctrl-C is ``interrupted`` and 130. With ``DIAFORGE_DEBUG`` set the error
+    is raised instead, traceback and all."""
+
+    @functools.wraps(main)
+    def run(*args: P.args, **kwargs: P.kwargs) -> int:
+        try:
+            return main(*args, **kwargs)
+        except UserError as exc:
+            if os.environ.get("DIAFORGE_DEBUG"):
+                raise
+            if os.environ.get("RANK", "0") == "0":
+                print(f"error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+    return run
 
 
 def shown_value(value: Any) -> str:

@@ -15,8 +15,10 @@ import importlib.util
 from importlib import resources
 from pathlib import Path
 
+from diaforge.errors import UserError
 
-class PackagedFileError(FileNotFoundError):
+
+class PackagedFileError(UserError, FileNotFoundError):
     """A bundled file is not where its package says it is."""
 
 

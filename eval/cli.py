@@ -21,23 +21,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 
-from diaforge.cliargs import positive_int
+from diaforge.cliargs import add_field_flags
 from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
-from diaforge.errors import InputError
-from diaforge.llm.base import BackendConfigError, BackendError
+from diaforge.errors import command_main
 from eval.cli_options import (
     EvalArgumentParser,
-    add_model_args,
     add_wandb_args,
+    max_new_tokens_arg,
+    model_options,
     wandb_config,
 )
 from eval.cli_peers import add_peer_parsers
 from eval.model_spec import check_device
-
-EXIT_USAGE = 2
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -45,7 +42,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from eval.eval_config import config_defaults, load_eval_config
     from eval.evaluation import evaluate
 
-    given = {key: getattr(args, key) for key in config_defaults() if hasattr(args, key)}
+    given = {key: getattr(args, key) for key in config_defaults()}
     result = evaluate(load_eval_config(args.config, **given))
     for line in result.summary_lines():
         emit(line)
@@ -67,13 +64,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _on_off(value: str) -> bool:
-    """``on`` or ``off``, as a switch."""
-    if value not in ("on", "off"):
-        raise argparse.ArgumentTypeError(f"expected on or off, got {value!r}")
-    return value == "on"
-
-
 def _modes_arg(value: str) -> list[str]:
     """``--modes``: static, dynamic or both, comma-separated."""
     from eval.eval_config import parse_modes
@@ -84,84 +74,42 @@ def _modes_arg(value: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+#: The `EvalConfig` keys of ``eval run`` shown under their own headings in its help.
+FORMAT_KEYS = ("prompt_mode", "tool_style", "history_reasoning", "target_reasoning", "system_prompt_file")
+WANDB_KEYS = ("wandb_project", "wandb_entity", "wandb_run_name", "wandb_tags")
+
+
 def _add_run_parser(sub: argparse._SubParsersAction) -> None:
+    """``eval run``: ``--config`` and one flag for each `EvalConfig` field, its help the field's
+    documentation."""
+    from eval.eval_config import CHOICES, EvalConfig
+
     r = sub.add_parser("run", help="evaluate a model on a benchmark, statically and/or dynamically")
     r.add_argument(
         "--config",
         help="YAML config: any key of EvalConfig (eval/eval_config.py; e.g. eval/configs/heldout.yaml); "
         "a flag given here overrides its key (default: none, the built-in defaults)",
     )
-    add_model_args(r, policies=True, max_new_tokens="auto")
-    r.add_argument("--bench", help="benchmark JSONL")
-    r.add_argument("--modes", type=_modes_arg, help="static, dynamic, or both, comma-separated")
-    r.add_argument("--user-proxy", help="'scripted' (offline) or 'openai:MODEL'")
-    r.add_argument("--user-base-url", help="server for an openai user proxy")
-    r.add_argument(
-        "--judge", help="model name for the ConvRel rubric judge (OpenAI-compatible); offline: not computed"
-    )
-    r.add_argument("--judge-base-url", help="OpenAI-compatible server of the --judge model")
-    r.add_argument("--t-max", type=positive_int, help="dynamic mode: most user turns per dialogue")
-    r.add_argument(
-        "--repeats",
-        type=positive_int,
-        help="dynamic mode: play each dialogue k times, the user-proxy's wording drawn from its own seed "
-        "each time (repeat 0 is the run without --repeats), and report pass^1..pass^k; every other "
-        "metric stays on repeat 0; static mode (no user-proxy) and the no-tool split are played once",
-    )
-    r.add_argument("--n-samples", type=positive_int, help="user-proxy candidates per turn (n)")
-    r.add_argument("--n-voters", type=positive_int, help="voters per turn (m)")
-    r.add_argument("--limit", type=positive_int, help="evaluate a seeded sample of this many dialogues")
-    r.add_argument(
-        "--no-tool-bench",
-        help="the no-tool split (retrieval misses), evaluated after --bench and reported apart: auto "
-        "(<bench>_no_tool.jsonl beside --bench, when it exists), none, or a file",
-    )
-    r.add_argument(
-        "--no-tool-limit",
-        type=positive_int,
-        help="evaluate a seeded sample of this many no-tool dialogues (unset: all of the split)",
-    )
-    r.add_argument("--seed", type=int, help="seed of the sample, the user proxy and the policies")
-    r.add_argument(
-        "--loop-stop",
-        type=_on_off,
-        metavar="{on,off}",
-        help="hf: end a reply whose tail repeats one block 3 times in a row (counted as truncated, as the "
-        "budget would have made it) instead of generating it to the budget",
-    )
-    r.add_argument(
-        "--constrain-calls",
-        type=_on_off,
-        metavar="{on,off}",
-        help="hf: once a reply opens a call list, keep it a valid call to a candidate with the keys and "
-        "value types of its schema (strict function calling); apply it alike to every model compared",
-    )
-    r.add_argument("--out", help="run folder (unset: outputs/eval/<model>-<prompt mode>)")
-    add_wandb_args(r)
-    _defaults_from_config(r)
+    fields = EvalConfig.__pydantic_fields__
+    headed = (*FORMAT_KEYS, "prompt_format", *WANDB_KEYS)
+    places = [
+        (r, [name for name in fields if name not in headed]),
+        (r.add_argument_group("prompt format"), [*FORMAT_KEYS, "prompt_format"]),
+        (
+            r.add_argument_group("Weights & Biases"),
+            WANDB_KEYS,
+        ),
+    ]
+    for place, names in places:
+        add_field_flags(
+            place,
+            fields,
+            names,
+            choices=CHOICES,
+            types={"modes": _modes_arg, "max_new_tokens": max_new_tokens_arg},
+            switches=("quiet",),
+        )
     r.set_defaults(func=_cmd_run)
-
-
-def _defaults_from_config(parser: argparse.ArgumentParser) -> None:
-    """Every flag of ``eval run`` that sets an `EvalConfig` key is unset unless given (so that a
-    --config file's key stands), and its help shows the key's default."""
-    from eval.eval_config import config_defaults
-
-    defaults = config_defaults()
-    for action in parser._actions:
-        if action.dest not in defaults:
-            continue
-        action.default = None
-        default = defaults[action.dest]
-        if default is None or default == []:
-            continue
-        if isinstance(default, bool):
-            shown = "on" if default else "off"
-        elif isinstance(default, list):
-            shown = ",".join(default)
-        else:
-            shown = str(default)
-        action.help = f"{action.help} (default: {shown}, unless --config sets {action.dest})"
 
 
 #: Commands whose --out is a folder they write (the others' --out is a file).
@@ -208,18 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         quiet_library_bars()
-    try:
-        check_outputs(args)
-        check_device(args)
-        with results_only_on_stdout():
-            return args.func(args)
-    except (InputError, BackendConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except BackendError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    check_outputs(args)
+    if args.command != "run" and hasattr(
+        args, "device"
+    ):  # eval run checks the device of its config once it is assembled
+        check_device(model_options(args))
+    with results_only_on_stdout():
+        return args.func(args)

@@ -19,6 +19,7 @@ from eval.models import MODEL_BACKENDS
 from eval.policies import POLICIES
 
 if TYPE_CHECKING:
+    from eval.eval_config import EvalConfig
     from eval.models import FormatChoice, ModelUnderTest
 
 T = TypeVar("T")
@@ -31,6 +32,7 @@ __all__ = [
     "load_model",
     "log_peer_run",
     "max_new_tokens_arg",
+    "model_options",
     "run_folder",
     "wandb_config",
     "with_model",
@@ -163,11 +165,39 @@ def wandb_config(args: argparse.Namespace) -> dict | None:
     }
 
 
+#: The `EvalConfig` keys that name the model under test and say how to query it (`add_model_args`).
+MODEL_KEYS = (
+    "model",
+    "backend",
+    "base_url",
+    "batch_size",
+    "max_new_tokens",
+    "device",
+    "seed",
+    "loop_stop",
+    "constrain_calls",
+    "prompt_mode",
+    "tool_style",
+    "history_reasoning",
+    "target_reasoning",
+    "system_prompt_file",
+    "prompt_format",
+)
+
+
+def model_options(args: argparse.Namespace) -> EvalConfig:
+    """The model options of a command line as an `EvalConfig` (what `eval.model_spec` takes): the
+    `MODEL_KEYS` given, every other key at its default."""
+    from eval.eval_config import EvalConfig
+
+    return EvalConfig(**{k: getattr(args, k) for k in MODEL_KEYS if getattr(args, k, None) is not None})
+
+
 def load_model(args: argparse.Namespace) -> tuple[ModelUnderTest, FormatChoice]:
     from eval.models import ModelUnderTest, offline_env
 
     offline_env()
-    cfg, choice = model_spec(args)
+    cfg, choice = model_spec(model_options(args))
     if cfg.backend in ("hf", "vllm") and not args.quiet:
         print(f"loading {args.model} ({args.backend}; {format_line(choice)}) ...", file=sys.stderr)
     model = ModelUnderTest(cfg)

@@ -20,28 +20,35 @@ From Python::
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
-from diaforge.errors import InputError, shown_value
+from diaforge.configs import Keys, check_choice, config_error, read_yaml_mapping
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
 from eval.models import BACKENDS
 from eval.transcripts import MODES
 
-__all__ = ["EXAMPLE_CONFIG", "MODES", "EvalConfig", "config_defaults", "load_eval_config", "parse_modes"]
+__all__ = [
+    "CHOICES",
+    "EXAMPLE_CONFIG",
+    "MODES",
+    "EvalConfig",
+    "config_defaults",
+    "load_eval_config",
+    "parse_modes",
+]
 
 #: The example config that ships with the package (``python -m eval run --config`` it).
 EXAMPLE_CONFIG = Path(__file__).resolve().parent / "configs" / "heldout.yaml"
 
 PositiveInt = Annotated[int, Field(ge=1)]
 _PATH_FIELDS = ("model", "bench", "no_tool_bench", "out", "system_prompt_file", "prompt_format")
-_CHOICES = {
+#: The fields that take one of a few values, and those values (flags and validation share them).
+CHOICES = {
     "backend": BACKENDS,
     "prompt_mode": PROMPT_MODES,
     "tool_style": TOOL_STYLES,
@@ -70,7 +77,7 @@ def parse_modes(value: str | list[str] | tuple[str, ...]) -> list[str]:
     return modes
 
 
-@dataclass(config=ConfigDict(extra="forbid", strict=True))
+@dataclass(config=ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True))
 class EvalConfig:
     """Everything one evaluation run depends on (``eval run``'s flags, as YAML keys)."""
 
@@ -182,13 +189,10 @@ class EvalConfig:
             raise ValueError(f"must be at least 1, got {value}")
         return value
 
-    @field_validator(*_CHOICES)
+    @field_validator(*CHOICES)
     @classmethod
     def _known_choice(cls, value: str | None, info: ValidationInfo) -> str | None:
-        allowed = _CHOICES[info.field_name]
-        if value is not None and value not in allowed:
-            raise ValueError(f"unknown {info.field_name} {value!r}; choose one of {', '.join(allowed)}")
-        return value
+        return value if value is None else check_choice(info.field_name, value, CHOICES[info.field_name])
 
     @property
     def wandb(self) -> dict[str, Any] | None:
@@ -208,63 +212,20 @@ def config_defaults() -> dict[str, Any]:
     return {f.name: getattr(EvalConfig(), f.name) for f in dataclasses.fields(EvalConfig)}
 
 
+#: The keys of an eval config, as its errors name them.
+CONFIG_KEYS = Keys(list(config_defaults()), otherwise=" (the keys are EvalConfig's fields)")
+
+
 def load_eval_config(path: str | Path | None = None, **overrides: Any) -> EvalConfig:
     """An `EvalConfig` from a YAML file (optional) with `overrides` over its keys (command-line
     flags; a None value is not an override). A wrong key or value is an `InputError` naming the
     file and the key."""
-    raw = _read_mapping(Path(path)) if path is not None else {}
-    known = config_defaults()
-    unknown = [k for k in raw if k not in known]
-    if unknown:
-        near = difflib.get_close_matches(str(unknown[0]), known, n=1)
-        hint = f"; did you mean {near[0]!r}?" if near else " (the keys are EvalConfig's fields)"
-        raise InputError(f"unknown key {unknown[0]!r}{hint}", path=path)
-    bad = sorted(set(overrides) - set(known))
+    raw = {str(k): v for k, v in read_yaml_mapping(path).items()} if path is not None else {}
+    bad = sorted(set(overrides) - set(CONFIG_KEYS.known))
     if bad:
         raise TypeError(f"not an EvalConfig field: {bad[0]!r}")
     raw.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return EvalConfig(**raw)
     except ValidationError as exc:
-        raise _config_error(exc, path) from None
-
-
-def _read_mapping(path: Path) -> dict[str, Any]:
-    """The YAML file as a mapping (an empty file is an empty mapping)."""
-    import yaml
-
-    from diaforge.hygiene import load_yaml, read_text_file
-
-    text = read_text_file(path, what="config file", max_bytes=1 << 20)
-    try:
-        raw = load_yaml(text, path=path) or {}
-    except yaml.YAMLError as exc:
-        raise InputError(f"invalid YAML: {str(exc).splitlines()[0]}", path=path) from None
-    if not isinstance(raw, Mapping):
-        raise InputError("an eval config must be a mapping of keys to values", path=path)
-    return dict(raw)
-
-
-_EXPECTED = {
-    "int_type": "must be a whole number",
-    "bool_type": "must be true or false",
-    "string_type": "must be a string",
-    "list_type": "must be a list",
-}
-
-
-def _config_error(exc: ValidationError, path: str | Path | None) -> InputError:
-    """pydantic's first error as one line: the file, the key, what was expected and what was given."""
-    err = exc.errors(include_url=False)[0]
-    key = str(err["loc"][0]) if err["loc"] else None
-    ctx = err.get("ctx") or {}
-    problem = ctx.get("error")
-    if problem is not None:
-        message = str(problem)
-    elif err["type"] == "greater_than_equal":
-        message = f"must be at least {ctx['ge']}"
-    else:
-        message = _EXPECTED.get(err["type"]) or err["msg"][:1].lower() + err["msg"][1:]
-    if problem is None:
-        message += f", got {shown_value(err.get('input'))}"
-    return InputError(message, path=path, field=key)
+        raise config_error(exc, path, raw, keys=CONFIG_KEYS) from None

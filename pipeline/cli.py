@@ -9,7 +9,6 @@ stage whose command fails ends the demo with exit code 1 after that command's ow
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,11 +20,8 @@ from diaforge.cliargs import (
     share,
 )
 from diaforge.console import results_only_on_stdout
-from diaforge.errors import InputError
-from diaforge.packaged import PackagedFileError
-from pipeline.demo import DEFAULT_CURVE_SIZES, FLOORS, DemoConfig, DemoError, run_demo
-
-EXIT_USAGE = 2
+from diaforge.errors import InputError, command_main
+from pipeline.demo import DEFAULT_CURVE_SIZES, FLOORS, DemoConfig, run_demo
 
 COMMANDS = {
     "demo": "the whole loop on SmolLM2 (what `make demo` runs): data, training, evaluation, report",
@@ -146,16 +142,10 @@ def _cmd_curve(args: argparse.Namespace) -> None:
     run_curve(_config(args), _ints(args.sizes, "--sizes"))
 
 
+@command_main
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `python -m pipeline COMMAND ...`; returns the exit status."""
-    try:
-        args = build_parser().parse_args(argv)
-        with results_only_on_stdout():
-            args.func(args)
-    except (InputError, PackagedFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except DemoError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    args = build_parser().parse_args(argv)
+    with results_only_on_stdout():
+        args.func(args)
     return 0

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diaforge.errors import InputError
+from diaforge.errors import InputError, UserError
 from diaforge.packaged import packaged_path
 
 FLOORS = ("reference", "name-overlap", "random")
@@ -112,7 +112,7 @@ class DemoConfig:
             path = getattr(self, name)
             if not Path(path).is_file():
                 raise InputError(f"--{name}: no such file", path=path)
-        from data_gen.agents.lookup import REASONING_STYLES
+        from data_gen.wording import REASONING_STYLES
 
         if self.reasoning not in REASONING_STYLES:
             raise InputError(
@@ -172,8 +172,10 @@ class Runner:
             raise DemoError(f"stage {stage.name!r} failed (exit {result.returncode}): {command}")
 
 
-class DemoError(RuntimeError):
-    """A stage's command failed; its own output says why."""
+class DemoError(UserError):
+    """A stage's command failed; its own output says why (exit 1: the input was fine)."""
+
+    exit_code = 1
 
 
 def python_argv(*args: Any) -> list[str]:

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from diaforge.cliargs import OneLineArgumentParser
-from diaforge.errors import InputError
+from diaforge.errors import command_main
 from scripts.assets.personas import build_personas
 from scripts.assets.sources import LineOfBusiness, load_sources
 from scripts.assets.tools import build_tools
@@ -94,6 +93,7 @@ def build(
     return tools, personas, src.lines
 
 
+@command_main
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineArgumentParser(
         prog="python -m scripts.build_assets",
@@ -112,11 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"folder the assets are written to (default: {ASSETS.relative_to(ROOT)})",
     )
     args = parser.parse_args(argv)
-    try:
-        tools, personas, lines = build(args.sources, args.out)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    tools, personas, lines = build(args.sources, args.out)
     summarise(tools, personas, lines)
     return 0
 

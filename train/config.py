@@ -72,27 +72,13 @@ def known_keys(classes: Sequence[type] | None = None) -> set[str]:
 def read_recipe_yaml(path: str | Path, classes: Sequence[type] | None = None) -> dict[str, Any]:
     """The recipe file as a mapping; unknown keys, YAML syntax errors and non-mappings are
     `RecipeError`s that name the file (and the line, for syntax errors)."""
-    import yaml
-
+    from diaforge.configs import read_yaml_mapping
     from diaforge.errors import InputError
-    from diaforge.hygiene import load_yaml, read_text_file
 
-    p = Path(path)
-    if not p.exists():
-        raise RecipeError(f"{path}: recipe file not found")
     try:
-        data = load_yaml(read_text_file(p, what="recipe file", max_bytes=1 << 20), path=p)
+        data = read_yaml_mapping(path, what="recipe file")
     except InputError as exc:
         raise RecipeError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise RecipeError(f"{path}{where}: {problem}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise RecipeError(f"{path}: a recipe must be a YAML mapping of keys to values")
     keys = known_keys(classes) | {"env"}
     for key in data:
         if key not in keys:

@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from diaforge.console import emit, results_only_on_stdout
-from diaforge.errors import InputError
+from diaforge.errors import InputError, command_main
 from diaforge.format import PromptFormat, load_pair_records, preference_rows
 from diaforge.hygiene import sha256_file
-from train.config import RecipeError, resolved_recipe, split_recipe_argv
+from train.config import resolved_recipe, split_recipe_argv
 from train.dpo_config import (
     check_dpo_recipe,
     dpo_device_defaults,
@@ -293,6 +293,7 @@ def save(
     return summary
 
 
+@command_main
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(flag in argv for flag in ("-h", "--help")):
@@ -301,15 +302,8 @@ def main(argv: list[str] | None = None) -> int:
             + "\n\nRecipe keys: train/dpo_config.py (DpoArguments), TRL's DPOConfig and ModelConfig."
         )
         return 0
-    try:
-        with results_only_on_stdout(), closing_wandb_run():
-            summary = run(argv)
-    except (RecipeError, InputError, ModelPathError) as exc:
-        if os.environ.get("DIAFORGE_DEBUG"):
-            raise
-        if os.environ.get("RANK", "0") == "0":
-            print(f"error: {exc}", file=sys.stderr)
-        return 2
+    with results_only_on_stdout(), closing_wandb_run():
+        summary = run(argv)
     if os.environ.get("RANK", "0") == "0":
         emit(result_line(summary))
     return 0

@@ -34,6 +34,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from diaforge.errors import UserError, command_main
+
 #: The training script of this package: what `diaforge train RECIPE` runs, from any folder.
 SFT_SCRIPT = Path(__file__).resolve().parent / "sft.py"
 #: The DPO stage's script: what `diaforge train RECIPE` runs when the recipe has `pairs_path`.
@@ -190,6 +192,7 @@ _SWITCHES = {
 }
 
 
+@command_main
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     text = help_text(argv)
@@ -199,7 +202,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from accelerate.commands.launch import launch_command, launch_command_parser
 
     from diaforge.console import results_only_on_stdout
-    from train.config import RecipeError
 
     args = launch_command_parser().parse_args(argv)
     args.quiet = False  # with --quiet the single-process launcher exits 1 and the script's code is lost
@@ -214,11 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             with results_only_on_stdout():
                 precheck_dpo(args.training_script_args)
         launch_command(args)
-    except RecipeError as exc:
-        if debug:
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except UserError:  # command_main prints its line
+        raise
     except subprocess.CalledProcessError as exc:  # the script has said what went wrong
         if debug:
             raise

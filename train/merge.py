@@ -28,6 +28,7 @@ from diaforge.console import (
     results_only_on_stdout,
     stage_bar,
 )
+from diaforge.errors import command_main
 from diaforge.format import PROMPT_FORMAT_FILE
 from diaforge.lineage import LINEAGE_FILES
 from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer
@@ -102,6 +103,7 @@ def merge(
     return out
 
 
+@command_main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="train/merge.py", description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter
@@ -121,19 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quiet:
         quiet_library_bars()
-    try:
-        with results_only_on_stdout():
-            out = merge(
-                args.adapter,
-                args.output,
-                base=args.base,
-                dtype=args.dtype,
-                trust_remote_code=args.trust_remote_code,
-                progress=False if args.quiet else None,
-            )
-    except ModelPathError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    with results_only_on_stdout():
+        out = merge(
+            args.adapter,
+            args.output,
+            base=args.base,
+            dtype=args.dtype,
+            trust_remote_code=args.trust_remote_code,
+            progress=False if args.quiet else None,
+        )
     emit(f"merged model saved to {out}")
     return 0
 

@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import UserError
+
 TINY_SCHEME = "tiny://"
 TINY_KINDS = ("llama",)
 TINY_DIRNAME = "tiny-base"
@@ -78,7 +80,7 @@ _TINY_BASE_TEXT = (
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
 
 
-class ModelPathError(Exception):
+class ModelPathError(UserError):
     """A model path that cannot be used; `str(err)` is one line meant to be printed as is."""
 
 

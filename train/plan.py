@@ -52,6 +52,8 @@ from typing import Any
 
 import yaml
 
+from diaforge.errors import command_main
+
 GIB = 2**30
 USABLE = 0.9  # of the card's memory a plan may use
 LORA_BYTES = 16  # fp32 weight + gradient + AdamW exp_avg + exp_avg_sq
@@ -469,6 +471,7 @@ def out_of_memory_line(
     return f"{head}: {where}; turn " + "; then ".join(turns)
 
 
+@command_main
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.plan", description=__doc__.split("\n\n")[0])
     p.add_argument("recipe", help="a recipe YAML (its header names the accelerate config)")

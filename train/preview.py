@@ -14,16 +14,15 @@ a tiny:// model is built into the recipe's output folder as it would be for trai
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
 from diaforge.cliargs import DefaultsHelpFormatter
-from diaforge.errors import InputError
+from diaforge.errors import UserError, command_main
 from diaforge.schema import load_dialogues
 from train.config import RecipeError, device_defaults, parse_recipe
-from train.modeling import ModelPathError, is_tiny, load_tokenizer, resolve_model_path
-from train.slicing import IGNORE_INDEX, SliceConfig, SlicingError, TurnSlicer, dialogue_texts
+from train.modeling import is_tiny, load_tokenizer, resolve_model_path
+from train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer, dialogue_texts
 
 START, END = ">>>", "<<<"
 COLOR_START, COLOR_END = "\033[1;32m", "\033[0m"
@@ -50,6 +49,7 @@ def format_sample(
     return f"{header} ===\n{prompt}{start}{target}{end}\n"
 
 
+@command_main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m train.preview",
@@ -74,40 +74,33 @@ def main(argv: list[str] | None = None) -> int:
     )
     opts, overrides = parser.parse_known_args(argv)
     color = sys.stdout.isatty() if opts.color is None else opts.color
-    try:
-        import torch
+    import torch
 
-        defaults = device_defaults(torch.cuda.is_available())
-        args, training_args, model_args, _ = parse_recipe([opts.recipe, *overrides], device_defaults=defaults)
-        if not args.dataset_path:
-            raise RecipeError("dataset_path is not set")
-        dialogues = [d for path in args.dataset_path for d in load_dialogues(path)]
-        if args.max_dialogues:
-            dialogues = dialogues[: args.max_dialogues]
-        model_path = resolve_model_path(
-            model_args.model_name_or_path,
-            output_dir=training_args.output_dir,
-            texts=dialogue_texts(dialogues) if is_tiny(model_args.model_name_or_path) else (),
-            seed=training_args.seed,
-            revision=model_args.model_revision,
-        )
-        tokenizer = load_tokenizer(
-            model_path,
-            revision=model_args.model_revision,
-            trust_remote_code=training_args.trust_remote_code,
-            chat_template_path=training_args.chat_template_path,
-        )
-        slicer = TurnSlicer(tokenizer, SliceConfig.from_args(args, max_length=training_args.max_length))
-        samples, stats = slicer.slice_all(dialogues, progress=None)
-    except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
-        if os.environ.get("DIAFORGE_DEBUG"):
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    defaults = device_defaults(torch.cuda.is_available())
+    args, training_args, model_args, _ = parse_recipe([opts.recipe, *overrides], device_defaults=defaults)
+    if not args.dataset_path:
+        raise RecipeError("dataset_path is not set")
+    dialogues = [d for path in args.dataset_path for d in load_dialogues(path)]
+    if args.max_dialogues:
+        dialogues = dialogues[: args.max_dialogues]
+    model_path = resolve_model_path(
+        model_args.model_name_or_path,
+        output_dir=training_args.output_dir,
+        texts=dialogue_texts(dialogues) if is_tiny(model_args.model_name_or_path) else (),
+        seed=training_args.seed,
+        revision=model_args.model_revision,
+    )
+    tokenizer = load_tokenizer(
+        model_path,
+        revision=model_args.model_revision,
+        trust_remote_code=training_args.trust_remote_code,
+        chat_template_path=training_args.chat_template_path,
+    )
+    slicer = TurnSlicer(tokenizer, SliceConfig.from_args(args, max_length=training_args.max_length))
+    samples, stats = slicer.slice_all(dialogues, progress=None)
     shown = [s for s in samples if opts.dialogue is None or s["dialogue_id"] == opts.dialogue]
     if opts.dialogue is not None and not shown:
-        print(f"error: no samples of dialogue {opts.dialogue!r}", file=sys.stderr)
-        return 2
+        raise UserError(f"no samples of dialogue {opts.dialogue!r}")
     for sample in shown[: max(opts.num, 0)]:
         print(format_sample(sample, tokenizer, color=color, prompt_chars=opts.prompt_chars))
     print(f"tokenizer: {model_path}; slicing: {args.slicing_config()}, max_length={training_args.max_length}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from diaforge.errors import UserError
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES, PromptFormat
 
 # The prompt-format options take their allowed values from diaforge.format (PromptFormat); these
@@ -20,7 +21,7 @@ SLICING = ("naive", "prefix_shared")
 LOSS_POSITIONS = ("all", "trained")  # train/loss_positions.py
 
 
-class RecipeError(Exception):
+class RecipeError(UserError):
     """A recipe or command-line mistake; `str(err)` is one line meant to be printed as is."""
 
 

@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from diaforge.console import emit, results_only_on_stdout
-from diaforge.errors import InputError
+from diaforge.errors import command_main
 from diaforge.schema import load_dialogues
-from train.config import RecipeError, device_defaults, parse_recipe, resolved_recipe, split_recipe_argv
+from train.config import device_defaults, parse_recipe, resolved_recipe, split_recipe_argv
 from train.modeling import (
-    ModelPathError,
     is_tiny,
     load_model,
     load_tokenizer,
@@ -39,7 +38,6 @@ from train.recipe_help import help_requested
 from train.row_layout import RowLayout, row_layout
 from train.slicing import (
     SliceConfig,
-    SlicingError,
     TurnSlicer,
     check_training_dialogues,
     dialogue_texts,
@@ -333,6 +331,7 @@ def save(
     return summary
 
 
+@command_main
 def main(argv: list[str] | None = None) -> int:
     """Run `run` as a script: ``--help`` at once, one line and exit code 2 for a mistake, 3 for
     running out of GPU memory, the result line on stdout."""
@@ -346,12 +345,6 @@ def main(argv: list[str] | None = None) -> int:
         # print on their own, go to stderr; the W&B run is finished before the process exits.
         with results_only_on_stdout(), closing_wandb_run():
             summary = run(argv)
-    except (RecipeError, InputError, ModelPathError, SlicingError) as exc:
-        if os.environ.get("DIAFORGE_DEBUG"):
-            raise
-        if os.environ.get("RANK", "0") == "0":  # every rank hits the same mistake: one line, not N
-            print(f"error: {exc}", file=sys.stderr)
-        return 2
     except RuntimeError as exc:  # torch.OutOfMemoryError is one: name the knob, not a traceback
         from train.plan import is_out_of_memory, out_of_memory_line
 

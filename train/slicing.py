@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import UserError
 from diaforge.format import PromptFormat, openai_tools, render_assistant, system_prompt
 from diaforge.schema import Dialogue, Turn
 
@@ -37,7 +38,7 @@ EOT_CANDIDATES = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "<|
 IGNORE_INDEX = -100
 
 
-class SlicingError(Exception):
+class SlicingError(UserError):
     """A dialogue turn that cannot be sliced faithfully; the message names dialogue and turn."""
 
 

@@ -35,10 +35,6 @@ from diaforge.format import tool_signature
 from diaforge.schema import Tool
 from diaforge.text import humanise_param
 
-REASONING_STYLES = ("summary", "lookup")
-"""`summary`: the thoughts state the conclusions (the paper's style); `lookup`: they copy the
-signature and the user's words first (this module)."""
-
 QUOTE_REACH = 48
 """How far (characters) a parameter's name may stand from its value to be quoted with it."""
 

@@ -7,14 +7,14 @@ import json
 import random
 from typing import Any
 
-from data_gen.agents.lookup import REASONING_STYLES, chosen_option, completion_thought, selection_thought
+from data_gen.agents.lookup import chosen_option, completion_thought, selection_thought
 from data_gen.agents.options import options_in_thought, plausible, prefixes_of, still_open
 from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
 from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
 from data_gen.phrasing import first_sentence, option_descriptors
 from data_gen.phrasing.render import action, option_phrases, param_item
 from data_gen.values import extract_value
-from data_gen.wording import get_wording
+from data_gen.wording import REASONING_STYLES, get_wording
 from diaforge.format import parse_assistant, render_assistant, system_prompt
 from diaforge.llm.base import BackendError, ChatBackend, Usage
 from diaforge.schema import Tool, ToolCall, Turn

@@ -10,21 +10,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from diaforge.errors import UserError
+
 ROLES = ("user", "assistant", "values", "goal", "relevancy", "critique")
 
 
-class BackendError(Exception):
-    """A backend failed for good (after its retries): the seed is rejected with this reason.
+class BackendError(UserError):
+    """A backend failed for good (after its retries): the seed is rejected with this reason; a
+    command that meets it ends with the line and exit code 1 (the configuration was fine).
 
     `usage` holds what the failed call cost before it gave up (tokens of malformed replies that
     still reported usage, retries): accounting counts failed calls too."""
+
+    exit_code = 1
 
     def __init__(self, message: str, *, usage: Usage | None = None) -> None:
         super().__init__(message)
         self.usage = usage if usage is not None else Usage()
 
 
-class BackendConfigError(Exception):
+class BackendConfigError(UserError):
     """A backend cannot be built from its configuration (unknown backend, missing API key,
     unreachable server, bad option). Command-line entry points print it as one line, exit 2."""
 

@@ -85,7 +85,9 @@ class BackendSpec:
 
     def validate(self, *, where: str = "backend") -> None:
         if self.backend not in BACKENDS:
-            raise BackendConfigError(f"unknown backend {self.backend!r}; choose scripted, openai or hf")
+            raise BackendConfigError(
+                f"unknown backend {self.backend!r}; choose {', '.join(BACKENDS[:-1])} or {BACKENDS[-1]}"
+            )
         if self.backend == "openai" and not self.model:
             raise BackendConfigError(f"{where}: the openai backend needs `model` (the name the server knows)")
         if self.temperature is not None and self.temperature < 0:

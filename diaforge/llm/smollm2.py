@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from diaforge.errors import command_main
 from diaforge.llm.base import BackendConfigError
 
 if TYPE_CHECKING:
@@ -172,6 +173,7 @@ def _folder_size_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.iterdir() if f.is_file()) / 1e6
 
 
+@command_main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m diaforge.llm.smollm2",
@@ -186,13 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     if is_materialised(out) and not args.force:
         print(f"SmolLM2-135M-Instruct already materialised in {out}")
         return 0
-    try:
-        print(f"materialising SmolLM2-135M-Instruct from {smollm2_gguf_path()} into {out} ...", flush=True)
-        start = time.perf_counter()
-        materialise_smollm2(out, force=args.force)
-    except BackendConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    print(f"materialising SmolLM2-135M-Instruct from {smollm2_gguf_path()} into {out} ...", flush=True)
+    start = time.perf_counter()
+    materialise_smollm2(out, force=args.force)
     print(f"done in {time.perf_counter() - start:.1f} s: {out} ({_folder_size_mb(out):.0f} MB, float32)")
     return 0
 

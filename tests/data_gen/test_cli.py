@@ -153,10 +153,12 @@ def test_generate_help_shows_the_config_defaults() -> None:
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stdout.split())
     for shown in (
-        "(default: 100, unless --config sets num_dialogues)",
-        "(default: 5, unless --config sets k)",
-        "(default: scripted, unless --config sets backend)",
-        "--no-plots skip the corpus plots (config: plots: false) (default: off)",
+        "--num-dialogues NUM_DIALOGUES Seeds to run. Seeds cycle through the catalogue's tools in a "
+        "shuffled order (default: 100)",
+        "--k K Distractors per candidate pool (the paper's k=5) (default: 5)",
+        "--backend {scripted,openai,hf} scripted (offline rule-based agents), openai or hf (default: scripted)",
+        "--no-plots turn off plots (on by default): write the corpus plots (plots/*.png).",
+        "a flag given here overrides its key",
     ):
         assert shown in text, shown
 
