@@ -117,3 +117,32 @@ def test_a_word_only_one_tool_has_offers_it_only_from_a_segment_that_offered_not
     # In a segment of its own it still offers the tool ("... or one you gave away").
     got = offered_options("Should I book a hotel room as a long stay, or the allowance?", HOTELS)
     assert {t.name for t in got} == {"book_hotel_long_stay", "get_per_diem_rate"}
+
+
+SIGNING = _tool("get_signing_authority_matrix", "Who may sign what, by contract type and value.")
+DETAILS = _tool("get_contract_details", "Parties, term, value, renewal terms and owner of a contract.")
+ORPHANS = _tool("list_contracts_without_owner", "Active contracts whose business owner has left the company.")
+
+
+class _ValueLeaning:
+    """Reads the lone word "value" as the signing matrix; everything else as equally close to all."""
+
+    def encode(self, texts: list[str]):
+        import numpy as np
+
+        out = np.full((len(texts), 2), [0.0, 1.0])
+        for i, t in enumerate(texts):
+            if t in ("value", SIGNING.description):
+                out[i] = [1.0, 0.0]
+        return out
+
+
+def test_a_lone_word_two_tools_share_equally_offers_neither() -> None:
+    # "value" is an item of the list inside the first option; the signing matrix and the contract
+    # details both have it, so no encoder's reading of the one word makes it an offer.
+    question = (
+        "Should I look up the parties, term, value, renewal terms and owner of a contract, "
+        "or the active contracts whose business owner has left the company?"
+    )
+    got = offered_options(question, [SIGNING, DETAILS, ORPHANS], _ValueLeaning())
+    assert {t.name for t in got} == {DETAILS.name, ORPHANS.name}

@@ -498,12 +498,11 @@ def test_reference_follows_the_reference_move_at_every_decision(policy_runs: dic
 
 def test_reference_clarification_against_the_random_floor(policy_runs: dict[str, dict]) -> None:
     ref = policy_runs["reference"]["clarification"]["dynamic"]
-    # The teacher's questions, read by meaning as the user-proxy reads them: near-perfect, not
-    # perfect (README, "Decisions and clarification": a question offers at most four of the open
-    # tools; a piece of an option cut at its "or" rarely matches a third tool best).
+    # The teacher's questions offer every open tool, and read by meaning as the user-proxy reads
+    # them they offer nothing else (docs/metrics.md, "Decisions and clarification").
     assert ref["tool_questions_n"] >= 100
-    assert ref["option_precision"] >= 0.98 and ref["option_recall"] >= 0.95
-    assert ref["ruled_out_offered_n"] <= 3
+    assert ref["option_precision"] == 1.0 and ref["option_recall"] == 1.0
+    assert ref["ruled_out_offered_n"] == 0 and ref["open_offered_n"] == ref["open_n"] > 300
     assert ref["asks_settled_tool_n"] == 0 and ref["asks_known_value_n"] == 0
     assert ref["settled_n"] >= 100 and 1.5 <= ref["turns_to_settle"] <= 2.5
     rnd = policy_runs["random"]
