@@ -78,16 +78,19 @@ GIFT_QUESTION = (
 
 
 class _Leaning:
-    """A sentence encoder that reads "a gift" as the register summary and everything else as
-    equally close to every tool (one-hot vectors): only the piece's own reading can offer a third
-    tool."""
+    """A sentence encoder that reads `piece` as the tool described by `description` and everything
+    else as equally close to every tool (one-hot vectors): only the piece's own reading can offer
+    that tool."""
+
+    def __init__(self, piece: str, description: str) -> None:
+        self.texts = (piece, description)
 
     def encode(self, texts: list[str]):
         import numpy as np
 
         out = np.full((len(texts), 2), [0.0, 1.0])
         for i, t in enumerate(texts):
-            if t in ("a gift", GIFT_SUMMARY.description):
+            if t in self.texts:
                 out[i] = [1.0, 0.0]
         return out
 
@@ -96,7 +99,7 @@ def test_a_one_word_piece_that_repeats_an_earlier_word_offers_nothing() -> None:
     # Cut at every "or": "Should I log a gift", "hospitality you received", "a gift", "hospitality
     # you gave to a business partner". "a gift" only repeats "gift": it is a piece of the second
     # option, however close an encoder finds it to the summary.
-    got = offered_options(GIFT_QUESTION, GIFTS, _Leaning())
+    got = offered_options(GIFT_QUESTION, GIFTS, _Leaning("a gift", GIFT_SUMMARY.description))
     assert {t.name for t in got} == {GIFT_IN.name, GIFT_OUT.name}
 
 
@@ -124,19 +127,6 @@ DETAILS = _tool("get_contract_details", "Parties, term, value, renewal terms and
 ORPHANS = _tool("list_contracts_without_owner", "Active contracts whose business owner has left the company.")
 
 
-class _ValueLeaning:
-    """Reads the lone word "value" as the signing matrix; everything else as equally close to all."""
-
-    def encode(self, texts: list[str]):
-        import numpy as np
-
-        out = np.full((len(texts), 2), [0.0, 1.0])
-        for i, t in enumerate(texts):
-            if t in ("value", SIGNING.description):
-                out[i] = [1.0, 0.0]
-        return out
-
-
 def test_a_lone_word_two_tools_share_equally_offers_neither() -> None:
     # "value" is an item of the list inside the first option; the signing matrix and the contract
     # details both have it, so no encoder's reading of the one word makes it an offer.
@@ -144,5 +134,5 @@ def test_a_lone_word_two_tools_share_equally_offers_neither() -> None:
         "Should I look up the parties, term, value, renewal terms and owner of a contract, "
         "or the active contracts whose business owner has left the company?"
     )
-    got = offered_options(question, [SIGNING, DETAILS, ORPHANS], _ValueLeaning())
+    got = offered_options(question, [SIGNING, DETAILS, ORPHANS], _Leaning("value", SIGNING.description))
     assert {t.name for t in got} == {DETAILS.name, ORPHANS.name}
