@@ -17,8 +17,9 @@ The three policies differ only in how they pick the tool:
   generator confirms a selection, and asks for its values or calls it. Every argument value still
   comes only from what the user said, never from the gold map. It is the judge's ceiling: it must
   score near-perfect, which shows that the user-proxy answers what it is asked, with the exact
-  values, and it follows the reference move at every decision (`eval.decisions`). (Until issue
-  35 it skipped the selection: told the gold tool from the start, it never asked which tool.) A
+  values, and it follows the reference move at every decision (`eval.decisions`). Its question
+  offers every tool still open; in static mode, where the user's answers are to the reference
+  dialogue's questions, it reads them against those questions (`ReferencePolicy.respond`). A
   retrieval miss of the no-tool split (`Dialogue.withheld_tool`) gets the teacher told that no
   candidate fits (`data_gen.agents.refusal.miss_turn`): it asks what the user means until the user
   has ruled out every candidate, then refuses plainly, as the split's reference dialogues do. Any
