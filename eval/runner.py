@@ -2,7 +2,9 @@
 
 - **static**: the user turns come from the benchmark's reference dialogue; the model writes every
   assistant turn in order, with its own earlier replies in the history (not the reference's), and
-  the dialogue stops at its first tool call or when the reference runs out of user turns.
+  the dialogue stops at its first tool call or when the reference runs out of user turns. A
+  reference policy (no model) is also handed the reference's own assistant turns, the questions
+  those user turns answer (`DialogueRun.answered`, `eval.policies.ReferencePolicy.respond`).
 - **dynamic**: the model is the assistant inside the engine's loop with the frozen user-proxy
   (multi-sample voting, n candidates and m voters); up to T_max turn pairs, stopping at the first
   tool call. With ``repeats`` k > 1 every dialogue is played k times, one repeat after the other
