@@ -6,6 +6,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH_VERSION ?= 2.13.0
+# Processes for `make test-fast` (pytest-xdist): `auto` is one per core.
+TEST_WORKERS ?= auto
 SETUP_STAMP := $(VENV)/.setup-stamp
 
 .PHONY: help setup test test-fast lint demo analyze clean docs
@@ -53,8 +55,8 @@ test: lint ## lint, then the test suite (offline, CPU)
 
 # The tests not marked `slow` (tests/conftest.py: no other process, no real model from disk, no
 # training run, no server): the loop to run while changing code.
-test-fast: setup ## the unit tests alone, in minutes (no subprocess, real model, training or server)
-	$(PY) -m pytest -q -x -m "not slow" --durations=15
+test-fast: setup ## the unit tests alone, in minutes, on every core (no subprocess, real model, training or server)
+	$(PY) -m pytest -q -x -n $(TEST_WORKERS) -m "not slow" --durations=15
 
 # The documentation site (mkdocs.yml, docs/) into site/, warnings as errors; tests/test_docs.py builds it
 # the same way on every `make test`. `$(PY) -m mkdocs serve` previews it while you edit.

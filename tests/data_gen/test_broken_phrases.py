@@ -316,6 +316,7 @@ def test_the_api_bank_loader_reads_every_documented_row(tmp_path) -> None:
     assert by["QueryHistoryToday"].description.startswith("QueryHistoryToday API takes one parameter")
 
 
+@pytest.mark.slow(reason="generates dialogues on a public catalogue (10 to 30 s each)")
 @pytest.mark.parametrize(
     "catalogue",
     ["taubench/tools.json", "xero_payroll_au/xero-payroll-au.yaml", "apibank"],
