@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 
 from diaforge.cliargs import add_field_flags
@@ -33,7 +34,6 @@ from eval.cli_options import (
     model_options,
     wandb_config,
 )
-from eval.cli_peers import add_peer_parsers
 from eval.model_spec import check_device
 
 
@@ -130,8 +130,14 @@ def check_outputs(args: argparse.Namespace) -> None:
         check_output_file(args.json, field="--json", what="JSON report")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``python -m eval`` parser: every subcommand, each option with its help and default."""
+#: The commands defined in this module; the peer benchmarks' commands live in `eval.cli_peers`.
+OWN_COMMANDS = ("run", "score", "compare")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``python -m eval`` parser: every subcommand, each option with its help and default.
+    `command` is the command line's first word: when it names one of `OWN_COMMANDS`, argparse can
+    never reach a peer command, so `eval.cli_peers` is not imported (``eval run`` reads less)."""
     parser = EvalArgumentParser(
         prog="python -m eval", description="Evaluate tool-calling models (DiaFORGE §3.3)"
     )
@@ -152,13 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", help="also write {label: metrics} of every run to this file")
     add_wandb_args(c)
     c.set_defaults(func=_cmd_compare)
-    add_peer_parsers(sub)
+    if command not in OWN_COMMANDS:
+        from eval.cli_peers import add_peer_parsers
+
+        add_peer_parsers(sub)
     return parser
 
 
 @command_main
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     if getattr(args, "quiet", False):
         quiet_library_bars()
     check_outputs(args)

@@ -57,7 +57,6 @@ from typing import TYPE_CHECKING, Any
 
 from diaforge.errors import InputError
 from diaforge.lineage import lineage_config
-from diaforge.wandb_offline import has_wandb_credentials
 from eval.anatomy import anatomy_breakdowns, compute_anatomy
 from eval.clarification import CLARIFICATION_SHARES, clarification_section, compute_clarification
 from eval.decisions import compute_decisions, decisions_section, replay_all
@@ -311,6 +310,8 @@ def wandb_mode() -> str | None:
     """The ``mode`` passed to `wandb.init`: None (wandb decides) when ``WANDB_MODE`` is set or
     there are credentials (``WANDB_API_KEY`` or a netrc entry), else ``"offline"``, so a run with
     no key lands in the run folder and ``wandb sync`` can upload it later."""
+    from diaforge.wandb_offline import has_wandb_credentials
+
     if os.environ.get("WANDB_MODE", "").strip():
         return None
     return None if has_wandb_credentials() else "offline"

@@ -8,11 +8,15 @@
    checked transitively by `lint-imports`; every module of the generator is either one evaluation
    may import or one the contract forbids it; and no module imports another top-level package's
    private (underscore) names.
+3. The walk: what one ``eval run`` and one ``diaforge train`` import at the top stays out of the
+   parts they do not use (the peer benchmarks' commands, the DPO stage, preference rows, the W&B
+   helpers when no W&B run is asked for); `diaforge.format` loads each submodule on first use.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 import subprocess
 import sys
@@ -186,3 +190,43 @@ def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contr
     assert any(ln.startswith(contract) for ln in broken), result.stdout
     clean.write_text(before)
     assert _lint_imports(tmp_path, tmp_path / "pyproject.toml").returncode == 0
+
+
+#: Entry points of one `eval run` and one SFT `diaforge train` (launcher and script), and the
+#: modules none of them may import before a run asks for them.
+WALK_ENTRIES = ("eval.cli", "eval.evaluation", "eval.runner", "eval.report", "train.launch", "train.sft")
+OUTSIDE_THE_WALK = (
+    "eval.cli_peers",
+    "train.dpo_config",
+    "diaforge.format.preference",
+    "diaforge.format.trl_rows",
+    "diaforge.wandb_offline",
+)
+
+
+def test_a_run_imports_none_of_what_it_does_not_use() -> None:
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {WALK_ENTRIES!r}: importlib.import_module(name)\n"
+        "import eval.cli\n"
+        "eval.cli.build_parser('run')\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "eval.report" in loaded and "train.sft" in loaded
+    assert not loaded.intersection(OUTSIDE_THE_WALK), sorted(loaded.intersection(OUTSIDE_THE_WALK))
+
+
+def test_the_format_package_names_each_submodule_that_defines_a_name() -> None:
+    import importlib
+
+    import diaforge.format as fmt
+
+    assert set(fmt.__all__) == set(fmt._SUBMODULE)
+    for name, module in fmt._SUBMODULE.items():
+        defining = importlib.import_module(f"diaforge.format.{module}")
+        assert getattr(fmt, name) is getattr(defining, name), name
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        fmt.not_a_name  # noqa: B018

@@ -86,6 +86,17 @@ def read_recipe_yaml(path: str | Path, classes: Sequence[type] | None = None) ->
     return data
 
 
+def is_dpo_recipe(path: str | Path) -> bool:
+    """Whether a recipe file is the DPO stage's: it has a top-level ``pairs_path`` key."""
+    import re
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(r"^pairs_path\s*:", text, re.M) is not None
+
+
 def split_recipe_argv(argv: Sequence[str]) -> tuple[str | None, list[str]]:
     """`[RECIPE.yaml] [--key value ...]` -> (recipe path or None, overrides). `--config X` is
     accepted too, as in TRL's scripts."""

@@ -16,7 +16,7 @@ A DPO recipe is a flat YAML mapping like an SFT recipe (train/config.py), parsed
   log-probabilities of every pair are computed once, before the first step, and the reference is
   not kept beside the policy.
 
-A recipe is told from an SFT recipe by its ``pairs_path`` key (`is_dpo_recipe`), which is how
+A recipe is told from an SFT recipe by its ``pairs_path`` key (`train.config.is_dpo_recipe`), which is how
 ``diaforge train RECIPE.yaml`` picks the script.
 """
 
@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from train.config import PAPER_DEFAULTS, RecipeError, parse_recipe, resolve_path, split_recipe_argv
+from train.config import (
+    PAPER_DEFAULTS,
+    RecipeError,
+    parse_recipe,
+    resolve_path,
+    split_recipe_argv,
+)
 
 DPO_DEFAULTS: dict[str, Any] = {
     "precompute_ref_log_probs": True,  # the reference's log-probs once, before training
@@ -137,17 +143,6 @@ def parse_dpo_recipe(argv: Sequence[str], *, device_defaults: dict[str, Any] | N
         args.pairs_path = [resolve_path(p, folder) for p in args.pairs_path]
         args.eval_pairs_path = [resolve_path(p, folder) for p in args.eval_pairs_path or []] or None
     return args, training_args, model_args, explicit
-
-
-def is_dpo_recipe(path: str | Path) -> bool:
-    """Whether a recipe file is the DPO stage's: it has a top-level ``pairs_path`` key."""
-    import re
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    return re.search(r"^pairs_path\s*:", text, re.M) is not None
 
 
 def sft_checkpoint(path: str | None, *, where: str) -> tuple[Path, str | None]:

@@ -63,9 +63,9 @@ def is_dpo_script(args: argparse.Namespace) -> bool:
 def find_script(args: argparse.Namespace) -> None:
     """The training script, wherever the command is typed: a recipe given where the script goes
     (`diaforge train RECIPE.yaml ...`, as `trl sft --config`) runs this package's `train/sft.py`
-    on it (`train/dpo.py` when the recipe has `pairs_path`: train/dpo_config.py), and a
+    on it (`train/dpo.py` when the recipe has `pairs_path`: train/config.py), and a
     `train/sft.py` or `train/dpo.py` that is not in the working folder is this package's."""
-    from train.dpo_config import is_dpo_recipe
+    from train.config import is_dpo_recipe
 
     if args.module:
         return

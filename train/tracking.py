@@ -20,7 +20,6 @@ from typing import Any
 from diaforge.format import PROMPT_FORMAT_FILE, PromptFormat
 from diaforge.hygiene import sha256_file
 from diaforge.lineage import LINEAGE_FILES, TRAINING_RUN_FILE
-from diaforge.wandb_offline import has_wandb_credentials, wandb_reachable
 from train.slicing import SliceConfig
 
 logger = logging.getLogger("diaforge.sft")
@@ -72,6 +71,8 @@ def configure_wandb(args: Any, output_dir: Path) -> str:
     """W&B project, entity and tags from the recipe; the run group from ``WANDB_RUN_GROUP``, else
     the output folder's name (evaluation runs of the model join the same group); offline into the
     output folder when there is no API key (`wandb sync` uploads later). Returns the mode."""
+    from diaforge.wandb_offline import has_wandb_credentials, wandb_reachable
+
     if args.wandb_project:
         os.environ["WANDB_PROJECT"] = args.wandb_project
     if args.wandb_entity:

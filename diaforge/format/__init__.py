@@ -14,54 +14,120 @@ The package's modules: `options` (the allowed values of every format option), `r
 as text), `parsing` (text or a native response message back to a turn, with its rules), `prompt`
 (system prompts and tool specs), `messages` (a dialogue as chat messages), `prompt_format`
 (`PromptFormat` and ``prompt_format.json``), `trl_rows` (the export's prompt-completion rows,
-one per assistant turn) and `preference` (preference pairs as TRL's prompt/chosen/rejected rows). Import from the package: its names below are the interface.
+one per assistant turn) and `preference` (preference pairs as TRL's prompt/chosen/rejected rows). Import from the package: its names below are the interface. Each submodule is imported when one of
+its names is first asked for, so a command reads only the parts it uses.
 """
 
-from diaforge.format.messages import assistant_message, to_chat_messages
-from diaforge.format.options import (
-    ARGUMENTS_AS,
-    HISTORY_REASONING,
-    PROMPT_MODES,
-    TARGET_REASONING,
-    TOOL_STYLES,
-)
-from diaforge.format.parsing import Kind, ParsedMessage, parse_assistant, parse_openai_message
-from diaforge.format.preference import (
-    PAIR_KINDS,
-    PAIR_RECORD_KEYS,
-    PREFERENCE_KEYS,
-    load_pair_records,
-    pair_record,
-    preference_row,
-    preference_rows,
-    record_turns,
-)
-from diaforge.format.prompt import (
-    compact_tool,
-    fill_system_prompt,
-    native_system_prompt,
-    openai_tools,
-    read_system_prompt_file,
-    reference_prompt_template,
-    system_prompt,
-    tool_listing,
-    tool_signature,
-)
-from diaforge.format.prompt_format import (
-    PROMPT_FORMAT_FILE,
-    PROMPT_FORMAT_VERSION,
-    PromptFormat,
-    shown_value,
-)
-from diaforge.format.rendering import THINK_CLOSE, THINK_OPEN, render_assistant, render_calls
-from diaforge.format.trl_rows import (
-    EXPORT_FORMATS,
-    ROW_KEYS,
-    export_format,
-    export_rows_jsonl,
-    iter_rows,
-    prompt_completion_rows,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from diaforge.format.messages import (
+        assistant_message,
+        to_chat_messages,
+    )
+    from diaforge.format.options import (
+        ARGUMENTS_AS,
+        HISTORY_REASONING,
+        PROMPT_MODES,
+        TARGET_REASONING,
+        TOOL_STYLES,
+    )
+    from diaforge.format.parsing import (
+        Kind,
+        ParsedMessage,
+        parse_assistant,
+        parse_openai_message,
+    )
+    from diaforge.format.preference import (
+        PAIR_KINDS,
+        PAIR_RECORD_KEYS,
+        PREFERENCE_KEYS,
+        load_pair_records,
+        pair_record,
+        preference_row,
+        preference_rows,
+        record_turns,
+    )
+    from diaforge.format.prompt import (
+        compact_tool,
+        fill_system_prompt,
+        native_system_prompt,
+        openai_tools,
+        read_system_prompt_file,
+        reference_prompt_template,
+        system_prompt,
+        tool_listing,
+        tool_signature,
+    )
+    from diaforge.format.prompt_format import (
+        PROMPT_FORMAT_FILE,
+        PROMPT_FORMAT_VERSION,
+        PromptFormat,
+        shown_value,
+    )
+    from diaforge.format.rendering import (
+        THINK_CLOSE,
+        THINK_OPEN,
+        render_assistant,
+        render_calls,
+    )
+    from diaforge.format.trl_rows import (
+        EXPORT_FORMATS,
+        ROW_KEYS,
+        export_format,
+        export_rows_jsonl,
+        iter_rows,
+        prompt_completion_rows,
+    )
+
+#: Each public name and the submodule that defines it.
+_SUBMODULE = {
+    "ARGUMENTS_AS": "options",
+    "assistant_message": "messages",
+    "compact_tool": "prompt",
+    "export_format": "trl_rows",
+    "EXPORT_FORMATS": "trl_rows",
+    "export_rows_jsonl": "trl_rows",
+    "fill_system_prompt": "prompt",
+    "HISTORY_REASONING": "options",
+    "iter_rows": "trl_rows",
+    "Kind": "parsing",
+    "load_pair_records": "preference",
+    "native_system_prompt": "prompt",
+    "openai_tools": "prompt",
+    "PAIR_KINDS": "preference",
+    "pair_record": "preference",
+    "PAIR_RECORD_KEYS": "preference",
+    "parse_assistant": "parsing",
+    "parse_openai_message": "parsing",
+    "ParsedMessage": "parsing",
+    "PREFERENCE_KEYS": "preference",
+    "preference_row": "preference",
+    "preference_rows": "preference",
+    "prompt_completion_rows": "trl_rows",
+    "PROMPT_FORMAT_FILE": "prompt_format",
+    "PROMPT_FORMAT_VERSION": "prompt_format",
+    "PROMPT_MODES": "options",
+    "PromptFormat": "prompt_format",
+    "read_system_prompt_file": "prompt",
+    "record_turns": "preference",
+    "reference_prompt_template": "prompt",
+    "render_assistant": "rendering",
+    "render_calls": "rendering",
+    "ROW_KEYS": "trl_rows",
+    "shown_value": "prompt_format",
+    "system_prompt": "prompt",
+    "TARGET_REASONING": "options",
+    "THINK_CLOSE": "rendering",
+    "THINK_OPEN": "rendering",
+    "to_chat_messages": "messages",
+    "tool_listing": "prompt",
+    "tool_signature": "prompt",
+    "TOOL_STYLES": "options",
+}
 
 __all__ = [
     "ARGUMENTS_AS",
@@ -107,3 +173,16 @@ __all__ = [
     "tool_listing",
     "tool_signature",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _SUBMODULE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

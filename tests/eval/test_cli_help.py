@@ -90,3 +90,19 @@ def test_bad_command_lines_stay_one_line(argv: list[str], capsys: pytest.Capture
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
     assert err.startswith("error: python -m eval")
+
+
+def _commands(parser: argparse.ArgumentParser) -> set[str]:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return set(sub.choices)
+
+
+def test_own_commands_leave_the_peer_commands_out_and_the_rest_keep_them() -> None:
+    from eval.cli import OWN_COMMANDS
+
+    everything = _commands(build_parser())
+    assert {"run", "score", "compare", "bfcl", "import", "next-action", "turn-level"} <= everything
+    for command in OWN_COMMANDS:
+        assert _commands(build_parser(command)) == set(OWN_COMMANDS)
+    assert _commands(build_parser("bfcl")) == everything
+    assert _commands(build_parser("--help")) == everything

@@ -197,7 +197,7 @@ def test_a_folder_that_is_no_sft_run_is_one_line(tmp_path):
 def test_the_launcher_picks_the_script_by_the_recipe():
     import argparse
 
-    from train.dpo_config import is_dpo_recipe
+    from train.config import is_dpo_recipe
     from train.launch import DPO_SCRIPT, SFT_SCRIPT, find_script
 
     assert is_dpo_recipe(ROOT / "recipes/tiny/dpo.yaml") and not is_dpo_recipe(ROOT / "recipes/tiny/sft.yaml")

@@ -31,7 +31,7 @@ def rel(path):
 
 
 def is_dpo(recipe) -> bool:
-    from train.dpo_config import is_dpo_recipe
+    from train.config import is_dpo_recipe
 
     return is_dpo_recipe(recipe)
 
