@@ -10,14 +10,16 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from data_gen.gen_config import BACKENDS, CHOICES, MAX_CONCURRENCY, ROLE_DEFAULTS, GenerationConfig, RoleSpec
 from data_gen.pairs_cli import add_pairs
 from diaforge.cliargs import (
     DefaultsHelpFormatter,
     OneLineArgumentParser,
+    add_export_format_flags,
     add_field_flags,
+    export_format_from_args,
     finite_float,
     int_between,
     positive_int,
@@ -153,27 +155,33 @@ def _misses_note(stats: dict) -> str:
     return f"retrieval misses: {stats['accepted']} accepted ({stats['accepted_share']:.1%} of the corpus); "
 
 
-def _cmd_build_benchmark(args: argparse.Namespace) -> int:
+def _build(args: argparse.Namespace, builder: Any, prefix: str, **options: Any) -> dict[str, Any]:
+    """Run a benchmark builder of `data_gen.engine` on the command line's catalogue, output file
+    and work folder (a temporary one unless ``--work-dir`` is given); its summary."""
     import asyncio
     import tempfile
-
-    from data_gen.engine import build_benchmark
 
     check_output_file(args.out, field="--out", what="benchmark file")
     if args.work_dir:
         check_output_dir(args.work_dir, field="--work-dir", what="work folder")
-    with tempfile.TemporaryDirectory(prefix="diabench-") as work:
-        info = asyncio.run(
-            build_benchmark(
+    with tempfile.TemporaryDirectory(prefix=prefix) as work:
+        return asyncio.run(
+            builder(
                 args.catalogue,
                 args.out,
                 work_dir=args.work_dir or work,
-                seeds_per_tool=args.seeds_per_tool,
                 seed=args.seed,
                 split=args.split or None,
                 progress=not args.quiet,
+                **options,
             )
         )
+
+
+def _cmd_build_benchmark(args: argparse.Namespace) -> int:
+    from data_gen.engine import build_benchmark
+
+    info = _build(args, build_benchmark, "diabench-", seeds_per_tool=args.seeds_per_tool)
     emit(
         f"{info['records']} reference dialogues over {info['tools']} held-out tools "
         f"({', '.join(info['lines_of_business'])}) -> {args.out}"
@@ -182,26 +190,9 @@ def _cmd_build_benchmark(args: argparse.Namespace) -> int:
 
 
 def _cmd_build_no_tool_split(args: argparse.Namespace) -> int:
-    import asyncio
-    import tempfile
-
     from data_gen.engine import build_no_tool_benchmark
 
-    check_output_file(args.out, field="--out", what="benchmark file")
-    if args.work_dir:
-        check_output_dir(args.work_dir, field="--work-dir", what="work folder")
-    with tempfile.TemporaryDirectory(prefix="diabench-no-tool-") as work:
-        info = asyncio.run(
-            build_no_tool_benchmark(
-                args.catalogue,
-                args.out,
-                work_dir=args.work_dir or work,
-                seeds=args.seeds,
-                seed=args.seed,
-                split=args.split or None,
-                progress=not args.quiet,
-            )
-        )
+    info = _build(args, build_no_tool_benchmark, "diabench-no-tool-", seeds=args.seeds)
     emit(f"{info['records']} retrieval misses from {info['seeds']} seeds over held-out tools -> {args.out}")
     return 0
 
@@ -219,17 +210,10 @@ def _cmd_ngram_overlap(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from data_gen.export import export_dialogues, lengths_line, summary_line, unchecked_note
-    from diaforge.format import export_format
     from diaforge.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="export folder")
-    fmt = export_format(
-        args.format,
-        tool_style=args.tool_style,
-        history_reasoning=args.history_reasoning,
-        target_reasoning=args.target_reasoning,
-        system_prompt_file=args.system_prompt_file,
-    )
+    fmt = export_format_from_args(args)
     tokenizer = _load_tokenizer(args.tokenizer) if args.tokenizer else None
     dialogues = load_dialogues(args.dialogues)
     if tokenizer is None:
@@ -433,7 +417,7 @@ def _add_build_no_tool_split(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_export(sub: argparse._SubParsersAction) -> None:
-    from diaforge.format import EXPORT_FORMATS, HISTORY_REASONING, TARGET_REASONING, TOOL_STYLES
+    from diaforge.format import EXPORT_FORMATS
 
     e = _command(
         sub, "export", "dialogues in the Hugging Face conversational format (JSONL and a datasets folder)"
@@ -455,21 +439,7 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
         help="model or tokenizer folder whose chat template must render every row; also measures the "
         "rows' tokens and the max_length that keeps every final call (default: none, nothing checked)",
     )
-    e.add_argument("--tool-style", default="json", choices=TOOL_STYLES, help="tool listing of hf-prompt")
-    e.add_argument(
-        "--history-reasoning",
-        default="strip",
-        choices=HISTORY_REASONING,
-        help="thoughts of earlier assistant turns in each prompt: strip (as the model sees its history at "
-        "inference) or keep",
-    )
-    e.add_argument(
-        "--target-reasoning", default="keep", choices=TARGET_REASONING, help="keep or drop the thoughts"
-    )
-    e.add_argument(
-        "--system-prompt-file",
-        help="custom system prompt ('{tools}' is filled in hf-prompt) (default: none, the built-in prompt)",
-    )
+    add_export_format_flags(e)
     e.add_argument(
         "--force", action="store_true", help="export even when the chat template drops part of the rows"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from data_gen.wording import WORDING_CHOICES
-from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.cliargs import DefaultsHelpFormatter, add_export_format_flags, export_format_from_args
 from diaforge.console import emit
 from diaforge.errors import InputError
 from diaforge.hygiene import check_output_dir
@@ -13,17 +13,10 @@ from diaforge.hygiene import check_output_dir
 
 def run_pairs(args: argparse.Namespace) -> int:
     from data_gen.pairs import KINDS, PairOptions, parse_mix, summary_line, write_pairs
-    from diaforge.format import export_format
     from diaforge.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="pairs folder")
-    fmt = export_format(
-        args.format,
-        tool_style=args.tool_style,
-        history_reasoning=args.history_reasoning,
-        target_reasoning=args.target_reasoning,
-        system_prompt_file=args.system_prompt_file,
-    )
+    fmt = export_format_from_args(args)
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip()) if args.kinds else KINDS
     try:
         pair_options = PairOptions(
@@ -43,7 +36,7 @@ def run_pairs(args: argparse.Namespace) -> int:
 
 def add_pairs(sub: argparse._SubParsersAction) -> None:
     from data_gen.pairs import KINDS
-    from diaforge.format import EXPORT_FORMATS, HISTORY_REASONING, TARGET_REASONING, TOOL_STYLES
+    from diaforge.format import EXPORT_FORMATS
 
     summary = (
         "preference pairs (chosen and rejected turns of named kinds) for DPO, in TRL's preference format"
@@ -89,18 +82,5 @@ def add_pairs(sub: argparse._SubParsersAction) -> None:
         choices=EXPORT_FORMATS,
         help="format of preference.jsonl: hf-prompt (the paper's text format) or hf (native tool_calls)",
     )
-    p.add_argument("--tool-style", default="json", choices=TOOL_STYLES, help="tool listing of hf-prompt")
-    p.add_argument(
-        "--history-reasoning",
-        default="strip",
-        choices=HISTORY_REASONING,
-        help="thoughts of earlier assistant turns in each prompt",
-    )
-    p.add_argument(
-        "--target-reasoning", default="keep", choices=TARGET_REASONING, help="keep or drop the thoughts"
-    )
-    p.add_argument(
-        "--system-prompt-file",
-        help="custom system prompt ('{tools}' is filled in hf-prompt) (default: none, the built-in prompt)",
-    )
+    add_export_format_flags(p)
     p.set_defaults(func=run_pairs)

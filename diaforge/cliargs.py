@@ -211,3 +211,38 @@ def _number_type(kind: type, low: Any, high: Any) -> Callable[[str], Any]:
     if low is not None and high is not None:
         return int_between(low, high)
     return {1: positive_int, 0: non_negative_int}.get(low, int)
+
+
+def add_export_format_flags(parser: argparse.ArgumentParser) -> None:
+    """The options of an export format (`diaforge.format.export_format`) besides its name, as the
+    commands that write training rows take them; `export_format_from_args` reads them back."""
+    from diaforge.format import HISTORY_REASONING, TARGET_REASONING, TOOL_STYLES
+
+    parser.add_argument("--tool-style", default="json", choices=TOOL_STYLES, help="tool listing of hf-prompt")
+    parser.add_argument(
+        "--history-reasoning",
+        default="strip",
+        choices=HISTORY_REASONING,
+        help="thoughts of earlier assistant turns in each prompt: strip (as the model sees its history at "
+        "inference) or keep",
+    )
+    parser.add_argument(
+        "--target-reasoning", default="keep", choices=TARGET_REASONING, help="keep or drop the thoughts"
+    )
+    parser.add_argument(
+        "--system-prompt-file",
+        help="custom system prompt ('{tools}' is filled in hf-prompt) (default: none, the built-in prompt)",
+    )
+
+
+def export_format_from_args(args: argparse.Namespace) -> Any:
+    """The `PromptFormat` of ``--format`` and the flags of `add_export_format_flags`."""
+    from diaforge.format import export_format
+
+    return export_format(
+        args.format,
+        tool_style=args.tool_style,
+        history_reasoning=args.history_reasoning,
+        target_reasoning=args.target_reasoning,
+        system_prompt_file=args.system_prompt_file,
+    )
