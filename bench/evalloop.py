@@ -174,3 +174,106 @@ def bench_dynamic_eval(
             "cached = batch 8 through the prefix cache (eval.models.ModelSpec.prefix_cache)"
         ),
     }
+
+
+class _Chunked:
+    """The evaluation loop before continuous batching: each batched call takes `size`
+    conversations at a time (the longest prompts first) and decodes them until its last row ends."""
+
+    def __init__(self, backend: Any, size: int) -> None:
+        self.backend, self.size, self.batched = backend, size, backend.generate_batch
+
+    def __call__(self, conversations: list, *, tools: Any = None, constraints: Any = None, **kw: Any) -> list:
+        tools_each = tools if tools is not None else [None] * len(conversations)
+        lengths = [len(self.backend._encode(m, t)) for m, t in zip(conversations, tools_each, strict=True)]
+        order = sorted(range(len(conversations)), key=lambda i: -lengths[i])
+        results: list[Any] = [None] * len(conversations)
+        for start in range(0, len(order), self.size):
+            chunk = order[start : start + self.size]
+            replies = self.batched(
+                [conversations[i] for i in chunk],
+                tools=None if tools is None else [tools[i] for i in chunk],
+                constraints=None if constraints is None else [constraints[i] for i in chunk],
+                **{**kw, "batch_size": self.size},
+            )
+            for i, reply in zip(chunk, replies, strict=True):
+                results[i] = reply
+        return results
+
+
+def bench_eval_batching(
+    model_path: Path, bench_path: Path, num_dialogues: int = 24, t_max: int = 5, budget: int = 634
+) -> dict[str, Any]:
+    """The dynamic loop as `make demo` runs it on a model (its own prompt format, calls
+    constrained, the demo's budget) three ways in one run: chunks of 8 (each batch decodes until
+    its longest reply ends: the loop before), and continuous batching of 8 and of 16 rows (a row
+    that ends takes the next waiting dialogue in). The value is chunks of 8 over continuous 16."""
+    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from diaforge.format import PromptFormat
+    from diaforge.schema import load_dialogues
+    from eval.models import ModelSpec, ModelUnderTest
+    from eval.runner import DynamicConfig, run_dynamic, sample_benchmark
+
+    bench = sample_benchmark(load_dialogues(bench_path), num_dialogues, 0)
+    user = VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=3, m=3)
+    near_dup = {d.id: False for d in bench}
+    fmt = PromptFormat.load(model_path) or PromptFormat(tool_style="compact")
+    runs: dict[str, tuple[float, list]] = {}
+    for name, size, chunked in (
+        ("chunks_8", 8, True),
+        ("continuous_8", 8, False),
+        ("continuous_16", 16, False),
+    ):
+        spec = ModelSpec(
+            model=str(model_path),
+            max_new_tokens=budget,
+            batch_size=size,
+            prompt_format=fmt,
+            constrain_calls=True,
+        )
+        model = ModelUnderTest(spec)
+        if chunked:
+            model._backend.generate_batch = _Chunked(model._backend, size)
+        start = time.perf_counter()
+        found = asyncio.run(
+            run_dynamic(model, bench, near_dup, user, DynamicConfig(t_max=t_max), progress=False)
+        )
+        runs[name] = (time.perf_counter() - start, [t.model_dump() for t in found])
+    seconds = {n: round(s, 1) for n, (s, _) in runs.items()}
+    raws = {n: [[t.get("raw") for t in r["turns"]] for r in recs] for n, (_, recs) in runs.items()}
+    base = raws["chunks_8"]
+    return {
+        "value": round(seconds["chunks_8"] / seconds["continuous_16"], 3),
+        "seconds": seconds,
+        "continuous_8_over_chunks_8": round(seconds["chunks_8"] / seconds["continuous_8"], 3),
+        "assistant_turns": sum(
+            1 for r in runs["chunks_8"][1] for t in r["turns"] if t["role"] == "assistant"
+        ),
+        "dialogues_with_identical_transcripts": {
+            n: sum(a == b for a, b in zip(raws[n], base, strict=True)) for n in raws
+        },
+        "scores_identical": {n: _scores(runs[n][1]) == _scores(runs["chunks_8"][1]) for n in raws},
+        "setup": (
+            f"eval.runner.run_dynamic on {len(bench)} held-out dialogues (seeded sample), {model_path.name} in "
+            f"its own prompt format, hf backend on CPU, greedy, calls constrained, max_new_tokens={budget}, "
+            f"t_max={t_max}, scripted voting user n=3 m=3 (heldout wording), one fresh model per way"
+        ),
+    }
+
+
+def add_batching_args(parser: Any) -> None:
+    """The options of the eval_batching part."""
+    parser.add_argument(
+        "--batching-model",
+        help="model of the eval_batching part, e.g. a tuned demo model (default: none, SmolLM2-135M-Instruct, "
+        "which rarely ends a reply, so batching gains little)",
+    )
+    parser.add_argument(
+        "--batching-dialogues", type=int, default=8, help="held-out dialogues of the eval_batching part"
+    )
+    parser.add_argument(
+        "--batching-budget",
+        type=int,
+        default=320,
+        help="max_new_tokens of the eval_batching part (the demo evaluates with 634)",
+    )

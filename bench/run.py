@@ -35,6 +35,8 @@ Parts (all by default):
 - eval_loop:    the demo's evaluation loop (static and dynamic, demo format and a realistic
                 budget), one dialogue at a time without cache or loop stop, over batch 8 through
                 the prefix cache with the loop stop (bench/evalloop.py).
+- eval_batching: the dynamic loop with calls constrained, chunks of 8 over continuous batching
+                of 16 rows (also of 8); `--batching-model` a tuned model (bench/evalloop.py).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.evalloop import add_batching_args
 from bench.inputs import (
     BENCH,
     DEMO_RECIPE,
@@ -80,6 +83,7 @@ PARTS = (
     "datagen",
     "dynamic_eval",
     "eval_loop",
+    "eval_batching",
 )
 DEFAULT_OUT = "outputs/bench/results.json"
 
@@ -340,6 +344,7 @@ def print_table(results: dict[str, Any]) -> None:
             "",
             "static+dynamic eval, demo format: one at a time / batch 8 cached with loop stop",
         ),
+        ("eval_batching_speedup", "> 1", "dynamic eval, calls constrained: chunks of 8 / continuous 16"),
     ]
     width = max(len(r[0]) for r in rows)
     print()
@@ -390,6 +395,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument(
         "--threads", type=int, default=1, help="torch threads (default 1: the machine is shared)"
     )
+    add_batching_args(parser)
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = sorted(set(parts) - set(PARTS))
@@ -489,7 +495,7 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
     speedup = "dpo_shared_step_speedup"
     m.part(parts, "dpo_shared", speedup, bench_dpo_shared, model_path, tokenizer, args.dpo_rounds)
     m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
-    from bench.evalloop import bench_dynamic_eval, bench_eval_loop
+    from bench.evalloop import bench_dynamic_eval, bench_eval_batching, bench_eval_loop
 
     out_dir = Path(args.out).expanduser().resolve().parent
     if "dynamic_eval" in parts:
@@ -498,6 +504,10 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         )
     if "eval_loop" in parts:
         m.part(parts, "eval_loop", "eval_loop_speedup", bench_eval_loop, ROOT, smollm2_path(out_dir), BENCH)
+    if "eval_batching" in parts:
+        batching = Path(args.batching_model) if args.batching_model else smollm2_path(out_dir)
+        sizes = (args.batching_dialogues, 5, args.batching_budget)
+        m.part(parts, "eval_batching", "eval_batching_speedup", bench_eval_batching, batching, BENCH, *sizes)
     return m
 
 

@@ -305,11 +305,13 @@ class HFBackend:
         seed: int | None,
         stop: list[str] | None,
         constraints: list[Any] | None = None,
+        max_rows: int | None = None,
     ) -> list[list[int]]:
         """Left-pad, generate, and return each row's new tokens up to and including its first
         end-of-turn token (which `completion_tokens` counts, as servers do). `constraints` holds
         one `CallConstraint` (or None) per prompt: constrained call decoding, greedy and
-        prefix-cached only."""
+        prefix-cached only. `max_rows`: through the prefix cache, the most rows decoded at once
+        (the rest wait and take the place of rows that end)."""
         constrained = constraints is not None and any(c is not None for c in constraints)
         if constrained and (self.prefix_cache is None or temperature):
             raise BackendConfigError(
@@ -323,6 +325,7 @@ class HFBackend:
                 seed=seed,
                 stop=stop,
                 constraints=constraints,
+                max_rows=max_rows,
             )
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -382,6 +385,7 @@ class HFBackend:
         seed: int | None,
         stop: list[str] | None,
         constraints: list[Any] | None = None,
+        max_rows: int | None = None,
     ) -> list[list[int]]:
         """`_generate_ids` through the prefix cache (same contract)."""
         sampler = _SeededSampler(temperature, self.top_p, seed) if temperature else None
@@ -404,6 +408,7 @@ class HFBackend:
                 choose=choose,
                 stopped_by_text=stopped if stops is not None or loops is not None else None,
                 constrain=_row_constraint(constraints),
+                max_rows=max_rows,
             )
         return [g.ids for g in generated]
 
@@ -495,7 +500,9 @@ class HFBackend:
         constraints: list[Any] | None = None,
     ) -> list[ChatResult]:
         """Replies to several conversations, in their order, generated `batch_size` at a time
-        with left padding (conversations of similar length are grouped to limit padding).
+        with left padding (conversations of similar length are grouped to limit padding). Through
+        the prefix cache the batch is continuous: every conversation goes to one call that decodes
+        `batch_size` rows at once, and a row that ends gives its place to the next conversation.
 
         `tools` is either one list of tool specs shared by every conversation, or one entry per
         conversation (a list of specs or None). Greedy replies equal one-by-one `chat` replies;
@@ -516,8 +523,12 @@ class HFBackend:
         results: list[ChatResult | None] = [None] * len(prompts)
         effective = self._effective_temperature(temperature)
         budget = max_tokens or self.max_new_tokens
-        for start in range(0, len(order), max(1, batch_size)):
-            chunk = order[start : start + max(1, batch_size)]
+        size = max(1, batch_size)
+        # Through the prefix cache one call takes every prompt and keeps `size` rows decoding;
+        # `model.generate` takes `size` prompts at a time.
+        step = len(order) if self.prefix_cache is not None else size
+        for start in range(0, len(order), step):
+            chunk = order[start : start + step]
             rows = self._generate_ids(
                 [prompts[i] for i in chunk],
                 temperature=effective,
@@ -525,6 +536,7 @@ class HFBackend:
                 seed=None if seed is None else seed + start,
                 stop=stop,
                 constraints=None if constraints is None else [constraints[i] for i in chunk],
+                max_rows=size,
             )
             for i, new_ids in zip(chunk, rows, strict=True):
                 results[i] = self._to_result(len(prompts[i]), new_ids, stop, budget)

@@ -21,7 +21,7 @@ entry that another entry extends is dropped as redundant.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -186,70 +186,79 @@ class PrefixCachedGenerator:
         choose: Callable[[torch.Tensor], torch.Tensor],
         stopped_by_text: Callable[[list[int]], bool] | None = None,
         constrain: Callable[[int, list[int], torch.Tensor], int | None] | None = None,
+        max_rows: int | None = None,
     ) -> list[Generated]:
-        """New tokens for each prompt, decoded together.
+        """New tokens for each prompt, decoded together, in the order of `prompts`.
 
         `choose` maps a ``[rows, vocab]`` logits tensor to the chosen token ids (greedy: argmax);
         `stopped_by_text(new_ids)` says whether a row's text so far holds a stop string;
         `constrain(prompt_index, new_ids, row_logits)` may replace a row's choice with another
         token (constrained decoding, `diaforge.llm.constrain`), or return None to keep it.
+        `max_rows` caps how many rows are decoded at once (None: every prompt together): the other
+        prompts wait in order, and each row that ends gives its place to the next waiting prompt
+        before the following step (continuous batching), so the batch stays full while prompts wait.
         """
-
         if not prompts:
             return []
-        firsts, caches = [], []
-        for prompt in prompts:
-            logits, kv = self._prefill(prompt)
-            firsts.append(logits)
-            caches.append(kv)
-        device = self.model.device
-        rows = len(prompts)
-        lengths = [len(p) for p in prompts]
-        cache, mask = _padded_batch(caches, lengths, device)
-        active = list(range(rows))  # prompt index of each batch row
+        cap = len(prompts) if max_rows is None else max(1, int(max_rows))
+        waiting = deque(range(len(prompts)))
         outputs: list[list[int]] = [[] for _ in prompts]
-        done: list[Generated | None] = [None] * rows
-        positions = torch.tensor(lengths, dtype=torch.long, device=device)
+        done: list[Generated | None] = [None] * len(prompts)
+        rows = _Rows(self.model.device)
 
-        def pick(logits: torch.Tensor) -> torch.Tensor:
+        def pick(logits: torch.Tensor, indices: list[int]) -> torch.Tensor:
             token = choose(logits)
             if constrain is not None:
-                for b, i in enumerate(active):
+                for b, i in enumerate(indices):
                     forced = constrain(i, outputs[i], logits[b])
                     if forced is not None:
                         token[b] = forced
             return token
 
-        token = pick(torch.cat(firsts))
+        def take(i: int, t: int) -> bool:
+            """Append `t` to row `i`'s reply; True when the reply has ended."""
+            outputs[i].append(t)
+            ended = t in self.eos or (stopped_by_text is not None and stopped_by_text(outputs[i]))
+            if ended or len(outputs[i]) >= max_new_tokens:
+                done[i] = Generated(outputs[i], stopped=ended)
+                return True
+            return False
+
         while True:
-            keep = []
-            for b, i in enumerate(active):
-                t = int(token[b])
-                outputs[i].append(t)
-                ended = t in self.eos or (stopped_by_text is not None and stopped_by_text(outputs[i]))
-                if ended or len(outputs[i]) >= max_new_tokens:
-                    done[i] = Generated(outputs[i], stopped=ended)
-                    self._keep(prompts[i], outputs[i], cache, b)
-                else:
-                    keep.append(b)
-            if not keep:
+            joining = []
+            while waiting and len(rows.active) + len(joining) < cap:
+                i = waiting.popleft()
+                joining.append((i, *self._prefill(prompts[i])))
+            if joining:
+                firsts = pick(torch.cat([logits for _, logits, _ in joining]), [i for i, _, _ in joining])
+                staying = []
+                for (i, _, kv), t in zip(joining, firsts.tolist(), strict=True):
+                    if take(i, t):
+                        self._store(list(prompts[i]), kv)  # its one token was never fed
+                    else:
+                        staying.append((i, kv, len(prompts[i]), t))
+                rows.join(staying)
+            if not rows.active:
+                if waiting:
+                    continue
                 break
-            if len(keep) < len(active):
-                index = torch.tensor(keep, dtype=torch.long, device=device)
-                cache.batch_select_indices(index)
-                mask, positions, token = mask[index], positions[index], token[index]
-                active = [active[b] for b in keep]
-            mask = torch.cat([mask, torch.ones(len(active), 1, dtype=torch.long, device=device)], dim=1)
             out = self.model(
-                input_ids=token.view(-1, 1),
-                position_ids=positions.view(-1, 1),
-                attention_mask=mask,
-                past_key_values=cache,
+                input_ids=rows.token.view(-1, 1),
+                position_ids=rows.positions.view(-1, 1),
+                attention_mask=rows.grow_mask(),
+                past_key_values=rows.cache,
                 use_cache=True,
             )
-            cache = out.past_key_values
-            positions = positions + 1
-            token = pick(out.logits[:, -1, :])
+            rows.cache = out.past_key_values
+            rows.positions = rows.positions + 1
+            rows.token = pick(out.logits[:, -1, :], rows.active)
+            keep = []
+            for b, i in enumerate(rows.active):
+                if take(i, int(rows.token[b])):
+                    self._keep(prompts[i], outputs[i], rows.cache, b)
+                else:
+                    keep.append(b)
+            rows.select(keep)
         return [g for g in done if g is not None]
 
     def _keep(self, prompt: list[int], new: list[int], cache: Any, row: int) -> None:
@@ -265,12 +274,88 @@ class PrefixCachedGenerator:
         self._store(ids, kv)
 
 
-def _padded_batch(caches: list[list[tuple[torch.Tensor, torch.Tensor]]], lengths: list[int], device: Any):
-    """One `DynamicCache` of the rows' keys and values, each left-padded to the longest prompt,
-    and the attention mask that hides the padding."""
+class _Rows:
+    """The rows being decoded together: their prompt indices, one left-padded cache, its attention
+    mask, each row's next position and its chosen token not yet fed to the model."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        self._empty()
+
+    def _empty(self) -> None:
+        self.active: list[int] = []
+        self.cache: Any = None
+        self.mask = torch.zeros(0, 0, dtype=torch.long, device=self.device)
+        self.positions = torch.zeros(0, dtype=torch.long, device=self.device)
+        self.token = torch.zeros(0, dtype=torch.long, device=self.device)
+
+    def join(self, rows: list[tuple[int, list[tuple[torch.Tensor, torch.Tensor]], int, int]]) -> None:
+        """Add rows (prompt index, the prompt's keys and values, its length, its first token): the
+        cache and mask are left-padded to the widest row, old or new."""
+        if not rows:
+            return
+        lengths = [n for _, _, n, _ in rows]
+        width = max(self.mask.shape[1], *lengths)
+        cache, mask = _padded_batch([kv for _, kv, _, _ in rows], lengths, self.device, width=width)
+        if self.active:
+            from transformers import DynamicCache
+
+            layers = [
+                (
+                    torch.cat([_left_pad(old.keys, width), new.keys]),
+                    torch.cat([_left_pad(old.values, width), new.values]),
+                )
+                for old, new in zip(self.cache.layers, cache.layers, strict=True)
+            ]
+            cache, mask = (
+                DynamicCache(ddp_cache_data=layers),
+                torch.cat([_left_pad_mask(self.mask, width), mask]),
+            )
+        self.cache, self.mask = cache, mask
+        self.active += [i for i, _, _, _ in rows]
+        self.positions = torch.cat(
+            [self.positions, torch.tensor(lengths, dtype=torch.long, device=self.device)]
+        )
+        self.token = torch.cat(
+            [self.token, torch.tensor([t for *_, t in rows], dtype=torch.long, device=self.device)]
+        )
+
+    def grow_mask(self) -> torch.Tensor:
+        """The mask with one more visible column, for the token about to be fed."""
+        self.mask = torch.cat(
+            [self.mask, torch.ones(len(self.active), 1, dtype=torch.long, device=self.device)], 1
+        )
+        return self.mask
+
+    def select(self, keep: list[int]) -> None:
+        """Keep only these batch rows; columns no remaining row sees are cut from the left."""
+        if len(keep) == len(self.active):
+            return
+        if not keep:
+            self._empty()
+            return
+        index = torch.tensor(keep, dtype=torch.long, device=self.device)
+        self.cache.batch_select_indices(index)
+        self.mask, self.positions, self.token = self.mask[index], self.positions[index], self.token[index]
+        self.active = [self.active[b] for b in keep]
+        unseen = int((self.mask.sum(0) == 0).long().cumprod(0).sum())
+        if unseen:
+            self.mask = self.mask[:, unseen:]
+            for layer in self.cache.layers:
+                layer.keys, layer.values = layer.keys[:, :, unseen:], layer.values[:, :, unseen:]
+
+
+def _padded_batch(
+    caches: list[list[tuple[torch.Tensor, torch.Tensor]]],
+    lengths: list[int],
+    device: Any,
+    width: int | None = None,
+):
+    """One `DynamicCache` of the rows' keys and values, each left-padded to `width` (default: the
+    longest prompt), and the attention mask that hides the padding."""
     from transformers import DynamicCache
 
-    width = max(lengths)
+    width = width or max(lengths)
     layers = []
     for layer in range(len(caches[0])):
         keys = torch.cat([_left_pad(c[layer][0], width) for c in caches])
@@ -280,6 +365,14 @@ def _padded_batch(caches: list[list[tuple[torch.Tensor, torch.Tensor]]], lengths
     for i, n in enumerate(lengths):
         mask[i, width - n :] = 1
     return DynamicCache(ddp_cache_data=layers), mask
+
+
+def _left_pad_mask(mask: torch.Tensor, width: int) -> torch.Tensor:
+    """``[rows, n]`` left-padded with zeros to ``[rows, width]``."""
+    missing = width - mask.shape[1]
+    if missing <= 0:
+        return mask
+    return torch.cat([torch.zeros(mask.shape[0], missing, dtype=mask.dtype, device=mask.device), mask], dim=1)
 
 
 def _left_pad(t: torch.Tensor, width: int) -> torch.Tensor:

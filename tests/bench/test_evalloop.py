@@ -1,5 +1,6 @@
-"""`make bench`'s eval_loop part on a tiny model: the three loops run, the cached loop repeats the
-one-at-a-time loop's replies, and the loop stop keeps every turn's kind and every score."""
+"""`make bench`'s evaluation parts on a tiny model. eval_loop: the three loops run, the cached loop
+repeats the one-at-a-time loop's replies, and the loop stop keeps every turn's kind and every score.
+eval_batching: chunked and continuous batching give the same transcripts."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 from _repo import ROOT
 
-from bench.evalloop import bench_eval_loop
+from bench.evalloop import bench_eval_batching, bench_eval_loop
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
@@ -28,3 +29,18 @@ def test_eval_loop_part_on_a_tiny_model(tmp_path: Path) -> None:
     assert out["loop_stop_scores_identical"] is True
     # The loop stop only ever shortens replies.
     assert out["generated_characters"]["cached_loop_stop"] <= out["generated_characters"]["cached"]
+
+
+@pytest.mark.slow(reason="evaluates a tiny model on the benchmark")
+def test_eval_batching_part_on_a_tiny_model(tmp_path: Path) -> None:
+    """Chunks of 8 and continuous batching of 8 and 16 rows give the same transcripts."""
+    from diaforge.schema import load_dialogues
+    from train.modeling import build_tiny_model
+
+    texts = [t.content for d in load_dialogues(BENCH)[:10] for t in d.turns if t.content]
+    model = build_tiny_model(tmp_path / "tiny", texts=texts, seed=2)
+    out = bench_eval_batching(model, BENCH, num_dialogues=10, t_max=2, budget=24)
+    assert set(out["seconds"]) == {"chunks_8", "continuous_8", "continuous_16"}
+    assert out["value"] > 0 and out["assistant_turns"] >= 10
+    assert out["dialogues_with_identical_transcripts"] == dict.fromkeys(out["seconds"], 10)
+    assert all(out["scores_identical"].values())

@@ -76,6 +76,26 @@ def test_batched_cached_decoding_equals_generate_one_by_one(model):
     assert any(not g.stopped and len(g.ids) == 12 for g in out)
 
 
+@pytest.mark.slow(reason="greedy decoding, continuously batched and one by one")
+@pytest.mark.parametrize("max_rows", [1, 2, 3])
+def test_continuous_batching_equals_generate_one_by_one(model, max_rows):
+    """Waiting prompts take the places of rows that end: longer and shorter ones than the batch's
+    width, a row that ends at its first token, and rows that run to the budget."""
+    prompts = _prompts(4, [6, 31, 3, 12, 44, 8, 20])
+    free = [_reference(model, p, 10, [VOCAB + 1]) for p in prompts]
+    eos = [free[1][2], free[3][0]]  # prompt 1 ends at its third token, prompt 3 at its first
+    expected = [_reference(model, p, 10, eos) for p in prompts]
+    assert len(expected[3]) == 1 and any(len(e) == 10 for e in expected)
+    gen = PrefixCachedGenerator(model, eos_token_ids=eos)
+    out = gen.generate(prompts, max_new_tokens=10, choose=_greedy, max_rows=max_rows)
+    assert [g.ids for g in out] == expected
+    assert [g.stopped for g in out] == [e[-1] in eos for e in expected]
+    # Every prompt and the reply tokens fed after it are stored for the next turn.
+    for prompt, reply in zip(prompts, expected, strict=True):
+        entry, reuse = gen._lookup(prompt + reply + [1])
+        assert entry is not None and reuse == len(prompt) + len(reply) - 1
+
+
 def test_next_turn_reuses_the_prompt_and_reply_and_gives_the_same_tokens(model):
     gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])
     first = _prompts(2, [40])[0]
