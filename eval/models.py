@@ -96,7 +96,7 @@ class ModelSpec:
     (`auto_max_new_tokens`). Reference policies ignore it."""
     temperature: float = 0.0
     """0 = greedy (the default: evaluation should be deterministic)."""
-    batch_size: int = 8
+    batch_size: int = 16
     device: str = "cpu"
     constrain_calls: bool = False
     """`hf`: constrained decoding of call lists (`diaforge.llm.constrain`): once a reply opens

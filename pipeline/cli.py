@@ -75,7 +75,10 @@ def _add_shared_options(p: argparse.ArgumentParser, defaults: DemoConfig) -> Non
         "--t-max", type=positive_int, default=defaults.t_max, help="turn pairs of the dynamic loop"
     )
     p.add_argument(
-        "--batch-size", type=positive_int, default=defaults.batch_size, help="dialogues per model call"
+        "--batch-size",
+        type=positive_int,
+        default=defaults.batch_size,
+        help="replies the hf backend decodes at once (continuous batching)",
     )
     p.add_argument(
         "--seed", type=non_negative_int, default=defaults.seed, help="seed of the corpus and the sample"

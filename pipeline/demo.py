@@ -90,8 +90,8 @@ class DemoConfig:
     """Dialogues of the benchmark's no-tool split evaluated beside them (None: all of it)."""
     t_max: int = 5
     """Turn pairs of the dynamic loop."""
-    batch_size: int = 8
-    """Dialogues generated together by the hf backend."""
+    batch_size: int = 16
+    """Replies the hf backend decodes at once (continuous batching, `eval.EvalConfig.batch_size`)."""
     seed: int = 0
     """Seed of the corpus and of the benchmark sample."""
     floors: tuple[str, ...] = FLOORS

@@ -6,8 +6,11 @@ the keys and values computed for earlier prompts (and the replies generated afte
 each new prompt the stored entry with the longest common token prefix, and only runs the model on
 the rest. Decoding then advances all rows of a batch together: each row's cache is left-padded to
 the longest, with the padding masked out and every row given its own position ids, and a row that
-writes an end-of-turn token (or a stop string) leaves the batch at once, so the batch shrinks
-instead of generating padding to the longest reply.
+writes an end-of-turn token (or a stop string) leaves the batch at once. With `max_rows` set, the
+prompts beyond it wait, and each row that leaves is replaced by the next waiting prompt before the
+following step (continuous batching): the batch stays full instead of running on with the few
+rows of its longest replies. A row that joins is left-padded to the batch's width (or widens it),
+and the columns no row sees any more are cut from the left.
 
 Only models whose cache is a plain `DynamicCache` of full-attention layers qualify (Llama, Qwen,
 Mistral without sliding windows, SmolLM2 ...): `supports_prefix_cache` says whether a model does,
