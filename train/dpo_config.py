@@ -16,8 +16,8 @@ A DPO recipe is a flat YAML mapping like an SFT recipe (train/config.py), parsed
   log-probabilities of every pair are computed once, before the first step, and the reference is
   not kept beside the policy.
 
-A recipe is told from an SFT recipe by its ``pairs_path`` key (`train.config.is_dpo_recipe`), which is how
-``diaforge train RECIPE.yaml`` picks the script.
+A recipe is told from an SFT recipe by its ``pairs_path`` key (`train.config.is_dpo_recipe`),
+which is how ``diaforge train RECIPE.yaml`` picks the script.
 """
 
 from __future__ import annotations
