@@ -197,10 +197,8 @@ class PrefixCachedGenerator:
         `stopped_by_text(new_ids)` says whether a row's text so far holds a stop string;
         `constrain(prompt_index, new_ids, row_logits)` may replace a row's choice with another
         token (constrained decoding, `diaforge.llm.constrain`), or return None to keep it.
-        `max_rows` caps how many rows are decoded at once (None: every prompt together): the other
-        prompts wait in order, and each row that ends gives its place to the next waiting prompt
-        before the following step (continuous batching), so the batch stays full while prompts wait.
-        """
+        `max_rows` caps the rows decoded at once (None: all); the other prompts wait, and a row that
+        ends gives its place to the next one before the following step (continuous batching)."""
         if not prompts:
             return []
         cap = len(prompts) if max_rows is None else max(1, int(max_rows))
