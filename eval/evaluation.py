@@ -301,6 +301,7 @@ def _settings(
             "loop_stop": spec.loop_stop and spec.backend == "hf",
             "constrain_calls": spec.constrain_calls,
             "constraint_stats": model.constraint_stats,
+            "prefix_cache": model.cache_stats,
         },
         "prompt_format": choice.as_dict(),
         "modes": list(config.modes),

@@ -453,6 +453,13 @@ class ModelUnderTest:
             "fallbacks": sum(c.fallbacks for c in self._constraints),
         }
 
+    @property
+    def cache_stats(self) -> dict[str, Any] | None:
+        """Prompt tokens the hf backend's prefix cache served against those it computed
+        (`diaforge.llm.prefix_cache.CacheStats`); None without that cache."""
+        cache = getattr(self._backend, "prefix_cache", None)
+        return cache.stats.as_dict() if cache is not None else None
+
     @staticmethod
     def _text_reply(text: str, finish_reason: str | None = None) -> Reply:
         return Reply(parse_assistant(text), text, truncated=finish_reason in ("length", LOOP_FINISH))

@@ -72,6 +72,17 @@ def _add_shared_options(p: argparse.ArgumentParser, defaults: DemoConfig) -> Non
     p.add_argument("--bench", type=Path, default=defaults.bench, help="held-out benchmark")
     p.add_argument("--limit", type=positive_int, default=defaults.limit, help="benchmark dialogues evaluated")
     p.add_argument(
+        "--modes",
+        default=defaults.modes,
+        help="evaluation modes of every run, comma-separated (static,dynamic; the curve is dynamic only)",
+    )
+    p.add_argument(
+        "--no-tool-limit",
+        type=non_negative_int,
+        default=defaults.no_tool_limit,
+        help="dialogues of the no-tool split evaluated beside them (default: all; 0: none)",
+    )
+    p.add_argument(
         "--t-max", type=positive_int, default=defaults.t_max, help="turn pairs of the dynamic loop"
     )
     p.add_argument(
@@ -114,6 +125,8 @@ def _config(args: argparse.Namespace) -> DemoConfig:
         dialogues=args.dialogues,
         bench=args.bench,
         limit=args.limit,
+        modes=args.modes,
+        no_tool_limit=args.no_tool_limit,
         t_max=args.t_max,
         batch_size=args.batch_size,
         seed=args.seed,

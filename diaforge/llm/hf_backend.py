@@ -34,7 +34,7 @@ import torch
 
 from diaforge.llm.base import BackendConfigError, ChatResult, Usage
 from diaforge.llm.loops import LOOP_FINISH, LoopStop
-from diaforge.llm.prefix_cache import DEFAULT_MAX_CACHED_TOKENS, PrefixCachedGenerator, supports_prefix_cache
+from diaforge.llm.prefix_cache import PrefixCachedGenerator, supports_prefix_cache
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +157,8 @@ class HFBackend:
         top_p: nucleus sampling mass when sampling, default 1.0 (off).
         prefix_cache: reuse the keys and values of earlier prompts (module docstring), default
             True; ignored for models whose cache cannot be reused that way.
-        max_cached_tokens: how many tokens of keys and values the prefix cache keeps.
+        max_cached_tokens: how many tokens of keys and values the prefix cache keeps (None: as
+            many as its memory bound, `prefix_cache.DEFAULT_MAX_CACHED_BYTES`, holds).
         loop_stop: end a reply whose tail loops (`diaforge.llm.loops.LoopStop`) with
             ``finish_reason="loop"``; None (the default) lets it run to the budget.
     """
@@ -174,7 +175,7 @@ class HFBackend:
         default_temperature: float | None = 0.7,
         top_p: float = 1.0,
         prefix_cache: bool = True,
-        max_cached_tokens: int = DEFAULT_MAX_CACHED_TOKENS,
+        max_cached_tokens: int | None = None,
         loop_stop: LoopStop | None = None,
     ) -> None:
         path = Path(model_path).expanduser()
@@ -211,7 +212,7 @@ class HFBackend:
         default_temperature: float | None = 0.7,
         top_p: float = 1.0,
         prefix_cache: bool = True,
-        max_cached_tokens: int = DEFAULT_MAX_CACHED_TOKENS,
+        max_cached_tokens: int | None = None,
         loop_stop: LoopStop | None = None,
     ) -> HFBackend:
         """Wrap an already loaded model (e.g. a base model with a PEFT adapter) and tokenizer."""
@@ -221,7 +222,7 @@ class HFBackend:
         self.loop_stop = loop_stop
         return self
 
-    def _use_prefix_cache(self, wanted: bool, max_cached_tokens: int) -> None:
+    def _use_prefix_cache(self, wanted: bool, max_cached_tokens: int | None) -> None:
         self.prefix_cache: PrefixCachedGenerator | None = None
         if wanted and supports_prefix_cache(self.hf_model):
             self.prefix_cache = PrefixCachedGenerator(

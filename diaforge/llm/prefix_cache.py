@@ -18,21 +18,26 @@ and `HFBackend` falls back to `model.generate` otherwise. Greedy output equals `
 up to floating-point summation order (the prefix's keys were computed in another chunking).
 
 Memory: each stored token costs ``2 * layers * kv_heads * head_dim * bytes`` (46 KiB for
-SmolLM2-135M in fp32); entries are evicted least recently used beyond `max_cached_tokens`, and an
-entry that another entry extends is dropped as redundant.
+SmolLM2-135M in fp32). The store holds up to `max_cached_bytes` (6 GiB by default: about 136,000
+tokens of SmolLM2-135M in fp32; an 80-dialogue dynamic evaluation of the demo's model evicted
+nothing), and optionally up to `max_cached_tokens`; an entry that another entry extends is dropped as redundant. Beyond the
+bounds it evicts the least recently used entry that no prompt still waiting in the current
+`generate` call will reuse, and only then the ones such prompts need. A multi-turn evaluation
+asks for every dialogue's next turn in one call, in the same order each turn; plain LRU would
+there evict, turn after turn, exactly the entries the call is about to read.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-DEFAULT_MAX_CACHED_TOKENS = 65_536
-"""Tokens of keys and values kept between calls (about 3 GiB for SmolLM2-135M in fp32)."""
+DEFAULT_MAX_CACHED_BYTES = 6 * 2**30
+"""Bytes of keys and values kept between calls (about 136,000 tokens of SmolLM2-135M in fp32)."""
 
 
 def supports_prefix_cache(model: Any) -> bool:
@@ -66,6 +71,8 @@ class _Entry:
     """The tokens whose keys and values are stored (a prompt and the reply tokens fed after it)."""
     kv: list[tuple[torch.Tensor, torch.Tensor]]
     """Per layer, keys and values of shape ``[1, kv_heads, len(ids), head_dim]``."""
+    nbytes: int = 0
+    """Memory the keys and values take."""
 
 
 @dataclass
@@ -79,6 +86,16 @@ class CacheStats:
     @property
     def reuse_share(self) -> float:
         return self.reused_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts and the reuse share, as a run's metrics record them."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "reused_tokens": self.reused_tokens,
+            "computed_tokens": self.prompt_tokens - self.reused_tokens,
+            "reuse_share": round(self.reuse_share, 4),
+            "evicted_entries": self.evicted_entries,
+        }
 
 
 @dataclass
@@ -96,16 +113,28 @@ class PrefixCachedGenerator:
     Args:
         model: a causal LM (or a PEFT model around one) for which `supports_prefix_cache` holds.
         eos_token_ids: tokens that end a turn.
-        max_cached_tokens: how many tokens of keys and values to keep between calls.
+        max_cached_tokens: how many tokens of keys and values to keep between calls (None: no
+            bound but the bytes').
+        max_cached_bytes: how much memory the kept keys and values may take.
     """
 
     def __init__(
-        self, model: Any, eos_token_ids: Sequence[int], *, max_cached_tokens: int = DEFAULT_MAX_CACHED_TOKENS
+        self,
+        model: Any,
+        eos_token_ids: Sequence[int],
+        *,
+        max_cached_tokens: int | None = None,
+        max_cached_bytes: int = DEFAULT_MAX_CACHED_BYTES,
     ):
         self.model = model
         self.eos = set(int(t) for t in eos_token_ids)
-        self.max_cached_tokens = int(max_cached_tokens)
+        self.max_cached_tokens = None if max_cached_tokens is None else int(max_cached_tokens)
+        self.max_cached_bytes = int(max_cached_bytes)
         self._entries: OrderedDict[int, _Entry] = OrderedDict()
+        self._pins: Counter[int] = Counter()
+        """Entries that prompts still waiting in the current `generate` call will reuse."""
+        self._moved: dict[int, int] = {}
+        """Pinned entries since replaced by one that extends them: old key -> new key."""
         self._next_key = 0
         self.stats = CacheStats()
         self._logits_to_keep = True
@@ -114,34 +143,74 @@ class PrefixCachedGenerator:
 
     def clear(self) -> None:
         self._entries.clear()
+        self._pins.clear()
 
     @property
     def cached_tokens(self) -> int:
         return sum(len(e.ids) for e in self._entries.values())
 
-    def _lookup(self, prompt: list[int]) -> tuple[_Entry | None, int]:
-        """The entry sharing the longest prefix with `prompt`, and how many tokens to reuse (always
-        leaving at least the prompt's last token to compute, whose logits start the reply)."""
-        best, best_len = None, 0
+    @property
+    def cached_bytes(self) -> int:
+        return sum(e.nbytes for e in self._entries.values())
+
+    def _best(self, prompt: list[int]) -> tuple[int | None, int]:
+        """The key of the entry sharing the longest prefix with `prompt`, and that prefix's length."""
+        best_key, best_len = None, 0
         for key, entry in self._entries.items():
             n = common_prefix(entry.ids, prompt)
             if n > best_len:
-                best, best_len, best_key = entry, n, key
-        if best is None:
+                best_key, best_len = key, n
+        return best_key, best_len
+
+    def _lookup(self, prompt: list[int]) -> tuple[_Entry | None, int]:
+        """The entry sharing the longest prefix with `prompt`, and how many tokens to reuse (always
+        leaving at least the prompt's last token to compute, whose logits start the reply)."""
+        key, n = self._best(prompt)
+        if key is None:
             return None, 0
-        self._entries.move_to_end(best_key)
-        return best, min(best_len, len(prompt) - 1)
+        self._entries.move_to_end(key)
+        return self._entries[key], min(n, len(prompt) - 1)
+
+    def _over(self) -> bool:
+        if self.max_cached_tokens is not None and self.cached_tokens > self.max_cached_tokens:
+            return True
+        return self.cached_bytes > self.max_cached_bytes
 
     def _store(self, ids: list[int], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-        if not ids or len(ids) > self.max_cached_tokens:
+        nbytes = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in kv)
+        if not ids or nbytes > self.max_cached_bytes:
             return
-        for key in [k for k, e in self._entries.items() if common_prefix(e.ids, ids) == len(e.ids)]:
-            del self._entries[key]  # wholly contained in the new entry
-        self._entries[self._next_key] = _Entry(ids, kv)
+        if self.max_cached_tokens is not None and len(ids) > self.max_cached_tokens:
+            return
+        key = self._next_key
         self._next_key += 1
-        while self.cached_tokens > self.max_cached_tokens:
-            self._entries.popitem(last=False)
+        for old in [k for k, e in self._entries.items() if common_prefix(e.ids, ids) == len(e.ids)]:
+            del self._entries[old]  # wholly contained in the new entry, which serves its prompts as well
+            if old in self._pins:
+                self._pins[key] += self._pins.pop(old)
+                self._moved[old] = key
+        self._entries[key] = _Entry(ids, kv, nbytes)
+        while self._over():
+            # The least recently used entry no waiting prompt needs; failing that, the oldest.
+            victim = next((k for k in self._entries if not self._pins.get(k)), next(iter(self._entries)))
+            del self._entries[victim]
+            self._pins.pop(victim, None)
             self.stats.evicted_entries += 1
+
+    def _pin(self, prompts: Sequence[list[int]]) -> list[int | None]:
+        """Pin the entry each prompt will reuse until that prompt is prefilled; the keys, per prompt."""
+        keys = [self._best(p)[0] for p in prompts]
+        self._pins = Counter(k for k in keys if k is not None)
+        self._moved = {}
+        return keys
+
+    def _unpin(self, key: int | None) -> None:
+        while key in self._moved:
+            key = self._moved[key]
+        if key is not None and self._pins.get(key):
+            self._pins[key] -= 1
+            if not self._pins[key]:
+                del self._pins[key]
 
     # -- generation --------------------------------------------------------------------------
 
@@ -203,6 +272,7 @@ class PrefixCachedGenerator:
             return []
         cap = len(prompts) if max_rows is None else max(1, int(max_rows))
         waiting = deque(range(len(prompts)))
+        pinned = self._pin(prompts)
         outputs: list[list[int]] = [[] for _ in prompts]
         done: list[Generated | None] = [None] * len(prompts)
         rows = _Rows(self.model.device)
@@ -230,6 +300,7 @@ class PrefixCachedGenerator:
             while waiting and len(rows.active) + len(joining) < cap:
                 i = waiting.popleft()
                 joining.append((i, *self._prefill(prompts[i])))
+                self._unpin(pinned[i])
             if joining:
                 firsts = pick(torch.cat([logits for _, logits, _ in joining]), [i for i, _, _ in joining])
                 staying = []

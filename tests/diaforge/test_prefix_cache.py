@@ -144,6 +144,34 @@ def test_the_store_stays_within_its_token_bound(model):
     assert gen.cached_tokens == 0
 
 
+def test_the_store_stays_within_its_memory_bound(model):
+    per_token = 2 * 2 * 2 * 12 * 8  # keys and values, 2 layers, 2 heads of 12, float64
+    gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1], max_cached_bytes=60 * per_token)
+    for prompt in _prompts(7, [20, 22, 24, 26]):
+        gen.generate([prompt], max_new_tokens=3, choose=_greedy)
+        assert gen.cached_bytes == gen.cached_tokens * per_token <= 60 * per_token
+    assert gen.stats.evicted_entries >= 2
+
+
+@pytest.mark.parametrize("max_rows", [1, 2])
+def test_a_full_store_keeps_what_the_waiting_prompts_reuse(model, max_rows):
+    """Each turn asks for every dialogue's next reply in one call, in the same order. When the
+    store overflows mid-call it evicts what no waiting prompt needs (here the entry just written),
+    not the least recently used entry that the next prompt is about to read."""
+    gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1], max_cached_tokens=75)
+    first = _prompts(9, [20, 20, 20])
+    replies = [g.ids for g in gen.generate(first, max_new_tokens=4, choose=_greedy, max_rows=max_rows)]
+    assert gen.cached_tokens == 3 * 23  # each prompt and the three reply tokens fed back
+    second = [p + r + t for p, r, t in zip(first, replies, _prompts(10, [3, 3, 3]), strict=True)]
+    before = gen.stats.reused_tokens
+    out = gen.generate(second, max_new_tokens=4, choose=_greedy, max_rows=max_rows)
+    assert [g.ids for g in out] == [_reference(model, p, 4, [VOCAB + 1]) for p in second]
+    # Every dialogue found its first turn in the store (least-recently-used eviction found one).
+    assert gen.stats.reused_tokens - before == 3 * 23
+    assert gen.cached_tokens <= 75 and gen.stats.evicted_entries >= 1
+    assert not gen._pins
+
+
 def test_only_plain_full_attention_caches_qualify(model):
     from transformers import MistralConfig, MistralForCausalLM
 

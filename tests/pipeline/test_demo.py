@@ -10,7 +10,7 @@ from _repo import ROOT
 
 from diaforge.errors import InputError
 from pipeline.curve import curve_figure, plot_curve, point_line, run_curve
-from pipeline.demo import DemoConfig, gain_summary, render_gain
+from pipeline.demo import DemoConfig, eval_args, gain_summary, render_gain
 
 
 def _runs(tuned: float, base: float, floor: float, ftr_tuned: float, ftr_base: float) -> dict:
@@ -75,6 +75,9 @@ def test_a_missing_run_gives_no_number_rather_than_a_made_up_one():
         ({"t_max": True}, "--t-max"),
         ({"recipe": Path("no/such/recipe.yaml")}, "--recipe"),
         ({"floors": ("reference", "oracle")}, "oracle"),
+        ({"modes": "live"}, "--modes"),
+        ({"modes": " , "}, "--modes"),
+        ({"no_tool_limit": -1}, "--no-tool-limit"),
     ],
 )
 def test_bad_settings_are_refused_before_anything_runs(tmp_path, change, message):
@@ -82,6 +85,21 @@ def test_bad_settings_are_refused_before_anything_runs(tmp_path, change, message
     with pytest.raises(InputError, match=message):
         cfg.validate()
     assert not (tmp_path / "demo").exists()
+
+
+def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
+    """The defaults `make demo` runs: 80 held-out dialogues, dynamic mode only, the whole no-tool
+    split; the curve keeps the dynamic mode whatever the config says; 0 leaves the split out."""
+    args = eval_args(DemoConfig())
+    assert args[args.index("--limit") + 1] == "80"
+    assert args[args.index("--modes") + 1] == "dynamic"
+    assert "--no-tool-bench" not in args and "--no-tool-limit" not in args
+    args = eval_args(DemoConfig(modes="static,dynamic", no_tool_limit=0), "dynamic")
+    assert args[args.index("--modes") + 1] == "dynamic"
+    assert args[args.index("--no-tool-bench") + 1] == "none"
+    args = eval_args(DemoConfig(modes="static,dynamic", no_tool_limit=5))
+    assert args[args.index("--modes") + 1] == "static,dynamic"
+    assert args[args.index("--no-tool-limit") + 1] == "5"
 
 
 def test_curve_sizes_must_fit_the_corpus(tmp_path):
@@ -211,6 +229,7 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
         recipe=recipe,
         dialogues=4,
         limit=2,
+        modes="static,dynamic",
         no_tool_limit=2,
         t_max=2,
         batch_size=2,
