@@ -77,16 +77,24 @@ def test_batched_cached_decoding_equals_generate_one_by_one(model):
 
 
 @pytest.mark.slow(reason="greedy decoding, continuously batched and one by one")
-@pytest.mark.parametrize("max_rows", [1, 2, 3])
-def test_continuous_batching_equals_generate_one_by_one(model, max_rows):
+@pytest.mark.parametrize(
+    ("max_rows", "spare", "grow"), [(1, 256, True), (2, 1, True), (3, 2, True), (3, 0, False)]
+)
+def test_continuous_batching_equals_generate_one_by_one(model, monkeypatch, max_rows, spare, grow):
     """Waiting prompts take the places of rows that end: longer and shorter ones than the batch's
-    width, a row that ends at its first token, and rows that run to the budget."""
+    width, a row that ends at its first token, and rows that run to the budget. The batch's
+    buffers grow in place, remade when full (`spare` columns at a time) or reshaped; or, with
+    `grow` off, the cache concatenates as `DynamicLayer` does."""
+    from diaforge.llm import prefix_cache
+
+    monkeypatch.setattr(prefix_cache, "SPARE_COLUMNS", spare)
     prompts = _prompts(4, [6, 31, 3, 12, 44, 8, 20])
     free = [_reference(model, p, 10, [VOCAB + 1]) for p in prompts]
     eos = [free[1][2], free[3][0]]  # prompt 1 ends at its third token, prompt 3 at its first
     expected = [_reference(model, p, 10, eos) for p in prompts]
     assert len(expected[3]) == 1 and any(len(e) == 10 for e in expected)
     gen = PrefixCachedGenerator(model, eos_token_ids=eos)
+    gen.grow_in_place = grow
     out = gen.generate(prompts, max_new_tokens=10, choose=_greedy, max_rows=max_rows)
     assert [g.ids for g in out] == expected
     assert [g.stopped for g in out] == [e[-1] in eos for e in expected]
