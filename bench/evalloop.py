@@ -205,9 +205,11 @@ def bench_eval_batching(
     model_path: Path, bench_path: Path, num_dialogues: int = 24, t_max: int = 5, budget: int = 634
 ) -> dict[str, Any]:
     """The dynamic loop as `make demo` runs it on a model (its own prompt format, calls
-    constrained, the demo's budget) three ways in one run: chunks of 8 (each batch decodes until
-    its longest reply ends: the loop before), and continuous batching of 8 and of 16 rows (a row
-    that ends takes the next waiting dialogue in). The value is chunks of 8 over continuous 16."""
+    constrained, the demo's budget) four ways in one run: chunks of 8 (each batch decodes until
+    its longest reply ends, its cache concatenated at every step: the loop before), continuous
+    batching of 8 and of 16 rows (a row that ends takes the next waiting dialogue in) with the
+    keys and values written in place, and continuous 16 with the concatenating cache. The value
+    is chunks of 8 over continuous 16; ``in_place_over_concat`` isolates the in-place cache."""
     from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
     from diaforge.format import PromptFormat
     from diaforge.schema import load_dialogues
@@ -219,10 +221,11 @@ def bench_eval_batching(
     near_dup = {d.id: False for d in bench}
     fmt = PromptFormat.load(model_path) or PromptFormat(tool_style="compact")
     runs: dict[str, tuple[float, list]] = {}
-    for name, size, chunked in (
-        ("chunks_8", 8, True),
-        ("continuous_8", 8, False),
-        ("continuous_16", 16, False),
+    for name, size, chunked, in_place in (
+        ("chunks_8", 8, True, False),
+        ("continuous_8", 8, False, True),
+        ("continuous_16_concat", 16, False, False),
+        ("continuous_16", 16, False, True),
     ):
         spec = ModelSpec(
             model=str(model_path),
@@ -234,6 +237,8 @@ def bench_eval_batching(
         model = ModelUnderTest(spec)
         if chunked:
             model._backend.generate_batch = _Chunked(model._backend, size)
+        if model._backend.prefix_cache is not None:
+            model._backend.prefix_cache.grow_in_place = in_place
         start = time.perf_counter()
         found = asyncio.run(
             run_dynamic(model, bench, near_dup, user, DynamicConfig(t_max=t_max), progress=False)
@@ -246,6 +251,7 @@ def bench_eval_batching(
         "value": round(seconds["chunks_8"] / seconds["continuous_16"], 3),
         "seconds": seconds,
         "continuous_8_over_chunks_8": round(seconds["chunks_8"] / seconds["continuous_8"], 3),
+        "in_place_over_concat": round(seconds["continuous_16_concat"] / seconds["continuous_16"], 3),
         "assistant_turns": sum(
             1 for r in runs["chunks_8"][1] for t in r["turns"] if t["role"] == "assistant"
         ),

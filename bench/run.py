@@ -36,7 +36,8 @@ Parts (all by default):
                 budget), one dialogue at a time without cache or loop stop, over batch 8 through
                 the prefix cache with the loop stop (bench/evalloop.py).
 - eval_batching: the dynamic loop with calls constrained, chunks of 8 over continuous batching
-                of 16 rows (also of 8); `--batching-model` a tuned model (bench/evalloop.py).
+                of 16 rows (also of 8, and 16 with the concatenating cache);
+                `--batching-model` a tuned model (bench/evalloop.py).
 """
 
 from __future__ import annotations
@@ -344,7 +345,11 @@ def print_table(results: dict[str, Any]) -> None:
             "",
             "static+dynamic eval, demo format: one at a time / batch 8 cached with loop stop",
         ),
-        ("eval_batching_speedup", "> 1", "dynamic eval, calls constrained: chunks of 8 / continuous 16"),
+        (
+            "eval_batching_speedup",
+            "> 1",
+            "dynamic eval, calls constrained: chunks of 8, concatenated cache / continuous 16, in place",
+        ),
     ]
     width = max(len(r[0]) for r in rows)
     print()

@@ -80,7 +80,7 @@ def _add_shared_options(p: argparse.ArgumentParser, defaults: DemoConfig) -> Non
         "--no-tool-limit",
         type=non_negative_int,
         default=defaults.no_tool_limit,
-        help="dialogues of the no-tool split evaluated beside them (default: all; 0: none)",
+        help="dialogues of the no-tool split evaluated beside them (default 0: none; 20: all of it)",
     )
     p.add_argument(
         "--t-max", type=positive_int, default=defaults.t_max, help="turn pairs of the dynamic loop"

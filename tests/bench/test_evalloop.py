@@ -33,14 +33,16 @@ def test_eval_loop_part_on_a_tiny_model(tmp_path: Path) -> None:
 
 @pytest.mark.slow(reason="evaluates a tiny model on the benchmark")
 def test_eval_batching_part_on_a_tiny_model(tmp_path: Path) -> None:
-    """Chunks of 8 and continuous batching of 8 and 16 rows give the same transcripts."""
+    """Chunks of 8 and continuous batching of 8 and 16 rows, the cache written in place or
+    concatenated, give the same transcripts."""
     from diaforge.schema import load_dialogues
     from train.modeling import build_tiny_model
 
     texts = [t.content for d in load_dialogues(BENCH)[:10] for t in d.turns if t.content]
     model = build_tiny_model(tmp_path / "tiny", texts=texts, seed=2)
     out = bench_eval_batching(model, BENCH, num_dialogues=10, t_max=2, budget=24)
-    assert set(out["seconds"]) == {"chunks_8", "continuous_8", "continuous_16"}
+    assert set(out["seconds"]) == {"chunks_8", "continuous_8", "continuous_16_concat", "continuous_16"}
+    assert out["in_place_over_concat"] > 0
     assert out["value"] > 0 and out["assistant_turns"] >= 10
     assert out["dialogues_with_identical_transcripts"] == dict.fromkeys(out["seconds"], 10)
     assert all(out["scores_identical"].values())

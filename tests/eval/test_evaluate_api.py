@@ -126,6 +126,11 @@ def test_evaluate_a_tiny_hf_model(tiny_model: Path, small_bench: Path, tmp_path:
     assert result.budget is not None and result.budget.as_dict()["source"] == "explicit"
     assert result.metrics["checkpoint"]["kind"] == "model" and result.metrics["model"] == "tiny"
     assert result.metrics["max_new_tokens"] == 8 and result.metrics["decoding"]["loop_stop"] is True
+    # What the prefix cache served: the dynamic mode's second turns start with their first turn.
+    cache = result.metrics["decoding"]["prefix_cache"]
+    assert 0 < cache["reused_tokens"] < cache["prompt_tokens"]
+    assert cache["computed_tokens"] == cache["prompt_tokens"] - cache["reused_tokens"]
+    assert cache["reuse_share"] == round(cache["reused_tokens"] / cache["prompt_tokens"], 4)
     for mode in ("static", "dynamic"):
         assert result.modes[mode]["n"] == 2
     assert {t.model for t in result.transcripts} == {str(tiny_model)}

@@ -88,15 +88,15 @@ def test_bad_settings_are_refused_before_anything_runs(tmp_path, change, message
 
 
 def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
-    """The defaults `make demo` runs: 80 held-out dialogues, dynamic mode only, the whole no-tool
-    split; the curve keeps the dynamic mode whatever the config says; 0 leaves the split out."""
+    """The defaults `make demo` runs: 80 held-out dialogues, dynamic mode only, no no-tool split;
+    the curve keeps the dynamic mode whatever the config says; None evaluates the whole split."""
     args = eval_args(DemoConfig())
     assert args[args.index("--limit") + 1] == "80"
     assert args[args.index("--modes") + 1] == "dynamic"
-    assert "--no-tool-bench" not in args and "--no-tool-limit" not in args
-    args = eval_args(DemoConfig(modes="static,dynamic", no_tool_limit=0), "dynamic")
-    assert args[args.index("--modes") + 1] == "dynamic"
     assert args[args.index("--no-tool-bench") + 1] == "none"
+    args = eval_args(DemoConfig(modes="static,dynamic", no_tool_limit=None), "dynamic")
+    assert args[args.index("--modes") + 1] == "dynamic"
+    assert "--no-tool-bench" not in args and "--no-tool-limit" not in args
     args = eval_args(DemoConfig(modes="static,dynamic", no_tool_limit=5))
     assert args[args.index("--modes") + 1] == "static,dynamic"
     assert args[args.index("--no-tool-limit") + 1] == "5"
