@@ -219,11 +219,15 @@ class PrefixCachedGenerator:
     # -- generation --------------------------------------------------------------------------
 
     @torch.inference_mode()
-    def _prefill(self, prompt: list[int]) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
-        """Last-position logits of `prompt` and its keys and values, reusing a stored prefix."""
+    def _prefill(
+        self, prompt: list[int], pin: int | None = None
+    ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+        """Last-position logits of `prompt` and its keys and values, reusing a stored prefix; the
+        entry `pin` held for this prompt (`_pin`) is released."""
         from transformers import DynamicCache
 
         entry, reuse = self._lookup(prompt)
+        self._unpin(pin)
         self.stats.prompt_tokens += len(prompt)
         self.stats.reused_tokens += reuse
         device = self.model.device
@@ -270,13 +274,12 @@ class PrefixCachedGenerator:
         `stopped_by_text(new_ids)` says whether a row's text so far holds a stop string;
         `constrain(prompt_index, new_ids, row_logits)` may replace a row's choice with another
         token (constrained decoding, `diaforge.llm.constrain`), or return None to keep it.
-        `max_rows` caps the rows decoded at once (None: all); the other prompts wait, and a row that
-        ends gives its place to the next one before the following step (continuous batching)."""
+        `max_rows` caps the rows decoded at once (None: all); a row that ends gives its place to
+        the next waiting prompt (continuous batching)."""
         if not prompts:
             return []
         cap = len(prompts) if max_rows is None else max(1, int(max_rows))
-        waiting = deque(range(len(prompts)))
-        pinned = self._pin(prompts)
+        waiting, pinned = deque(range(len(prompts))), self._pin(prompts)
         outputs: list[list[int]] = [[] for _ in prompts]
         done: list[Generated | None] = [None] * len(prompts)
         rows = _Rows(self.model.device, self.grow_in_place)
@@ -303,8 +306,7 @@ class PrefixCachedGenerator:
             joining = []
             while waiting and len(rows.active) + len(joining) < cap:
                 i = waiting.popleft()
-                joining.append((i, *self._prefill(prompts[i])))
-                self._unpin(pinned[i])
+                joining.append((i, *self._prefill(prompts[i], pinned[i])))
             if joining:
                 firsts = pick(torch.cat([logits for _, logits, _ in joining]), [i for i, _, _ in joining])
                 staying = []

@@ -93,10 +93,10 @@ def test_recipe_parses_as_train_sft_does(recipe):
     args, training, model, explicit = parse_recipe([str(recipe)], device_defaults=device_defaults(False))
     assert "model_name_or_path" in explicit and "dataset_path" in explicit
     # Every recipe is the paper's LoRA r=16 except the CPU demo, which fully fine-tunes its 135M
-    # model at 1e-4 (recipes/smollm2-135m/README.md, row 3 of the recipe table).
+    # model at 3e-4 for its one epoch (recipes/smollm2-135m/README.md, row 7 of the recipe table).
     kept = recipe.parent.name == "smollm2-135m" and recipe.name == "demo.yaml"
     if kept:
-        assert not model.use_peft and training.learning_rate == pytest.approx(1e-4)
+        assert not model.use_peft and training.learning_rate == pytest.approx(3e-4)
     else:
         assert model.use_peft and model.lora_r == 16 and model.lora_alpha == 16
     assert training.lr_scheduler_type.value == "cosine"
