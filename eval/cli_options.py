@@ -176,6 +176,7 @@ MODEL_KEYS = (
     "seed",
     "loop_stop",
     "constrain_calls",
+    "ground_values",
     "prompt_mode",
     "tool_style",
     "history_reasoning",

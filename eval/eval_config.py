@@ -140,6 +140,10 @@ class EvalConfig:
     constrain_calls: bool = False
     """`hf`: once a reply opens a call list, keep it a valid call to a candidate (strict function
     calling); apply it alike to every model compared. Default false."""
+    ground_values: bool = False
+    """`hf`, with `constrain_calls`: a call's string and number values must also copy words the user
+    said in the dialogue, as `eval.anatomy` counts a value grounded (copy-constrained
+    decoding, `diaforge.llm.constrain.Grounding`). Default false."""
     prompt_mode: str | None = None
     """`prompt` or `native`. This and the four format keys below default to unset: the model
     folder's ``prompt_format.json`` decides (a warning for each key that contradicts it)."""

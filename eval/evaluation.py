@@ -300,6 +300,7 @@ def _settings(
             "greedy": True,
             "loop_stop": spec.loop_stop and spec.backend == "hf",
             "constrain_calls": spec.constrain_calls,
+            "ground_values": spec.ground_values,
             "constraint_stats": model.constraint_stats,
             "prefix_cache": model.cache_stats,
         },

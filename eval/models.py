@@ -75,6 +75,9 @@ class Reply:
         return self.parsed.kind
 
 
+GROUND_NEEDS_CONSTRAINT = "--ground-values on needs --constrain-calls on (it holds the values of constrained calls)"
+
+
 @dataclass
 class ModelSpec:
     """The model under test: where it is, how to query it, and the prompt format it is shown."""
@@ -102,6 +105,9 @@ class ModelSpec:
     """`hf`: constrained decoding of call lists (`diaforge.llm.constrain`): once a reply opens
     ``[``, the tool name comes from the dialogue's candidates and the argument keys and value types
     from its JSON Schema, as strict function calling does. Greedy only."""
+    ground_values: bool = False
+    """With `constrain_calls`: a call's string and number values must also copy what the user
+    said in the dialogue so far (`diaforge.llm.constrain.Grounding`)."""
     loop_stop: bool = True
     """`hf`: end a reply whose tail repeats one block over and over (`diaforge.llm.loops`) instead of
     generating it to the budget; it counts as truncated, as the budget would have made it."""
@@ -123,6 +129,8 @@ class ModelSpec:
     def validate(self) -> None:
         if self.constrain_calls and self.backend != "hf":
             raise InputError("--constrain-calls on is implemented for the hf backend only")
+        if self.ground_values and not self.constrain_calls:
+            raise InputError(GROUND_NEEDS_CONSTRAINT)
         if self.backend not in BACKENDS:
             raise InputError(f"unknown model backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
         if not isinstance(self.prompt_format, PromptFormat):
@@ -428,13 +436,17 @@ class ModelUnderTest:
     def _constraint(self, d: Dialogue) -> Any:
         """The call constraint of one dialogue (its candidates' schemas); counts are kept in
         `constraint_stats`."""
-        from diaforge.llm.constrain import CallConstraint, CallGrammar, token_texts_of
+        from diaforge.llm.constrain import CallConstraint, CallGrammar, Grounding, token_texts_of
 
         if self._token_texts is None:
             self._token_texts = token_texts_of(self._backend.tokenizer)
         tokenizer = self._backend.tokenizer
+        said = [t.content for t in d.turns if t.role == "user"]
         rule = CallConstraint(
-            CallGrammar({t.name: t.parameters for t in d.candidate_tools}),
+            CallGrammar(
+                {t.name: t.parameters for t in d.candidate_tools},
+                Grounding.of(said) if self.cfg.ground_values else None,
+            ),
             self._token_texts,
             self._backend.eos_token_ids,
             lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
@@ -444,12 +456,14 @@ class ModelUnderTest:
 
     @property
     def constraint_stats(self) -> dict[str, int] | None:
-        """Tokens chosen under the call constraint and the times no allowed token was found
-        among the best (the model's own token then stood); None when calls were not constrained."""
+        """Tokens chosen under the call constraint, the times none of the best `max_scan` tokens
+        was allowed (the rest of the vocabulary was scanned) and the times no token was (the
+        model's own token then stood); None when calls were not constrained."""
         if not self.cfg.constrain_calls:
             return None
         return {
             "constrained_tokens": sum(c.steps for c in self._constraints),
+            "deep_scans": sum(c.deep_scans for c in self._constraints),
             "fallbacks": sum(c.fallbacks for c in self._constraints),
         }
 

@@ -107,6 +107,12 @@ def _add_shared_options(p: argparse.ArgumentParser, defaults: DemoConfig) -> Non
         help="constrained call decoding for every model evaluated (diaforge eval run --constrain-calls)",
     )
     p.add_argument(
+        "--ground-values",
+        choices=("on", "off"),
+        default="on" if defaults.ground_values else "off",
+        help="with --constrain-calls on: hold call values to the user's words (diaforge eval run --ground-values)",
+    )
+    p.add_argument(
         "--no-tool-share",
         type=share,
         default=defaults.no_tool_share,
@@ -132,6 +138,7 @@ def _config(args: argparse.Namespace) -> DemoConfig:
         seed=args.seed,
         reasoning=args.reasoning,
         constrain_calls=args.constrain_calls == "on",
+        ground_values=args.ground_values == "on",
         no_tool_share=args.no_tool_share,
         threads=args.threads,
         fresh=args.fresh,

@@ -73,6 +73,9 @@ class DemoConfig:
     constrain_calls: bool = True
     """Evaluate every model with constrained call decoding (`eval run --constrain-calls on`): the
     same decoding option for the base and the tuned model, recorded in each run's metrics."""
+    ground_values: bool = False
+    """With `constrain_calls`: hold each call's string and number values to the user's words
+    (`eval run --ground-values on`, copy-constrained decoding); the same for every model."""
     reasoning: str = "lookup"
     """Style of the teacher's argument-completion thoughts in the corpus (`data_gen.agents.lookup`):
     `lookup` copies the tool's signature and quotes the user's words before each value, which is
@@ -125,6 +128,10 @@ class DemoConfig:
             raise InputError(
                 f"--modes must be a comma-separated subset of {', '.join(MODES)}, got {self.modes!r}"
             )
+        if self.ground_values and not self.constrain_calls:
+            from eval.models import GROUND_NEEDS_CONSTRAINT
+
+            raise InputError(GROUND_NEEDS_CONSTRAINT)
         if self.train_dialogues is not None and self.train_dialogues < 1:
             raise InputError(f"--train-dialogues must be >= 1, got {self.train_dialogues!r}")
         for name in ("recipe", "catalogue", "bench"):
@@ -252,6 +259,7 @@ def eval_args(cfg: DemoConfig, modes: str | None = None) -> list[str]:
         str(cfg.t_max),
         "--constrain-calls",
         "on" if cfg.constrain_calls else "off",
+        *(["--ground-values", "on"] if cfg.ground_values else []),
         *no_tool,
     ]
 

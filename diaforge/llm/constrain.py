@@ -5,6 +5,17 @@ candidate tools and A an object whose keys are properties of N's JSON Schema (ea
 every required one before the object closes) and whose values have the property's type (enum
 values exactly). After the list closes only the end of turn may follow.
 
+With a `Grounding` (``eval run --ground-values on``) the values are also held to what was said:
+a string value (not an enum) must occur in the user's turns of the conversation, compared
+after NFKC, case folding and collapsing whitespace, starting at a word boundary there and, once
+its closing quote is written, ending at one (the rule by which `eval.anatomy` counts a value as
+grounded); a number must be written as a numeral said there (commas in digit groups dropped).
+Where nothing of a kind was said (no numeral at all) that kind stays free. This is copy-constrained
+decoding: the model still chooses which words to copy, and a key whose value nobody said still gets
+one (a premature call stays wrong), but a value can no longer be corrupted while it is copied
+(``"Lisão"`` for "Lisbon") nor made up from nothing. A grounded string takes no ``\\u`` escape:
+every viable prefix can then be completed (one character at a time), so decoding never strands.
+
 `CallGrammar.viable(text)` says whether `text` (the reply from its ``[`` on) can still be completed
 into such a list; `CallConstraint` turns that into a token choice: the highest-scoring token whose
 text keeps the call viable (greedy decoding restricted to the grammar, found by scanning tokens in
@@ -16,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +36,60 @@ _WS = " \t\n\r"
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9]\d*)(?:\.\d*)?(?:(?<=\d)[eE][+-]?\d*)?)?")
 THINK_CLOSE = "</think>"
+_SAID_NUMERAL = re.compile(r"(?<![\w.:-])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w:-])")
+"""A numeral on its own: not part of a word, an identifier ("ACC-77"), a date or a clock time."""
+
+
+def _fold(text: str) -> str:
+    """NFKC, case folding and every run of whitespace as one space (ends kept, so a value that
+    is still being written keeps its trailing space)."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold())
+
+
+def _wordy(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """What the user said in a conversation, which grounded values must copy
+    (module docstring). Build it with `Grounding.of`."""
+
+    said: str
+    """The said texts, folded (`_fold`) and joined by newlines."""
+    numerals: tuple[str, ...]
+    """Every numeral said, as written without digit-group commas ("1,000" -> "1000")."""
+
+    @classmethod
+    def of(cls, texts: Sequence[str]) -> Grounding:
+        raw = "\n".join(t for t in texts if t)
+        numerals = dict.fromkeys(m.group(0).replace(",", "") for m in _SAID_NUMERAL.finditer(raw))
+        return cls(_fold(raw), tuple(numerals))
+
+    def string(self, value: str, complete: bool) -> bool:
+        """Whether a string value (all of it when `complete`, else its beginning) can be grounded."""
+        needle = _fold(value)
+        if not needle:
+            return not complete
+        hay = self.said
+        at = hay.find(needle)
+        while at >= 0:
+            end = at + len(needle)
+            starts = at == 0 or not _wordy(hay[at - 1]) or not _wordy(needle[0])
+            ends = not complete or end == len(hay) or not _wordy(hay[end]) or not _wordy(needle[-1])
+            if starts and ends:
+                return True
+            at = hay.find(needle, at + 1)
+        return False
+
+    def number(self, text: str, complete: bool) -> bool:
+        """Whether a number written as `text` (all of it when `complete`) can be one said."""
+        if not self.numerals:
+            return True
+        if not complete:
+            return any(n.startswith(text) for n in self.numerals)
+        value = float(text)
+        return any(float(n) == value for n in self.numerals)
 
 
 class _Incomplete(Exception):
@@ -56,9 +122,10 @@ class _Cursor:
             raise _Incomplete
         self.i += len(literal)
 
-    def string(self, escapes: bool = True) -> str:
+    def string(self, escapes: bool = True, unicode: bool = True) -> str:
         """A JSON string; returns its decoded value (raises _Incomplete with the value so far
-        stored in `partial`). Without `escapes` (a tool name, a key) a backslash is invalid."""
+        stored in `partial`). Without `escapes` (a tool name, a key) a backslash is invalid; without
+        `unicode` a ``\\u`` escape is (a grounded value: its digits could lead nowhere)."""
         self.expect('"')
         out = []
         while True:
@@ -77,6 +144,8 @@ class _Cursor:
                     raise _Incomplete
                 esc = self.text[self.i + 1]
                 if esc == "u":
+                    if not unicode:
+                        raise _Invalid
                     digits = self.text[self.i + 2 : self.i + 6]
                     if not re.fullmatch(r"[0-9a-fA-F]*", digits):
                         raise _Invalid
@@ -99,15 +168,17 @@ class _Cursor:
     partial: str = field(default="")
 
 
-def _number(cur: _Cursor, integer: bool) -> None:
+def _number(cur: _Cursor, integer: bool, ground: Grounding | None = None) -> None:
     rest = cur.text[cur.i :]
     whole = _NUMBER_PREFIX.match(rest)
     if whole is not None and whole.end() == len(rest):  # the text ends inside the number
-        if integer and any(c in rest for c in ".eE"):
+        if (integer and any(c in rest for c in ".eE")) or (ground is not None and not ground.number(rest, False)):
             raise _Invalid
         raise _Incomplete
     m = _NUMBER.match(rest)
     if m is None or (integer and any(c in m.group(0) for c in ".eE")):
+        raise _Invalid
+    if ground is not None and not ground.number(m.group(0), True):
         raise _Invalid
     cur.i += m.end()
 
@@ -152,8 +223,24 @@ def _container(cur: _Cursor, open_: str, close: str, item: Any, *, allow_empty: 
             raise _Invalid
 
 
-def _value(cur: _Cursor, spec: dict[str, Any]) -> None:
-    """A JSON value of the type `spec` describes (anything for a schema it cannot check)."""
+def _grounded_string(cur: _Cursor, ground: Grounding | None) -> None:
+    """A JSON string, held to `ground` when there is one."""
+    if ground is None:
+        cur.string()
+        return
+    try:
+        value = cur.string(unicode=False)
+    except _Incomplete:
+        if not ground.string(cur.partial, complete=False):
+            raise _Invalid from None
+        raise
+    if not ground.string(value, complete=True):
+        raise _Invalid
+
+
+def _value(cur: _Cursor, spec: dict[str, Any], ground: Grounding | None = None) -> None:
+    """A JSON value of the type `spec` describes (anything for a schema it cannot check); string
+    and number values held to `ground` when it is given."""
     cur.ws()
     if spec.get("enum"):
         options = [json.dumps(v, ensure_ascii=False) for v in spec["enum"]]
@@ -172,11 +259,11 @@ def _value(cur: _Cursor, spec: dict[str, Any]) -> None:
     if kind == "string":
         if c != '"':
             raise _Invalid
-        cur.string()
+        _grounded_string(cur, ground)
     elif kind in ("number", "integer"):
         if c not in "-0123456789":
             raise _Invalid
-        _number(cur, integer=kind == "integer")
+        _number(cur, integer=kind == "integer", ground=ground)
     elif kind == "boolean":
         for literal in ("true", "false"):
             if literal.startswith(cur.text[cur.i : cur.i + len(literal)]):
@@ -187,7 +274,7 @@ def _value(cur: _Cursor, spec: dict[str, Any]) -> None:
         items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
         if c != "[":
             raise _Invalid
-        _container(cur, "[", "]", lambda: _value(cur, items))
+        _container(cur, "[", "]", lambda: _value(cur, items, ground))
     elif kind == "object":
         if c != "{":
             raise _Invalid
@@ -202,15 +289,17 @@ class CallGrammar:
 
     tools: dict[str, dict[str, Any]]
     """Tool name -> its JSON Schema of parameters (``properties``, ``required``)."""
+    grounding: Grounding | None = None
+    """What was said, when values must be copied from it (module docstring); None: types only."""
 
     @classmethod
-    def from_specs(cls, specs: Sequence[dict[str, Any]]) -> CallGrammar:
+    def from_specs(cls, specs: Sequence[dict[str, Any]], grounding: Grounding | None = None) -> CallGrammar:
         """From OpenAI-style specs (``{"name", "parameters"}``, or wrapped in ``"function"``)."""
         tools = {}
         for spec in specs:
             fn = spec.get("function", spec)
             tools[fn["name"]] = fn.get("parameters") or {}
-        return cls(tools)
+        return cls(tools, grounding)
 
     def _args(self, cur: _Cursor, name: str) -> None:
         schema = self.tools[name]
@@ -237,7 +326,7 @@ class CallGrammar:
             seen.add(key)
             cur.ws()
             cur.expect(":")
-            _value(cur, props[key])
+            _value(cur, props[key], self.grounding)
             cur.ws()
             c = cur.peek()
             cur.i += 1
@@ -315,8 +404,9 @@ class CallConstraint:
 
     `token_texts` holds each token id's text (`token_texts_of`); `eos_ids` the end-of-turn tokens.
     `choose` returns the token to write instead of the model's free choice, or None when the reply
-    is not in a call list (or no token among the `max_scan` best keeps it viable, which `fallbacks`
-    counts: the model's own choice then stands and the parser judges the result)."""
+    is not in a call list (or no token of the vocabulary keeps it viable, which `fallbacks` counts:
+    the model's own choice then stands and the parser judges the result). The best `max_scan`
+    tokens are tried first; only when none fits is the rest scanned (`deep_scans`)."""
 
     def __init__(
         self,
@@ -337,7 +427,11 @@ class CallConstraint:
         self.free = False
         """The reply's body has begun with something other than a call list: it never will be one,
         so later tokens skip decoding the reply."""
+        self.deep_scans = 0
+        """Tokens for which none of the best `max_scan` kept the call valid, so the rest of the
+        vocabulary was scanned."""
         self.fallbacks = 0
+        """Tokens for which no token at all kept the call valid (the model's own choice stood)."""
 
     def choose(self, new_ids: Sequence[int], logits: Any) -> int | None:
         """The token to write next, given the reply's tokens so far and the next-token logits."""
@@ -354,14 +448,30 @@ class CallConstraint:
             return self.eos_ids[0]
         import torch
 
-        k = min(self.max_scan, logits.shape[-1])
-        for token in torch.topk(logits.float(), k).indices.tolist():
+        scores = logits.float()
+        k = min(self.max_scan, scores.shape[-1])
+        best = torch.topk(scores, k).indices
+        token = self._first_viable(call, best.tolist())
+        if token is None and k < scores.shape[-1]:
+            # Past the best `max_scan`, the rest of the vocabulary in order: a token that keeps
+            # the call valid exists whenever the grammar can go on (every single character is one).
+            self.deep_scans += 1
+            rest = torch.ones_like(scores, dtype=torch.bool)
+            rest[best] = False
+            others = torch.nonzero(rest).squeeze(-1)
+            order = others[torch.argsort(scores[others], descending=True)]
+            token = self._first_viable(call, order.tolist())
+        if token is None:
+            self.fallbacks += 1
+        return token
+
+    def _first_viable(self, call: str, tokens: Sequence[int]) -> int | None:
+        for token in tokens:
             piece = self.token_texts[token]
             if not piece or token in self.eos_ids:  # special tokens carry no text to check
                 continue
             if self.grammar.viable(call + piece):
                 return int(token)
-        self.fallbacks += 1
         return None
 
 

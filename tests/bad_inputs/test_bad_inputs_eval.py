@@ -168,6 +168,14 @@ CASES = [
         ("--no-tool-limit", "at least 1"),
         fix=Fix(argv=_run("--no-tool-limit", "1")),
     ),
+    Case(
+        "eval-ground-values-without-constraint",
+        "eval",
+        {},
+        _run("--ground-values", "on"),
+        ("--ground-values on", "--constrain-calls on"),
+        fix=Fix(argv=_run("--ground-values", "on", "--constrain-calls", "on")),
+    ),
     # --- python -m eval
     Case(
         "eval-out-below-a-file",

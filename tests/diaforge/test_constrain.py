@@ -9,7 +9,7 @@ import string
 import pytest
 import torch
 
-from diaforge.llm.constrain import CallConstraint, CallGrammar, call_start
+from diaforge.llm.constrain import CallConstraint, CallGrammar, Grounding, call_start
 
 SCHEMAS = {
     "get_balance": {
@@ -123,6 +123,21 @@ def test_greedy_decoding_under_the_constraint_ends_in_a_valid_call(seed):
     assert rule.fallbacks == 0
 
 
+def test_past_the_best_tokens_the_rest_of_the_vocabulary_is_scanned():
+    """When none of the best `max_scan` tokens keeps the call valid, the best one of the rest that
+    does is chosen (not the model's invalid token): no fallback."""
+    eos = len(VOCAB)
+    logits = -torch.arange(len(VOCAB) + 1, dtype=torch.float)  # the vocabulary's order is the ranking
+    opened = [VOCAB.index("[")]
+    expected = next(i for i, piece in enumerate(VOCAB) if GRAMMAR.viable("[" + piece))
+    assert expected >= 2  # "0" and "1" rank first and cannot follow "["
+    rule = CallConstraint(GRAMMAR, [*VOCAB, ""], [eos], _decode, max_scan=2)
+    assert rule.choose(opened, logits) == expected
+    assert (rule.deep_scans, rule.fallbacks) == (1, 0)
+    wide = CallConstraint(GRAMMAR, [*VOCAB, ""], [eos], _decode)
+    assert wide.choose(opened, logits) == expected and wide.deep_scans == 0
+
+
 def test_text_before_a_call_is_left_alone():
     rule = CallConstraint(GRAMMAR, [*VOCAB, ""], [len(VOCAB)], _decode)
     assert rule.choose([VOCAB.index("H")], torch.zeros(len(VOCAB) + 1)) is None
@@ -138,3 +153,102 @@ def test_a_reply_that_answers_in_words_is_left_alone_from_then_on():
     call = [VOCAB.index(c) for c in "<think>ok</think>["]
     fresh = CallConstraint(GRAMMAR, [*VOCAB, ""], [len(VOCAB)], _decode)
     assert fresh.choose(call, torch.zeros(len(VOCAB) + 1)) is not None and not fresh.free
+
+
+# --------------------------------------------------------------------------------------------
+# Grounded values: strings and numbers copied from what the user said
+# --------------------------------------------------------------------------------------------
+
+SAID = ["Hi, I need the balance of account  ACC-77 please.", "For Q3 2026, and limit it to 1,000 rows."]
+GROUNDED = CallGrammar(SCHEMAS, Grounding.of(SAID))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"name": "get_balance", "args": {"account": "ACC-77", "period": "Q3 2026"}}]',
+        '[{"name": "get_balance", "args": {"account": "acc-77", "period": "q3  2026", "file_format": "xlsx"}}]',
+        '[{"name": "get_balances", "args": {"accounts": ["ACC-77"], "limit": 1000}}]',
+        '[{"name": "get_balances", "args": {"accounts": ["account ACC-77", "Q3"]}}]',
+    ],
+)
+def test_values_the_user_said_are_complete_under_grounding(text):
+    assert GROUNDED.state(text) == "complete"
+    assert GRAMMAR.state(text) == "complete"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"name": "get_balance", "args": {"account": "ACC-78", "period": "Q3 2026"}}]',  # not said
+        '[{"name": "get_balance", "args": {"account": "CC-77", "period": "Q3 2026"}}]',  # inside a word
+        '[{"name": "get_balance", "args": {"account": "ACC-7", "period": "Q3 2026"}}]',  # ends inside one
+        '[{"name": "get_balance", "args": {"account": "", "period": "Q3 2026"}}]',  # empty
+        '[{"name": "get_balances", "args": {"accounts": ["ACC-77", "Lisbon"]}}]',  # one item not said
+        '[{"name": "get_balances", "args": {"accounts": ["ACC-77"], "limit": 100}}]',  # a number not said
+        '[{"name": "get_balances", "args": {"accounts": ["ACC-77"], "limit": 20}}]',  # part of "2026"
+    ],
+)
+def test_values_nobody_said_are_invalid_under_grounding(text):
+    assert GRAMMAR.state(text) == "complete"  # valid as types
+    assert GROUNDED.state(text) == "invalid"
+
+
+@pytest.mark.parametrize(
+    ("text", "state"),
+    [
+        ('[{"name": "get_balance", "args": {"account": "ACC-7', "open"),  # "ACC-77" may follow
+        ('[{"name": "get_balance", "args": {"account": "Lis', "invalid"),
+        ('[{"name": "get_balance", "args": {"account": "CC', "invalid"),  # starts inside a word
+        ('[{"name": "get_balance", "args": {"account": "AC\\u00', "invalid"),  # no \u escapes: a dead end
+        ('[{"name": "get_balances", "args": {"accounts": ["Q3"], "limit": 10', "open"),  # 1000 may follow
+        ('[{"name": "get_balances", "args": {"accounts": ["Q3"], "limit": 9', "invalid"),
+    ],
+)
+def test_a_value_being_written_stays_open_only_while_it_can_become_a_said_one(text, state):
+    assert GROUNDED.state(text) == state
+
+
+def test_numbers_stay_free_where_the_user_said_none():
+    """Digits inside an identifier, a date or a clock time are not numerals said."""
+    grammar = CallGrammar(SCHEMAS, Grounding.of(["the account is ACC-77, from 2026-03-09 at 10:30"]))
+    assert grammar.grounding is not None and grammar.grounding.numerals == ()
+    assert grammar.state('[{"name": "get_balances", "args": {"accounts": ["ACC-77"], "limit": 5}}]') == "complete"
+
+
+def test_grounded_decoding_copies_the_said_value_instead_of_a_corrupted_one():
+    """The model prefers a corrupted copy ("Lisão" for "Lisbon"): without grounding it is written,
+    with grounding the best token that keeps the value a copy of the user's words is."""
+    vocab = ['[{"name": "', "ping", "get_balance", '", "args": {"', "account", '": "', "Lis", "ão", "bon",
+             '", "', "period", "Q3", " 2026", '"}}]']  # fmt: skip
+    eos = len(vocab)
+    preferred = ["[{\"name\": \"", "get_balance", '", "args": {"', "account", '": "', "Lis", "ão",
+                 '", "', "period", '": "', "Q3", " 2026", '"}}]']  # fmt: skip
+
+    def decode(ids: list[int]) -> str:
+        return "".join(vocab[i] for i in ids)
+
+    def run(grammar: CallGrammar) -> str:
+        rule = CallConstraint(grammar, [*vocab, ""], [eos], decode)
+        ids: list[int] = []
+        for step in range(40):
+            logits = torch.zeros(len(vocab) + 1)
+            want = preferred[min(step, len(preferred) - 1)]
+            # the model's ranking: its wanted token first, "bon" second, then vocabulary order
+            logits[vocab.index("bon")] = 2.0
+            logits[vocab.index(want)] = 3.0
+            logits -= torch.arange(len(vocab) + 1) * 1e-3
+            token = rule.choose(ids, logits) if ids else vocab.index(want)
+            token = token if token is not None else int(logits.argmax())
+            if token == eos:
+                break
+            ids.append(token)
+            if decode(ids).endswith('"}}]'):
+                break
+        return decode(ids)
+
+    said = ["Use Lisbon for the account, period Q3 2026."]
+    free = json.loads(run(CallGrammar(SCHEMAS)))
+    held = json.loads(run(CallGrammar(SCHEMAS, Grounding.of(said))))
+    assert free[0]["args"]["account"] == "Lisão"
+    assert held[0]["args"] == {"account": "Lisbon", "period": "Q3 2026"}

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from _repo import ROOT
 
+from diaforge.errors import InputError
 from diaforge.jsonl import write_jsonl
 from diaforge.schema import Dialogue, Provenance, load_dialogues
 from eval import EvalConfig, EvalResult, evaluate, load_eval_config
@@ -138,6 +139,27 @@ def test_evaluate_a_tiny_hf_model(tiny_model: Path, small_bench: Path, tmp_path:
     assert all(len(t.assistant_turns()) <= 2 for t in dynamic)
     written = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
     assert written == [t.model_dump(mode="json") for t in result.transcripts]
+
+
+def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(tiny_model: Path, small_bench: Path) -> None:
+    """`ground_values` reaches the call constraint of every dialogue with what its user said so
+    far (and nothing of another dialogue or of the assistant); without `constrain_calls` it is refused."""
+    from diaforge.llm.constrain import Grounding
+    from eval.model_spec import model_spec
+
+    spec, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True, ground_values=True))
+    assert spec.ground_values and spec.constrain_calls
+    model = ModelUnderTest(spec)
+    first, second = load_dialogues(small_bench)[:2]
+    prefix = first.model_copy(update={"turns": first.turns[:3]})
+    grounding = model._constraint(prefix).grammar.grounding
+    said = [t.content for t in prefix.turns if t.role == "user"]
+    assert grounding == Grounding.of(said) and len(said) == 2
+    assert second.turns[0].content.casefold() not in grounding.said
+    plain, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True))
+    assert ModelUnderTest(plain)._constraint(prefix).grammar.grounding is None
+    with pytest.raises(InputError, match="--ground-values on needs --constrain-calls on"):
+        model_spec(EvalConfig(model=str(tiny_model), ground_values=True))
 
 
 def test_respond_takes_explicit_messages(tiny_model: Path, small_bench: Path) -> None:
