@@ -75,7 +75,9 @@ class Reply:
         return self.parsed.kind
 
 
-GROUND_NEEDS_CONSTRAINT = "--ground-values on needs --constrain-calls on (it holds the values of constrained calls)"
+GROUND_NEEDS_CONSTRAINT = (
+    "--ground-values on needs --constrain-calls on (it holds the values of constrained calls)"
+)
 
 
 @dataclass

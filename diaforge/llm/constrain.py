@@ -172,7 +172,9 @@ def _number(cur: _Cursor, integer: bool, ground: Grounding | None = None) -> Non
     rest = cur.text[cur.i :]
     whole = _NUMBER_PREFIX.match(rest)
     if whole is not None and whole.end() == len(rest):  # the text ends inside the number
-        if (integer and any(c in rest for c in ".eE")) or (ground is not None and not ground.number(rest, False)):
+        if (integer and any(c in rest for c in ".eE")) or (
+            ground is not None and not ground.number(rest, False)
+        ):
             raise _Invalid
         raise _Incomplete
     m = _NUMBER.match(rest)

@@ -213,7 +213,10 @@ def test_numbers_stay_free_where_the_user_said_none():
     """Digits inside an identifier, a date or a clock time are not numerals said."""
     grammar = CallGrammar(SCHEMAS, Grounding.of(["the account is ACC-77, from 2026-03-09 at 10:30"]))
     assert grammar.grounding is not None and grammar.grounding.numerals == ()
-    assert grammar.state('[{"name": "get_balances", "args": {"accounts": ["ACC-77"], "limit": 5}}]') == "complete"
+    assert (
+        grammar.state('[{"name": "get_balances", "args": {"accounts": ["ACC-77"], "limit": 5}}]')
+        == "complete"
+    )
 
 
 def test_grounded_decoding_copies_the_said_value_instead_of_a_corrupted_one():

@@ -141,7 +141,9 @@ def test_evaluate_a_tiny_hf_model(tiny_model: Path, small_bench: Path, tmp_path:
     assert written == [t.model_dump(mode="json") for t in result.transcripts]
 
 
-def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(tiny_model: Path, small_bench: Path) -> None:
+def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(
+    tiny_model: Path, small_bench: Path
+) -> None:
     """`ground_values` reaches the call constraint of every dialogue with what its user said so
     far (and nothing of another dialogue or of the assistant); without `constrain_calls` it is refused."""
     from diaforge.llm.constrain import Grounding

@@ -103,7 +103,9 @@ def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
     assert args[args.index("--no-tool-limit") + 1] == "5"
     assert "--ground-values" not in args
     args = eval_args(DemoConfig(ground_values=True))
-    assert args[args.index("--ground-values") + 1] == "on" and args[args.index("--constrain-calls") + 1] == "on"
+    assert (
+        args[args.index("--ground-values") + 1] == "on" and args[args.index("--constrain-calls") + 1] == "on"
+    )
 
 
 def test_curve_sizes_must_fit_the_corpus(tmp_path):
