@@ -46,6 +46,13 @@ def _fold(text: str) -> str:
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold())
 
 
+def _zero_tail(text: str, numeral: str) -> bool:
+    """Whether `text` is `numeral` followed by zeros that leave its value unchanged."""
+    if not text.startswith(numeral):
+        return False
+    return re.fullmatch(r"0*" if "." in numeral else r"(?:\.0*)?", text[len(numeral) :]) is not None
+
+
 def _wordy(c: str) -> bool:
     return c.isalnum() or c == "_"
 
@@ -86,8 +93,8 @@ class Grounding:
         """Whether a number written as `text` (all of it when `complete`) can be one said."""
         if not self.numerals:
             return True
-        if not complete:
-            return any(n.startswith(text) for n in self.numerals)
+        if not complete:  # "6." may still become 6.0, a numeral "6" said; "12.5" may become "12.50"
+            return any(n.startswith(text) or _zero_tail(text, n) for n in self.numerals)
         value = float(text)
         return any(float(n) == value for n in self.numerals)
 

@@ -18,6 +18,7 @@ SCHEMAS = {
             "account": {"type": "string"},
             "period": {"type": "string"},
             "file_format": {"type": "string", "enum": ["csv", "xlsx"]},
+            "rate": {"type": "number"},
         },
         "required": ["account", "period"],
     },
@@ -203,6 +204,10 @@ def test_values_nobody_said_are_invalid_under_grounding(text):
         ('[{"name": "get_balance", "args": {"account": "AC\\u00', "invalid"),  # no \u escapes: a dead end
         ('[{"name": "get_balances", "args": {"accounts": ["Q3"], "limit": 10', "open"),  # 1000 may follow
         ('[{"name": "get_balances", "args": {"accounts": ["Q3"], "limit": 9', "invalid"),
+        ('[{"name": "get_balance", "args": {"account": "ACC-77", "period": "Q3", "rate": 1000.', "open"),
+        ('[{"name": "get_balance", "args": {"account": "ACC-77", "period": "Q3", "rate": 1000.00', "open"),
+        ('[{"name": "get_balance", "args": {"account": "ACC-77", "period": "Q3", "rate": 1000.01', "invalid"),
+        ('[{"name": "get_balance", "args": {"account": "ACC-77", "period": "Q3", "rate": 10000', "invalid"),
     ],
 )
 def test_a_value_being_written_stays_open_only_while_it_can_become_a_said_one(text, state):
