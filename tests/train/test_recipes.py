@@ -42,6 +42,7 @@ def test_every_backbone_has_a_recipe():
     assert (ROOT / "recipes/tiny/sft.yaml").is_file()
     assert (ROOT / "recipes/smollm2-135m/demo.yaml").is_file()
     assert (ROOT / "recipes/smollm2-135m/full.yaml").is_file()
+    assert (ROOT / "recipes/smollm2-135m/curve-gpu.yaml").is_file()
     assert (ROOT / "recipes/tiny/dpo.yaml").is_file()
     for backbone in GPU_BACKBONES:  # each GPU backbone has a DPO stage after its SFT
         assert is_dpo(ROOT / "recipes" / backbone / "dpo.yaml"), backbone
@@ -90,11 +91,17 @@ def test_recipe_parses_as_train_sft_does(recipe):
         )
         assert model.model_name_or_path == sft["output_dir"]  # starts from that SFT run
         return
-    args, training, model, explicit = parse_recipe([str(recipe)], device_defaults=device_defaults(False))
+    import torch
+
+    argv = [str(recipe)]
+    if yaml.safe_load(recipe.read_text()).get("use_cpu") is False and not torch.cuda.is_available():
+        argv += ["--use_cpu", "true"]  # a GPU recipe (bf16) here: TrainingArguments refuses bf16 on a CPU
+    args, training, model, explicit = parse_recipe(argv, device_defaults=device_defaults(False))
     assert "model_name_or_path" in explicit and "dataset_path" in explicit
     # Every recipe is the paper's LoRA r=16 except the CPU demo, which fully fine-tunes its 135M
-    # model at 3e-4 for its one epoch (recipes/smollm2-135m/README.md, row 7 of the recipe table).
-    kept = recipe.parent.name == "smollm2-135m" and recipe.name == "demo.yaml"
+    # model at 3e-4 for its one epoch (recipes/smollm2-135m/README.md, row 7 of the recipe table),
+    # and its GPU twin, which carries the demo's curve further.
+    kept = recipe.parent.name == "smollm2-135m" and recipe.name in ("demo.yaml", "curve-gpu.yaml")
     if kept:
         assert not model.use_peft and training.learning_rate == pytest.approx(3e-4)
     else:
@@ -106,6 +113,37 @@ def test_recipe_parses_as_train_sft_does(recipe):
     assert args.prompt_mode in ("prompt", "native") and args.history_reasoning == (
         "keep" if kept else "strip"
     )
+
+
+#: What the GPU curve's recipe may change of the demo's: precision, device and run management.
+CURVE_GPU_CHANGES = {
+    "bf16",
+    "use_cpu",
+    "dataset_path",
+    "max_dialogues",
+    "output_dir",
+    "save_steps",
+    "run_name",
+    "wandb_tags",
+}
+
+
+def test_the_gpu_curve_recipe_is_the_demo_recipe_with_gpu_precision():
+    """curve-gpu.yaml continues the CPU curve: demo.yaml's model, data, slicing, thoughts and
+    optimisation key for key; fp32 weights with bf16 autocast, not use_cpu, W&B offline as the demo."""
+    folder = ROOT / "recipes" / "smollm2-135m"
+    demo = yaml.safe_load((folder / "demo.yaml").read_text())
+    gpu = yaml.safe_load((folder / "curve-gpu.yaml").read_text())
+    assert set(gpu) == set(demo)
+    changed = {key for key in demo if demo[key] != gpu[key]}
+    assert changed <= CURVE_GPU_CHANGES, sorted(changed - CURVE_GPU_CHANGES)
+    assert gpu["use_cpu"] is False and gpu["bf16"] is True and gpu["dtype"] == "float32"
+    assert gpu["use_peft"] is False and gpu["learning_rate"] == pytest.approx(3e-4)
+    assert gpu["num_train_epochs"] == 1 and gpu["per_device_train_batch_size"] == 1
+    assert gpu["report_to"] == "wandb" and gpu["max_dialogues"] >= 5000
+    header = (folder / "curve-gpu.yaml").read_text()
+    assert "# Accelerate config: accelerate_configs/single_gpu.yaml" in header
+    assert "NOT YET RUN ON A GPU" in header and "make gpu-curve" in header
 
 
 @pytest.mark.parametrize(
