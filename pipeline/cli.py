@@ -118,6 +118,12 @@ def _add_shared_options(p: argparse.ArgumentParser, defaults: DemoConfig) -> Non
         default=defaults.no_tool_share,
         help="share of retrieval misses in the corpus (diaforge data generate --no-tool-share)",
     )
+    p.add_argument(
+        "--device",
+        default=defaults.device,
+        help="where training and the models' evaluations run: cpu, cuda or cuda:N (a GPU trains with "
+        "accelerate_configs/single_gpu.yaml and needs a GPU recipe: recipes/smollm2-135m/curve-gpu.yaml)",
+    )
     p.add_argument("--threads", type=positive_int, help="torch threads (default: every core)")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
 
@@ -142,6 +148,7 @@ def _config(args: argparse.Namespace) -> DemoConfig:
         no_tool_share=args.no_tool_share,
         threads=args.threads,
         fresh=args.fresh,
+        device=args.device,
     )
 
 

@@ -27,6 +27,7 @@ from pipeline.demo import (
     plain_config,
     train_command,
 )
+from pipeline.device import check_device_present
 
 
 def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> dict[str, Any]:
@@ -39,6 +40,7 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
         raise InputError(f"--sizes must be whole numbers >= 1, got {list(sizes)!r}")
     if max(sizes) > cfg.dialogues:
         raise InputError(f"--sizes go up to {max(sizes)} dialogues but --dialogues is {cfg.dialogues}")
+    check_device_present(cfg.device)
     out = cfg.out / "curve"
     if cfg.fresh and out.exists():
         shutil.rmtree(out)
@@ -46,6 +48,7 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
     runner = Runner(cfg.threads, total=2 + 2 * len(set(sizes)))
     data = cfg.out / "data"
     model_and_corpus(runner, cfg, data)
+    check_corpus_reaches(data, max(sizes))
     points = [_curve_point(runner, cfg, data, out / f"n{n}", n) for n in sorted(set(sizes))]
     demo_point = _demo_point(cfg.out)
     if demo_point is not None and demo_point["dialogues"] not in {p["dialogues"] for p in points}:
@@ -69,6 +72,21 @@ def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> di
         print(point_line(p))
     print(f"curve in {out / 'curve.json'} and {out / 'curve.png'}")
     return result
+
+
+def check_corpus_reaches(data: Path, largest: int) -> None:
+    """The generated corpus holds at least `largest` accepted dialogues (``stats.json``): the
+    recipe's `max_dialogues` would otherwise train the largest point on fewer than it is named for.
+    About 92 % of seeds are accepted (406 of 440 with the bundled training catalogue), so
+    `--dialogues` must be some 9 % above the largest size."""
+    stats_path = data / "stats.json"
+    accepted = json.loads(stats_path.read_text(encoding="utf-8")).get("accepted")
+    if isinstance(accepted, int) and accepted < largest:
+        raise InputError(
+            f"the corpus holds {accepted} accepted dialogues but --sizes goes up to {largest}: remove "
+            f"{data} and run again with more --dialogues (about {largest * 440 // 406 + 1} seeds give {largest})",
+            path=stats_path,
+        )
 
 
 def point_line(point: dict[str, Any]) -> str:
@@ -119,6 +137,8 @@ def _curve_point(runner: Runner, cfg: DemoConfig, data: Path, folder: Path, n: i
                 f / "eval",
                 "--batch-size",
                 cfg.batch_size,
+                "--device",
+                cfg.device,
                 *eval_args(cfg, "dynamic"),
                 "--no-tool-bench",  # the curve is of the positive skill: its points skip the split
                 "none",

@@ -28,6 +28,7 @@ from typing import Any
 
 from diaforge.errors import InputError, UserError
 from diaforge.packaged import packaged_path
+from pipeline.device import check_device_present, gpu_accelerate_config, gpu_index, validate_device
 
 FLOORS = ("reference", "name-overlap", "random")
 """The no-model policies evaluated beside the models (`eval.policies`)."""
@@ -111,6 +112,10 @@ class DemoConfig:
     """Delete `out` first instead of resuming."""
     threads: int | None = None
     """Torch threads of the training and evaluation processes (None: every core)."""
+    device: str = "cpu"
+    """Where training and the models' evaluations run: `cpu` (accelerate_configs/cpu.yaml), or
+    `cuda` / `cuda:N`: one GPU (accelerate_configs/single_gpu.yaml, `eval run --device`), with a
+    recipe made for it (`recipe` must not say `use_cpu: true`; `gpu_curve_recipe` is one)."""
 
     def validate(self) -> None:
         for name in ("dialogues", "limit", "t_max", "batch_size"):
@@ -147,6 +152,7 @@ class DemoConfig:
         unknown = [f for f in self.floors if f not in FLOORS]
         if unknown:
             raise InputError(f"unknown floor policy {unknown[0]!r}; choose from {', '.join(FLOORS)}")
+        validate_device(self.device, self.recipe)
 
 
 @dataclass
@@ -299,10 +305,16 @@ def _generate_command(cfg: DemoConfig, data: Path) -> list[str]:
 
 
 def train_command(cfg: DemoConfig, data: Path, output_dir: Path, train_dialogues: int | None) -> list[str]:
+    """`diaforge train` of the recipe on `data` into `output_dir`: on the CPU with cpu.yaml, on a
+    GPU with single_gpu.yaml (`--gpu_ids N` for `cuda:N`)."""
+    if cfg.device == "cpu":
+        launcher = ["--config_file", cpu_accelerate_config()]
+    else:
+        index = gpu_index(cfg.device)
+        launcher = ["--config_file", gpu_accelerate_config(), *(["--gpu_ids", index] if index else [])]
     command = diaforge_argv(
         "train",
-        "--config_file",
-        cpu_accelerate_config(),
+        *launcher,
         cfg.recipe,
         "--model_name_or_path",
         cfg.model_dir,
@@ -330,6 +342,8 @@ def model_eval_command(cfg: DemoConfig, model: Path, label: str, out: Path, fmt_
         out,
         "--batch-size",
         cfg.batch_size,
+        "--device",
+        cfg.device,
         "--prompt-format",
         fmt_from / "prompt_format.json",
         *eval_args(cfg),
@@ -341,6 +355,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     from eval.compare import compare_runs
 
     cfg.validate()
+    check_device_present(cfg.device)
     out = cfg.out
     if cfg.fresh and out.exists():
         shutil.rmtree(out)
