@@ -159,3 +159,23 @@ gpu-check: $(if $(filter $(PY),$(GPU_PY)),setup) ## bf16/8-bit/4-bit LoRA steps 
 
 gpu-wheels: setup ## download (and slim) the wheels gpu-check needs on a bare GPU machine into .whl/
 	$(PY) -m bench.gpu_check wheels --dest .whl
+
+# The demo's learning curve carried to 5,000 dialogues on one GPU (bench/gpu_curve.py): demo-curve
+# with --device cuda, recipes/smollm2-135m/curve-gpu.yaml and accelerate_configs/single_gpu.yaml at
+# GPU_CURVE_SIZES training dialogues, on a corpus of GPU_CURVE_DIALOGUES seeds (about 92 % accepted),
+# everything under GPU_CURVE_OUT (curve/curve.json, curve/curve.png). `make gpu-curve-pack` packs here
+# what a GPU machine with only python3 and a CUDA torch needs (every wheel demo-curve imports, SmolLM2's
+# and MiniLM's included) into GPU_CURVE_OUT/pack and prints its size; copy the checkout with the pack,
+# then there: make gpu-curve GPU_PY=python3 (or python3 -m bench.gpu_curve). DRY_RUN=1: the plan only.
+# More demo-curve options: GPU_CURVE_ARGS="--limit 40".
+GPU_CURVE_OUT ?= outputs/gpu-curve
+GPU_CURVE_SIZES ?= 250,500,1000,2500,5000
+GPU_CURVE_DIALOGUES ?= 5600
+GPU_CURVE_ARGS ?=
+.PHONY: gpu-curve gpu-curve-pack
+gpu-curve: $(if $(filter $(PY),$(GPU_PY)),setup) ## the demo's curve to 5,000 dialogues on one GPU (DRY_RUN=1: plan only)
+	$(GPU_PY) -m bench.gpu_curve --out $(GPU_CURVE_OUT) --sizes $(GPU_CURVE_SIZES) --dialogues $(GPU_CURVE_DIALOGUES) \
+	    $(if $(filter 1 yes true,$(DRY_RUN)),--dry-run) $(if $(strip $(GPU_CURVE_ARGS)),-- $(GPU_CURVE_ARGS))
+
+gpu-curve-pack: setup ## pack what gpu-curve needs on a bare GPU machine (wheels, SmolLM2) into GPU_CURVE_OUT/pack
+	$(PY) -m bench.gpu_curve pack --dest $(GPU_CURVE_OUT)/pack

@@ -161,15 +161,21 @@ def slim_wheel(path: Path, keep_cuda: list[str]) -> int:
     return before - path.stat().st_size
 
 
+def download(dest: Path, specs: list[str], python: str = PYTHON) -> None:
+    """`pip download` of `specs` (``name==version``) as wheels for the GPU machines' Python and
+    platform into `dest`, without their dependencies (`make gpu-curve-pack` uses it too)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(dest)]
+    command += ["--python-version", python, "--implementation", "cp"]
+    for platform in PLATFORMS:
+        command += ["--platform", platform]
+    subprocess.run(command + specs, check=True)
+
+
 def fetch(dest: Path, keep_cuda: list[str]) -> dict[str, Any]:
     """Download `WHEELS` for the GPU machines' Python and platform into `dest` (pip, without
     dependencies) and slim bitsandbytes; returns `budget(dest)`."""
-    dest.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(dest)]
-    command += ["--python-version", PYTHON, "--implementation", "cp"]
-    for platform in PLATFORMS:
-        command += ["--platform", platform]
-    subprocess.run(command + [f"{name}=={version}" for name, version, *_ in WHEELS], check=True)
+    download(dest, [f"{name}=={version}" for name, version, *_ in WHEELS])
     bnb = next(v for n, v, *_ in WHEELS if n == "bitsandbytes")
     path = found_wheel(dest, "bitsandbytes", bnb)
     if path is not None:
