@@ -13,8 +13,9 @@ grounded); a number must be written as a numeral said there (commas in digit gro
 Where nothing of a kind was said (no numeral at all) that kind stays free. This is copy-constrained
 decoding: the model still chooses which words to copy, and a key whose value nobody said still gets
 one (a premature call stays wrong), but a value can no longer be corrupted while it is copied
-(``"Lisão"`` for "Lisbon") nor made up from nothing. A grounded string takes no ``\\u`` escape:
-every viable prefix can then be completed (one character at a time), so decoding never strands.
+(``"Lisão"`` for "Lisbon") nor made up from nothing. A grounded string takes no escape (an open
+``\\`` could lead only to characters nobody said) and an integer only a whole numeral, so every
+viable prefix can be completed one character at a time and decoding never strands.
 
 `CallGrammar.viable(text)` says whether `text` (the reply from its ``[`` on) can still be completed
 into such a list; `CallConstraint` turns that into a token choice: the highest-scoring token whose
@@ -89,14 +90,16 @@ class Grounding:
             at = hay.find(needle, at + 1)
         return False
 
-    def number(self, text: str, complete: bool) -> bool:
-        """Whether a number written as `text` (all of it when `complete`) can be one said."""
-        if not self.numerals:
+    def number(self, text: str, complete: bool, integer: bool = False) -> bool:
+        """Whether a number written as `text` (all of it when `complete`) can be one said; for an
+        `integer`, only the whole numerals said count (none: the number is free)."""
+        numerals = [n for n in self.numerals if not integer or float(n).is_integer()]
+        if not numerals:
             return True
         if not complete:  # "6." may still become 6.0, a numeral "6" said; "12.5" may become "12.50"
-            return any(n.startswith(text) or _zero_tail(text, n) for n in self.numerals)
+            return any(n.startswith(text) or _zero_tail(text, n) for n in numerals)
         value = float(text)
-        return any(float(n) == value for n in self.numerals)
+        return any(float(n) == value for n in numerals)
 
 
 class _Incomplete(Exception):
@@ -129,10 +132,10 @@ class _Cursor:
             raise _Incomplete
         self.i += len(literal)
 
-    def string(self, escapes: bool = True, unicode: bool = True) -> str:
+    def string(self, escapes: bool = True) -> str:
         """A JSON string; returns its decoded value (raises _Incomplete with the value so far
-        stored in `partial`). Without `escapes` (a tool name, a key) a backslash is invalid; without
-        `unicode` a ``\\u`` escape is (a grounded value: its digits could lead nowhere)."""
+        stored in `partial`). Without `escapes` (a tool name, a key, a grounded value) a backslash
+        is invalid."""
         self.expect('"')
         out = []
         while True:
@@ -151,8 +154,6 @@ class _Cursor:
                     raise _Incomplete
                 esc = self.text[self.i + 1]
                 if esc == "u":
-                    if not unicode:
-                        raise _Invalid
                     digits = self.text[self.i + 2 : self.i + 6]
                     if not re.fullmatch(r"[0-9a-fA-F]*", digits):
                         raise _Invalid
@@ -180,14 +181,14 @@ def _number(cur: _Cursor, integer: bool, ground: Grounding | None = None) -> Non
     whole = _NUMBER_PREFIX.match(rest)
     if whole is not None and whole.end() == len(rest):  # the text ends inside the number
         if (integer and any(c in rest for c in ".eE")) or (
-            ground is not None and not ground.number(rest, False)
+            ground is not None and not ground.number(rest, False, integer)
         ):
             raise _Invalid
         raise _Incomplete
     m = _NUMBER.match(rest)
     if m is None or (integer and any(c in m.group(0) for c in ".eE")):
         raise _Invalid
-    if ground is not None and not ground.number(m.group(0), True):
+    if ground is not None and not ground.number(m.group(0), True, integer):
         raise _Invalid
     cur.i += m.end()
 
@@ -238,7 +239,7 @@ def _grounded_string(cur: _Cursor, ground: Grounding | None) -> None:
         cur.string()
         return
     try:
-        value = cur.string(unicode=False)
+        value = cur.string(escapes=False)
     except _Incomplete:
         if not ground.string(cur.partial, complete=False):
             raise _Invalid from None

@@ -201,7 +201,8 @@ def test_values_nobody_said_are_invalid_under_grounding(text):
         ('[{"name": "get_balance", "args": {"account": "ACC-7', "open"),  # "ACC-77" may follow
         ('[{"name": "get_balance", "args": {"account": "Lis', "invalid"),
         ('[{"name": "get_balance", "args": {"account": "CC', "invalid"),  # starts inside a word
-        ('[{"name": "get_balance", "args": {"account": "AC\\u00', "invalid"),  # no \u escapes: a dead end
+        ('[{"name": "get_balance", "args": {"account": "AC\\u00', "invalid"),  # no escapes: dead ends
+        ('[{"name": "get_balance", "args": {"account": "E\\', "invalid"),
         ('[{"name": "get_balances", "args": {"accounts": ["Q3"], "limit": 10', "open"),  # 1000 may follow
         ('[{"name": "get_balances", "args": {"accounts": ["Q3"], "limit": 9', "invalid"),
         ('[{"name": "get_balance", "args": {"account": "ACC-77", "period": "Q3", "rate": 1000.', "open"),
@@ -212,6 +213,47 @@ def test_values_nobody_said_are_invalid_under_grounding(text):
 )
 def test_a_value_being_written_stays_open_only_while_it_can_become_a_said_one(text, state):
     assert GROUNDED.state(text) == state
+
+
+def test_an_integer_copies_only_whole_numerals_said():
+    """A deal value of 3715.5 said cannot become an integer: the integer stays free rather than
+    stranding the decoder at "3715"; a whole numeral said is held to."""
+    said_float = CallGrammar(SCHEMAS, Grounding.of(["the deal value is 3715.5"]))
+    call = '[{"name": "get_balances", "args": {"accounts": ["deal"], "limit": '
+    assert said_float.state(call + "42}}]") == "complete"
+    said_both = CallGrammar(SCHEMAS, Grounding.of(["3715.5 in total, 12 of them"]))
+    assert said_both.state(call.replace("deal", "total") + "12}}]") == "complete"
+    assert said_both.state(call.replace("deal", "total") + "3715}}]") == "invalid"
+
+
+def test_no_viable_prefix_of_a_grounded_call_is_a_dead_end():
+    """From every open prefix of a grounded call, adding one character at a time reaches a complete
+    call (what keeps the constraint from falling back to the model's own token)."""
+    grammar = CallGrammar(SCHEMAS, Grounding.of(SAID))
+    alphabet = [c for c in string.printable if c not in "\t\n\r\x0b\x0c"]
+
+    def completes(text: str, depth: int) -> bool:
+        state = grammar.state(text)
+        if state == "complete":
+            return True
+        if state == "invalid" or depth == 0:
+            return False
+        return any(completes(text + c, depth - 1) for c in _next_chars(text, alphabet, grammar))
+
+    for text in [
+        '[{"name": "get_balance", "args": {"account": "ACC-7',
+        '[{"name": "get_balance", "args": {"account": "pl',
+        '[{"name": "get_balances", "args": {"accounts": ["Q3"], "limit": 1',
+        '[{"name": "get_balance", "args": {"account": "Q3", "period": "a',
+    ]:
+        assert grammar.state(text) == "open"
+        assert completes(text, 40), text
+
+
+def _next_chars(text: str, alphabet: list[str], grammar: CallGrammar) -> list[str]:
+    """The characters that keep `text` viable, the ones closing a value or a container first."""
+    viable = [c for c in alphabet if grammar.viable(text + c)]
+    return sorted(viable, key=lambda c: (c not in '"]}', c not in ' ,:{["', c))
 
 
 def test_numbers_stay_free_where_the_user_said_none():
