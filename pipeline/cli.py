@@ -110,7 +110,8 @@ def _add_shared_options(p: argparse.ArgumentParser, defaults: DemoConfig) -> Non
         "--ground-values",
         choices=("on", "off"),
         default="on" if defaults.ground_values else "off",
-        help="with --constrain-calls on: hold call values to the user's words (diaforge eval run --ground-values)",
+        help="hold call values to the user's words (diaforge eval run --ground-values); only with "
+        "--constrain-calls on",
     )
     p.add_argument(
         "--no-tool-share",

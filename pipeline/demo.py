@@ -74,9 +74,12 @@ class DemoConfig:
     constrain_calls: bool = True
     """Evaluate every model with constrained call decoding (`eval run --constrain-calls on`): the
     same decoding option for the base and the tuned model, recorded in each run's metrics."""
-    ground_values: bool = False
-    """With `constrain_calls`: hold each call's string and number values to the user's words
-    (`eval run --ground-values on`, copy-constrained decoding); the same for every model."""
+    ground_values: bool = True
+    """With `constrain_calls` (ignored without it): hold each call's string and number values to the user's words
+    (`eval run --ground-values on`, copy-constrained decoding), the same for every model. On by
+    default: on the 400-dialogue model it cut the calls carrying a value nobody said from 30 of 68
+    to 7 of 66 at the same Acc (0.375 against 0.362, paired +0.01 [-0.02, +0.05]; recipe README,
+    "Grounded values")."""
     reasoning: str = "lookup"
     """Style of the teacher's argument-completion thoughts in the corpus (`data_gen.agents.lookup`):
     `lookup` copies the tool's signature and quotes the user's words before each value, which is
@@ -133,10 +136,6 @@ class DemoConfig:
             raise InputError(
                 f"--modes must be a comma-separated subset of {', '.join(MODES)}, got {self.modes!r}"
             )
-        if self.ground_values and not self.constrain_calls:
-            from eval.models import GROUND_NEEDS_CONSTRAINT
-
-            raise InputError(GROUND_NEEDS_CONSTRAINT)
         if self.train_dialogues is not None and self.train_dialogues < 1:
             raise InputError(f"--train-dialogues must be >= 1, got {self.train_dialogues!r}")
         for name in ("recipe", "catalogue", "bench"):
@@ -265,7 +264,7 @@ def eval_args(cfg: DemoConfig, modes: str | None = None) -> list[str]:
         str(cfg.t_max),
         "--constrain-calls",
         "on" if cfg.constrain_calls else "off",
-        *(["--ground-values", "on"] if cfg.ground_values else []),
+        *(["--ground-values", "on"] if cfg.ground_values and cfg.constrain_calls else []),
         *no_tool,
     ]
 

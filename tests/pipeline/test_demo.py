@@ -78,7 +78,6 @@ def test_a_missing_run_gives_no_number_rather_than_a_made_up_one():
         ({"modes": "live"}, "--modes"),
         ({"modes": " , "}, "--modes"),
         ({"no_tool_limit": -1}, "--no-tool-limit"),
-        ({"ground_values": True, "constrain_calls": False}, "--ground-values on needs --constrain-calls on"),
     ],
 )
 def test_bad_settings_are_refused_before_anything_runs(tmp_path, change, message):
@@ -101,7 +100,9 @@ def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
     args = eval_args(DemoConfig(modes="static,dynamic", no_tool_limit=5))
     assert args[args.index("--modes") + 1] == "static,dynamic"
     assert args[args.index("--no-tool-limit") + 1] == "5"
-    assert "--ground-values" not in args
+    assert args[args.index("--ground-values") + 1] == "on"  # the demo's default
+    assert "--ground-values" not in eval_args(DemoConfig(ground_values=False))
+    assert "--ground-values" not in eval_args(DemoConfig(constrain_calls=False))  # nothing to hold
     args = eval_args(DemoConfig(ground_values=True))
     assert (
         args[args.index("--ground-values") + 1] == "on" and args[args.index("--constrain-calls") + 1] == "on"
