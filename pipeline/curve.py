@@ -153,7 +153,8 @@ def _curve_point(runner: Runner, cfg: DemoConfig, data: Path, folder: Path, n: i
         "dynamic": metrics.get("dynamic", {}),
         "intervals": metrics.get("intervals", {}).get("dynamic", {}),
         "anatomy": metrics.get("anatomy", {}).get("dynamic", {}),
-        "train_seconds": trained.seconds,
+        # A point trained by an earlier run keeps that run's time (the trainer's own runtime).
+        "train_seconds": summary.get("train_runtime") if trained.skipped else trained.seconds,
     }
 
 

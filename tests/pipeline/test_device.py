@@ -123,14 +123,15 @@ def _fake_stages(monkeypatch: pytest.MonkeyPatch, accepted: int) -> list[list[st
             for name in ("train_results.json", "config.json"):
                 (sft / name).write_text("{}")
             samples = 3 * int(_option(words, "--max_dialogues"))
-            (sft / "train_summary.json").write_text(json.dumps({"stats": {"samples": samples}}))
+            summary = {"stats": {"samples": samples}, "train_runtime": 100.0 + samples}
+            (sft / "train_summary.json").write_text(json.dumps(summary))
         else:
             out = Path(_option(words, "--out"))
             out.mkdir(parents=True)
             (out / "metrics.json").write_text(json.dumps({"dynamic": {"Acc": 0.25, "FTR": 0.1, "n": 80}}))
 
     def corpus(runner: Runner, cfg: DemoConfig, data: Path) -> None:
-        data.mkdir(parents=True)
+        data.mkdir(parents=True, exist_ok=True)
         (data / "stats.json").write_text(json.dumps({"accepted": accepted}))
 
     monkeypatch.setattr(Runner, "run", run)
@@ -157,6 +158,19 @@ def test_the_curve_on_a_gpu_trains_with_single_gpu_yaml_and_evaluates_on_the_gpu
         assert str(GPU_RECIPE) in {str(Path(w).resolve()) for w in command}
     assert len(evals) == 2 and all(_option(c, "--device") == "cuda" for c in evals)
     assert [p["dialogues"] for p in result["points"]] == [4, 8] and result["config"]["device"] == "cuda"
+
+
+def test_a_point_trained_by_an_earlier_run_keeps_its_training_time(tmp_path, monkeypatch) -> None:
+    """Adding a size to a curve resumes the points already trained: their training time is the one
+    their run measured (the trainer's runtime), not the zero seconds of a skipped stage."""
+    commands = _fake_stages(monkeypatch, accepted=11)
+    cfg = DemoConfig(out=tmp_path / "c", dialogues=12, threads=1)
+    first = curve.run_curve(cfg, [4])
+    assert first["points"][0]["train_seconds"] is not None  # measured by this run
+    again = curve.run_curve(cfg, [4, 8])
+    assert sum("train" in c for c in commands) == 2  # 4 once, then 8
+    by_size = {p["dialogues"]: p["train_seconds"] for p in again["points"]}
+    assert by_size[4] == 112.0  # 100 + 12 samples: the runtime its summary records
 
 
 def test_the_curve_refuses_a_corpus_smaller_than_its_largest_size(tmp_path, monkeypatch) -> None:
