@@ -31,6 +31,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 _WS = " \t\n\r"
@@ -74,6 +75,12 @@ class Grounding:
         numerals = dict.fromkeys(m.group(0).replace(",", "") for m in _SAID_NUMERAL.finditer(raw))
         return cls(_fold(raw), tuple(numerals))
 
+    @cached_property
+    def whole_numerals(self) -> tuple[str, ...]:
+        """The numerals said that are whole numbers, which an integer value may copy (found once:
+        `number` asks for every token scanned inside a number)."""
+        return tuple(n for n in self.numerals if float(n).is_integer())
+
     def string(self, value: str, complete: bool) -> bool:
         """Whether a string value (all of it when `complete`, else its beginning) can be grounded."""
         needle = _fold(value)
@@ -93,7 +100,7 @@ class Grounding:
     def number(self, text: str, complete: bool, integer: bool = False) -> bool:
         """Whether a number written as `text` (all of it when `complete`) can be one said; for an
         `integer`, only the whole numerals said count (none: the number is free)."""
-        numerals = [n for n in self.numerals if not integer or float(n).is_integer()]
+        numerals = self.whole_numerals if integer else self.numerals
         if not numerals:
             return True
         if not complete:  # "6." may still become 6.0, a numeral "6" said; "12.5" may become "12.50"

@@ -226,28 +226,42 @@ def test_an_integer_copies_only_whole_numerals_said():
     assert said_both.state(call.replace("deal", "total") + "3715}}]") == "invalid"
 
 
-def test_no_viable_prefix_of_a_grounded_call_is_a_dead_end():
-    """From every open prefix of a grounded call, adding one character at a time reaches a complete
-    call (what keeps the constraint from falling back to the model's own token)."""
-    grammar = CallGrammar(SCHEMAS, Grounding.of(SAID))
-    alphabet = [c for c in string.printable if c not in "\t\n\r\x0b\x0c"]
+ALPHABET = [c for c in string.printable if c not in "\t\n\r\x0b\x0c"]
 
-    def completes(text: str, depth: int) -> bool:
-        state = grammar.state(text)
-        if state == "complete":
-            return True
-        if state == "invalid" or depth == 0:
-            return False
-        return any(completes(text + c, depth - 1) for c in _next_chars(text, alphabet, grammar))
 
-    for text in [
-        '[{"name": "get_balance", "args": {"account": "ACC-7',
-        '[{"name": "get_balance", "args": {"account": "pl',
-        '[{"name": "get_balances", "args": {"accounts": ["Q3"], "limit": 1',
-        '[{"name": "get_balance", "args": {"account": "Q3", "period": "a',
-    ]:
-        assert grammar.state(text) == "open"
-        assert completes(text, 40), text
+@pytest.mark.parametrize(
+    ("said", "prefix"),
+    [
+        (SAID, '[{"name": "get_balance", "args": {"account": "ACC-77", "period": "Q'),  # an escape was
+        (SAID, '[{"name": "get_balance", "args": {"account": "ACC-77", "period": "pl'),  # a dead end
+        (SAID, '[{"name": "get_balance", "args": {"account": "Q3", "period": "a'),
+        (SAID, '[{"name": "get_balances", "args": {"accounts": ["Q3"], "limit": 1'),
+        # 3715.5 said, an integer asked: "3715" was a dead end when non-whole numerals counted
+        (
+            ["the deal value is 3715.5"],
+            '[{"name": "get_balances", "args": {"accounts": ["deal"], "limit": 371',
+        ),
+    ],
+)
+def test_every_character_a_grounded_call_allows_leads_on_to_a_complete_call(said, prefix):
+    """Whatever character the grounded grammar lets the decoder add to an open call, a complete
+    call can still follow (else the constraint strands the decoder and falls back to the model)."""
+    grammar = CallGrammar(SCHEMAS, Grounding.of(said))
+    assert grammar.state(prefix) == "open"
+    allowed = [c for c in ALPHABET if grammar.viable(prefix + c)]
+    assert allowed
+    for c in allowed:
+        assert _completes(grammar, prefix + c, 40), prefix + c
+
+
+def _completes(grammar: CallGrammar, text: str, depth: int) -> bool:
+    """Whether adding at most `depth` characters to `text` reaches a complete call."""
+    state = grammar.state(text)
+    if state == "complete":
+        return True
+    if state == "invalid" or depth == 0:
+        return False
+    return any(_completes(grammar, text + c, depth - 1) for c in _next_chars(text, ALPHABET, grammar))
 
 
 def _next_chars(text: str, alphabet: list[str], grammar: CallGrammar) -> list[str]:
