@@ -177,6 +177,7 @@ MODEL_KEYS = (
     "loop_stop",
     "constrain_calls",
     "ground_values",
+    "copy_thoughts",
     "prompt_mode",
     "tool_style",
     "history_reasoning",

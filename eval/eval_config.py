@@ -144,6 +144,11 @@ class EvalConfig:
     """`hf`, with `constrain_calls`: a call's string and number values must also copy words the user
     said in the dialogue, as `eval.anatomy` counts a value grounded (copy-constrained
     decoding, `diaforge.llm.constrain.Grounding`). Default false."""
+    copy_thoughts: bool = False
+    """`hf`, with `constrain_calls`: hold the copy spans of `lookup` thoughts to the tool listing
+    (the name after an option's description, the signature and required keys after ``The tool
+    is``) and the call's tool to the one the thought settled on (`diaforge.llm.thought_copy`).
+    Default false."""
     prompt_mode: str | None = None
     """`prompt` or `native`. This and the four format keys below default to unset: the model
     folder's ``prompt_format.json`` decides (a warning for each key that contradicts it)."""

@@ -301,6 +301,7 @@ def _settings(
             "loop_stop": spec.loop_stop and spec.backend == "hf",
             "constrain_calls": spec.constrain_calls,
             "ground_values": spec.ground_values,
+            "copy_thoughts": spec.copy_thoughts,
             "constraint_stats": model.constraint_stats,
             "prefix_cache": model.cache_stats,
         },

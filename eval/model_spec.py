@@ -63,10 +63,18 @@ def model_spec(config: EvalConfig) -> tuple[ModelSpec, FormatChoice]:
     model folder's prompt_format.json, the options over it; a warning on stderr for each option
     that contradicts the file). A local checkpoint path is checked here, before anything is
     loaded. A reference policy needs no model (its name is the label); every other backend does."""
-    from eval.models import GROUND_NEEDS_CONSTRAINT, ModelSpec, choose_prompt_format, describe_checkpoint
+    from eval.models import (
+        COPY_NEEDS_CONSTRAINT,
+        GROUND_NEEDS_CONSTRAINT,
+        ModelSpec,
+        choose_prompt_format,
+        describe_checkpoint,
+    )
 
     if config.ground_values and not config.constrain_calls:
         raise InputError(GROUND_NEEDS_CONSTRAINT)
+    if config.copy_thoughts and not config.constrain_calls:
+        raise InputError(COPY_NEEDS_CONSTRAINT)
     model = config.model
     if not model:
         if config.backend not in POLICIES:
@@ -94,6 +102,7 @@ def model_spec(config: EvalConfig) -> tuple[ModelSpec, FormatChoice]:
         loop_stop=config.loop_stop,
         constrain_calls=config.constrain_calls and config.backend == "hf",
         ground_values=config.ground_values and config.backend == "hf",
+        copy_thoughts=config.copy_thoughts and config.backend == "hf",
     )
     cfg.validate()
     return cfg, choice

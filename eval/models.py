@@ -78,6 +78,9 @@ class Reply:
 GROUND_NEEDS_CONSTRAINT = (
     "--ground-values on needs --constrain-calls on (it holds the values of constrained calls)"
 )
+COPY_NEEDS_CONSTRAINT = (
+    "--copy-thoughts on needs --constrain-calls on (it hands each reply's call to the call constraint)"
+)
 
 
 @dataclass
@@ -110,6 +113,9 @@ class ModelSpec:
     ground_values: bool = False
     """With `constrain_calls`: a call's string and number values must also copy what the user
     said in the dialogue so far (`diaforge.llm.constrain.Grounding`)."""
+    copy_thoughts: bool = False
+    """With `constrain_calls`: the copy spans of `lookup` thoughts follow the tool listing and the
+    call's tool the thought's (`diaforge.llm.thought_copy.CopyingRule`)."""
     loop_stop: bool = True
     """`hf`: end a reply whose tail repeats one block over and over (`diaforge.llm.loops`) instead of
     generating it to the budget; it counts as truncated, as the budget would have made it."""
@@ -133,6 +139,8 @@ class ModelSpec:
             raise InputError("--constrain-calls on is implemented for the hf backend only")
         if self.ground_values and not self.constrain_calls:
             raise InputError(GROUND_NEEDS_CONSTRAINT)
+        if self.copy_thoughts and not self.constrain_calls:
+            raise InputError(COPY_NEEDS_CONSTRAINT)
         if self.backend not in BACKENDS:
             raise InputError(f"unknown model backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
         if not isinstance(self.prompt_format, PromptFormat):
@@ -444,7 +452,7 @@ class ModelUnderTest:
             self._token_texts = token_texts_of(self._backend.tokenizer)
         tokenizer = self._backend.tokenizer
         said = [t.content for t in d.turns if t.role == "user"]
-        rule = CallConstraint(
+        rule: Any = CallConstraint(
             CallGrammar(
                 {t.name: t.parameters for t in d.candidate_tools},
                 Grounding.of(said) if self.cfg.ground_values else None,
@@ -453,6 +461,10 @@ class ModelUnderTest:
             self._backend.eos_token_ids,
             lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
         )
+        if self.cfg.copy_thoughts:
+            from diaforge.llm.thought_copy import CopyingRule, ThoughtCopy
+
+            rule = CopyingRule(ThoughtCopy(d.candidate_tools), rule)
         self._constraints.append(rule)
         return rule
 
@@ -467,6 +479,14 @@ class ModelUnderTest:
             "constrained_tokens": sum(c.steps for c in self._constraints),
             "deep_scans": sum(c.deep_scans for c in self._constraints),
             "fallbacks": sum(c.fallbacks for c in self._constraints),
+            **(
+                {
+                    "thought_copies": sum(c.copies for c in self._constraints),
+                    "copy_fallbacks": sum(c.copy_fallbacks for c in self._constraints),
+                }
+                if self.cfg.copy_thoughts
+                else {}
+            ),
         }
 
     @property

@@ -176,6 +176,14 @@ CASES = [
         ("--ground-values on", "--constrain-calls on"),
         fix=Fix(argv=_run("--ground-values", "on", "--constrain-calls", "on")),
     ),
+    Case(
+        "eval-copy-thoughts-without-constraint",
+        "eval",
+        {},
+        _run("--copy-thoughts", "on"),
+        ("--copy-thoughts on", "--constrain-calls on"),
+        fix=Fix(argv=_run("--copy-thoughts", "on", "--constrain-calls", "on")),
+    ),
     # --- python -m eval
     Case(
         "eval-out-below-a-file",

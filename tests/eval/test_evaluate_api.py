@@ -164,6 +164,35 @@ def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(
         model_spec(EvalConfig(model=str(tiny_model), ground_values=True))
 
 
+def test_copy_thoughts_wraps_each_dialogues_call_constraint(tiny_model: Path, small_bench: Path) -> None:
+    """`copy_thoughts` gives every dialogue a `CopyingRule` over its own candidates, whose counts
+    reach `constraint_stats`; without `constrain_calls` it is refused."""
+    from diaforge.llm.thought_copy import CopyingRule
+    from eval.model_spec import model_spec
+
+    spec, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True, copy_thoughts=True))
+    assert spec.copy_thoughts and spec.constrain_calls
+    model = ModelUnderTest(spec)
+    first, second = load_dialogues(small_bench)[:2]
+    rules = [model._constraint(d) for d in (first, second)]
+    for rule, d in zip(rules, (first, second), strict=True):
+        assert isinstance(rule, CopyingRule)
+        assert [t.name for t in rule.copy.listed] == [t.name for t in d.candidate_tools]
+        assert set(rule.call.grammar.tools) == {t.name for t in d.candidate_tools}
+    rules[0].copies, rules[1].copy_fallbacks = 3, 1
+    assert model.constraint_stats == {
+        "constrained_tokens": 0,
+        "deep_scans": 0,
+        "fallbacks": 0,
+        "thought_copies": 3,
+        "copy_fallbacks": 1,
+    }
+    plain, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True))
+    assert not isinstance(ModelUnderTest(plain)._constraint(first), CopyingRule)
+    with pytest.raises(InputError, match="--copy-thoughts on needs --constrain-calls on"):
+        model_spec(EvalConfig(model=str(tiny_model), copy_thoughts=True))
+
+
 def test_respond_takes_explicit_messages(tiny_model: Path, small_bench: Path) -> None:
     """`respond(messages=...)` shows the model those messages instead of its own rendering."""
     model = ModelUnderTest(ModelSpec(model=str(tiny_model), max_new_tokens=6))
