@@ -114,6 +114,13 @@ def _add_shared_options(p: argparse.ArgumentParser, defaults: DemoConfig) -> Non
         "--constrain-calls on",
     )
     p.add_argument(
+        "--copy-thoughts",
+        choices=("on", "off"),
+        default="on" if defaults.copy_thoughts else "off",
+        help="hold the copy spans of lookup thoughts to the tool listing (diaforge eval run "
+        "--copy-thoughts); only with --constrain-calls on",
+    )
+    p.add_argument(
         "--no-tool-share",
         type=share,
         default=defaults.no_tool_share,
@@ -146,6 +153,7 @@ def _config(args: argparse.Namespace) -> DemoConfig:
         reasoning=args.reasoning,
         constrain_calls=args.constrain_calls == "on",
         ground_values=args.ground_values == "on",
+        copy_thoughts=args.copy_thoughts == "on",
         no_tool_share=args.no_tool_share,
         threads=args.threads,
         fresh=args.fresh,

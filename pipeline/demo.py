@@ -80,6 +80,11 @@ class DemoConfig:
     default: it cut the calls carrying a value nobody said from 30 to 10 of 67 on the demo's own
     model (Acc 0.325 against 0.287, paired +0.04 [-0.01, +0.09]) and from 30 of 68 to 7 of 66 on
     a 400-dialogue one (recipe README, "Grounded values")."""
+    copy_thoughts: bool = False
+    """With `constrain_calls` (ignored without it): hold the copy spans of the tuned model's
+    `lookup` thoughts to the tool listing and its call's tool to the thought's (`eval run
+    --copy-thoughts on`, `diaforge.llm.thought_copy`), the same for every model (recipe README,
+    "Copied thoughts")."""
     reasoning: str = "lookup"
     """Style of the teacher's argument-completion thoughts in the corpus (`data_gen.agents.lookup`):
     `lookup` copies the tool's signature and quotes the user's words before each value, which is
@@ -265,6 +270,7 @@ def eval_args(cfg: DemoConfig, modes: str | None = None) -> list[str]:
         "--constrain-calls",
         "on" if cfg.constrain_calls else "off",
         *(["--ground-values", "on"] if cfg.ground_values and cfg.constrain_calls else []),
+        *(["--copy-thoughts", "on"] if cfg.copy_thoughts and cfg.constrain_calls else []),
         *no_tool,
     ]
 

@@ -107,6 +107,10 @@ def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
     assert (
         args[args.index("--ground-values") + 1] == "on" and args[args.index("--constrain-calls") + 1] == "on"
     )
+    assert "--copy-thoughts" not in eval_args(DemoConfig())  # off unless asked for
+    args = eval_args(DemoConfig(copy_thoughts=True))
+    assert args[args.index("--copy-thoughts") + 1] == "on"
+    assert "--copy-thoughts" not in eval_args(DemoConfig(copy_thoughts=True, constrain_calls=False))
 
 
 def test_curve_sizes_must_fit_the_corpus(tmp_path):
