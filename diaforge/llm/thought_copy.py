@@ -95,7 +95,7 @@ class ThoughtCopy:
         begins, among the spans that reach past character `since` and do not begin at a `skip`
         position; None when every such span can."""
         for at, ok in self._spans(thought):
-            if at not in skip and ok is not None and not ok(since):
+            if at not in skip and not ok(since):
                 return at
         return None
 
