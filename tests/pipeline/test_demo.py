@@ -107,9 +107,9 @@ def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
     assert (
         args[args.index("--ground-values") + 1] == "on" and args[args.index("--constrain-calls") + 1] == "on"
     )
-    assert "--copy-thoughts" not in eval_args(DemoConfig())  # off unless asked for
-    args = eval_args(DemoConfig(copy_thoughts=True))
+    args = eval_args(DemoConfig())  # on by default, for every model alike
     assert args[args.index("--copy-thoughts") + 1] == "on"
+    assert "--copy-thoughts" not in eval_args(DemoConfig(copy_thoughts=False))
     assert "--copy-thoughts" not in eval_args(DemoConfig(copy_thoughts=True, constrain_calls=False))
 
 
