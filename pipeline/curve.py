@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +140,8 @@ def _curve_point(runner: Runner, cfg: DemoConfig, data: Path, folder: Path, n: i
                 cfg.batch_size,
                 "--device",
                 cfg.device,
-                *eval_args(cfg, "dynamic"),
-                "--no-tool-bench",  # the curve is of the positive skill: its points skip the split
-                "none",
+                # The curve is of the positive skill: its points skip the no-tool split.
+                *eval_args(replace(cfg, no_tool_limit=0), "dynamic"),
             ),
         ),
     )

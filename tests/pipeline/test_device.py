@@ -157,6 +157,8 @@ def test_the_curve_on_a_gpu_trains_with_single_gpu_yaml_and_evaluates_on_the_gpu
         )
         assert str(GPU_RECIPE) in {str(Path(w).resolve()) for w in command}
     assert len(evals) == 2 and all(_option(c, "--device") == "cuda" for c in evals)
+    # The curve's points skip the no-tool split, said once.
+    assert all(c.count("--no-tool-bench") == 1 and _option(c, "--no-tool-bench") == "none" for c in evals)
     assert [p["dialogues"] for p in result["points"]] == [4, 8] and result["config"]["device"] == "cuda"
 
 
