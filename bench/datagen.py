@@ -1,5 +1,5 @@
 """Data generation concurrency against a local OpenAI-compatible server (part `datagen` of
-`python -m bench.run`; see bench/README.md).
+`python -m diaforge.bench.run`; see bench/README.md).
 
 Requests per second through the OpenAI backend against `FaultyOpenAIServer` (in its own process,
 with a fixed latency and a trivial reply) over the ideal (concurrency / latency), at 8, 32 and 64
@@ -16,7 +16,7 @@ from typing import Any
 
 def _serve(latency: float, port_queue, stop_event) -> None:
     """Child process: the test server with a fixed latency and a trivial reply, until told to stop."""
-    from bench.fake_server import FaultyOpenAIServer
+    from diaforge.bench.fake_server import FaultyOpenAIServer
 
     with FaultyOpenAIServer(lambda request: "ok", latency=latency) as server:
         port_queue.put(server.port)
@@ -47,9 +47,10 @@ async def _backend_requests(base_url: str, concurrency: int, total: int) -> floa
 
 async def _engine_requests(base_url: str, concurrency: int, seeds: int, per_seed: int) -> float:
     """The engine's scheduling: `seeds` seeds of `per_seed` sequential requests, twice the
-    concurrency of seeds in flight (data_gen.engine._run_seeds), every request through
+    concurrency of seeds in flight (diaforge.data_gen.engine._run_seeds), every request through
     `seed_engine.LimitedBackend` sharing one limit of `concurrency` (engine.generate)."""
-    from data_gen.seed_engine import LimitedBackend
+    from diaforge.data_gen.seed_engine import LimitedBackend
+
     from diaforge.llm.openai_backend import OpenAIBackend
 
     inner = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)
@@ -114,7 +115,7 @@ def bench_datagen(latency: float, levels=(8, 32, 64), waves: int = 8, per_seed: 
     return {
         "value": {c: backend[c]["efficiency"] for c in backend},
         "latency_s": latency,
-        "server": "bench.fake_server.FaultyOpenAIServer in its own process, fixed latency, reply 'ok'",
+        "server": "diaforge.bench.fake_server.FaultyOpenAIServer in its own process, fixed latency, reply 'ok'",
         "server_max_in_flight": max_in_flight,
         "backend": backend,
         "engine_scheduling": engine,

@@ -2,7 +2,7 @@
 (prompt + chosen and prompt + rejected, the prompt read twice) over the same step with
 shared-prompt rows (``shared_prompt: true``, train/dpo_shared.py: the prompt once, two branches).
 
-    python -m bench.run --only dpo_shared [--dpo-rounds 3]
+    python -m diaforge.bench.run --only dpo_shared [--dpo-rounds 3]
 
 The pairs are those of tests/fixtures/pairs_small.jsonl (41 pairs of the six fixture dialogues,
 every kind but the missed refusal) rendered in the demo recipe's prompt format with SmolLM2's
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.inputs import ROOT
+from diaforge.bench.inputs import ROOT
 
 PAIRS = ROOT / "tests" / "fixtures" / "pairs_small.jsonl"
 VARIANTS = ("trl", "shared")
@@ -32,7 +32,8 @@ VARIANTS = ("trl", "shared")
 
 def _rows(tokenizer) -> list[dict[str, Any]]:
     """The fixture's pairs as TRL's conversational preference rows in the demo's prompt format."""
-    from bench.inputs import demo_slicing
+    from diaforge.bench.inputs import demo_slicing
+
     from diaforge.format import PromptFormat, load_pair_records, preference_rows
 
     settings = demo_slicing()
@@ -45,10 +46,9 @@ def _trainer(variant: str, model_path: Path, tokenizer, rows, work: Path):
     """TRL's `DPOTrainer` or the shared-prompt one on `rows`, as the demo DPO recipe trains."""
     import datasets
     import torch
+    from diaforge.train.dpo_shared import shared_prompt_trainer_class
     from transformers import AutoModelForCausalLM
     from trl import DPOConfig, DPOTrainer
-
-    from train.dpo_shared import shared_prompt_trainer_class
 
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32, attn_implementation="sdpa")
     args = DPOConfig(

@@ -23,8 +23,9 @@ DEMO_SYSTEM_PROMPT = Path("recipes") / "smollm2-135m" / "system_prompt.txt"
 
 
 def _model(path: Path, root: Path, *, batch_size: int, prefix_cache: bool, loop_stop: bool, budget: int):
+    from diaforge.eval.models import ModelSpec, ModelUnderTest
+
     from diaforge.format import PromptFormat, read_system_prompt_file
-    from eval.models import ModelSpec, ModelUnderTest
 
     fmt = PromptFormat(tool_style="compact", system_prompt=read_system_prompt_file(root / DEMO_SYSTEM_PROMPT))
     return ModelUnderTest(
@@ -40,8 +41,8 @@ def _model(path: Path, root: Path, *, batch_size: int, prefix_cache: bool, loop_
 
 
 def _evaluate(model: Any, bench: list, t_max: int) -> list[dict[str, Any]]:
-    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
-    from eval.runner import DynamicConfig, run_dynamic, run_static
+    from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from diaforge.eval.runner import DynamicConfig, run_dynamic, run_static
 
     near_dup = {d.id: False for d in bench}
     user = VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=3, m=3)
@@ -59,9 +60,9 @@ def _kinds(records: list[dict[str, Any]]) -> list[list[str]]:
 
 
 def _scores(records: list[dict[str, Any]]) -> dict[str, Any]:
-    from eval.anatomy import anatomy_by_mode
-    from eval.metrics import metrics_by_mode
-    from eval.transcripts import Transcript
+    from diaforge.eval.anatomy import anatomy_by_mode
+    from diaforge.eval.metrics import metrics_by_mode
+    from diaforge.eval.transcripts import Transcript
 
     transcripts = [Transcript.model_validate(r) for r in records]
     return {"metrics": metrics_by_mode(transcripts), "anatomy": anatomy_by_mode(transcripts)}
@@ -100,7 +101,7 @@ def bench_eval_loop(
         "loop_stop_turn_kinds_identical": _kinds(runs["cached_loop_stop"][1]) == _kinds(runs["cached"][1]),
         "loop_stop_scores_identical": _scores(runs["cached_loop_stop"][1]) == _scores(runs["cached"][1]),
         "setup": (
-            f"eval.runner.run_static then run_dynamic on the first {num_dialogues} dialogues of the held-out "
+            f"diaforge.eval.runner.run_static then run_dynamic on the first {num_dialogues} dialogues of the held-out "
             f"benchmark, SmolLM2-135M-Instruct (base) in the demo's format (compact listing, "
             f"{DEMO_SYSTEM_PROMPT}), hf backend on CPU, greedy, max_new_tokens={budget}, t_max={t_max}, "
             "scripted voting user n=3 m=3 (heldout wording)"
@@ -115,12 +116,13 @@ def bench_dynamic_eval(
     dialogue runs its t_max turns) on the first held-out benchmark dialogues, three ways: one
     dialogue at a time recomputing every prompt (`model.generate`, the path before the prefix
     cache), batched the same way, and batched through the prefix cache (the default)."""
-    from bench.inputs import BENCH
-    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from diaforge.bench.inputs import BENCH
+    from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from diaforge.eval.models import ModelSpec, ModelUnderTest
+    from diaforge.eval.runner import DynamicConfig, run_dynamic
+
     from diaforge.format import PromptFormat
     from diaforge.schema import load_dialogues
-    from eval.models import ModelSpec, ModelUnderTest
-    from eval.runner import DynamicConfig, run_dynamic
 
     bench = load_dialogues(BENCH)[:num_dialogues]
     user = VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=3, m=3)
@@ -168,7 +170,7 @@ def bench_dynamic_eval(
         "generated_characters": generated,
         "transcripts_identical": raws(cached) == raws(batched) == raws(sequential),
         "setup": (
-            f"eval.runner.run_dynamic, SmolLM2-135M-Instruct (base), hf backend on CPU, greedy, tool_style "
+            f"diaforge.eval.runner.run_dynamic, SmolLM2-135M-Instruct (base), hf backend on CPU, greedy, tool_style "
             f"compact, max_new_tokens={max_new_tokens}, t_max={t_max}, scripted voting user n=3 m=3 (heldout "
             "wording); sequential = batch 1 with model.generate, batched = batch 8 with model.generate, "
             "cached = batch 8 through the prefix cache (eval.models.ModelSpec.prefix_cache)"
@@ -210,11 +212,12 @@ def bench_eval_batching(
     batching of 8 and of 16 rows (a row that ends takes the next waiting dialogue in) with the
     keys and values written in place, and continuous 16 with the concatenating cache. The value
     is chunks of 8 over continuous 16; ``in_place_over_concat`` isolates the in-place cache."""
-    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from diaforge.eval.models import ModelSpec, ModelUnderTest
+    from diaforge.eval.runner import DynamicConfig, run_dynamic, sample_benchmark
+
     from diaforge.format import PromptFormat
     from diaforge.schema import load_dialogues
-    from eval.models import ModelSpec, ModelUnderTest
-    from eval.runner import DynamicConfig, run_dynamic, sample_benchmark
 
     bench = sample_benchmark(load_dialogues(bench_path), num_dialogues, 0)
     user = VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=3, m=3)
@@ -260,7 +263,7 @@ def bench_eval_batching(
         },
         "scores_identical": {n: _scores(runs[n][1]) == _scores(runs["chunks_8"][1]) for n in raws},
         "setup": (
-            f"eval.runner.run_dynamic on {len(bench)} held-out dialogues (seeded sample), {model_path.name} in "
+            f"diaforge.eval.runner.run_dynamic on {len(bench)} held-out dialogues (seeded sample), {model_path.name} in "
             f"its own prompt format, hf backend on CPU, greedy, calls constrained, max_new_tokens={budget}, "
             f"t_max={t_max}, scripted voting user n=3 m=3 (heldout wording), one fresh model per way"
         ),

@@ -2,10 +2,10 @@
 random model, for each family of base the recipes use (bf16 LoRA, 8-bit LoRA, 4-bit QLoRA), with
 prefix-shared rows checked against naive slicing of the same samples.
 
-    python -m bench.gpu_check [--families bf16,8bit,4bit] [--steps 4] [--out FILE]    # on a GPU
-    python -m bench.gpu_check --dry-run                 # anywhere: plan, commands, JSON shape
-    python -m bench.gpu_check --shape tiny --families bf16   # the same path on a CPU, fp32, tiny model
-    python -m bench.gpu_check wheels [--dest .whl]      # the wheels a bare GPU machine needs (bench/gpu_wheels.py)
+    python -m diaforge.bench.gpu_check [--families bf16,8bit,4bit] [--steps 4] [--out FILE]    # on a GPU
+    python -m diaforge.bench.gpu_check --dry-run                 # anywhere: plan, commands, JSON shape
+    python -m diaforge.bench.gpu_check --shape tiny --families bf16   # the same path on a CPU, fp32, tiny model
+    python -m diaforge.bench.gpu_check wheels [--dest .whl]      # the wheels a bare GPU machine needs (bench/gpu_wheels.py)
 
 What runs. The first `--dialogues` of `--corpus` (default: the 115 dialogues of the held-out
 benchmark file, used only as token sequences of the right shape: the weights are random, nothing is
@@ -49,8 +49,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import gpu_wheels
-from bench.gpu_check_runs import (
+from diaforge.bench import gpu_wheels
+from diaforge.bench.gpu_check_runs import (
     ADAPTER_TOLERANCE,
     LOSS_TOLERANCE,
     MODES,
@@ -61,7 +61,7 @@ from bench.gpu_check_runs import (
     shape_problems,
     worker,
 )
-from bench.gpu_sft import SHAPES
+from diaforge.bench.gpu_sft import SHAPES
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "outputs" / "gpu_check"
@@ -98,11 +98,12 @@ def model_dir(args: argparse.Namespace) -> Path:
 def prepare_data(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     """Train the tokenizer (saved into `folder` unless a model is built there), slice the
     dialogues as train/sft.py will, and count samples, rows and tokens of one pass."""
+    from diaforge.train.modeling import build_tiny_tokenizer, load_tokenizer
+    from diaforge.train.prefix_shared import build_prefix_shared
+    from diaforge.train.recipe_fields import DiaforgeArguments
+    from diaforge.train.slicing import SliceConfig, TurnSlicer, check_training_dialogues, dialogue_texts
+
     from diaforge.schema import load_dialogues
-    from train.modeling import build_tiny_tokenizer, load_tokenizer
-    from train.prefix_shared import build_prefix_shared
-    from train.recipe_fields import DiaforgeArguments
-    from train.slicing import SliceConfig, TurnSlicer, check_training_dialogues, dialogue_texts
 
     dialogues = check_training_dialogues(load_dialogues(args.corpus), args.corpus)[: args.dialogues]
     if not (folder / MODEL_MARKER).is_file():
@@ -138,7 +139,7 @@ def model_spec(shape: str, vocab: int) -> dict[str, Any]:
 
 
 def model_shape(shape: str, vocab: int) -> Any:
-    from train.plan import Shape
+    from diaforge.train.plan import Shape
 
     return Shape.from_config(model_spec(shape, vocab))
 
@@ -151,7 +152,7 @@ def linear_parameters(shape: Any) -> int:
 def plans(args: argparse.Namespace, families: list[str], vocab: int) -> dict[str, Any]:
     """The planner's peak of one micro-batch (a row or sample of up to `--max-length` tokens) per
     family, and whether it fits `--gpu-memory`."""
-    from train.plan import Setup, estimate
+    from diaforge.train.plan import Setup, estimate
 
     shape = model_shape(args.shape, vocab)
     out = {}
@@ -265,7 +266,7 @@ def write_recipes(args: argparse.Namespace, families: list[str], data: dict, on_
             path = folder / f"{family}-{mode}.yaml"
             path.write_text(yaml.safe_dump(recipe(args, family, mode, data, on_gpu), sort_keys=False))
             metrics = Path(args.work) / "runs" / f"{family}-{mode}.metrics.json"
-            argv = [sys.executable, "-m", "bench.gpu_check", "worker", str(metrics), str(path)]
+            argv = [sys.executable, "-m", "diaforge.bench.gpu_check", "worker", str(metrics), str(path)]
             out[family][mode] = {"recipe": path, "metrics": metrics, "argv": argv}
     return out
 
@@ -274,9 +275,8 @@ def recipe_problems(commands: dict[str, Any]) -> list[str]:
     """Parse and check every recipe as train/sft.py does; on a machine without a GPU with bf16
     off and use_cpu on, since TRL refuses bf16 there (every other key is checked as written)."""
     import torch
-
-    from train.config import RecipeError, device_defaults, parse_recipe
-    from train.recipe_checks import check_recipe
+    from diaforge.train.config import RecipeError, device_defaults, parse_recipe
+    from diaforge.train.recipe_checks import check_recipe
 
     here = torch.cuda.is_available()
     problems = []
@@ -357,7 +357,7 @@ def skeleton(args: argparse.Namespace, data: dict, plan: dict, commands: dict, o
         "gradient_checkpointing": args.gradient_checkpointing,
     }
     run = {
-        "command": "python -m bench.gpu_check " + shlex.join(args.argv),
+        "command": "python -m diaforge.bench.gpu_check " + shlex.join(args.argv),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     return {
@@ -388,7 +388,7 @@ def ensure_model(args: argparse.Namespace) -> str | None:
     if (folder / MODEL_MARKER).is_file():
         log(f"model: {folder} (built before)")
         return None
-    command = [sys.executable, "-m", "bench.gpu_check", "build-model", str(folder), args.shape]
+    command = [sys.executable, "-m", "diaforge.bench.gpu_check", "build-model", str(folder), args.shape]
     proc = subprocess.run(command, cwd=ROOT, timeout=args.timeout)
     if proc.returncode != 0 or not (folder / MODEL_MARKER).is_file():
         return f"building the model failed (exit code {proc.returncode})"
@@ -489,7 +489,9 @@ def summary(result: dict[str, Any]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.gpu_check", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m diaforge.bench.gpu_check", description=__doc__.split("\n\n")[0]
+    )
     p.add_argument(
         "--dry-run", action="store_true", help="plan, commands and JSON shape; no model, no training"
     )
@@ -520,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def wheels_main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m bench.gpu_check wheels", description=gpu_wheels.__doc__.split("\n\n")[0]
+        prog="python -m diaforge.bench.gpu_check wheels", description=gpu_wheels.__doc__.split("\n\n")[0]
     )
     p.add_argument("--dest", default=str(ROOT / ".whl"), help="folder for the wheels (git-ignored)")
     p.add_argument(

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.gpu_sft import peak_flops
+from diaforge.bench.gpu_sft import peak_flops
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 2**30
@@ -61,9 +61,8 @@ def worker(metrics_path: str, argv: list[str]) -> int:
     """`worker METRICS.json RECIPE.yaml [--key value ...]`: `train/sft.py`'s `main` with a
     callback that times each optimizer step (synchronising the GPU) and records peak memory."""
     import torch
+    from diaforge.train import sft
     from transformers import TrainerCallback
-
-    from train import sft
 
     on_cuda = torch.cuda.is_available()
     record: dict[str, Any] = {"step_seconds": [], "peak_memory_gib": None}

@@ -3,10 +3,10 @@ on a machine that has python3 and a CUDA build of torch and nothing else (no ind
 
     make gpu-curve-pack                    # here: every wheel it needs, SmolLM2's included, with the size
     make gpu-curve DRY_RUN=1               # anywhere: the plan; nothing is installed or run
-    make gpu-curve GPU_PY=python3          # on the GPU machine (or: python3 -m bench.gpu_curve)
-    python -m bench.gpu_curve [--dry-run] [--sizes 250,...] [--dialogues N] [--out DIR] [-- demo-curve options]
+    make gpu-curve GPU_PY=python3          # on the GPU machine (or: python3 -m diaforge.bench.gpu_curve)
+    python -m diaforge.bench.gpu_curve [--dry-run] [--sizes 250,...] [--dialogues N] [--out DIR] [-- demo-curve options]
 
-What runs. `python -m pipeline demo-curve --device cuda` with recipes/smollm2-135m/curve-gpu.yaml
+What runs. `python -m diaforge.pipeline demo-curve --device cuda` with recipes/smollm2-135m/curve-gpu.yaml
 (the demo's recipe with GPU precision, so the points continue the CPU curve) and the accelerate config
 accelerate_configs/single_gpu.yaml, at `SIZES` training dialogues, on a corpus of `DIALOGUES` seeds:
 about 92 % of seeds are accepted (`ACCEPTED`), so 5,600 seeds give some 5,170 dialogues, enough for
@@ -15,7 +15,7 @@ then per size train and evaluate (80 held-out dialogues, dynamic, `--device cuda
 resumable. Everything is written under `--out` (default outputs/gpu-curve): ``models/``, ``data/``,
 ``curve/n<N>/{sft,eval}``, ``curve/curve.json`` and ``curve/curve.png``.
 
-Before it runs. The pack (`bench.gpu_curve_pack`, in ``<out>/pack``) is installed once into
+Before it runs. The pack (`diaforge.bench.gpu_curve_pack`, in ``<out>/pack``) is installed once into
 ``<out>/site-packages`` (a name dill needs, see `GpuCurveConfig.site`), and the run goes with
 PYTHONPATH=<site-packages>:<checkout> and the hub, datasets and W&B offline. The Python must be the
 pack's (its compiled wheels), torch must see a GPU, and every module demo-curve's stages import must
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import gpu_curve_pack, gpu_wheels
+from diaforge.bench import gpu_curve_pack, gpu_wheels
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = (250, 500, 1000, 2500, 5000)
@@ -97,7 +97,7 @@ def demo_curve_argv(cfg: GpuCurveConfig, python: str = sys.executable) -> list[s
     return [
         python,
         "-m",
-        "pipeline",
+        "diaforge.pipeline",
         "demo-curve",
         "--device",
         cfg.device,
@@ -311,7 +311,7 @@ def run(cfg: GpuCurveConfig) -> int:
 
 def pack_main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m bench.gpu_curve pack", description=gpu_curve_pack.__doc__.split("\n\n")[0]
+        prog="python -m diaforge.bench.gpu_curve pack", description=gpu_curve_pack.__doc__.split("\n\n")[0]
     )
     p.add_argument("--dest", default="outputs/gpu-curve/pack", help="folder of the pack (under the checkout)")
     p.add_argument("--python-version", default=gpu_curve_pack.PYTHON, help="the GPU machine's Python, X.Y")
@@ -334,16 +334,16 @@ def pack_main(argv: list[str]) -> int:
     print(
         f"pack {manifest['total_bytes'] / 2**20:.1f} MiB in {dest} + checkout {project / 2**20:.1f} MiB = "
         f"{total / 2**20:.1f} MiB to copy to the GPU machine; there: make gpu-curve GPU_PY=python3 "
-        "(or python3 -m bench.gpu_curve)"
+        "(or python3 -m diaforge.bench.gpu_curve)"
     )
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m bench.gpu_curve",
+        prog="python -m diaforge.bench.gpu_curve",
         description=__doc__.split("\n\n")[0],
-        epilog="Options after `--` go to demo-curve. `python -m bench.gpu_curve pack --help`: the packing.",
+        epilog="Options after `--` go to demo-curve. `python -m diaforge.bench.gpu_curve pack --help`: the packing.",
     )
     d = GpuCurveConfig()
     p.add_argument("--dry-run", action="store_true", help="print the plan only")

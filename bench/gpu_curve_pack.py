@@ -2,7 +2,7 @@
 network), packed beforehand on a machine with pip's index by `make gpu-curve-pack`, and installed
 there from the pack.
 
-    python -m bench.gpu_curve pack [--dest outputs/gpu-curve/pack] [--list]     # here
+    python -m diaforge.bench.gpu_curve pack [--dest outputs/gpu-curve/pack] [--list]     # here
 
 Which wheels. The roots are the project's own requirements (pyproject.toml, as installed in this
 environment) less what demo-curve does not run (`NOT_CARRIED`: torch is the machine's own). Their
@@ -39,7 +39,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from bench import gpu_wheels
+from diaforge.bench import gpu_wheels
 
 MANIFEST = "manifest.json"
 STAMP = ".gpu-curve-pack"
@@ -92,24 +92,24 @@ WHY: dict[str, str] = {
 """Why each of the project's requirements is carried (the others: "needed by" the one that requires it)."""
 
 RUN_IMPORTS = (
-    "pipeline.cli",
-    "pipeline.curve",
-    "data_gen.cli",
-    "data_gen.engine",
-    "data_gen.seed_engine",
-    "data_gen.export",
-    "train.launch",
-    "train.sft",
-    "train.modeling",
+    "diaforge.pipeline.cli",
+    "diaforge.pipeline.curve",
+    "diaforge.data_gen.cli",
+    "diaforge.data_gen.engine",
+    "diaforge.data_gen.seed_engine",
+    "diaforge.data_gen.export",
+    "diaforge.train.launch",
+    "diaforge.train.sft",
+    "diaforge.train.modeling",
     "trl",  # SFTTrainer, imported when train/sft.py runs
     "peft",
     "datasets",
     "accelerate.commands.launch",
-    "eval.cli",
-    "eval.evaluation",
-    "eval.runner",
-    "eval.report",
-    "eval.models",
+    "diaforge.eval.cli",
+    "diaforge.eval.evaluation",
+    "diaforge.eval.runner",
+    "diaforge.eval.report",
+    "diaforge.eval.models",
     "diaforge.llm.hf_backend",
     "diaforge.llm.prefix_cache",
     "diaforge.llm.constrain",

@@ -1,7 +1,7 @@
 """LoRA SFT throughput of a Llama-3.2-3B-shaped model on turn-sliced dialogues: the TRL-default
 padded baseline against prefix-shared turn slicing with packing. Meant for a GPU; runs anywhere.
 
-    python -m bench.gpu_sft [--shape llama-3.2-3b] [--corpus DIALOGUES.jsonl | --dialogues 200]
+    python -m diaforge.bench.gpu_sft [--shape llama-3.2-3b] [--corpus DIALOGUES.jsonl | --dialogues 200]
                             [--attn flex|sdpa] [--steps 30] [--out bench/gpu_results.json]
 
 The model is built from the shape's config with random weights (nothing is downloaded; random
@@ -103,21 +103,21 @@ class Batch:
 
 def load_samples(args: argparse.Namespace, work: Path) -> tuple[list[dict[str, Any]], Any]:
     """Turn-sliced samples of the corpus (dialogues consecutive, turns in order) and the tokenizer."""
+    from diaforge.train.slicing import SliceConfig, TurnSlicer
     from transformers import AutoTokenizer
 
     from diaforge.schema import load_dialogues
-    from train.slicing import SliceConfig, TurnSlicer
 
     if args.corpus:
         dialogues = load_dialogues(args.corpus)
     else:
-        from bench.inputs import generate_corpus
+        from diaforge.bench.inputs import generate_corpus
 
         dialogues = generate_corpus(work / "corpus", args.dialogues)
     if args.tokenizer:
         tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     else:
-        from bench.inputs import smollm2_path
+        from diaforge.bench.inputs import smollm2_path
 
         tokenizer = AutoTokenizer.from_pretrained(smollm2_path(Path(args.out).expanduser().resolve().parent))
     config = SliceConfig.of(max_length=args.max_length, history_reasoning=args.history_reasoning)
@@ -129,8 +129,7 @@ def load_samples(args: argparse.Namespace, work: Path) -> tuple[list[dict[str, A
 def baseline_batches(samples: Sequence[dict[str, Any]], batch_size: int, pad_id: int) -> Iterator[Batch]:
     """Consecutive `batch_size` samples, right-padded to the longest, with a 2D mask."""
     import torch
-
-    from train.slicing import IGNORE_INDEX
+    from diaforge.train.slicing import IGNORE_INDEX
 
     for start in range(0, len(samples), batch_size):
         chunk = samples[start : start + batch_size]
@@ -153,7 +152,7 @@ def shared_batches(
 ) -> Iterator[Batch]:
     """Prefix-shared rows packed to `max_length`, in a seeded random order, `rows_per_step` per
     step, with the dense 4D mask."""
-    from train.prefix_shared import PrefixSharedCollator, build_prefix_shared
+    from diaforge.train.prefix_shared import PrefixSharedCollator, build_prefix_shared
 
     rows, stats = build_prefix_shared(samples, max_length=max_length, packing=True)
     random.Random(seed).shuffle(rows)
@@ -196,8 +195,7 @@ def measure(
 ) -> dict[str, Any]:
     """Train `warmup` untimed steps, then up to `steps` timed ones; throughput and peak memory."""
     import torch
-
-    from train.prefix_shared import block_mask_from_dense
+    from diaforge.train.prefix_shared import block_mask_from_dense
 
     on_cuda = torch.device(device).type == "cuda"
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
@@ -254,8 +252,8 @@ def planned_peaks(args: argparse.Namespace) -> dict[str, float] | None:
     """The memory planner's peak (GiB, train/plan.py) of each mode at these settings: the baseline
     at its worst case (every sample of a batch padded to `--max-length`), prefix-shared at `--rows`
     full rows. None for a shape the planner does not know."""
-    from train.plan import SHAPES as PLANNED
-    from train.plan import Setup, estimate
+    from diaforge.train.plan import SHAPES as PLANNED
+    from diaforge.train.plan import Setup, estimate
 
     if args.shape != "llama-3.2-3b":
         return None
@@ -274,8 +272,7 @@ def warn_if_too_big(planned: dict[str, float] | None, device: Any) -> dict[str, 
     """Say which mode the planner expects to run out of this GPU's memory, before it does;
     returns `planned`."""
     import torch
-
-    from train.plan import USABLE
+    from diaforge.train.plan import USABLE
 
     if not planned or torch.device(device).type != "cuda":
         return planned
@@ -284,7 +281,7 @@ def warn_if_too_big(planned: dict[str, float] | None, device: Any) -> dict[str, 
         if peak > USABLE * memory:
             log(
                 f"warning: the planner puts {mode} at {peak:.1f} GiB, more than {USABLE:.0%} of this"
-                f" {memory:.0f} GiB GPU (python -m train.plan; fewer --batch-size/--rows or"
+                f" {memory:.0f} GiB GPU (python -m diaforge.train.plan; fewer --batch-size/--rows or"
                 " --gradient-checkpointing)"
             )
     return planned
@@ -322,7 +319,7 @@ def peak_flops(name: str, override_tflops: float | None) -> float | None:
 def build_parser() -> argparse.ArgumentParser:
     from diaforge.format import HISTORY_REASONING
 
-    p = argparse.ArgumentParser(prog="python -m bench.gpu_sft", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m diaforge.bench.gpu_sft", description=__doc__.split("\n\n")[0])
     p.add_argument("--shape", choices=sorted(SHAPES), default="llama-3.2-3b", help="model architecture")
     p.add_argument("--corpus", help="dialogues JSONL (default: generate --dialogues scripted ones)")
     p.add_argument("--dialogues", type=int, default=200, help="scripted dialogues to generate")
@@ -411,7 +408,8 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
             "samples": len(samples),
         },
         "run": {
-            "command": "python -m bench.gpu_sft " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "command": "python -m diaforge.bench.gpu_sft "
+            + " ".join(argv if argv is not None else sys.argv[1:]),
             "device": name,
             "peak_flops": peak,
             "seconds": round(time.perf_counter() - started, 1),

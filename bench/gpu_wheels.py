@@ -1,7 +1,7 @@
 """The wheels `make gpu-check` needs on a GPU machine that has torch but not our dependencies, and
 whether they fit beside the project in what such a machine is sent (`BUDGET_BYTES`).
 
-    python -m bench.gpu_check wheels [--dest .whl] [--cuda 130]     # on a machine with pip's index
+    python -m diaforge.bench.gpu_check wheels [--dest .whl] [--cuda 130]     # on a machine with pip's index
 
 The GPU machines lent to this project run Python 3.12 with torch 2.11 (CUDA 13.0), accelerate,
 huggingface_hub, tokenizers, safetensors, numpy, pandas, pyarrow and xxhash, but not transformers

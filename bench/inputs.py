@@ -1,6 +1,6 @@
 """The inputs the benchmarks share: the checkout's fixtures and benchmark, the bundled
 generator's corpus, SmolLM2, and the demo recipe's slicing settings (parts of `python -m
-bench.run`, also used by `bench.gpu_sft`)."""
+diaforge.bench.run`, also used by `diaforge.bench.gpu_sft`)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ def log(msg: str) -> None:
 def generate_corpus(out: Path, num_dialogues: int, seed: int = 0, **options: Any) -> list:
     """Scripted dialogues from the training catalogue (the bundled generator, offline); `options`
     are further `GenerationConfig` fields (``dialogues_per_listing=6, reasoning="lookup"``)."""
-    from data_gen.engine import generate
-    from data_gen.gen_config import GenerationConfig
+    from diaforge.data_gen.engine import generate
+    from diaforge.data_gen.gen_config import GenerationConfig
+
     from diaforge.schema import load_dialogues
 
     cfg = GenerationConfig(
@@ -60,9 +61,9 @@ def smollm2_path(out_dir: Path) -> Path:
 def demo_slicing() -> dict[str, Any]:
     """The slicing settings of recipes/smollm2-135m/demo.yaml (the recipe trained on this machine)."""
     import yaml
+    from diaforge.train.slicing import SliceConfig
 
     from diaforge.format import PromptFormat
-    from train.slicing import SliceConfig
 
     recipe = yaml.safe_load(DEMO_RECIPE.read_text(encoding="utf-8"))
     defaults = {
@@ -74,6 +75,6 @@ def demo_slicing() -> dict[str, Any]:
 
 
 def slice_samples(tokenizer, dialogues, **settings):
-    from train.slicing import SliceConfig, TurnSlicer
+    from diaforge.train.slicing import SliceConfig, TurnSlicer
 
     return TurnSlicer(tokenizer, SliceConfig.of(**settings)).slice_all(dialogues)

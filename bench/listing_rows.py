@@ -2,7 +2,7 @@
 (``share_listing: true``, train/prefix_shared.py) over today's rows (one dialogue per prefix-shared
 row), on the same dialogues, with SmolLM2-135M on CPU.
 
-    python -m bench.run --only listing_rows [--dialogues 200] [--listing-dialogues 3]
+    python -m diaforge.bench.run --only listing_rows [--dialogues 200] [--listing-dialogues 3]
 
 The corpus is the bundled generator's with ``--dialogues-per-listing 6`` (k+1: every tool of a
 listing the gold of its own dialogue) and ``--reasoning lookup``, sliced as the demo recipe
@@ -38,7 +38,7 @@ PER_LISTING = 6
 def _layouts(samples, max_length: int, *, wide: bool = False) -> dict[str, tuple[list, Any]]:
     """Today's rows and shared-listing rows at `max_length` (and, with `wide`, shared-listing rows
     at twice it: a longer row holds more siblings)."""
-    from train.prefix_shared import build_prefix_shared
+    from diaforge.train.prefix_shared import build_prefix_shared
 
     out = {
         "today": build_prefix_shared(samples, max_length=max_length),
@@ -51,8 +51,8 @@ def _layouts(samples, max_length: int, *, wide: bool = False) -> dict[str, tuple
 
 def token_stats(dialogues, tokenizer, settings: dict[str, Any]) -> dict[str, Any]:
     """Tokens per dialogue of each layout on `dialogues`, at the demo's max_length and twice it."""
-    from bench.inputs import slice_samples
-    from train.prefix_shared import tag_listings
+    from diaforge.bench.inputs import slice_samples
+    from diaforge.train.prefix_shared import tag_listings
 
     out: dict[str, Any] = {}
     today = None
@@ -82,7 +82,7 @@ def token_stats(dialogues, tokenizer, settings: dict[str, Any]) -> dict[str, Any
 
 def _families(dialogues) -> list[list]:
     """The dialogues in families over one listing, in corpus order."""
-    from train.prefix_shared import listing_key
+    from diaforge.train.prefix_shared import listing_key
 
     families: dict[str, list] = {}
     for d in dialogues:
@@ -93,8 +93,8 @@ def _families(dialogues) -> list[list]:
 def _timed_families(dialogues, tokenizer, num_dialogues: int, settings: dict[str, Any]) -> list[tuple]:
     """(dialogues, layouts) of a warm-up family, then of the first `num_dialogues` dialogues of the
     next families (siblings over one listing, the last family cut to fit)."""
-    from bench.inputs import slice_samples
-    from train.prefix_shared import tag_listings
+    from diaforge.bench.inputs import slice_samples
+    from diaforge.train.prefix_shared import tag_listings
 
     families = [f for f in _families(dialogues) if len(f) > 1]
     chosen, count = families[:1], 0
@@ -115,10 +115,9 @@ def _full_ft_step(model_path: Path, tokenizer):
     """One optimizer step on one row as the demo trains (full fine-tuning, AdamW at lr 0, fp32,
     SDPA with the 4D mask, loss at the trained positions); it records each sample's mean loss."""
     import torch
+    from diaforge.train.loss_positions import trained_positions
+    from diaforge.train.prefix_shared import PrefixSharedCollator
     from transformers import AutoModelForCausalLM
-
-    from train.loss_positions import trained_positions
-    from train.prefix_shared import PrefixSharedCollator
 
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32, attn_implementation="sdpa")
     model.train()

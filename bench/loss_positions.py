@@ -2,7 +2,7 @@
 loss over every position (`all`) over the loss at the trained positions only (`trained`,
 train/loss_positions.py), through the prefix-shared trainer itself.
 
-    python -m bench.run --only loss_positions [--positions-rounds 3]
+    python -m diaforge.bench.run --only loss_positions [--positions-rounds 3]
 
 Each round takes the next prefix-shared row of the corpus (one dialogue, the demo recipe's
 slicing) and times one optimizer step on it with each variant, the order alternating from round
@@ -26,12 +26,11 @@ def _trainer(model_path: Path, tokenizer, rows, work: Path):
     """A prefix-shared trainer with ``loss_positions: trained`` (switched per step) on SmolLM2 fp32
     with the demo recipe's LoRA (r=16, alpha 16, every linear layer, no dropout: same weights)."""
     import torch
+    from diaforge.train.prefix_shared import PrefixSharedCollator, prefix_shared_trainer_class
+    from diaforge.train.slicing import to_dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM
     from trl import SFTConfig
-
-    from train.prefix_shared import PrefixSharedCollator, prefix_shared_trainer_class
-    from train.slicing import to_dataset
 
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32, attn_implementation="sdpa")
     args = SFTConfig(
@@ -60,10 +59,9 @@ def _trainer(model_path: Path, tokenizer, rows, work: Path):
 def bench_loss_positions(dialogues, model_path: Path, tokenizer, rounds: int) -> dict[str, Any]:
     """Step time with `all` over `trained` on `rounds` rows (after one warm-up step of each)."""
     import torch
-
-    from bench.inputs import DEMO_RECIPE, ROOT, demo_slicing, slice_samples
-    from train.prefix_shared import build_prefix_shared
-    from train.slicing import IGNORE_INDEX
+    from diaforge.bench.inputs import DEMO_RECIPE, ROOT, demo_slicing, slice_samples
+    from diaforge.train.prefix_shared import build_prefix_shared
+    from diaforge.train.slicing import IGNORE_INDEX
 
     settings = demo_slicing()
     samples, _ = slice_samples(tokenizer, dialogues[: rounds + 1], **settings)

@@ -3,7 +3,7 @@
 this checkout are bench/results.json, refreshed with --out bench/results.json). What each number
 means: bench/README.md.
 
-    python -m bench.run [--out FILE] [--only token_ratio,loss_parity,...]
+    python -m diaforge.bench.run [--out FILE] [--only token_ratio,loss_parity,...]
     diaforge bench [--out FILE] [--only ...]
 
 Nothing is written outside the folder of --out: SmolLM2 is read from the checkout's
@@ -53,8 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.evalloop import add_batching_args
-from bench.inputs import (
+from diaforge.bench.evalloop import add_batching_args
+from diaforge.bench.inputs import (
     BENCH,
     DEMO_RECIPE,
     FIXTURE,
@@ -65,6 +65,7 @@ from bench.inputs import (
     slice_samples,
     smollm2_path,
 )
+
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser
 from diaforge.format import HISTORY_REASONING
 
@@ -94,7 +95,7 @@ DEFAULT_OUT = "outputs/bench/results.json"
 
 
 def bench_token_ratio(dialogues, tokenizer) -> dict[str, Any]:
-    from train.prefix_shared import build_prefix_shared
+    from diaforge.train.prefix_shared import build_prefix_shared
 
     settings = demo_slicing()
     samples, _ = slice_samples(tokenizer, dialogues, **settings)
@@ -131,8 +132,7 @@ def bench_token_ratio(dialogues, tokenizer) -> dict[str, Any]:
 
 def _token_losses(logits, labels):
     import torch
-
-    from train.slicing import IGNORE_INDEX
+    from diaforge.train.slicing import IGNORE_INDEX
 
     logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
     target = labels[:, 1:]
@@ -147,12 +147,11 @@ def _lora_grads(model):
 
 def bench_loss_parity(dialogues, work: Path) -> dict[str, Any]:
     import torch
+    from diaforge.train.modeling import build_tiny_model
+    from diaforge.train.prefix_shared import PrefixSharedCollator, build_prefix_shared
+    from diaforge.train.slicing import dialogue_texts
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from train.modeling import build_tiny_model
-    from train.prefix_shared import PrefixSharedCollator, build_prefix_shared
-    from train.slicing import dialogue_texts
 
     path = build_tiny_model(work / "tiny-parity", texts=dialogue_texts(dialogues), seed=0)
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -220,10 +219,9 @@ def bench_loss_parity(dialogues, work: Path) -> dict[str, Any]:
 
 def bench_step_speedup(dialogues, model_path: Path, tokenizer, num_dialogues: int) -> dict[str, Any]:
     import torch
+    from diaforge.train.prefix_shared import PrefixSharedCollator, build_prefix_shared
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
-
-    from train.prefix_shared import PrefixSharedCollator, build_prefix_shared
 
     settings = demo_slicing()
     chosen = dialogues[: num_dialogues + 1]  # the first one only warms up
@@ -364,7 +362,7 @@ def print_table(results: dict[str, Any]) -> None:
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     """The options and the parts to run (an unknown part is a usage error, exit 2)."""
     parser = OneLineArgumentParser(
-        prog="python -m bench.run",
+        prog="python -m diaforge.bench.run",
         description=__doc__.split("\n\n")[0],
         formatter_class=DefaultsHelpFormatter,
     )
@@ -439,9 +437,10 @@ class Measurements:
 
 def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measurements:
     """Run the selected parts in `work`, sharing the corpus and the SmolLM2 tokenizer."""
-    from bench.datagen import bench_datagen
-    from bench.dpo_shared import bench_dpo_shared
-    from bench.loss_positions import bench_loss_positions
+    from diaforge.bench.datagen import bench_datagen
+    from diaforge.bench.dpo_shared import bench_dpo_shared
+    from diaforge.bench.loss_positions import bench_loss_positions
+
     from diaforge.schema import load_dialogues
 
     m = Measurements()
@@ -469,7 +468,7 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         args.step_dialogues,
     )
     if "listing_rows" in parts:
-        from bench.listing_rows import PER_LISTING, bench_listing_rows
+        from diaforge.bench.listing_rows import PER_LISTING, bench_listing_rows
 
         t = time.perf_counter()
         siblings = generate_corpus(
@@ -500,7 +499,7 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
     speedup = "dpo_shared_step_speedup"
     m.part(parts, "dpo_shared", speedup, bench_dpo_shared, model_path, tokenizer, args.dpo_rounds)
     m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
-    from bench.evalloop import bench_dynamic_eval, bench_eval_batching, bench_eval_loop
+    from diaforge.bench.evalloop import bench_dynamic_eval, bench_eval_batching, bench_eval_loop
 
     out_dir = Path(args.out).expanduser().resolve().parent
     if "dynamic_eval" in parts:
@@ -523,7 +522,7 @@ def run_record(argv: list[str] | None, parts: list[str], seconds: float, m: Meas
     import trl
 
     return {
-        "command": "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m diaforge.bench.run " + " ".join(argv if argv is not None else sys.argv[1:]),
         "parts": parts,
         "seconds": round(seconds, 1),
         "part_seconds": {k: round(v, 1) for k, v in m.timings.items()},

@@ -12,7 +12,7 @@ Supported inputs, detected from the content (pass `format=` to force one):
   whole file ``{tool_name: {"description", "parameters"/"params"}}``.
 * ``openapi``: an OpenAPI 3 document (JSON, or YAML for ``.yaml``/``.yml``): one tool per
   operation, arguments from its path/query/header/cookie parameters and JSON request body
-  (read by `data_gen.openapi`).
+  (read by `diaforge.data_gen.openapi`).
 
 Every tool ends up as a `Tool` whose ``parameters`` is a JSON Schema object with normalised
 types (``dict``->``object``, ``float``->``number``, ``tuple``->``array``, ...). One record is read
@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from diaforge.data_gen.openapi import openapi_entries
 
-from data_gen.openapi import openapi_entries
 from diaforge.errors import InputError
 from diaforge.hygiene import MAX_DEPTH, check_regular_file, json_problem, load_yaml
 from diaforge.schema import Tool
@@ -64,7 +64,7 @@ FORMATS = ("openai", "paper", "openapi", "toolkit")
 MAX_CATALOGUE_BYTES = 32 * 1024 * 1024
 #: Most tools analysed or generated from at once. Near-duplicate analysis compares every pair of
 #: tools, so its time grows with their square (its memory only with the tools: about 0.4 GB and a
-#: minute at this limit; `data_gen.catalogue_analysis`).
+#: minute at this limit; `diaforge.data_gen.catalogue_analysis`).
 MAX_TOOLS = 5_000
 
 _YAML_SUFFIXES = {".yaml", ".yml"}

@@ -1,4 +1,4 @@
-"""Near-duplicate statistics of a catalogue (`python -m data_gen analyze`), in bounded memory.
+"""Near-duplicate statistics of a catalogue (`python -m diaforge.data_gen analyze`), in bounded memory.
 
 The composite score of DiaFORGE Appendix A.4 (`diaforge.similarity`) is computed over blocks of
 rows, never as a tool-by-tool matrix: memory grows with the tools (their vectors, plus one block of

@@ -1,4 +1,4 @@
-"""`python -m data_gen ...`: the data engine's command line.
+"""`python -m diaforge.data_gen ...`: the data engine's command line.
 
 Every user-caused error (a bad file, record, field or option) prints one line to stderr and exits
 with code 2; no traceback.
@@ -12,8 +12,16 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from data_gen.gen_config import BACKENDS, CHOICES, MAX_CONCURRENCY, ROLE_DEFAULTS, GenerationConfig, RoleSpec
-from data_gen.pairs_cli import add_pairs
+from diaforge.data_gen.gen_config import (
+    BACKENDS,
+    CHOICES,
+    MAX_CONCURRENCY,
+    ROLE_DEFAULTS,
+    GenerationConfig,
+    RoleSpec,
+)
+from diaforge.data_gen.pairs_cli import add_pairs
+
 from diaforge.cliargs import (
     DefaultsHelpFormatter,
     OneLineArgumentParser,
@@ -33,8 +41,9 @@ if TYPE_CHECKING:
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from data_gen.catalogue import check_catalogue_size, load_catalogue
-    from data_gen.catalogue_analysis import analyze_catalogue, check_analysis_text
+    from diaforge.data_gen.catalogue import check_catalogue_size, load_catalogue
+    from diaforge.data_gen.catalogue_analysis import analyze_catalogue, check_analysis_text
+
     from diaforge.similarity import get_encoder
 
     if not 0.0 <= args.threshold <= 1.0:
@@ -87,7 +96,8 @@ def format_analysis(stats: dict, *, top: int = 10) -> str:
 
 
 def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
-    from data_gen.corpus import analyze_corpus, format_corpus_report
+    from diaforge.data_gen.corpus import analyze_corpus, format_corpus_report
+
     from diaforge.schema import load_dialogues
 
     dialogues = load_dialogues(args.dialogues)
@@ -126,8 +136,8 @@ def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
 def _cmd_generate(args: argparse.Namespace) -> int:
     import asyncio
 
-    from data_gen.engine import generate
-    from data_gen.gen_config import load_config
+    from diaforge.data_gen.engine import generate
+    from diaforge.data_gen.gen_config import load_config
 
     keys = (*GENERATE_FLAGS, *ROLE_DEFAULTS, *GENERATE_SWITCHES)
     cfg = load_config(args.config, **{key: getattr(args, key) for key in keys})
@@ -156,7 +166,7 @@ def _misses_note(stats: dict) -> str:
 
 
 def _build(args: argparse.Namespace, builder: Any, prefix: str, **options: Any) -> dict[str, Any]:
-    """Run a benchmark builder of `data_gen.engine` on the command line's catalogue, output file
+    """Run a benchmark builder of `diaforge.data_gen.engine` on the command line's catalogue, output file
     and work folder (a temporary one unless ``--work-dir`` is given); its summary."""
     import asyncio
     import tempfile
@@ -179,7 +189,7 @@ def _build(args: argparse.Namespace, builder: Any, prefix: str, **options: Any) 
 
 
 def _cmd_build_benchmark(args: argparse.Namespace) -> int:
-    from data_gen.engine import build_benchmark
+    from diaforge.data_gen.engine import build_benchmark
 
     info = _build(args, build_benchmark, "diabench-", seeds_per_tool=args.seeds_per_tool)
     emit(
@@ -190,7 +200,7 @@ def _cmd_build_benchmark(args: argparse.Namespace) -> int:
 
 
 def _cmd_build_no_tool_split(args: argparse.Namespace) -> int:
-    from data_gen.engine import build_no_tool_benchmark
+    from diaforge.data_gen.engine import build_no_tool_benchmark
 
     info = _build(args, build_no_tool_benchmark, "diabench-no-tool-", seeds=args.seeds)
     emit(f"{info['records']} retrieval misses from {info['seeds']} seeds over held-out tools -> {args.out}")
@@ -200,7 +210,8 @@ def _cmd_build_no_tool_split(args: argparse.Namespace) -> int:
 def _cmd_ngram_overlap(args: argparse.Namespace) -> int:
     import json
 
-    from data_gen.overlap import ngram_overlap
+    from diaforge.data_gen.overlap import ngram_overlap
+
     from diaforge.schema import load_dialogues
 
     stats = ngram_overlap(load_dialogues(args.train), load_dialogues(args.bench))
@@ -209,7 +220,8 @@ def _cmd_ngram_overlap(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from data_gen.export import export_dialogues, lengths_line, summary_line, unchecked_note
+    from diaforge.data_gen.export import export_dialogues, lengths_line, summary_line, unchecked_note
+
     from diaforge.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="export folder")
@@ -267,9 +279,11 @@ def _command(sub: argparse._SubParsersAction, name: str, summary: str) -> argpar
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """`python -m data_gen` and its subcommands."""
+    """`python -m diaforge.data_gen` and its subcommands."""
     parser = OneLineArgumentParser(
-        prog="python -m data_gen", description=__doc__.splitlines()[0], formatter_class=DefaultsHelpFormatter
+        prog="python -m diaforge.data_gen",
+        description=__doc__.splitlines()[0],
+        formatter_class=DefaultsHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do")
     for add in (

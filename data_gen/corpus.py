@@ -1,4 +1,4 @@
-"""Corpus statistics of a set of dialogues: `python -m data_gen analyze-corpus DIALOGUES.jsonl`.
+"""Corpus statistics of a set of dialogues: `python -m diaforge.data_gen analyze-corpus DIALOGUES.jsonl`.
 
 What `analyze_corpus` reports (every number in one JSON object, see `format_corpus_report`):
 
@@ -80,7 +80,7 @@ def label_violations(d: Dialogue) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Lexical diversity (`diaforge.text`: the definitions of eval.metrics' TTR and NGD)
+# Lexical diversity (`diaforge.text`: the definitions of diaforge.eval.metrics' TTR and NGD)
 # --------------------------------------------------------------------------------------------
 
 

@@ -1,8 +1,8 @@
 """UTC-Gen, a whole run: `generate` runs (or resumes) every seed of a configuration concurrently and
 writes the run folder; `build_benchmark` builds the held-out evaluation set the same way.
 
-One seed (metadata, the two-phase dialogue, the validator cascade) is `data_gen.seed_engine`; the
-configuration is `data_gen.gen_config`; the statistics, plots and exports are `data_gen.run_stats`.
+One seed (metadata, the two-phase dialogue, the validator cascade) is `diaforge.data_gen.seed_engine`; the
+configuration is `diaforge.data_gen.gen_config`; the statistics, plots and exports are `diaforge.data_gen.run_stats`.
 
 Outputs in the run folder:
 
@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from data_gen.gen_config import GenerationConfig
-from data_gen.no_tool import no_tool_stats
-from data_gen.personas import load_personas
-from data_gen.run_stats import corpus_stats, export_corpus, plot_corpus, usage_split
-from data_gen.seed_engine import Attempt, Engine, SeedOutcome, build_role_backends
+from diaforge.data_gen.gen_config import GenerationConfig
+from diaforge.data_gen.no_tool import no_tool_stats
+from diaforge.data_gen.personas import load_personas
+from diaforge.data_gen.run_stats import corpus_stats, export_corpus, plot_corpus, usage_split
+from diaforge.data_gen.seed_engine import Attempt, Engine, SeedOutcome, build_role_backends
+
 from diaforge.errors import InputError
 from diaforge.hygiene import sha256_file
 from diaforge.jsonl import JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl
@@ -73,7 +74,7 @@ class RunSummary:
 
 async def generate(cfg: GenerationConfig, *, tools: Sequence[Tool] | None = None) -> RunSummary:
     """Runs (or resumes) a generation run and writes every output."""
-    from data_gen.catalogue import check_catalogue_size, load_catalogue
+    from diaforge.data_gen.catalogue import check_catalogue_size, load_catalogue
 
     out = Path(cfg.out)
     if tools is None:
@@ -376,7 +377,7 @@ async def build_no_tool_benchmark(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Builds the no-tool split the same way, from held-out tools only: `seeds` retrieval misses
-    (`data_gen.no_tool`; the first `seeds` tools of the run's shuffled order, each withheld from
+    (`diaforge.data_gen.no_tool`; the first `seeds` tools of the run's shuffled order, each withheld from
     its k+1 nearest held-out neighbours), each with a validated reference dialogue that ends in the
     teacher's refusal. Returns counts."""
     return await _build_split(
@@ -403,7 +404,7 @@ async def _build_split(
 ) -> dict[str, Any]:
     """A benchmark file from a scripted generation run over the catalogue's `split` tools with the
     held-out wording; `settings` are the run's seed, size and `no_tool_share`."""
-    from data_gen.catalogue import load_catalogue
+    from diaforge.data_gen.catalogue import load_catalogue
 
     catalogue = load_catalogue(catalogue_path)
     tools = catalogue.split(split).tools if split else catalogue.tools

@@ -1,7 +1,7 @@
 """Dialogues as TRL prompt-completion rows, checked against the chat template and the token budget
 that will train them.
 
-    python -m data_gen export DIALOGUES.jsonl --format hf|hf-prompt --out DIR [--tokenizer PATH]
+    python -m diaforge.data_gen export DIALOGUES.jsonl --format hf|hf-prompt --out DIR [--tokenizer PATH]
         [--tool-style json|compact] [--history-reasoning strip|keep] [--target-reasoning keep|drop]
         [--system-prompt-file FILE] [--force]
 

@@ -1,5 +1,5 @@
 """The configuration of a generation run: `GenerationConfig` and the per-role `RoleSpec`, pydantic
-models whose fields are the YAML keys of `python -m data_gen generate --config FILE`.
+models whose fields are the YAML keys of `python -m diaforge.data_gen generate --config FILE`.
 
 A YAML config holds any field of `GenerationConfig`, plus `backend`/`model`/`base_url` as defaults
 for every role and `roles: {role: {backend, model, ...}}` per role. CLI flags override the file.
@@ -7,7 +7,7 @@ Types are strict: an integer must be written as one (`k: five`, `k: 2.7`, `seed:
 refused), a boolean as YAML's true or false (`validators: "no"` is refused, not read as true, and
 so is YAML 1.1's unquoted `no`), numbers must be finite, and an unknown key is refused with the
 nearest known one suggested. Every refusal is one `InputError` line naming the file and the key,
-raised before anything slow (an encoder, a model) is loaded; `python -m data_gen` prints it and
+raised before anything slow (an encoder, a model) is loaded; `python -m diaforge.data_gen` prints it and
 exits with code 2.
 """
 
@@ -17,6 +17,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from diaforge.data_gen.wording import REASONING_STYLES, WORDING_CHOICES
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -27,7 +28,6 @@ from pydantic import (
     model_validator,
 )
 
-from data_gen.wording import REASONING_STYLES, WORDING_CHOICES
 from diaforge.configs import FieldProblem, Keys, check_choice, config_error, read_yaml_mapping
 from diaforge.errors import InputError
 from diaforge.hygiene import sha256_file
@@ -138,19 +138,19 @@ class GenerationConfig(_Strict):
     wording: str = Field(
         "train",
         description="Wording bank of the scripted user-proxy and teacher: train for training corpora, heldout "
-        "for the evaluation benchmark (data_gen.wording; the two share no template).",
+        "for the evaluation benchmark (diaforge.data_gen.wording; the two share no template).",
     )
     reasoning: str = Field(
         "summary",
         description="Style of the scripted teacher's argument-completion thoughts: summary states its conclusions "
         "(the paper's style); lookup first copies the tool's signature and quotes the user's words holding each "
-        "value (data_gen.agents.lookup; what teaches small models to look things up).",
+        "value (diaforge.data_gen.agents.lookup; what teaches small models to look things up).",
     )
     no_tool_share: float = Field(
         0.0,
         ge=0.0,
         le=1.0,
-        description="Share of seeds that become retrieval misses (data_gen.no_tool): the seed tool is "
+        description="Share of seeds that become retrieval misses (diaforge.data_gen.no_tool): the seed tool is "
         "kept out of the candidates while its nearest neighbours stay, and the teacher disambiguates, then says "
         "plainly that none of its tools does it. 0 keeps the paper's corpus (docs/data-generation.md, Retrieval misses).",
     )

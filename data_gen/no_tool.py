@@ -14,11 +14,11 @@ likely a near-duplicate. A run's `no_tool_share` (`GenerationConfig`) of its see
   miss shows as many candidates as any other dialogue, so their count tells a model nothing.
 * **The dialogue** (`converse_miss`). The user-proxy pursues the seed tool as usual; the teacher
   disambiguates and, once the user has turned every candidate down, says plainly that none of its
-  tools does that (`data_gen.agents.refusal`). The dialogue ends at that refusal. A call is a wrong
+  tools does that (`diaforge.data_gen.agents.refusal`). The dialogue ends at that refusal. A call is a wrong
   selection (stage `selection`, retried like one); no refusal within `t_max` is a `t_max` reject.
 * **The record.** ``seed_tool: null``, id ``<index>-miss-<tool>``, the seed tool's spec in
   ``provenance.withheld_tool`` and its values in ``gold_args`` (what the user would give). The
-  cascade is format -> no_tool -> naturalness (`data_gen.validators`), then the two judges; a
+  cascade is format -> no_tool -> naturalness (`diaforge.data_gen.validators`), then the two judges; a
   `no_tool` reject (a call, an early refusal, a request for arguments) is retried.
 """
 
@@ -29,8 +29,9 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from data_gen.agents import DialogueState, Teacher, User
-from data_gen.agents.refusal import is_refusal
+from diaforge.data_gen.agents import DialogueState, Teacher, User
+from diaforge.data_gen.agents.refusal import is_refusal
+
 from diaforge.llm.base import Usage
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, Tool, Turn

@@ -1,5 +1,5 @@
 """OpenAPI 3 documents as tools: one `Tool` per operation (`tools_from_openapi`), and the entries
-`data_gen.catalogue.load_catalogue` reads from an ``openapi`` catalogue file (`openapi_entries`).
+`diaforge.data_gen.catalogue.load_catalogue` reads from an ``openapi`` catalogue file (`openapi_entries`).
 
 A tool's name is the operation's ``operationId``, or one derived from the method and the route
 (``get /orders/{order_id}/items`` -> ``get_orders_by_order_id_items``). Its arguments are the

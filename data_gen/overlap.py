@@ -3,7 +3,7 @@
 For each benchmark opening (first user turn) and each benchmark question (assistant reply in
 the tool-selection phase), the word 4-grams it shares with the same kind of text in the training
 corpus. Reported: the share of texts with at least one shared 4-gram and the mean share of
-shared 4-grams per text. `python -m data_gen ngram-overlap TRAIN.jsonl BENCH.jsonl`.
+shared 4-grams per text. `python -m diaforge.data_gen ngram-overlap TRAIN.jsonl BENCH.jsonl`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Preference pairs from a generated corpus: for each assistant turn that decides something, rejected
 alternatives of named kinds, for preference training (DPO) after SFT.
 
-    python -m data_gen pairs DIALOGUES.jsonl --out DIR [--kinds K,...] [--mix K=W,...] [--seed N]
+    python -m diaforge.data_gen pairs DIALOGUES.jsonl --out DIR [--kinds K,...] [--mix K=W,...] [--seed N]
         [--format hf-prompt|hf] [--tool-style ...] [--history-reasoning ...] [--target-reasoning ...]
 
 The generator knows, at every turn, the right move and the state it depends on (the gold tool, the
@@ -9,7 +9,7 @@ values the user has said, whether the dialogue is a retrieval miss), so the wron
 from that state, not sampled from a model. Each rejected turn is an assistant `Turn` like the
 chosen one (thought, then a reply or only a call list), so it renders in the same prompt format and
 parses with `diaforge.format.parse_assistant`; its thought states the rejected decision, so thought
-and reply agree. In a corpus of `lookup` thoughts (`data_gen.agents.lookup`), the rejected
+and reply agree. In a corpus of `lookup` thoughts (`diaforge.data_gen.agents.lookup`), the rejected
 completion thoughts use the same template as the chosen ones, so a pair differs in the decision and
 what it rests on, not in the style of the thought: a premature call lists its invented values under
 "Known" with no words of the user quoted for them (the error a tuned model makes), and a needless
@@ -18,7 +18,7 @@ the turns where each applies:
 
 * ``premature_call``: at a request for values (``action: request``), the call of the gold tool with
   the values said so far and a plausible invented value for each required one still missing (drawn
-  by `data_gen.values.ValueGenerator` for the parameter's schema; never the gold value).
+  by `diaforge.data_gen.values.ValueGenerator` for the parameter's schema; never the gold value).
 * ``near_duplicate``: the candidate closest to the gold tool by the composite similarity
   (`diaforge.similarity`: .40 name + .35 description + .25 parameters; descriptions encoded with
   `--encoder`). Variant ``call``: at a call, the same call (same values) to that tool. Variant
@@ -29,14 +29,14 @@ the turns where each applies:
 * ``needless_question``: variant ``value``: at a call, a request for a value the user already gave;
   variant ``tool``: at the first turn after the tool is settled (the user's words point to one
   tool), a question asking which of the gold tool and its closest candidate they mean.
-* ``missed_refusal``: in a retrieval miss (no candidate fits, `data_gen.no_tool`), at the refusal:
+* ``missed_refusal``: in a retrieval miss (no candidate fits, `diaforge.data_gen.no_tool`), at the refusal:
   variant ``call``, the selection of the candidate closest to what the user needs; variant
   ``request``, a request for that candidate's required values.
 * ``wrong_refusal``: variant ``positive``: at the call of a dialogue whose gold tool is among the
   candidates, a refusal ("none of my tools does that"); variant ``early``: in a retrieval miss, a
   refusal in place of a question asked before the user has ruled every candidate out.
 
-Every refusal is read by `data_gen.agents.refusal.is_refusal`, the rule the no-tool metrics use.
+Every refusal is read by `diaforge.data_gen.agents.refusal.is_refusal`, the rule the no-tool metrics use.
 
 The mix. `--kinds` keeps only the named kinds. `--mix kind=weight,...` makes the kinds' counts
 proportional to the weights: with n_k pairs of kind k available and shares w_k (weights over
@@ -66,11 +66,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.agents import COMPLETION, SELECTION, DialogueState, ScriptedTeacher
-from data_gen.agents.lookup import completion_thought
-from data_gen.agents.refusal import is_refusal
-from data_gen.phrasing import first_sentence
-from data_gen.values import ValueGenerator, extract_value
+from diaforge.data_gen.agents import COMPLETION, SELECTION, DialogueState, ScriptedTeacher
+from diaforge.data_gen.agents.lookup import completion_thought
+from diaforge.data_gen.agents.refusal import is_refusal
+from diaforge.data_gen.phrasing import first_sentence
+from diaforge.data_gen.values import ValueGenerator, extract_value
+
 from diaforge.format import PAIR_KINDS, PromptFormat, pair_record, preference_rows
 from diaforge.jsonl import write_jsonl
 from diaforge.rng import seeded_rng
@@ -97,7 +98,7 @@ class PairOptions:
     seed: int = 0
     """Seeds the invented values, the wording and the mix's draw (each per dialogue and turn)."""
     wording: str = "train"
-    """The wording bank of the rejected questions and refusals (`data_gen.wording`)."""
+    """The wording bank of the rejected questions and refusals (`diaforge.data_gen.wording`)."""
     encoder: str = "tfidf"
     """The description encoder of the composite similarity (`diaforge.similarity.get_encoder`)."""
     max_pairs: int | None = None
@@ -174,7 +175,7 @@ class _Context:
         return [t.content for t in self.dialogue.turns[:i] if t.role == "user"]
 
     def lookup_thought(self, i: int, known: dict[str, Any], missing: list[str]) -> str:
-        """A `lookup` completion thought (`data_gen.agents.lookup`) for turn `i` with these known
+        """A `lookup` completion thought (`diaforge.data_gen.agents.lookup`) for turn `i` with these known
         and missing keys, opened as the chosen turn's thought opens (``The user chose ...``), so
         that it differs from the chosen thought only in what the decision rests on."""
         chosen = self.dialogue.turns[i].thought or ""

@@ -1,10 +1,11 @@
-"""`python -m data_gen pairs` (`diaforge data pairs`): the command line of `data_gen.pairs`."""
+"""`python -m diaforge.data_gen pairs` (`diaforge data pairs`): the command line of `diaforge.data_gen.pairs`."""
 
 from __future__ import annotations
 
 import argparse
 
-from data_gen.wording import WORDING_CHOICES
+from diaforge.data_gen.wording import WORDING_CHOICES
+
 from diaforge.cliargs import DefaultsHelpFormatter, add_export_format_flags, export_format_from_args
 from diaforge.console import emit
 from diaforge.errors import InputError
@@ -12,7 +13,8 @@ from diaforge.hygiene import check_output_dir
 
 
 def run_pairs(args: argparse.Namespace) -> int:
-    from data_gen.pairs import KINDS, PairOptions, parse_mix, summary_line, write_pairs
+    from diaforge.data_gen.pairs import KINDS, PairOptions, parse_mix, summary_line, write_pairs
+
     from diaforge.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="pairs folder")
@@ -35,7 +37,8 @@ def run_pairs(args: argparse.Namespace) -> int:
 
 
 def add_pairs(sub: argparse._SubParsersAction) -> None:
-    from data_gen.pairs import KINDS
+    from diaforge.data_gen.pairs import KINDS
+
     from diaforge.format import EXPORT_FORMATS
 
     summary = (

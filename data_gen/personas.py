@@ -45,7 +45,7 @@ _lob_key = line_of_business_key
 
 
 def bundled_personas_path() -> Path:
-    return Path(str(resources.files("data_gen") / "assets" / "personas.jsonl"))
+    return Path(str(resources.files("diaforge.data_gen") / "assets" / "personas.jsonl"))
 
 
 def load_personas(path: str | Path | None = None) -> list[Persona]:

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from data_gen.agents import COMPLETION, SELECTION
-from data_gen.validators import broken_phrase_counts, naturalness_shares
+from diaforge.data_gen.agents import COMPLETION, SELECTION
+from diaforge.data_gen.validators import broken_phrase_counts, naturalness_shares
+
 from diaforge.llm.base import Usage
 from diaforge.schema import Dialogue
 
@@ -149,9 +150,10 @@ def plot_corpus(dialogues: Sequence[Dialogue], folder: Path) -> list[Path]:
 def export_corpus(dialogues: Sequence[Dialogue], out: Path) -> None:
     """HF conversational JSONL (`messages` + `tools`), a `datasets` folder (save_to_disk) and the
     `prompt_format.json` they were rendered in: the paper's text format (`hf-prompt`), which every
-    chat template renders; `python -m data_gen export` writes other formats and checks them against
+    chat template renders; `python -m diaforge.data_gen export` writes other formats and checks them against
     a tokenizer's template."""
-    from data_gen.export import write_hf_export
+    from diaforge.data_gen.export import write_hf_export
+
     from diaforge.format import export_format
 
     write_hf_export(dialogues, out, export_format("hf-prompt"))

@@ -1,6 +1,6 @@
 """One seed of UTC-Gen: build its metadata (persona, gold values, goal, candidate pool), run the
 two-phase dialogue between the user-proxy and the teacher, and judge it with the validator
-cascade. `Engine.run_seed` retries a seed whose selection went wrong; `data_gen.engine.generate`
+cascade. `Engine.run_seed` retries a seed whose selection went wrong; `diaforge.data_gen.engine.generate`
 runs many seeds concurrently and writes the run folder.
 
 With `dialogues_per_listing` N > 1, seeds come in groups of N over one candidate listing (an
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data_gen.agents import (
+from diaforge.data_gen.agents import (
     COMPLETION,
     SELECTION,
     CritiqueJudge,
@@ -42,11 +42,12 @@ from data_gen.agents import (
     llm_values,
     scripted_goal,
 )
-from data_gen.gen_config import GenerationConfig
-from data_gen.no_tool import converse_miss, miss_candidates, miss_seeds
-from data_gen.personas import PersonaSampler, load_personas
-from data_gen.validators import run_rule_validators
-from data_gen.values import ValueGenerator
+from diaforge.data_gen.gen_config import GenerationConfig
+from diaforge.data_gen.no_tool import converse_miss, miss_candidates, miss_seeds
+from diaforge.data_gen.personas import PersonaSampler, load_personas
+from diaforge.data_gen.validators import run_rule_validators
+from diaforge.data_gen.values import ValueGenerator
+
 from diaforge.errors import InputError
 from diaforge.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, ChatResult, Usage
 from diaforge.rng import seeded_rng
@@ -378,7 +379,7 @@ class Engine:
         listing: Sequence[Tool] | None = None,
     ) -> DialogueState:
         """The seed's persona, gold arguments, goal and candidate pool (in this order of draws); a
-        retrieval miss (`data_gen.no_tool`) gets candidates without the gold tool; a seed of a
+        retrieval miss (`diaforge.data_gen.no_tool`) gets candidates without the gold tool; a seed of a
         shared-listing group shows its group's `listing` (drawn from no per-seed generator)."""
         persona = self._persona(gold, rng)
         gold_args: dict[str, Any] | None = None
@@ -407,7 +408,7 @@ class Engine:
     ) -> tuple[bool, str | None]:
         """The two-phase dialogue, at most `t_max` user turns, until the teacher calls the tool in
         the completion phase. Returns whether it did, and the wrongly selected tool (or None). A
-        retrieval miss runs until the teacher refuses instead (`data_gen.no_tool.converse_miss`)."""
+        retrieval miss runs until the teacher refuses instead (`diaforge.data_gen.no_tool.converse_miss`)."""
         if state.no_tool:
             return await converse_miss(self.user, self.teacher, state, rng, usage, self.cfg.t_max)
         for _ in range(self.cfg.t_max):

@@ -9,7 +9,7 @@ The naturalness step is ours: it rejects what makes a corpus teach the wrong beh
 benchmark leak its answer. Its reasons start with a kind (`tool_name_in_reply`,
 `tool_name_from_user`, `template_artefact`, `determiner_before_verb`, `contradicting_intent`,
 `foreign_jargon`, `unsettled_choice`, and the kinds of broken phrase of
-`data_gen.phrasing.broken`: `verb_read_as_noun`, `preposition_as_noun`, `verb_agreement`,
+`diaforge.data_gen.phrasing.broken`: `verb_read_as_noun`, `preposition_as_noun`, `verb_agreement`,
 `cut_phrase`, `lost_object`, `run_on`, `mass_noun_article`, `tool_talk`, `lowercased_name`), which
 `stats.json` counts (`reject_reasons`; `broken_phrases` counts the accepted dialogues holding each
 kind, and `naturalness.share_broken_phrases` their share)."""
@@ -19,18 +19,19 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from data_gen.agents.options import narrow, offered_options
-from data_gen.agents.refusal import is_refusal, set_apart
-from data_gen.agents.state import COMPLETION
-from data_gen.phrasing import (
+from diaforge.data_gen.agents.options import narrow, offered_options
+from diaforge.data_gen.agents.refusal import is_refusal, set_apart
+from diaforge.data_gen.agents.state import COMPLETION
+from diaforge.data_gen.phrasing import (
     artefacts,
     contradicting_verbs,
     determiner_before_verb,
     foreign_trade_words,
     names_read_out,
 )
-from data_gen.phrasing.broken import KINDS, broken_phrases
-from data_gen.values import check_arguments, render_value
+from diaforge.data_gen.phrasing.broken import KINDS, broken_phrases
+from diaforge.data_gen.values import check_arguments, render_value
+
 from diaforge.format import parse_assistant, render_assistant
 from diaforge.schema import ACT_OF_ACTION, CALL_ACTIONS, Dialogue, Tool, Verdict
 from diaforge.text import content_stems, line_of_business_key, name_tokens, stem, tool_stems
@@ -123,10 +124,10 @@ def no_tool_validator(d: Dialogue) -> Verdict:
     """A retrieval miss: no assistant turn calls a tool (`call_without_fit`); nobody asks for
     arguments (`asked_arguments`: an argument-completion or request turn, or a user turn after the
     opening that gives one of the need's values, as if asked); the dialogue ends at its first
-    refusal (`data_gen.agents.refusal.is_refusal`; `no_refusal`); and before it the user has ruled
+    refusal (`diaforge.data_gen.agents.refusal.is_refusal`; `no_refusal`); and before it the user has ruled
     out every candidate (`early_refusal`: a refusal to a vague opening is as wrong as a guess). A
     candidate is ruled out when the user's answers (not the opening) set it apart from the need
-    (`data_gen.agents.refusal.set_apart`) or when an assistant question offered it
+    (`diaforge.data_gen.agents.refusal.set_apart`) or when an assistant question offered it
     (`offered_options`, read by words) and the user's answer turned it down (`narrow`); a
     near-duplicate of the need (`near_duplicates`) must also be told apart in the user's answers,
     as the naturalness validator asks of a call (`unsettled_choice`)."""
@@ -242,7 +243,7 @@ def naturalness_validator(d: Dialogue) -> Verdict:
 
 def foreign_jargon(d: Dialogue) -> list[tuple[int, str]]:
     """`(turn, term)` for each user turn that talks the jargon of a line of business other than
-    the gold tool's (`data_gen.phrasing.foreign_trade_words`; a retrieval miss: the withheld
+    the gold tool's (`diaforge.data_gen.phrasing.foreign_trade_words`; a retrieval miss: the withheld
     tool's); the values the user gives and its own role and department are left out, they are
     data, not shop talk."""
     gold = d.gold_tool or d.withheld_tool
@@ -289,14 +290,14 @@ def run_rule_validators(d: Dialogue) -> list[Verdict]:
 
 
 BROKEN_KINDS = ("template_artefact", "determiner_before_verb", *KINDS)
-"""The kinds a broken phrase is counted by: the earlier two and those of `data_gen.phrasing.broken`."""
+"""The kinds a broken phrase is counted by: the earlier two and those of `diaforge.data_gen.phrasing.broken`."""
 
 
 def phrase_findings(d: Dialogue) -> dict[str, str]:
     """Each kind of broken phrase in any turn of a dialogue (`BROKEN_KINDS`), with the first
     evidence of it: template debris (quoted values and JSON left out), a determiner before a verb
-    phrase, and the kinds of `data_gen.phrasing.broken`."""
-    from data_gen.phrasing.broken import _plain
+    phrase, and the kinds of `diaforge.data_gen.phrasing.broken`."""
+    from diaforge.data_gen.phrasing.broken import _plain
 
     found: dict[str, str] = {}
     for t in d.turns:

@@ -2,7 +2,7 @@
 
 Two banks with no template in common: `train` writes training corpora, `heldout` writes the
 evaluation benchmark and plays the user-proxy during evaluation, so a model cannot score by
-recalling training sentences (`python -m data_gen ngram-overlap` measures what is left).
+recalling training sentences (`python -m diaforge.data_gen ngram-overlap` measures what is left).
 `get_wording` gives a bank by name; the scripted agents and the generation config call that
 name their `wording`. `REASONING_STYLES` names the two ways the teacher words its thoughts.
 Slots: `{act}` a verb phrase, `{Act}` the same capitalised, `{role}`/`{department}` from the
@@ -42,13 +42,13 @@ class Wording:
     """The user's reply when asked for values it has all given."""
     ask_one: tuple[str, ...]
     """The teacher's question when a single candidate is left to offer (`{option}`, a verb
-    phrase); only a retrieval miss asks it (`data_gen.agents.refusal`)."""
+    phrase); only a retrieval miss asks it (`diaforge.data_gen.agents.refusal`)."""
     ask_other: tuple[str, ...]
     """The teacher's question offering the candidates left after the user turned the first ones
     down (`{options}`, verb phrases); only a retrieval miss asks it."""
     refuse: tuple[str, ...]
     """The teacher's plain refusal once the user has ruled out every candidate: a statement (no
-    question mark) with a negation, which is how `data_gen.agents.refusal.is_refusal` reads it."""
+    question mark) with a negation, which is how `diaforge.data_gen.agents.refusal.is_refusal` reads it."""
 
 
 TRAIN = Wording(
@@ -178,7 +178,7 @@ HELDOUT = Wording(
 WORDINGS = {"train": TRAIN, "heldout": HELDOUT}
 WORDING_CHOICES = tuple(WORDINGS)
 REASONING_STYLES = ("summary", "lookup")
-"""How the scripted teacher words its argument-completion thoughts (`data_gen.agents.lookup`):
+"""How the scripted teacher words its argument-completion thoughts (`diaforge.data_gen.agents.lookup`):
 `summary` states the conclusions (the paper's style); `lookup` copies the signature and the
 user's words first."""
 DEFAULT_TONE = "friendly"

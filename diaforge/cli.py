@@ -1,13 +1,13 @@
 """`diaforge`: one door per stage, each the project's existing command line.
 
-    diaforge data ...        = python -m data_gen ...            generate, check and analyse dialogue data
-    diaforge train ...       = python -m train.launch ...        fine-tune on a recipe through accelerate
-    diaforge preview ...     = python -m train.preview ...       the samples training will see
-    diaforge merge ...       = python -m train.merge ...         merge a LoRA adapter into its base model
-    diaforge eval ...        = python -m eval ...                evaluate a model, compare runs, peer benchmarks
-    diaforge demo ...        = python -m pipeline demo ...       data, training and evaluation on SmolLM2
-    diaforge demo-curve ...  = python -m pipeline demo-curve ... dynamic Acc against corpus size
-    diaforge bench ...       = python -m bench.run ...           measure the benchmarks on this machine
+    diaforge data ...        = python -m diaforge.data_gen ...            generate, check and analyse dialogue data
+    diaforge train ...       = python -m diaforge.train.launch ...        fine-tune on a recipe through accelerate
+    diaforge preview ...     = python -m diaforge.train.preview ...       the samples training will see
+    diaforge merge ...       = python -m diaforge.train.merge ...         merge a LoRA adapter into its base model
+    diaforge eval ...        = python -m diaforge.eval ...                evaluate a model, compare runs, peer benchmarks
+    diaforge demo ...        = python -m diaforge.pipeline demo ...       data, training and evaluation on SmolLM2
+    diaforge demo-curve ...  = python -m diaforge.pipeline demo-curve ... dynamic Acc against corpus size
+    diaforge bench ...       = python -m diaforge.bench.run ...           measure the benchmarks on this machine
 
 A subcommand runs its module exactly as `python -m` does (`runpy`, with the rest of the command
 line as its arguments), so options, help, output and exit codes are the module's own and the two
@@ -37,26 +37,40 @@ class Command(NamedTuple):
 
 
 COMMANDS: dict[str, Command] = {
-    "data": Command("data_gen", (), "generate, check and analyse dialogue data (python -m data_gen)"),
-    "train": Command("train.launch", (), "fine-tune on a recipe through accelerate (python -m train.launch)"),
-    "preview": Command(
-        "train.preview",
-        (),
-        "print the samples a recipe trains on, trained span marked (python -m train.preview)",
+    "data": Command(
+        "diaforge.data_gen", (), "generate, check and analyse dialogue data (python -m diaforge.data_gen)"
     ),
-    "merge": Command("train.merge", (), "merge a LoRA adapter into its base model (python -m train.merge)"),
-    "eval": Command("eval", (), "evaluate a model, compare runs, run peer benchmarks (python -m eval)"),
+    "train": Command(
+        "diaforge.train.launch",
+        (),
+        "fine-tune on a recipe through accelerate (python -m diaforge.train.launch)",
+    ),
+    "preview": Command(
+        "diaforge.train.preview",
+        (),
+        "print the samples a recipe trains on, trained span marked (python -m diaforge.train.preview)",
+    ),
+    "merge": Command(
+        "diaforge.train.merge",
+        (),
+        "merge a LoRA adapter into its base model (python -m diaforge.train.merge)",
+    ),
+    "eval": Command(
+        "diaforge.eval", (), "evaluate a model, compare runs, run peer benchmarks (python -m diaforge.eval)"
+    ),
     "demo": Command(
-        "pipeline",
+        "diaforge.pipeline",
         ("demo",),
-        "the whole loop on SmolLM2: data, training, evaluation (python -m pipeline demo)",
+        "the whole loop on SmolLM2: data, training, evaluation (python -m diaforge.pipeline demo)",
     ),
     "demo-curve": Command(
-        "pipeline",
+        "diaforge.pipeline",
         ("demo-curve",),
-        "dynamic Acc against training corpus size (python -m pipeline demo-curve)",
+        "dynamic Acc against training corpus size (python -m diaforge.pipeline demo-curve)",
     ),
-    "bench": Command("bench.run", (), "measure the benchmarks on this machine (python -m bench.run)"),
+    "bench": Command(
+        "diaforge.bench.run", (), "measure the benchmarks on this machine (python -m diaforge.bench.run)"
+    ),
 }
 
 

@@ -7,9 +7,9 @@ whose stdout is meant to be piped (`--json`) must not carry such lines, so the c
 entry points run inside `results_only_on_stdout()`, which sends whatever else is printed to
 stderr, and print their results with `emit()`.
 
-Every `python -m ...` entry point (data_gen, eval, train.launch, train.preview, bench.run,
+Every `python -m ...` entry point (data_gen, eval, diaforge.train.launch, diaforge.train.preview, diaforge.bench.run,
 diaforge) ends through `run_main(main)`: when the reader of its output goes away early
-(`python -m eval score ... | head`), it stops without a traceback and exits with 141, the status a
+(`python -m diaforge.eval score ... | head`), it stops without a traceback and exits with 141, the status a
 shell reports for a command killed by SIGPIPE (what `yes | head` gives), so a pipeline under
 `set -o pipefail` still sees that the command did not finish.
 

@@ -1,6 +1,6 @@
 """DICE-Score (DICE-Bench, Eq. 1): a dataset metric of how scattered over the user's turns the
-items a dialogue's calls need are. Shared vocabulary: `python -m data_gen analyze-corpus` reports
-it for a corpus and `eval.metrics` re-exports it for an evaluation run.
+items a dialogue's calls need are. Shared vocabulary: `python -m diaforge.data_gen analyze-corpus` reports
+it for a corpus and `diaforge.eval.metrics` re-exports it for an evaluation run.
 
 For a dialogue whose function-related items (the function name plus one item per argument) must
 be gathered from its user utterances, with S = (S_1, ..., S_|S|) the number of items mentioned in
@@ -17,7 +17,7 @@ utterances are counted; an utterance is matched against the calls that come afte
 DICE-Bench, a round-r utterance against the functions of rounds r..N).
 
 Item counting (`count_items`) is by a deterministic value matcher unless an LLM counter
-(`LLMItemCounter`) supplies the counts. Text is normalised as in `eval.metrics.values_match`
+(`LLMItemCounter`) supplies the counts. Text is normalised as in `diaforge.eval.metrics.values_match`
 (Unicode NFKC, case folding, whitespace runs collapsed); a phrase is "in" an utterance when it
 occurs there between word boundaries. An item is mentioned in an utterance when:
 

@@ -286,7 +286,7 @@ def composite_matrix(
     """Symmetric N x N matrix of composite scores; the diagonal is NaN (a tool is not its own
     near-duplicate). `desc_vecs` (unit description embeddings) saves encoding them again. For
     small sets and tests: its memory grows with the square of the tools, which is why
-    `data_gen.catalogue_analysis.analyze_catalogue` scores a catalogue block by block instead."""
+    `diaforge.data_gen.catalogue_analysis.analyze_catalogue` scores a catalogue block by block instead."""
     n = len(tools)
     vecs = encoder.encode([t.description for t in tools]) if desc_vecs is None else desc_vecs
     desc = np.clip((1.0 + vecs @ vecs.T) / 2.0, 0.0, 1.0)

@@ -1,8 +1,8 @@
 """Small text utilities shared by the scripted agents and the rule validators: tokenising tool
 names and descriptions, a light stemmer and word overlap, and how a person names a parameter
 (`humanise_param`, shared by the scripted agents and the evaluation prompts); and the word tokens
-and lexical diversity (`tokenize`, `ttr`, `ngd`) that the corpus statistics (`data_gen.corpus`),
-the conversational metrics (`eval.metrics`) and the turn-level scores (`eval.peers.turn_level`)
+and lexical diversity (`tokenize`, `ttr`, `ngd`) that the corpus statistics (`diaforge.data_gen.corpus`),
+the conversational metrics (`diaforge.eval.metrics`) and the turn-level scores (`diaforge.eval.peers.turn_level`)
 share, so their numbers compare."""
 
 from __future__ import annotations

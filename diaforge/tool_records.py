@@ -1,6 +1,6 @@
 """Tool records in every shape people write them, normalised to one `Tool`: the shared reader
-behind catalogue files (`data_gen.catalogue`), OpenAPI documents (`data_gen.openapi`) and the peer
-benchmark importers (`eval.peers`).
+behind catalogue files (`diaforge.data_gen.catalogue`), OpenAPI documents (`diaforge.data_gen.openapi`) and the peer
+benchmark importers (`diaforge.eval.peers`).
 
 `tool_from_record` takes one record: an OpenAI function spec (``{"type": "function", "function":
 {...}}`` or the bare ``{"name", "description", "parameters"}``, which also covers BFCL's function

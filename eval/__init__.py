@@ -1,7 +1,7 @@
 """Static and dynamic evaluation of tool-calling models (DiaFORGE Appendix C).
 
-``from eval import EvalConfig, evaluate`` runs what ``python -m eval run`` runs
-(`eval.evaluation`); the names are loaded on first use, so ``import eval.<module>`` stays light.
+``from eval import EvalConfig, evaluate`` runs what ``python -m diaforge.eval run`` runs
+(`diaforge.eval.evaluation`); the names are loaded on first use, so ``import eval.<module>`` stays light.
 """
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from eval.eval_config import EvalConfig, load_eval_config
-    from eval.evaluation import EvalResult, aevaluate, evaluate
+    from diaforge.eval.eval_config import EvalConfig, load_eval_config
+    from diaforge.eval.evaluation import EvalResult, aevaluate, evaluate
 
 __all__ = ["EvalConfig", "EvalResult", "aevaluate", "evaluate", "load_eval_config"]
 
 _HOMES = {
-    "EvalConfig": "eval.eval_config",
-    "load_eval_config": "eval.eval_config",
-    "EvalResult": "eval.evaluation",
-    "aevaluate": "eval.evaluation",
-    "evaluate": "eval.evaluation",
+    "EvalConfig": "diaforge.eval.eval_config",
+    "load_eval_config": "diaforge.eval.eval_config",
+    "EvalResult": "diaforge.eval.evaluation",
+    "aevaluate": "diaforge.eval.evaluation",
+    "evaluate": "diaforge.eval.evaluation",
 }
 
 

@@ -1,4 +1,5 @@
+from diaforge.eval.cli import main
+
 from diaforge.console import run_main
-from eval.cli import main
 
 run_main(main)

@@ -1,10 +1,10 @@
 """The anatomy of a dialogue: the sub-skills behind Acc, computed from transcripts.
 
-Acc (Appendix C.1, `eval.metrics`) is one bit per dialogue; it hides which skill moved. The
+Acc (Appendix C.1, `diaforge.eval.metrics`) is one bit per dialogue; it hides which skill moved. The
 anatomy splits the way to a correct call into the steps a dialogue needs, each a share with its
 numerator and denominator, so that "the right tool in 9 of 25 calls" can be read off a report.
 
-Notation as in `eval.metrics`: τ* is the gold tool (`seed_tool`), V* its gold argument map
+Notation as in `diaforge.eval.metrics`: τ* is the gold tool (`seed_tool`), V* its gold argument map
 (`gold_args`), t† the first assistant turn of kind ``tool_calls`` and c(d) its list of calls (∅
 when there is none; malformed and truncated turns never carry calls). U(d) is everything the user
 said before t†: the content of the user turns that precede it, joined by newlines. A dialogue
@@ -19,7 +19,7 @@ Per dialogue d:
   (tnames(c(d)) = {τ*}). A case with no gold tool that calls anything calls the wrong tool.
 * ``right_keys(d) = 1`` iff right_tool(d) and the first call of c(d) has exactly the key set of V*.
 * ``right_values(d) = 1`` iff right_keys(d) and the first call's values all match V* under
-  `eval.metrics.values_match`. Acc(d) = right_values(d) when c(d) holds a single call.
+  `diaforge.eval.metrics.values_match`. Acc(d) = right_values(d) when c(d) holds a single call.
 * The values of d are the (key, value) pairs of every call of c(d), whatever the tool;
   ``grounded(d)`` counts those that are grounded in U(d) (below), ``invented(d) = 1`` iff at
   least one value of d is not grounded.
@@ -63,8 +63,8 @@ string          it occurs in U(d) between word boundaries after the normalisatio
 ==============  ================================================================================
 
 `compute_anatomy` gives the dict for one set of dialogues (`ANATOMY_KEYS`), `anatomy_by_mode`
-one per mode and `anatomy_breakdowns` one per breakdown slice (`eval.metrics.compute_breakdowns`).
-`eval.report.summarise` stores them in ``metrics.json`` as ``anatomy`` and ``anatomy_breakdowns``.
+one per mode and `anatomy_breakdowns` one per breakdown slice (`diaforge.eval.metrics.compute_breakdowns`).
+`diaforge.eval.report.summarise` stores them in ``metrics.json`` as ``anatomy`` and ``anatomy_breakdowns``.
 """
 
 from __future__ import annotations
@@ -75,9 +75,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from diaforge.dice import DiceItem, item_mentioned, number_words
-from diaforge.text import stem, words
-from eval.metrics import (
+from diaforge.eval.metrics import (
     _is_number,
     _normalise_text,
     _temporal,
@@ -87,7 +85,10 @@ from eval.metrics import (
     split_by_mode,
     values_match,
 )
-from eval.transcripts import Transcript
+from diaforge.eval.transcripts import Transcript
+
+from diaforge.dice import DiceItem, item_mentioned, number_words
+from diaforge.text import stem, words
 
 __all__ = [
     "ANATOMY_KEYS",
@@ -285,6 +286,6 @@ def anatomy_by_mode(transcripts: Sequence[Transcript]) -> dict[str, dict[str, An
 
 
 def anatomy_breakdowns(transcripts: Sequence[Transcript]) -> dict[str, dict[str, dict[str, Any]]]:
-    """`compute_anatomy` per breakdown slice (the slices of `eval.metrics.compute_breakdowns`);
+    """`compute_anatomy` per breakdown slice (the slices of `diaforge.eval.metrics.compute_breakdowns`);
     call it on one mode's transcripts at a time."""
     return compute_breakdowns(transcripts, compute=compute_anatomy)

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.models import ModelSpec, load_tokenizer
+
 from diaforge.errors import InputError
 from diaforge.format import PromptFormat
 from diaforge.schema import Dialogue
-from eval.models import ModelSpec, load_tokenizer
 
 AUTO_MARGIN = 0.25
 """`auto` budget: the longest reference assistant turn plus this share of it..."""

@@ -1,12 +1,12 @@
 """Clarification quality grounded in the catalogue: the questions themselves, scored.
 
 A disambiguating question is only as good as the options it offers. The decision replay of
-`eval.decisions` knows, at every assistant turn of the positive split, which candidates the
+`diaforge.eval.decisions` knows, at every assistant turn of the positive split, which candidates the
 conversation so far leaves open (O_k, the state the scripted teacher tracks), which options a
 question offers (Q_k, read by meaning as the user-proxy reads it) and which required values of
 the gold tool τ* the user has given. This module scores every question against that state; no
 benchmark we know of scores the question itself deterministically. Notation as in
-`eval.decisions`: a *tool question* is a turn whose move is ``ask_tool`` (it offers two
+`diaforge.eval.decisions`: a *tool question* is a turn whose move is ``ask_tool`` (it offers two
 candidates or more, one, or none), a *value question* one whose move is ``ask_value``.
 
 Per tool question q at a_k::
@@ -36,7 +36,7 @@ split)::
 Every share is rounded to 6 decimals and None over a zero denominator ("not computed": a model
 that asks no question has no question to score). `compute_clarification` gives the dict of one
 mode, `summarise_clarification` ``metrics.json`` -> ``clarification`` (one dict per mode); None
-without tool specs (`eval.tool_specs`).
+without tool specs (`diaforge.eval.tool_specs`).
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from eval.decisions import NOT_COMPUTED, DecisionPoint, replay_all
-from eval.metrics import split_by_mode
-from eval.tables import DOWN, MODE_TITLE, UP, counted_share, markdown_table
-from eval.tool_specs import ToolSpecs
-from eval.transcripts import Transcript
+from diaforge.eval.decisions import NOT_COMPUTED, DecisionPoint, replay_all
+from diaforge.eval.metrics import split_by_mode
+from diaforge.eval.tables import DOWN, MODE_TITLE, UP, counted_share, markdown_table
+from diaforge.eval.tool_specs import ToolSpecs
+from diaforge.eval.transcripts import Transcript
 
 if TYPE_CHECKING:
     from diaforge.similarity import Encoder
@@ -108,7 +108,7 @@ def compute_clarification(
     points: Sequence[list[DecisionPoint]] | None = None,
 ) -> dict[str, Any]:
     """The clarification quality of one mode's transcripts (the positive split; others are left
-    out): the keys of `CLARIFICATION_KEYS`. Give `points` (`eval.decisions.replay_all` of these
+    out): the keys of `CLARIFICATION_KEYS`. Give `points` (`diaforge.eval.decisions.replay_all` of these
     transcripts) or the `specs` (and `encoder`) to replay them."""
     if points is None:
         if specs is None:
@@ -266,7 +266,7 @@ def _run_cells(metrics: Mapping[str, Any], mode: str) -> list[str]:
 
 def decision_quality_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
     """The compact "Decisions and clarification" part of ``comparison.md``: one row per run, per
-    mode the agreement with the reference move and the tool hallucination (`eval.decisions`), the
+    mode the agreement with the reference move and the tool hallucination (`diaforge.eval.decisions`), the
     option recall and precision of its questions (this module); "–" where a run has none (no tool
     specs, or a ``metrics.json`` from before them). Nothing when no run has them."""
     if not any(isinstance(m.get("decisions"), Mapping) for _, m in rows):

@@ -1,13 +1,13 @@
-"""`python -m eval run|score|compare|import|bfcl|next-action|turn-level`: evaluate a checkpoint,
+"""`python -m diaforge.eval run|score|compare|import|bfcl|next-action|turn-level`: evaluate a checkpoint,
 rescore transcripts, compare runs; import peer benchmarks; the BFCL parity check; next-action
-prediction and turn-level function calling (`eval.peers`).
+prediction and turn-level function calling (`diaforge.eval.peers`).
 
-``eval run`` is `eval.evaluate` behind a command line: ``--config FILE`` (a YAML mapping of
-`eval.EvalConfig` keys, e.g. ``eval/configs/heldout.yaml``) and the flags given over it make the
+``eval run`` is `diaforge.eval.evaluate` behind a command line: ``--config FILE`` (a YAML mapping of
+`diaforge.eval.EvalConfig` keys, e.g. ``eval/configs/heldout.yaml``) and the flags given over it make the
 config; a flag overrides its key.
 
 The commands that load a model prompt it in the format it was trained with: the
-``prompt_format.json`` of its folder (`eval.models.choose_prompt_format`). ``--prompt-mode``,
+``prompt_format.json`` of its folder (`diaforge.eval.models.choose_prompt_format`). ``--prompt-mode``,
 ``--tool-style``, ``--history-reasoning``, ``--target-reasoning`` and ``--system-prompt-file``
 override it, each with a one-line warning when it contradicts the file; ``--prompt-format FILE``
 uses another model's file (a base model in its tuned model's format). Every command that writes
@@ -24,23 +24,24 @@ import json
 import sys
 from collections.abc import Sequence
 
-from diaforge.cliargs import add_field_flags
-from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
-from diaforge.errors import command_main
-from eval.cli_options import (
+from diaforge.eval.cli_options import (
     EvalArgumentParser,
     add_wandb_args,
     max_new_tokens_arg,
     model_options,
     wandb_config,
 )
-from eval.model_spec import check_device
+from diaforge.eval.model_spec import check_device
+
+from diaforge.cliargs import add_field_flags
+from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
+from diaforge.errors import command_main
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     """``eval run``: the --config file and the flags given over it, as an `EvalConfig`, evaluated."""
-    from eval.eval_config import config_defaults, load_eval_config
-    from eval.evaluation import evaluate
+    from diaforge.eval.eval_config import config_defaults, load_eval_config
+    from diaforge.eval.evaluation import evaluate
 
     given = {key: getattr(args, key) for key in config_defaults()}
     result = evaluate(load_eval_config(args.config, **given))
@@ -50,7 +51,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from eval.report import score_transcripts
+    from diaforge.eval.report import score_transcripts
 
     result = score_transcripts(args.transcripts, bench=args.bench)
     emit(json.dumps(result, indent=2))
@@ -58,7 +59,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from eval.compare import compare_runs
+    from diaforge.eval.compare import compare_runs
 
     emit(compare_runs(args.runs, out_dir=args.out, json_path=args.json, wandb_cfg=wandb_config(args)))
     return 0
@@ -66,7 +67,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _modes_arg(value: str) -> list[str]:
     """``--modes``: static, dynamic or both, comma-separated."""
-    from eval.eval_config import parse_modes
+    from diaforge.eval.eval_config import parse_modes
 
     try:
         return parse_modes(value)
@@ -82,7 +83,7 @@ WANDB_KEYS = ("wandb_project", "wandb_entity", "wandb_run_name", "wandb_tags")
 def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     """``eval run``: ``--config`` and one flag for each `EvalConfig` field, its help the field's
     documentation."""
-    from eval.eval_config import CHOICES, EvalConfig
+    from diaforge.eval.eval_config import CHOICES, EvalConfig
 
     r = sub.add_parser("run", help="evaluate a model on a benchmark, statically and/or dynamically")
     r.add_argument(
@@ -130,16 +131,16 @@ def check_outputs(args: argparse.Namespace) -> None:
         check_output_file(args.json, field="--json", what="JSON report")
 
 
-#: The commands defined in this module; the peer benchmarks' commands live in `eval.cli_peers`.
+#: The commands defined in this module; the peer benchmarks' commands live in `diaforge.eval.cli_peers`.
 OWN_COMMANDS = ("run", "score", "compare")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``python -m eval`` parser: every subcommand, each option with its help and default.
+    """The ``python -m diaforge.eval`` parser: every subcommand, each option with its help and default.
     `command` is the command line's first word: when it names one of `OWN_COMMANDS`, argparse can
-    never reach a peer command, so `eval.cli_peers` is not imported (``eval run`` reads less)."""
+    never reach a peer command, so `diaforge.eval.cli_peers` is not imported (``eval run`` reads less)."""
     parser = EvalArgumentParser(
-        prog="python -m eval", description="Evaluate tool-calling models (DiaFORGE §3.3)"
+        prog="python -m diaforge.eval", description="Evaluate tool-calling models (DiaFORGE §3.3)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
     _add_run_parser(sub)
@@ -159,7 +160,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     add_wandb_args(c)
     c.set_defaults(func=_cmd_compare)
     if command not in OWN_COMMANDS:
-        from eval.cli_peers import add_peer_parsers
+        from diaforge.eval.cli_peers import add_peer_parsers
 
         add_peer_parsers(sub)
     return parser

@@ -1,6 +1,6 @@
-"""What the model-loading commands of ``python -m eval`` share: the options that name the model
+"""What the model-loading commands of ``python -m diaforge.eval`` share: the options that name the model
 under test and its prompt format (`add_model_args`, declared once for every such command; what
-they give is turned into a model by `eval.model_spec`), the W&B options, the run folder, and the
+they give is turned into a model by `diaforge.eval.model_spec`), the W&B options, the run folder, and the
 help formatter that shows every option's default.
 """
 
@@ -12,15 +12,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from diaforge.eval.model_spec import format_line, model_spec, slug
+from diaforge.eval.models import MODEL_BACKENDS
+from diaforge.eval.policies import POLICIES
+
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, positive_int
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
-from eval.model_spec import format_line, model_spec, slug
-from eval.models import MODEL_BACKENDS
-from eval.policies import POLICIES
 
 if TYPE_CHECKING:
-    from eval.eval_config import EvalConfig
-    from eval.models import FormatChoice, ModelUnderTest
+    from diaforge.eval.eval_config import EvalConfig
+    from diaforge.eval.models import FormatChoice, ModelUnderTest
 
 T = TypeVar("T")
 
@@ -61,7 +62,7 @@ def add_model_args(
     """The options that name the model under test and say how to query it: --model, --backend,
     --base-url, --batch-size, --max-new-tokens, --device, --label, --quiet and the prompt-format
     options (`add_format_args`), for every command that loads a model (run, bfcl, next-action,
-    dicebench, turn-level). `policies`: the reference policies of `eval.policies` are backends
+    dicebench, turn-level). `policies`: the reference policies of `diaforge.eval.policies` are backends
     too (no --model then); `max_new_tokens`: the default budget, a number or ``auto`` (`eval run`,
     `max_new_tokens_arg`); `what` ends the --model help."""
     backends = (*MODEL_BACKENDS, *POLICIES) if policies else MODEL_BACKENDS
@@ -188,15 +189,15 @@ MODEL_KEYS = (
 
 
 def model_options(args: argparse.Namespace) -> EvalConfig:
-    """The model options of a command line as an `EvalConfig` (what `eval.model_spec` takes): the
+    """The model options of a command line as an `EvalConfig` (what `diaforge.eval.model_spec` takes): the
     `MODEL_KEYS` given, every other key at its default."""
-    from eval.eval_config import EvalConfig
+    from diaforge.eval.eval_config import EvalConfig
 
     return EvalConfig(**{k: getattr(args, k) for k in MODEL_KEYS if getattr(args, k, None) is not None})
 
 
 def load_model(args: argparse.Namespace) -> tuple[ModelUnderTest, FormatChoice]:
-    from eval.models import ModelUnderTest, offline_env
+    from diaforge.eval.models import ModelUnderTest, offline_env
 
     offline_env()
     cfg, choice = model_spec(model_options(args))
@@ -217,7 +218,7 @@ def log_peer_run(args: argparse.Namespace, out: Path, metrics: dict, kind: str) 
     cfg = wandb_config(args)
     if cfg is None:
         return
-    from eval.report import log_folder_to_wandb
+    from diaforge.eval.report import log_folder_to_wandb
 
     settings = {
         k: v for k, v in vars(args).items() if k not in ("func", "quiet") and not k.startswith("wandb_")

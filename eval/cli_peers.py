@@ -1,8 +1,8 @@
-"""The peer-benchmark commands of ``python -m eval``: ``import`` (BFCL, CONFETTI, ToolDial,
+"""The peer-benchmark commands of ``python -m diaforge.eval``: ``import`` (BFCL, CONFETTI, ToolDial,
 DICE-Bench, DialogTool, When2Call as our dialogues), ``bfcl`` (the parity check),
-``next-action``, ``dicebench``, ``turn-level`` and ``when2call`` (`eval.peers`).
+``next-action``, ``dicebench``, ``turn-level`` and ``when2call`` (`diaforge.eval.peers`).
 
-Every user-caused error raises `InputError`, which `eval.cli.main` prints as one line (exit 2).
+Every user-caused error raises `InputError`, which `diaforge.eval.cli.main` prints as one line (exit 2).
 """
 
 from __future__ import annotations
@@ -14,18 +14,19 @@ import sys
 import time
 from pathlib import Path
 
-from diaforge.cliargs import finite_float, positive_int
-from diaforge.console import emit
-from diaforge.errors import InputError
-from eval.cli_options import (
+from diaforge.eval.cli_options import (
     add_model_args,
     add_wandb_args,
     log_peer_run,
     run_folder,
     with_model,
 )
-from eval.eval_config import DEFAULT_BENCH
-from eval.policies import POLICIES
+from diaforge.eval.eval_config import DEFAULT_BENCH
+from diaforge.eval.policies import POLICIES
+
+from diaforge.cliargs import finite_float, positive_int
+from diaforge.console import emit
+from diaforge.errors import InputError
 
 __all__ = ["IMPORTERS", "add_peer_parsers"]
 
@@ -33,12 +34,12 @@ IMPORTERS = ("bfcl", "confetti", "tooldial", "dicebench", "dialogtool", "when2ca
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    from eval.peers import write_dialogues
+    from diaforge.eval.peers import write_dialogues
 
     results = []
     if args.format == "bfcl":
-        from eval.peers.bfcl.categories import CATEGORIES, category_of
-        from eval.peers.bfcl.importer import load_bfcl
+        from diaforge.eval.peers.bfcl.categories import CATEGORIES, category_of
+        from diaforge.eval.peers.bfcl.importer import load_bfcl
 
         categories = [c.strip() for c in (args.category or ",".join(CATEGORIES)).split(",") if c.strip()]
         src = Path(args.src) if args.src else None
@@ -52,23 +53,23 @@ def _cmd_import(args: argparse.Namespace) -> int:
     elif not args.src:
         raise InputError(f"import {args.format} needs SRC (a file or a folder)")
     elif args.format == "confetti":
-        from eval.peers.confetti import load_confetti
+        from diaforge.eval.peers.confetti import load_confetti
 
         results.append(load_confetti(args.src))
     elif args.format == "tooldial":
-        from eval.peers.tooldial import load_tooldial
+        from diaforge.eval.peers.tooldial import load_tooldial
 
         results.append(load_tooldial(args.src, api_docs=args.api_docs))
     elif args.format == "dialogtool":
-        from eval.peers.dialogtool import load_dialogtool
+        from diaforge.eval.peers.dialogtool import load_dialogtool
 
         results.append(load_dialogtool(args.src, apps=args.api_docs))
     elif args.format == "when2call":
-        from eval.peers.when2call import load_when2call
+        from diaforge.eval.peers.when2call import load_when2call
 
         results.append(load_when2call(args.src))
     else:
-        from eval.peers.dicebench import load_dicebench
+        from diaforge.eval.peers.dicebench import load_dicebench
 
         results.append(load_dicebench(args.src, tools=args.tools, graph=args.graph, tool_set=args.tool_set))
     dialogues = [d for r in results for d in r.dialogues]
@@ -87,9 +88,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_bfcl(args: argparse.Namespace) -> int:
-    from eval.peers.bfcl.categories import ALL_CATEGORIES, CATEGORIES, SINGLE_TURN
-    from eval.peers.bfcl.importer import load_bfcl
-    from eval.peers.bfcl.runner import compare_bfcl, format_bfcl, run_bfcl, write_bfcl_run
+    from diaforge.eval.peers.bfcl.categories import ALL_CATEGORIES, CATEGORIES, SINGLE_TURN
+    from diaforge.eval.peers.bfcl.importer import load_bfcl
+    from diaforge.eval.peers.bfcl.runner import compare_bfcl, format_bfcl, run_bfcl, write_bfcl_run
 
     groups = {"parity": CATEGORIES, "single_turn": SINGLE_TURN, "all": ALL_CATEGORIES}
     categories = [
@@ -132,15 +133,16 @@ def _cmd_bfcl(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> list:
+    from diaforge.eval.runner import sample_benchmark
+
     from diaforge.schema import load_dialogues
-    from eval.runner import sample_benchmark
 
     return sample_benchmark(load_dialogues(args.bench), args.limit, args.seed)
 
 
 def _cmd_next_action_score(args: argparse.Namespace) -> int:
     """``next-action score``: gold and predicted label files in a peer's published form."""
-    from eval.peers.label_files import (
+    from diaforge.eval.peers.label_files import (
         format_label_scores,
         label_of,
         read_label_file,
@@ -173,7 +175,7 @@ def _cmd_next_action_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_next_action(args: argparse.Namespace) -> int:
-    from eval.peers.next_action import (
+    from diaforge.eval.peers.next_action import (
         format_next_action,
         run_next_action,
         score_records,
@@ -183,7 +185,7 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
     if args.verb == "score":
         return _cmd_next_action_score(args)
     if args.predictions:
-        from eval.peers import read_json_lines
+        from diaforge.eval.peers import read_json_lines
 
         records = [obj for _, obj in read_json_lines(args.predictions)]
         for i, r in enumerate(records, start=1):
@@ -220,8 +222,8 @@ def _cmd_next_action(args: argparse.Namespace) -> int:
 
 
 def _cmd_dicebench(args: argparse.Namespace) -> int:
-    from eval.peers.dicebench import load_dicebench
-    from eval.peers.dicebench_em import (
+    from diaforge.eval.peers.dicebench import load_dicebench
+    from diaforge.eval.peers.dicebench_em import (
         format_dice_em,
         read_dice_predictions,
         run_dicebench,
@@ -262,8 +264,8 @@ def _cmd_dicebench(args: argparse.Namespace) -> int:
 
 
 def _cmd_turn_level(args: argparse.Namespace) -> int:
-    from eval.peers.acts import cmd_act_set, run_with_act_classifier
-    from eval.peers.turn_level import (
+    from diaforge.eval.peers.acts import cmd_act_set, run_with_act_classifier
+    from diaforge.eval.peers.turn_level import (
         format_turn_level,
         run_turn_level,
         turn_level_metrics,
@@ -273,7 +275,7 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
     if args.verb == "acts":
         return cmd_act_set(args)
     if args.records:
-        from eval.peers import read_json_lines
+        from diaforge.eval.peers import read_json_lines
 
         records = [obj for _, obj in read_json_lines(args.records)]
         metrics = turn_level_metrics(records)
@@ -307,7 +309,7 @@ def _cmd_turn_level(args: argparse.Namespace) -> int:
 
 def _cmd_when2call(args: argparse.Namespace) -> int:
     """``when2call score``: When2Call's metrics over an lm-eval samples log or a judge output."""
-    from eval.peers.when2call_scores import format_when2call, read_predictions, score_when2call
+    from diaforge.eval.peers.when2call_scores import format_when2call, read_predictions, score_when2call
 
     form, items = read_predictions(args.pred)
     metrics = score_when2call(items, form)
@@ -319,7 +321,7 @@ def _cmd_when2call(args: argparse.Namespace) -> int:
 
 
 def _add_import_parser(sub: argparse._SubParsersAction) -> None:
-    """``python -m eval import``."""
+    """``python -m diaforge.eval import``."""
     i = sub.add_parser(
         "import",
         help="import a peer benchmark (BFCL, CONFETTI, ToolDial, DICE-Bench, DialogTool, When2Call) "
@@ -356,7 +358,7 @@ def _add_import_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_bfcl_parser(sub: argparse._SubParsersAction) -> None:
-    """``python -m eval bfcl``."""
+    """``python -m diaforge.eval bfcl``."""
     b = sub.add_parser("bfcl", help="BFCL parity check: per-category AST accuracy (DiaFORGE C.6)")
     add_model_args(b, required=True)
     b.add_argument(
@@ -385,7 +387,7 @@ def _add_bfcl_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_next_action_parser(sub: argparse._SubParsersAction) -> None:
-    """``python -m eval next-action``."""
+    """``python -m diaforge.eval next-action``."""
     n = sub.add_parser(
         "next-action",
         help="next-action prediction (ToolDial / DialogTool actions); 'next-action score' rescores label files",
@@ -431,7 +433,7 @@ def _add_next_action_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_dicebench_parser(sub: argparse._SubParsersAction) -> None:
-    """``python -m eval dicebench``."""
+    """``python -m diaforge.eval dicebench``."""
     d = sub.add_parser(
         "dicebench",
         help="DICE-Bench exact match per round and party count; 'run' queries a model, 'score' "
@@ -460,8 +462,8 @@ def _add_dicebench_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_turn_level_parser(sub: argparse._SubParsersAction) -> None:
-    """``python -m eval turn-level``."""
-    from eval.peers.acts import add_turn_level_act_args
+    """``python -m diaforge.eval turn-level``."""
+    from diaforge.eval.peers.acts import add_turn_level_act_args
 
     t = sub.add_parser(
         "turn-level", help="turn-level function calling with gold history, chain score, DA accuracy"
@@ -481,7 +483,7 @@ def _add_turn_level_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_when2call_parser(sub: argparse._SubParsersAction) -> None:
-    """``python -m eval when2call``."""
+    """``python -m diaforge.eval when2call``."""
     w = sub.add_parser(
         "when2call",
         help="When2Call's metrics (macro F1, acc-norm, tool hallucination rate) over its lm-eval "

@@ -1,13 +1,13 @@
-"""Several evaluation runs side by side: ``python -m eval compare RUN ...``.
+"""Several evaluation runs side by side: ``python -m diaforge.eval compare RUN ...``.
 
 `compare_runs` puts several runs side by side (Table 1 layout, one row per run, and the
-trade-off plot with one point per run), with the reference-policy runs (`eval.policies`: the
+trade-off plot with one point per run), with the reference-policy runs (`diaforge.eval.policies`: the
 `reference` ceiling and the `name-overlap` and `random` floors) marked and set beside the models.
 Numbers in the markdown are rounded to 2 decimals as in the paper; ``metrics.json`` keeps 6.
-Every rate carries its 95 % interval (`eval.intervals`).
+Every rate carries its 95 % interval (`diaforge.eval.intervals`).
 
 Paired differences: every two runs whose ``transcripts.jsonl`` share dialogues are compared
-dialogue by dialogue on Acc (`eval.intervals.paired_by_mode`, `eval.stats.paired_difference`):
+dialogue by dialogue on Acc (`diaforge.eval.intervals.paired_by_mode`, `diaforge.eval.stats.paired_difference`):
 the difference A − B with Newcombe's 95 % interval, the dialogues only A or only B got right, the
 exact McNemar p-value, and whether the difference is distinguishable from zero (its interval
 excludes 0). A and B: of two models, the later given minus the earlier (list the baseline first);
@@ -23,16 +23,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from diaforge.errors import InputError
-from eval.anatomy import anatomy_breakdowns, compute_anatomy
-from eval.clarification import decision_quality_section
-from eval.intervals import dialogue_outcomes, interval_summary, paired_by_mode
-from eval.metrics import split_by_mode
-from eval.no_tool import no_tool_section
-from eval.policies import POLICIES
-from eval.report import DEFAULT_WANDB_PROJECT, log_folder_to_wandb, plot_tradeoff, write_atomic
-from eval.stats import PairedDifference
-from eval.tables import (
+from diaforge.eval.anatomy import anatomy_breakdowns, compute_anatomy
+from diaforge.eval.clarification import decision_quality_section
+from diaforge.eval.intervals import dialogue_outcomes, interval_summary, paired_by_mode
+from diaforge.eval.metrics import split_by_mode
+from diaforge.eval.no_tool import no_tool_section
+from diaforge.eval.policies import POLICIES
+from diaforge.eval.report import DEFAULT_WANDB_PROJECT, log_folder_to_wandb, plot_tradeoff, write_atomic
+from diaforge.eval.stats import PairedDifference
+from diaforge.eval.tables import (
     DOWN,
     INTERVAL_NOTE,
     MODE_TITLE,
@@ -44,7 +43,9 @@ from eval.tables import (
     paper_tables,
     table1,
 )
-from eval.transcripts import MODES, Transcript, first_trials, read_transcripts
+from diaforge.eval.transcripts import MODES, Transcript, first_trials, read_transcripts
+
+from diaforge.errors import InputError
 
 __all__ = [
     "DEFAULT_COMPARE_DIR",
@@ -317,15 +318,15 @@ def compare_runs(
     wandb_cfg: Mapping[str, Any] | None = None,
 ) -> str:
     """Compare runs: returns the Table 1 markdown (one row per run, labelled by its ``model``),
-    followed by the no-tool split's table when a run has that split (`eval.no_tool`) and the
+    followed by the no-tool split's table when a run has that split (`diaforge.eval.no_tool`) and the
     paired differences of the runs that share dialogues (module docstring), and
     writes ``comparison.md`` (Table 1, then Tables 3-6 per mode, the no-tool split of the runs that
-    ran it (`eval.no_tool`), the anatomy of the dialogues per mode (`eval.anatomy`), malformed and
+    ran it (`diaforge.eval.no_tool`), the anatomy of the dialogues per mode (`diaforge.eval.anatomy`), malformed and
     truncated output, the runs against the floors, the paired differences, then the
     run folders) and ``comparison.png`` (the trade-off plot,
     one point per run) into `out_dir`, by default ``outputs/compare`` under the current folder.
 
-    Runs of a reference policy (``metrics.json``'s ``backend`` is one of `eval.policies.POLICIES`)
+    Runs of a reference policy (``metrics.json``'s ``backend`` is one of `diaforge.eval.policies.POLICIES`)
     are the floors: they are listed after the models, marked "(ceiling)" for `reference` and
     "(floor)" for the others in the markdown and the plot (where they are squares), and in the JSON
     report each run's metrics carry ``"floor": true|false`` and ``"policy"``, and its anatomy as

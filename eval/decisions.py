@@ -2,22 +2,22 @@
 
 Acc judges a dialogue by its outcome; this module judges every *decision* on the way to it. At
 each assistant turn (a *decision point*) it replays what the conversation so far supports, the
-state the scripted teacher tracks while it generates (`data_gen.agents`), and sets the move that
+state the scripted teacher tracks while it generates (`diaforge.data_gen.agents`), and sets the move that
 state calls for (the *reference move*) against the move the model made.
 
-**Notation.** C is the candidate tools of dialogue d (their specs: `eval.tool_specs`), τ* the gold
-tool (positive split) and ν the tool the user needs (no-tool split, `eval.no_tool`; not in C). The
+**Notation.** C is the candidate tools of dialogue d (their specs: `diaforge.eval.tool_specs`), τ* the gold
+tool (positive split) and ν the tool the user needs (no-tool split, `diaforge.eval.no_tool`; not in C). The
 decision points of d are its assistant turns a_1, a_2, ...; u_k is the user turn just before a_k,
 and U_k = u_1 … u_k everything the user has said by then.
 
-**The model's move** m_k at a_k, read as the user-proxy reads the reply (`eval.moves`):
+**The model's move** m_k at a_k, read as the user-proxy reads the reply (`diaforge.eval.moves`):
 
 =============  ======================================================================================
 move           when
 =============  ======================================================================================
 ``call``       a_k is of kind ``tool_calls``
 ``malformed``  a_k is of kind ``malformed``; ``truncated``: of kind ``truncated``
-``refuse``     a reply that is a refusal (`data_gen.agents.is_refusal`, the rule of `eval.no_tool`:
+``refuse``     a reply that is a refusal (`diaforge.data_gen.agents.is_refusal`, the rule of `diaforge.eval.no_tool`:
                no question mark and a negation)
 ``ask_value``  a reply with a question mark that names a required parameter of a candidate (or of
                ν) and asks for its value: with the names of the parameters it names blanked out,
@@ -39,7 +39,7 @@ giving values by the same reading, for a parameter of τ* (ν) not yet given (`a
 ``reader`` names the encoder the questions were read with (``words`` without one).
 
 **The open set** O_k, the candidates the conversation has not ruled out at a_k. The user-proxy
-answers a turn in one of two ways (`data_gen.agents.ScriptedUser`): with values, once a reply has
+answers a turn in one of two ways (`diaforge.data_gen.agents.ScriptedUser`): with values, once a reply has
 asked for a value of τ* (ν) it has not given (`asks_missing_value`, the dynamic loop's switch to
 values) or when the reply offers fewer than two candidates and names a required parameter of τ*
 (ν); else by saying which tool it means, or restating its need. Only answers of the second kind
@@ -61,7 +61,7 @@ In static mode the user turns are the reference dialogue's, answers to the scrip
 questions rather than to the model's, so they are read as answers to the teacher: on the positive
 split, the answer u_{k+1} to the reference's k-th assistant turn leaves O_{k+1} = `still_open`(C,
 O_k, P_k, u_{k+1}) when that turn asked which tool, P_k being the options it offered (``offers``
-of the specs, `eval.tool_specs`), and O_k otherwise, just as the teacher replays its own questions
+of the specs, `diaforge.eval.tool_specs`), and O_k otherwise, just as the teacher replays its own questions
 (`ScriptedTeacher.remaining`). Specs without ``offers`` (an older ``tools.json``) fall back on the
 rule of the benchmark's first version: while two tools or more are open, an answer that gives no
 value of τ* the user had not given says which tool, and P_k = O_k[:4] (that teacher's question
@@ -99,7 +99,7 @@ call c of every turn of kind ``tool_calls`` at a point a_k::
     tool_unsupported(c) = c names no candidate, or the split is no-tool (no candidate fits),
                           or O_k ≠ {name(c)} (the tool is not settled, or settled on another)
     value_ungrounded(c) = some argument (key, value) of c is not grounded in U_k
-                          (`eval.anatomy.value_grounded`, the user turns joined by newlines)
+                          (`diaforge.eval.anatomy.value_grounded`, the user turns joined by newlines)
     tool_hallucination  = Σ 1[tool_unsupported(c) or value_ungrounded(c)] / Σ 1   (hallucinated_n / calls_n)
 
 with ``unknown_tool_n`` (c names no candidate) as part of ``tool_unsupported_n``. Shares are
@@ -108,7 +108,7 @@ hallucinates no call, which is not a zero).
 
 `replay` gives the decision points of one transcript, `compute_decisions` the dict of one mode and
 `summarise_decisions` ``metrics.json`` -> ``decisions`` (one dict per mode, both splits together).
-Without tool specs (`eval.tool_specs`) the section is None and `decisions_section` says why.
+Without tool specs (`diaforge.eval.tool_specs`) the section is None and `decisions_section` says why.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from data_gen.agents import (
+from diaforge.data_gen.agents import (
     DialogueState,
     ScriptedTeacher,
     miss_progress,
@@ -125,13 +125,14 @@ from data_gen.agents import (
     plausible,
     still_open,
 )
+from diaforge.eval.anatomy import value_grounded
+from diaforge.eval.metrics import split_by_mode
+from diaforge.eval.moves import MODEL_MOVES, asks_missing_value, model_move, named_parameters
+from diaforge.eval.tables import MODE_TITLE, counted_share, markdown_table
+from diaforge.eval.tool_specs import DialogueTools, ToolSpecs, check_covers
+from diaforge.eval.transcripts import SPLITS, Transcript
+
 from diaforge.schema import Persona, Tool, ToolCall, Turn
-from eval.anatomy import value_grounded
-from eval.metrics import split_by_mode
-from eval.moves import MODEL_MOVES, asks_missing_value, model_move, named_parameters
-from eval.tables import MODE_TITLE, counted_share, markdown_table
-from eval.tool_specs import DialogueTools, ToolSpecs, check_covers
-from eval.transcripts import SPLITS, Transcript
 
 if TYPE_CHECKING:  # numpy and the encoders load only when a run reads by meaning
     from diaforge.similarity import Encoder
@@ -511,7 +512,7 @@ def matrix_table(matrix: Mapping[str, Mapping[str, int]]) -> str:
 
 NOT_COMPUTED = (
     "Not computed: the run folder has no `tools.json` (the candidate tool specs) and no "
-    "benchmark was given (`python -m eval score RUN --bench FILE`)."
+    "benchmark was given (`python -m diaforge.eval score RUN --bench FILE`)."
 )
 """What the decision and clarification sections of ``report.md`` say without tool specs."""
 

@@ -1,17 +1,17 @@
 """The configuration of one evaluation run: `EvalConfig`, whose fields are the keys of
-``python -m eval run --config FILE`` (one flat YAML mapping), the flags of ``eval run`` (a flag
-given on the command line overrides the file's key) and the arguments of `eval.evaluate`.
+``python -m diaforge.eval run --config FILE`` (one flat YAML mapping), the flags of ``eval run`` (a flag
+given on the command line overrides the file's key) and the arguments of `diaforge.eval.evaluate`.
 
 A YAML config holds any subset of the fields; the rest keep their defaults. Relative paths are
 read from the folder the command runs in, as the flags' are. Types are strict (``limit: "5"``,
 ``seed: 1.5`` and ``quiet: 1`` are refused), and an unknown key is refused with the nearest known
 one suggested. Every refusal is one `InputError` line naming the file and the key, raised before
-anything slow is loaded; ``python -m eval`` prints it and exits with code 2. An example:
+anything slow is loaded; ``python -m diaforge.eval`` prints it and exits with code 2. An example:
 ``eval/configs/heldout.yaml``.
 
 From Python::
 
-    from eval import EvalConfig, evaluate
+    from diaforge.eval import EvalConfig, evaluate
 
     result = evaluate(EvalConfig(model="outputs/models/smollm2-135m-diaforge", limit=20))
     result.modes["dynamic"]["Acc"], result.run_dir
@@ -24,13 +24,13 @@ import os
 from pathlib import Path
 from typing import Annotated, Any
 
+from diaforge.eval.models import BACKENDS
+from diaforge.eval.transcripts import MODES
 from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
 from diaforge.configs import Keys, check_choice, config_error, read_yaml_mapping
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
-from eval.models import BACKENDS
-from eval.transcripts import MODES
 
 __all__ = [
     "CHOICES",
@@ -42,7 +42,7 @@ __all__ = [
     "parse_modes",
 ]
 
-#: The example config that ships with the package (``python -m eval run --config`` it).
+#: The example config that ships with the package (``python -m diaforge.eval run --config`` it).
 EXAMPLE_CONFIG = Path(__file__).resolve().parent / "configs" / "heldout.yaml"
 
 PositiveInt = Annotated[int, Field(ge=1)]
@@ -87,7 +87,7 @@ class EvalConfig:
     model's name. Default: unset."""
     backend: str = "hf"
     """`hf` (local transformers), `openai` (an OpenAI-compatible server), `vllm`, or a reference
-    policy with no model (`eval.policies`): `reference` (the judge's ceiling), `name-overlap` or
+    policy with no model (`diaforge.eval.policies`): `reference` (the judge's ceiling), `name-overlap` or
     `random` (floors). Default `hf`."""
     base_url: str | None = None
     """The OpenAI-compatible server of `backend: openai`. Default: unset (the OpenAI API)."""
@@ -110,7 +110,7 @@ class EvalConfig:
     repeats: PositiveInt = 1
     """Dynamic mode: play each benchmark dialogue this many times, the user-proxy's wording drawn
     from its own seed in each repeat (repeat 0 is the run without repeats), and report pass^1 ...
-    pass^k over them (`eval.passk`); every other metric stays on repeat 0. Static mode (it has no
+    pass^k over them (`diaforge.eval.passk`); every other metric stays on repeat 0. Static mode (it has no
     user-proxy) and the no-tool split are played once. Default 1."""
     n_samples: PositiveInt = 3
     """User-proxy candidates per turn (the paper's n). Default 3."""
@@ -131,7 +131,7 @@ class EvalConfig:
     reply, on the CPU, for the demo's model; `make bench`, part eval_batching)."""
     max_new_tokens: int | str = "auto"
     """Reply length cap in tokens, or `auto`: the benchmark's longest reference assistant turn in the
-    model's tokenizer plus 25 % (at least 32; `eval.budget.auto_max_new_tokens`). Default `auto`."""
+    model's tokenizer plus 25 % (at least 32; `diaforge.eval.budget.auto_max_new_tokens`). Default `auto`."""
     device: str = "cpu"
     """Torch device of an `hf` model (`cpu`, `cuda`, `cuda:1`, `mps`). Default `cpu`."""
     loop_stop: bool = True
@@ -142,7 +142,7 @@ class EvalConfig:
     calling); apply it alike to every model compared. Default false."""
     ground_values: bool = False
     """`hf`, with `constrain_calls`: a call's string and number values must also copy words the user
-    said in the dialogue, as `eval.anatomy` counts a value grounded (copy-constrained
+    said in the dialogue, as `diaforge.eval.anatomy` counts a value grounded (copy-constrained
     decoding, `diaforge.llm.constrain.Grounding`). Default false."""
     copy_thoughts: bool = False
     """`hf`, with `constrain_calls`: hold the copy spans of `lookup` thoughts to the tool listing
@@ -207,7 +207,7 @@ class EvalConfig:
 
     @property
     def wandb(self) -> dict[str, Any] | None:
-        """`eval.report.write_run`'s `wandb_cfg`: None without `wandb_project`."""
+        """`diaforge.eval.report.write_run`'s `wandb_cfg`: None without `wandb_project`."""
         if not self.wandb_project:
             return None
         return {

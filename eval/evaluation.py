@@ -1,18 +1,18 @@
 """One evaluation run, as a function: ``evaluate(EvalConfig(...)) -> EvalResult``.
 
-``python -m eval run`` is this function behind a command line (`eval.cli` parses the flags and
-the ``--config`` file into an `eval.EvalConfig` and calls it); a notebook or a script calls it
+``python -m diaforge.eval run`` is this function behind a command line (`diaforge.eval.cli` parses the flags and
+the ``--config`` file into an `diaforge.eval.EvalConfig` and calls it); a notebook or a script calls it
 directly. A run reads top to bottom as its steps:
 
-1. the benchmark, its seeded sample, and the no-tool split when there is one (`eval.no_tool`);
-2. the model under test and the prompt format it was trained with (`eval.model_spec`),
+1. the benchmark, its seeded sample, and the no-tool split when there is one (`diaforge.eval.no_tool`);
+2. the model under test and the prompt format it was trained with (`diaforge.eval.model_spec`),
    the run folder (checked writable before anything is loaded) and the device;
-3. the token budget (`eval.budget.run_budget`: ``auto`` measures the benchmark in the model's tokenizer);
+3. the token budget (`diaforge.eval.budget.run_budget`: ``auto`` measures the benchmark in the model's tokenizer);
 4. the user-proxy of dynamic mode (`user_proxy`);
-5. each mode on the positive split (dynamic mode `repeats` times, `eval.passk`), then on the
-   no-tool split, played once (`eval.runner`);
+5. each mode on the positive split (dynamic mode `repeats` times, `diaforge.eval.passk`), then on the
+   no-tool split, played once (`diaforge.eval.runner`);
 6. ConvRel grades when a judge is named;
-7. the run folder (`eval.report.write_run`: transcripts, metrics, report, plot, W&B, and the
+7. the run folder (`diaforge.eval.report.write_run`: transcripts, metrics, report, plot, W&B, and the
    candidate tool specs, ``tools.json``, from which the decisions and clarification are scored).
 
 Every problem a person can fix is an `InputError` raised before the model is loaded (a bad
@@ -28,17 +28,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from diaforge.eval.eval_config import EvalConfig
+from diaforge.eval.policies import POLICIES
+
 from diaforge.errors import InputError
-from eval.eval_config import EvalConfig
-from eval.policies import POLICIES
 
 if TYPE_CHECKING:
-    from data_gen.agents import VotingUser
+    from diaforge.data_gen.agents import VotingUser
+    from diaforge.eval.budget import Budget
+    from diaforge.eval.models import FormatChoice, ModelSpec, ModelUnderTest
+    from diaforge.eval.transcripts import Transcript
+
     from diaforge.llm.openai_backend import OpenAIBackend
     from diaforge.schema import Dialogue
-    from eval.budget import Budget
-    from eval.models import FormatChoice, ModelSpec, ModelUnderTest
-    from eval.transcripts import Transcript
 
 __all__ = ["EvalConfig", "EvalResult", "aevaluate", "evaluate", "user_proxy"]
 
@@ -53,9 +55,9 @@ class EvalResult:
     """The metrics of Appendix C.1 (Acc, FTR, TAR, ..., ``n``) per mode that ran, on the positive
     split (repeat 0 when there are repeats): ``result.modes["dynamic"]["Acc"]``."""
     anatomy: dict[str, dict[str, Any]]
-    """Per mode, what the dialogues were made of (`eval.anatomy`: asks first, right tool, ...)."""
+    """Per mode, what the dialogues were made of (`diaforge.eval.anatomy`: asks first, right tool, ...)."""
     no_tool: dict[str, Any] | None
-    """The no-tool split's metrics per mode (`eval.no_tool`), or None when it did not run."""
+    """The no-tool split's metrics per mode (`diaforge.eval.no_tool`), or None when it did not run."""
     metrics: dict[str, Any]
     """All of ``metrics.json``: the above, breakdowns, endings and the run's settings."""
     transcripts: list[Transcript] = field(repr=False)
@@ -63,16 +65,16 @@ class EvalResult:
     budget: Budget | None = None
     """The token budget and where it came from; None for a reference policy."""
     pass_k: dict[str, Any] | None = None
-    """With ``repeats`` > 1, pass^1 ... pass^k of the dynamic mode (`eval.passk`):
+    """With ``repeats`` > 1, pass^1 ... pass^k of the dynamic mode (`diaforge.eval.passk`):
     ``result.pass_k["dynamic"]["pass^3"]``; None otherwise."""
 
     def summary_lines(self) -> list[str]:
         """What ``eval run`` prints: per mode the headline metrics (of repeat 0), each with its 95 %
-        interval (`eval.intervals`), the anatomy counts and, with repeats, pass^1 ... pass^k
-        (`eval.passk`); the no-tool split's line per mode, and the run folder."""
-        from eval.no_tool import run_lines
-        from eval.passk import passk_lines
-        from eval.tables import fmt_ci, interval_of
+        interval (`diaforge.eval.intervals`), the anatomy counts and, with repeats, pass^1 ... pass^k
+        (`diaforge.eval.passk`); the no-tool split's line per mode, and the run folder."""
+        from diaforge.eval.no_tool import run_lines
+        from diaforge.eval.passk import passk_lines
+        from diaforge.eval.tables import fmt_ci, interval_of
 
         lines = []
         for mode, m in self.modes.items():
@@ -120,9 +122,10 @@ class _Benchmarks:
 
 
 def _benchmarks(config: EvalConfig) -> _Benchmarks:
+    from diaforge.eval.no_tool import check_positive_bench, load_no_tool_split, no_tool_bench_for
+    from diaforge.eval.runner import sample_benchmark
+
     from diaforge.schema import load_dialogues
-    from eval.no_tool import check_positive_bench, load_no_tool_split, no_tool_bench_for
-    from eval.runner import sample_benchmark
 
     full = load_dialogues(config.bench)
     check_positive_bench(config.bench, full)
@@ -138,13 +141,14 @@ def _benchmarks(config: EvalConfig) -> _Benchmarks:
 
 async def aevaluate(config: EvalConfig) -> EvalResult:
     """`evaluate` as a coroutine, for a caller that runs its own event loop."""
+    from diaforge.eval.budget import run_budget
+    from diaforge.eval.model_spec import check_device, format_line, model_spec, slug
+    from diaforge.eval.models import ModelUnderTest, offline_env
+    from diaforge.eval.report import write_run
+    from diaforge.eval.tool_specs import specs_from_dialogues
+
     from diaforge.console import quiet_library_bars
     from diaforge.hygiene import check_output_dir
-    from eval.budget import run_budget
-    from eval.model_spec import check_device, format_line, model_spec, slug
-    from eval.models import ModelUnderTest, offline_env
-    from eval.report import write_run
-    from eval.tool_specs import specs_from_dialogues
 
     if config.quiet:
         quiet_library_bars()
@@ -210,7 +214,7 @@ def user_proxy(config: EvalConfig) -> tuple[VotingUser, OpenAIBackend | None]:
     """The voting user-proxy of dynamic mode (n candidates, m voters): `scripted`, or
     `openai:MODEL` on any OpenAI-compatible server (`user_base_url`), with the backend to check
     and close (None for the scripted one)."""
-    from data_gen.agents import LLMUser, LLMVoter, ScriptedUser, ScriptedVoter, VotingUser
+    from diaforge.data_gen.agents import LLMUser, LLMVoter, ScriptedUser, ScriptedVoter, VotingUser
 
     n, m = config.n_samples, config.n_voters
     if config.user_proxy == "scripted":
@@ -235,8 +239,9 @@ async def _play_modes(
 ) -> tuple[list[Transcript], dict[str, float]]:
     """Each mode of `config` on `bench` (the positive split, or the no-tool split): (transcripts,
     seconds per mode)."""
+    from diaforge.eval.runner import DynamicConfig, near_duplicate_flags, run_dynamic, run_static
+
     from diaforge import similarity
-    from eval.runner import DynamicConfig, near_duplicate_flags, run_dynamic, run_static
 
     encoder = similarity.get_encoder()
     near_dup = near_duplicate_flags(bench, encoder)
@@ -266,8 +271,9 @@ async def _play_modes(
 
 async def _grade(config: EvalConfig, transcripts: list[Transcript]) -> None:
     """ConvRel grades from the `judge` model, into each transcript's `convrel`."""
+    from diaforge.eval.judge import ConvRelJudge
+
     from diaforge.llm.openai_backend import OpenAIBackend
-    from eval.judge import ConvRelJudge
 
     judge_backend = OpenAIBackend(config.judge, base_url=config.judge_base_url)
     try:

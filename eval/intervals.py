@@ -1,6 +1,6 @@
-"""The intervals of a run's rates, and runs compared dialogue by dialogue (`eval.stats` applied).
+"""The intervals of a run's rates, and runs compared dialogue by dialogue (`diaforge.eval.stats` applied).
 
-``metrics.json`` -> ``intervals`` (`interval_summary`, stored by `eval.report.summarise` beside
+``metrics.json`` -> ``intervals`` (`interval_summary`, stored by `diaforge.eval.report.summarise` beside
 the point values, which stay as they were)::
 
     {"static":  {"Acc": {"k": 13, "n": 40, "lo": 0.2008, "hi": 0.4798}, "TAR": {...},
@@ -12,10 +12,10 @@ the point values, which stay as they were)::
      "no_tool":  {"static": {"refusal_acc": {...}, "wrong_call": {...}, "undecided": {...},
                              "false_refusal": {...}}, ...}}          # when the no-tool split ran
 
-A share entry is ``{"k", "n", "lo", "hi"}`` (Wilson 95 %, `eval.stats.share_interval`; lo and hi
+A share entry is ``{"k", "n", "lo", "hi"}`` (Wilson 95 %, `diaforge.eval.stats.share_interval`; lo and hi
 null when n = 0), a mean entry ``{"mean", "n", "lo", "hi"}`` (percentile bootstrap, 2000
-resamples, seed 0, `eval.stats.mean_interval`). What each metric's k and n are (notation of
-`eval.metrics`; D the dialogues of the mode):
+resamples, seed 0, `diaforge.eval.stats.mean_interval`). What each metric's k and n are (notation of
+`diaforge.eval.metrics`; D the dialogues of the mode):
 
 ============================  =========================================================  ======
 metric                        k / n                                                      kind
@@ -33,12 +33,12 @@ The last two rows count names, keys or turns, several per dialogue, which are no
 their Wilson interval treats them as if they were, so it is narrower than the truth where a
 dialogue contributes several (TCR, with one gold tool per dialogue, is a share of dialogues).
 TTR and NGD2-4 are ratios over the tokens of all replies together, not shares of independent
-units: they carry no interval. The anatomy's shares (`eval.anatomy.ANATOMY_SHARES`) and the no-tool
-split's (`eval.no_tool.NO_TOOL_SHARES`) get the Wilson interval of their stored numerator and
+units: they carry no interval. The anatomy's shares (`diaforge.eval.anatomy.ANATOMY_SHARES`) and the no-tool
+split's (`diaforge.eval.no_tool.NO_TOOL_SHARES`) get the Wilson interval of their stored numerator and
 denominator (``values_grounded`` counts values, several per dialogue, like TCP).
 
 Paired comparisons (`paired_by_mode`): the outcome of a dialogue is its Acc(d)
-(`eval.metrics.score_dialogue`) on the positive split, keyed by (dialogue id, mode)
+(`diaforge.eval.metrics.score_dialogue`) on the positive split, keyed by (dialogue id, mode)
 (`dialogue_outcomes`); a dialogue played more than once under one key counts with its first play.
 """
 
@@ -47,11 +47,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from eval.anatomy import ANATOMY_SHARES
-from eval.metrics import GRADE_VALUE, compute_breakdowns, score_dialogue, split_by_mode
-from eval.no_tool import NO_TOOL_SHARES
-from eval.stats import PairedDifference, mean_interval, paired_difference, share_interval
-from eval.transcripts import MODES, Transcript
+from diaforge.eval.anatomy import ANATOMY_SHARES
+from diaforge.eval.metrics import GRADE_VALUE, compute_breakdowns, score_dialogue, split_by_mode
+from diaforge.eval.no_tool import NO_TOOL_SHARES
+from diaforge.eval.stats import PairedDifference, mean_interval, paired_difference, share_interval
+from diaforge.eval.transcripts import MODES, Transcript
 
 __all__ = [
     "dialogue_outcomes",
@@ -101,7 +101,7 @@ def _no_tool_intervals(split: Mapping[str, Any]) -> dict[str, Any]:
 
 def interval_summary(summary: Mapping[str, Any], positive: Sequence[Transcript]) -> dict[str, Any]:
     """``metrics.json`` -> ``intervals`` (module docstring): `summary` is what
-    `eval.report.summarise` computed (its ``anatomy`` and ``no_tool`` counts are read from it),
+    `diaforge.eval.report.summarise` computed (its ``anatomy`` and ``no_tool`` counts are read from it),
     `positive` the positive split's transcripts."""
     groups = split_by_mode(positive)
     out: dict[str, Any] = {mode: metric_intervals(ts) for mode, ts in groups.items()}
@@ -135,7 +135,7 @@ def dialogue_outcomes(transcripts: Iterable[Transcript]) -> dict[tuple[str, str]
 def paired_by_mode(
     a: Mapping[tuple[str, str], int], b: Mapping[tuple[str, str], int]
 ) -> dict[str, PairedDifference]:
-    """Run A against run B (`eval.stats.paired_difference`) per mode, from `dialogue_outcomes`;
+    """Run A against run B (`diaforge.eval.stats.paired_difference`) per mode, from `dialogue_outcomes`;
     a mode with no dialogue in common is left out."""
     out: dict[str, PairedDifference] = {}
     for mode in MODES:

@@ -1,7 +1,7 @@
 """The ConvRel judge (DiaFORGE Appendix C.1): an LLM grades each assistant turn 1-3 for how well it
 follows from the conversation before it.
 
-The grades go into `Transcript.convrel`; `eval.metrics.conv_rel` maps them to g(1) = 0,
+The grades go into `Transcript.convrel`; `diaforge.eval.metrics.conv_rel` maps them to g(1) = 0,
 g(2) = 0.5, g(3) = 1 and averages them. With no judge, ConvRel is None ("not computed"), never
 faked; a backend error propagates rather than turning into a grade.
 """
@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from eval.transcripts import Transcript, TranscriptTurn
+from diaforge.eval.transcripts import Transcript, TranscriptTurn
 
 __all__ = ["JUDGE_RUBRIC", "JUDGE_SYSTEM", "ConvRelJudge", "parse_grade"]
 

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
+from diaforge.eval.transcripts import MODES, Transcript
+
 from diaforge.dice import (
     DiceItem,
     LLMItemCounter,
@@ -39,7 +41,6 @@ from diaforge.dice import (
 )
 from diaforge.schema import ToolCall
 from diaforge.text import ngd, tokenize, ttr
-from eval.transcripts import MODES, Transcript
 
 __all__ = [
     "GRADE_VALUE",
@@ -365,7 +366,7 @@ def compute_breakdowns(
     transcripts: Sequence[Transcript],
     compute: Callable[[Sequence[Transcript]], dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, dict[str, Any]]]:
-    """`compute_metrics` (or `compute`, e.g. `eval.anatomy.compute_anatomy`) per slice::
+    """`compute_metrics` (or `compute`, e.g. `diaforge.eval.anatomy.compute_anatomy`) per slice::
 
         {"by_near_duplicate": {"near_duplicate": {...}, "no_near_duplicate": {...}},
          "by_required_args": {"0": {...}, "1": {...}, "2": {...}, "3+": {...}}}

@@ -1,11 +1,11 @@
 """From the options that name a model to the model under test: `model_spec` turns an
-`eval.EvalConfig` into a validated `eval.models.ModelSpec` and the prompt format it is run with;
+`diaforge.eval.EvalConfig` into a validated `diaforge.eval.models.ModelSpec` and the prompt format it is run with;
 `check_device` refuses a device torch does not see; `slug` names the default run folder. No
-argparse here: the library (`eval.evaluate`) calls it with its config, the command lines with the
-config their model options make (`eval.cli_options.model_options`).
+argparse here: the library (`diaforge.eval.evaluate`) calls it with its config, the command lines with the
+config their model options make (`diaforge.eval.cli_options.model_options`).
 
 The prompt-format options are unset by default, so the model folder's ``prompt_format.json``
-decides (`eval.models.choose_prompt_format`); each option given over it that contradicts the file
+decides (`diaforge.eval.models.choose_prompt_format`); each option given over it that contradicts the file
 prints a one-line warning.
 """
 
@@ -15,12 +15,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from diaforge.eval.policies import POLICIES
+
 from diaforge.errors import InputError
-from eval.policies import POLICIES
 
 if TYPE_CHECKING:
-    from eval.eval_config import EvalConfig
-    from eval.models import FormatChoice, ModelSpec
+    from diaforge.eval.eval_config import EvalConfig
+    from diaforge.eval.models import FormatChoice, ModelSpec
 
 __all__ = ["check_device", "format_line", "format_options", "model_spec", "slug"]
 
@@ -63,7 +64,7 @@ def model_spec(config: EvalConfig) -> tuple[ModelSpec, FormatChoice]:
     model folder's prompt_format.json, the options over it; a warning on stderr for each option
     that contradicts the file). A local checkpoint path is checked here, before anything is
     loaded. A reference policy needs no model (its name is the label); every other backend does."""
-    from eval.models import (
+    from diaforge.eval.models import (
         COPY_NEEDS_CONSTRAINT,
         GROUND_NEEDS_CONSTRAINT,
         ModelSpec,

@@ -1,6 +1,6 @@
 """The model under test: load it (base folder, LoRA adapter folder, merged folder, a served model,
 or vLLM), or take a reference policy (`reference`, `name-overlap`, `random`: the floors of
-`eval.policies`, no model), and ask it for the next assistant turn of many dialogues at once.
+`diaforge.eval.policies`, no model), and ask it for the next assistant turn of many dialogues at once.
 
 Prompt mode shows the candidate tools in the system prompt and expects the paper's text format;
 native mode passes them as `tools=` (to the chat template, or to the server's tools API) and reads
@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from diaforge.eval.policies import POLICIES, make_policy
+
 from diaforge.errors import InputError
 from diaforge.format import (
     PROMPT_FORMAT_FILE,
@@ -40,7 +42,6 @@ from diaforge.format import (
 from diaforge.llm.base import BackendConfigError
 from diaforge.llm.loops import LOOP_FINISH, LoopStop
 from diaforge.schema import Dialogue, Turn
-from eval.policies import POLICIES, make_policy
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -91,7 +92,7 @@ class ModelSpec:
     """A local folder (base, LoRA adapter, or merged model) for `hf`/`vllm`, a served model name for
     `openai`, or the policy's name for a reference policy (`reference`, `name-overlap`, `random`)."""
     backend: str = "hf"
-    """`hf`, `openai`, `vllm`, or a reference policy of `eval.policies` (no model is loaded)."""
+    """`hf`, `openai`, `vllm`, or a reference policy of `diaforge.eval.policies` (no model is loaded)."""
     prompt_format: PromptFormat = field(default_factory=PromptFormat)
     """What the model sees: prompt mode, tool listing, system prompt, history reasoning (see
     `diaforge.format.PromptFormat`). `eval run` takes it from the model's ``prompt_format.json``
@@ -397,7 +398,7 @@ class ModelUnderTest:
         """The next assistant turn of each dialogue. `messages` (one list per dialogue) replaces
         `self.messages(d)`, e.g. a peer's own prompt; tools still come from the dialogue. A
         reference policy reads the dialogue only, and `answered` (static mode: per dialogue, the
-        reference's own assistant turns, which its user turns answer; `eval.policies`); a model
+        reference's own assistant turns, which its user turns answer; `diaforge.eval.policies`); a model
         never sees them."""
         if self._policy is not None:
             mine = list(answered) if answered is not None else [None] * len(dialogues)

@@ -2,8 +2,8 @@
 which tool, ask for a value, call, refuse, another reply, malformed or truncated output), which
 required parameters it names, and whether it asks for a value the user has not given
 (`asks_missing_value`, the rule by which the dynamic loop moves the user-proxy to giving values).
-The classes are defined in `eval.decisions`, which judges each move against the state of the
-dialogue; `eval.runner` uses `asks_missing_value`."""
+The classes are defined in `diaforge.eval.decisions`, which judges each move against the state of the
+dialogue; `diaforge.eval.runner` uses `asks_missing_value`."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from data_gen.agents import ScriptedTeacher, is_refusal, offered_options
+from diaforge.data_gen.agents import ScriptedTeacher, is_refusal, offered_options
+from diaforge.eval.anatomy import asks
+
 from diaforge.schema import Tool
 from diaforge.text import humanise_param
-from eval.anatomy import asks
 
 if TYPE_CHECKING:  # numpy and the encoders load only when a run reads by meaning
     from diaforge.similarity import Encoder
@@ -37,7 +38,7 @@ def asks_missing_value(
     """Whether `text` asks for a value of `tool` that the user has not given: it asks for a value
     (`_asks_for`) of a required parameter of `tool` whose value `said` (the user's words) does not
     give, values read as the scripted teacher reads them (`ScriptedTeacher.known_values`). The rule
-    by which the dynamic loop moves the user-proxy to giving values (`eval.runner.asks_for_arguments`)."""
+    by which the dynamic loop moves the user-proxy to giving values (`diaforge.eval.runner.asks_for_arguments`)."""
     named = named_parameters(text, tool)
     if not named:
         return False
@@ -79,7 +80,7 @@ def model_move(
     target: Tool | None = None,
     encoder: Encoder | None = None,
 ) -> tuple[str, list[Tool]]:
-    """The move of one assistant turn (`eval.decisions`) and the candidates it offers (Q_k; empty
+    """The move of one assistant turn (`diaforge.eval.decisions`) and the candidates it offers (Q_k; empty
     unless it asks which tool). `target` is ν on the no-tool split (its parameters count as named
     too), `encoder` the sentence encoder that reads options by meaning (None: by words only)."""
     if kind == "tool_calls":

@@ -3,17 +3,17 @@
 The held-out benchmark (the *positive* split: some candidate is right) has a no-tool split beside
 it, ``<benchmark>_no_tool.jsonl``: dialogues built the same way from held-out tools, except that
 the tool the user needs was kept out of the candidates while its near neighbours stayed
-(`data_gen.no_tool`; `python -m data_gen build-no-tool-split`). Every record has ``seed_tool:
+(`diaforge.data_gen.no_tool`; `python -m diaforge.data_gen build-no-tool-split`). Every record has ``seed_tool:
 null`` and the missing tool in ``provenance.withheld_tool``, which the user-proxy pursues. ``eval
 run`` evaluates the split after the positive split, in the same modes, and stores its
 transcripts with ``split: "no_tool"``; a dialogue of the split also ends at the model's first
 refusal (``ended: "refusal"``). The positive split, its sample (``--limit``) and its metrics are
 exactly what they were without the split.
 
-Notation as in `eval.metrics`: c(d) is the list of calls of the first tool-bearing assistant turn
+Notation as in `diaforge.eval.metrics`: c(d) is the list of calls of the first tool-bearing assistant turn
 (∅ when there is none; malformed and truncated turns carry no calls). A *refusal* is an assistant
 turn of kind ``reply`` whose text asks nothing and holds a negation
-(`data_gen.agents.refusal.is_refusal`: no question mark, and one of no, none, not, cannot,
+(`diaforge.data_gen.agents.refusal.is_refusal`: no question mark, and one of no, none, not, cannot,
 unable, neither, nor, nothing, never or a word ending in n't); r(d) is the position (1-based)
 among the assistant turns of d of its first refusal, None when it has none, and
 ``refused(d) = 1[c(d) = ∅ and r(d) is not None]``: it refused and called nothing.
@@ -44,13 +44,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from data_gen.agents.refusal import is_refusal
+from diaforge.data_gen.agents.refusal import is_refusal
+from diaforge.eval.metrics import first_call, split_by_mode
+from diaforge.eval.stats import wilson
+from diaforge.eval.tables import DOWN, MODE_TITLE, UP, fmt, markdown_table, share_cell
+from diaforge.eval.transcripts import ENDINGS, MODES, Transcript
+
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, load_dialogues
-from eval.metrics import first_call, split_by_mode
-from eval.stats import wilson
-from eval.tables import DOWN, MODE_TITLE, UP, fmt, markdown_table, share_cell
-from eval.transcripts import ENDINGS, MODES, Transcript
 
 __all__ = [
     "NO_TOOL_KEYS",
@@ -94,7 +95,7 @@ NO_TOOL_SHARES = (
     ("false_refusal", "false_refusals_n", "positive_n"),
 )
 """(share, numerator, denominator) keys of the split's shares (``undecided`` is the rest of n);
-their Wilson intervals are in ``metrics.json`` -> ``intervals`` -> ``no_tool`` (`eval.intervals`)."""
+their Wilson intervals are in ``metrics.json`` -> ``intervals`` -> ``no_tool`` (`diaforge.eval.intervals`)."""
 
 NO_TOOL_NOTE = (
     "Retrieval misses: the tool the user needs is not among the candidates, its near neighbours "

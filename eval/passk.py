@@ -1,13 +1,13 @@
 """pass^k: whether a model gets a dialogue right every time it is asked, in other words (τ-bench).
 
-``eval run --repeats k`` plays every dialogue of the dynamic mode k times (`eval.runner`): trial
+``eval run --repeats k`` plays every dialogue of the dynamic mode k times (`diaforge.eval.runner`): trial
 r draws the user-proxy's turns from a seed of its own (r = 0 is the run without repeats), and
 nothing else changes (the model's decoding stays as configured: greedy stays greedy). One Acc on
 one wording hides how much of a score is luck of the wording; pass^k shows it.
 
 Notation. D is the set of dialogues of one mode on the positive split that have trials; dialogue
 i has n_i trials (its transcripts, one per repeat), of which c_i succeed. A trial succeeds when
-Acc(d) = 1 (`eval.metrics`: the first tool-bearing turn is exactly one call to the gold tool
+Acc(d) = 1 (`diaforge.eval.metrics`: the first tool-bearing turn is exactly one call to the gold tool
 with exactly the gold arguments). Following τ-bench (Yao et al. 2024, "τ-bench: A Benchmark for
 Tool-Agent-User Interaction in Real-World Domains"), for 1 ≤ k ≤ min_i n_i::
 
@@ -33,15 +33,15 @@ by the same model, is right in one wording and wrong in another.
 * ``by_successes``: how many dialogues had c successes, for c = 0 ... max n_i (``{"0": 22, ...}``),
   from which every pass^k can be recomputed;
 * ``intervals``: the 95 % interval of each pass^k (``{"mean", "n", "lo", "hi"}``: the percentile
-  bootstrap over dialogues of the per-dialogue values C(c_i, k) / C(n_i, k), `eval.stats.
+  bootstrap over dialogues of the per-dialogue values C(c_i, k) / C(n_i, k), `diaforge.eval.stats.
   mean_interval`; pass^k is a mean over dialogues, so the dialogue is what is resampled) and the
-  Wilson interval of ``wording_sensitive`` (``{"k", "n", "lo", "hi"}``, `eval.stats.share_interval`).
+  Wilson interval of ``wording_sensitive`` (``{"k", "n", "lo", "hi"}``, `diaforge.eval.stats.share_interval`).
 
-`summarise_pass_k` (``metrics.json`` -> ``pass_k``, by `eval.report.summarise`) runs it on each
+`summarise_pass_k` (``metrics.json`` -> ``pass_k``, by `diaforge.eval.report.summarise`) runs it on each
 mode whose transcripts hold a repeat > 0: only ``dynamic``, as static mode replays the
 reference's user turns and has nothing to redraw. The no-tool split is played once. Every other
 metric of a run (Acc, the anatomy, the breakdowns, the no-tool split's) is computed on repeat 0
-alone (`eval.transcripts.first_trials`), so it keeps its meaning and stays comparable with runs
+alone (`diaforge.eval.transcripts.first_trials`), so it keeps its meaning and stays comparable with runs
 made without repeats; pass^1 over k trials is an estimate of the same rate from k times the data,
 and differs from repeat 0's Acc by the luck of the wording. `passk_section` renders the block of
 ``report.md`` and `passk_lines` the console lines of ``eval run``.
@@ -55,10 +55,11 @@ from fractions import Fraction
 from math import comb
 from typing import Any
 
+from diaforge.eval.metrics import score_dialogue, split_by_mode
+from diaforge.eval.stats import mean_interval, share_interval
+from diaforge.eval.transcripts import Transcript
+
 from diaforge.errors import InputError
-from eval.metrics import score_dialogue, split_by_mode
-from eval.stats import mean_interval, share_interval
-from eval.transcripts import Transcript
 
 __all__ = [
     "PASS_K_KEYS",

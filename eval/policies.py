@@ -1,7 +1,7 @@
 """Reference policies: the floors (and the ceiling) every evaluation report stands beside.
 
 Each policy plays the assistant through the same static and dynamic loops as a model
-(``python -m eval run --backend reference|name-overlap|random``), with no model. Its turns are
+(``python -m diaforge.eval run --backend reference|name-overlap|random``), with no model. Its turns are
 written by the scripted teacher (`data_gen.agents.ScriptedTeacher.complete`; the reference's
 questions about which tool by `ScriptedTeacher.ask`) for the tool the policy picked: the teacher reads the values the user has given out of the user turns, asks for the
 missing required arguments (at most three at a time) and calls the tool when none is missing. The
@@ -17,11 +17,11 @@ The three policies differ only in how they pick the tool:
   generator confirms a selection, and asks for its values or calls it. Every argument value still
   comes only from what the user said, never from the gold map. It is the judge's ceiling: it must
   score near-perfect, which shows that the user-proxy answers what it is asked, with the exact
-  values, and it follows the reference move at every decision (`eval.decisions`). Its question
+  values, and it follows the reference move at every decision (`diaforge.eval.decisions`). Its question
   offers every tool still open; in static mode, where the user's answers are to the reference
   dialogue's questions, it reads them against those questions (`ReferencePolicy.respond`). A
   retrieval miss of the no-tool split (`Dialogue.withheld_tool`) gets the teacher told that no
-  candidate fits (`data_gen.agents.refusal.miss_turn`): it asks what the user means until the user
+  candidate fits (`diaforge.data_gen.agents.refusal.miss_turn`): it asks what the user means until the user
   has ruled out every candidate, then refuses plainly, as the split's reference dialogues do. Any
   other case with no gold tool gets a polite refusal (no call).
 * ``name-overlap``: the candidate whose *name* words share the most stems with everything the user
@@ -59,7 +59,7 @@ class Policy(ABC):
     name: str = ""
 
     def __init__(self, seed: int = 0) -> None:
-        from data_gen.agents import ScriptedTeacher
+        from diaforge.data_gen.agents import ScriptedTeacher
 
         self.seed = seed
         self.teacher = ScriptedTeacher()
@@ -75,7 +75,7 @@ class Policy(ABC):
 
     def turn(self, dialogue: Dialogue) -> Turn:
         """The next assistant turn: a question for missing required arguments, or the call."""
-        from data_gen.agents import COMPLETION
+        from diaforge.data_gen.agents import COMPLETION
 
         tool = self.choose(dialogue)
         if tool is None:
@@ -90,7 +90,7 @@ class Policy(ABC):
     def complete(self, dialogue: Dialogue, tool: Tool, history: list[Turn]) -> Turn:
         """The teacher's argument-completion turn for `tool` after `history` (the dialogue's turns,
         each assistant turn marked with the phase it belongs to)."""
-        from data_gen.agents import COMPLETION, DialogueState
+        from diaforge.data_gen.agents import COMPLETION, DialogueState
 
         state = DialogueState(
             gold=tool,
@@ -139,7 +139,7 @@ class ReferencePolicy(Policy):
         gold = dialogue.gold_tool
         if gold is None or not dialogue.turns:
             return super().turn(dialogue)
-        from data_gen.agents import DialogueState
+        from diaforge.data_gen.agents import DialogueState
 
         history = self.selection_history(dialogue)
         state = DialogueState(
@@ -161,7 +161,7 @@ class ReferencePolicy(Policy):
         """The dialogue so far with each of the policy's own turns marked as the teacher made it: a
         selection question (phase ``tool_selection``) while more than one candidate was open at
         that point (`ScriptedTeacher.remaining`), an argument-completion turn from then on."""
-        from data_gen.agents import COMPLETION, SELECTION, DialogueState
+        from diaforge.data_gen.agents import COMPLETION, SELECTION, DialogueState
 
         gold = dialogue.gold_tool
         history: list[Turn] = []
@@ -183,8 +183,8 @@ class ReferencePolicy(Policy):
         return history
 
     def _miss_turn(self, dialogue: Dialogue, need: Tool) -> Turn:
-        from data_gen.agents import SELECTION, DialogueState
-        from data_gen.agents.refusal import miss_turn
+        from diaforge.data_gen.agents import SELECTION, DialogueState
+        from diaforge.data_gen.agents.refusal import miss_turn
 
         history = [
             t.model_copy(update={"phase": SELECTION}) if t.role == "assistant" else t for t in dialogue.turns

@@ -1,10 +1,10 @@
 """What an evaluation run leaves behind.
 
-`write_run` fills a run folder with (through `eval.run_files.write_run_files`, as the other eval
+`write_run` fills a run folder with (through `diaforge.eval.run_files.write_run_files`, as the other eval
 commands do):
 
 * ``transcripts.jsonl``: one `Transcript` per benchmark dialogue and mode (the raw material:
-  ``python -m eval score transcripts.jsonl`` recomputes everything below from it with no model);
+  ``python -m diaforge.eval score transcripts.jsonl`` recomputes everything below from it with no model);
 * ``metrics.json``::
 
       {"model": "<label>",
@@ -17,33 +17,33 @@ commands do):
        "no_tool": {"static": {"refusal_acc": ..., "wrong_call": ..., ...}, ..., "ended": {...}},
                                                                 # when the no-tool split ran
        "pass_k": {"dynamic": {"n": ..., "trials": 3, "pass^1": ..., "pass^2": ..., "pass^3": ...,
-                              "wording_sensitive": ..., ...}},  # with --repeats k > 1 (eval.passk)
+                              "wording_sensitive": ..., ...}},  # with --repeats k > 1 (diaforge.eval.passk)
        "intervals": {"static": {"Acc": {"k": .., "n": .., "lo": .., "hi": ..}, ...}, "dynamic": ...,
-                     "breakdowns": ..., "anatomy": ..., "no_tool": ...},  # `eval.intervals`
+                     "breakdowns": ..., "anatomy": ..., "no_tool": ...},  # `diaforge.eval.intervals`
        "decisions": {"static": {"matrix": {...}, "agree": ..., "tool_hallucination": ..., ...}, ...},
        "clarification": {"static": {"option_recall": ..., "option_precision": ..., ...}, ...},
                                                                 # null without tool specs
        ...extra}                                                # whatever the caller adds
 
-  with the metric keys of `eval.metrics.METRIC_KEYS`, computed over the positive split only; the
-  no-tool split's transcripts (``split: "no_tool"``) are scored apart (`eval.no_tool`). Every
-  key but ``pass_k`` is computed on repeat 0 alone (`eval.transcripts.first_trials`), so a run
+  with the metric keys of `diaforge.eval.metrics.METRIC_KEYS`, computed over the positive split only; the
+  no-tool split's transcripts (``split: "no_tool"``) are scored apart (`diaforge.eval.no_tool`). Every
+  key but ``pass_k`` is computed on repeat 0 alone (`diaforge.eval.transcripts.first_trials`), so a run
   with ``--repeats`` keeps every number of a run without; ``pass_k`` reads every repeat;
-  the when-to-call matrix and tool hallucination (`eval.decisions`, both splits) and clarification
-  quality (`eval.clarification`) need the candidate tool specs and are null without them;
-* ``tools.json``: those specs (`eval.tool_specs`), when the caller gives them (`eval run` does),
+  the when-to-call matrix and tool hallucination (`diaforge.eval.decisions`, both splits) and clarification
+  quality (`diaforge.eval.clarification`) need the candidate tool specs and are null without them;
+* ``tools.json``: those specs (`diaforge.eval.tool_specs`), when the caller gives them (`eval run` does),
   so that ``eval score`` recomputes the decisions with no benchmark;
 * ``report.md``: the paper's tables for this run (Table 1: Acc/FTR/TAR static | dynamic; Tables
   3 and 5: TCP TCR PKP PKR Acc FTR TAR per mode; Tables 4 and 6: ConvRel TTR NGD3 plus NGD2 and
-  NGD4), the anatomy of the dialogues (`eval.anatomy`: asks first, right tool, right keys, right
+  NGD4), the anatomy of the dialogues (`diaforge.eval.anatomy`: asks first, right tool, right keys, right
   values, values grounded in the user's words, values invented, each with its counts), the
   decisions and clarification quality, the malformed-output and truncated shares, how dialogues
   ended, and the breakdowns (C.1 metrics and anatomy per slice);
 * ``tradeoff.png``: the Figure 3 trade-off plot (x = 1 − TAR, y = Acc, marker size and colour
-  ∝ FTR; `eval.tradeoff_plot`), one point for the run;
+  ∝ FTR; `diaforge.eval.tradeoff_plot`), one point for the run;
 * optionally a W&B run (`log_to_wandb`), offline into the run folder when there is no API key.
 
-Comparing runs is `eval.compare`; the markdown tables are `eval.tables`.
+Comparing runs is `diaforge.eval.compare`; the markdown tables are `diaforge.eval.tables`.
 """
 
 from __future__ import annotations
@@ -55,27 +55,34 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from diaforge.errors import InputError
-from diaforge.lineage import lineage_config
-from eval.anatomy import anatomy_breakdowns, compute_anatomy
-from eval.clarification import CLARIFICATION_SHARES, clarification_section, compute_clarification
-from eval.decisions import compute_decisions, decisions_section, replay_all
-from eval.intervals import interval_summary
-from eval.metrics import (
+from diaforge.eval.anatomy import anatomy_breakdowns, compute_anatomy
+from diaforge.eval.clarification import CLARIFICATION_SHARES, clarification_section, compute_clarification
+from diaforge.eval.decisions import compute_decisions, decisions_section, replay_all
+from diaforge.eval.intervals import interval_summary
+from diaforge.eval.metrics import (
     compute_breakdowns,
     compute_metrics,
     first_call,
     score_dialogue,
     split_by_mode,
 )
-from eval.no_tool import no_tool_section, summarise_no_tool
-from eval.passk import summarise_pass_k
-from eval.run_files import write_atomic, write_run_files
-from eval.stats import share_interval
-from eval.tables import render_report
-from eval.tool_specs import TOOLS_FILE, ToolSpecs, read_tool_specs, specs_from_dialogues, write_tool_specs
-from eval.tradeoff_plot import plot_tradeoff
-from eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, first_trials, read_transcripts
+from diaforge.eval.no_tool import no_tool_section, summarise_no_tool
+from diaforge.eval.passk import summarise_pass_k
+from diaforge.eval.run_files import write_atomic, write_run_files
+from diaforge.eval.stats import share_interval
+from diaforge.eval.tables import render_report
+from diaforge.eval.tool_specs import (
+    TOOLS_FILE,
+    ToolSpecs,
+    read_tool_specs,
+    specs_from_dialogues,
+    write_tool_specs,
+)
+from diaforge.eval.tradeoff_plot import plot_tradeoff
+from diaforge.eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, first_trials, read_transcripts
+
+from diaforge.errors import InputError
+from diaforge.lineage import lineage_config
 
 if TYPE_CHECKING:
     from diaforge.similarity import Encoder
@@ -119,12 +126,12 @@ DEFAULT_WANDB_PROJECT = "diaforge-eval"
 def summarise(
     transcripts: Iterable[Transcript], tools: ToolSpecs | None = None, encoder: Encoder | None = None
 ) -> dict[str, Any]:
-    """Per-mode metrics, breakdowns, endings and anatomy (`eval.anatomy`) of the positive split,
-    the no-tool split's metrics (`eval.no_tool`) when it ran, the intervals of all their rates
-    (`eval.intervals`), and the decisions and clarification quality
+    """Per-mode metrics, breakdowns, endings and anatomy (`diaforge.eval.anatomy`) of the positive split,
+    the no-tool split's metrics (`diaforge.eval.no_tool`) when it ran, the intervals of all their rates
+    (`diaforge.eval.intervals`), and the decisions and clarification quality
     (`decisions_and_clarification`; None without `tools`): everything of ``metrics.json`` but the
     label and the caller's extras. `write_run` stores it and `score_transcripts` recomputes it.
-    Everything is of repeat 0 (`first_trials`) but ``pass_k`` (`eval.passk`), there only when a
+    Everything is of repeat 0 (`first_trials`) but ``pass_k`` (`diaforge.eval.passk`), there only when a
     mode was repeated."""
     transcripts = list(transcripts)
     every_positive = [t for t in transcripts if t.split == "positive"]
@@ -156,11 +163,11 @@ def decision_intervals(
     decisions: Mapping[str, Any] | None, clarification: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """``metrics.json`` -> ``intervals`` -> ``decisions`` and ``clarification``: the Wilson 95 %
-    interval (`eval.stats.share_interval`, ``{"k", "n", "lo", "hi"}``) of every share of the
+    interval (`diaforge.eval.stats.share_interval`, ``{"k", "n", "lo", "hi"}``) of every share of the
     when-to-call matrix (agreement over all decision points and per split, tool hallucination) and
-    of clarification quality (`eval.clarification.CLARIFICATION_SHARES`), per mode. The units are
+    of clarification quality (`diaforge.eval.clarification.CLARIFICATION_SHARES`), per mode. The units are
     decision points, calls and questions, several to a dialogue, so like the C.1 ratios of sums
-    these intervals are narrower than the dialogue-level ones (`eval.intervals`)."""
+    these intervals are narrower than the dialogue-level ones (`diaforge.eval.intervals`)."""
     out: dict[str, Any] = {}
     if decisions:
         out["decisions"] = {
@@ -188,8 +195,8 @@ def decision_intervals(
 def decisions_and_clarification(
     transcripts: Sequence[Transcript], tools: ToolSpecs | None, encoder: Encoder | None = None
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """``metrics.json`` -> ``decisions`` and ``clarification`` (`eval.decisions`,
-    `eval.clarification`), one replay per mode shared by both; (None, None) without tool specs.
+    """``metrics.json`` -> ``decisions`` and ``clarification`` (`diaforge.eval.decisions`,
+    `diaforge.eval.clarification`), one replay per mode shared by both; (None, None) without tool specs.
     Questions are read with `encoder`, by default the sentence encoder the user-proxy of `eval run`
     reads them with (`diaforge.similarity.get_encoder`)."""
     if tools is None:
@@ -221,22 +228,23 @@ def score_transcripts(path: str | Path, bench: str | Path | None = None) -> dict
     transcripts = read_transcripts(p)
     try:
         return summarise(transcripts, tools=run_tool_specs(p.parent, bench))
-    except InputError as exc:  # e.g. one trial twice (`eval.passk.trial_outcomes`): name the file
+    except InputError as exc:  # e.g. one trial twice (`diaforge.eval.passk.trial_outcomes`): name the file
         if exc.path is not None:
             raise
         raise InputError(exc.message, path=p, record=exc.record, field=exc.field) from None
 
 
 def run_tool_specs(run_dir: str | Path, bench: str | Path | None = None) -> ToolSpecs | None:
-    """The candidate tool specs of a run (`eval.tool_specs`): its ``tools.json``, else the specs
+    """The candidate tool specs of a run (`diaforge.eval.tool_specs`): its ``tools.json``, else the specs
     of `bench` and of the no-tool split beside it, else None."""
     found = Path(run_dir) / TOOLS_FILE
     if found.is_file():
         return read_tool_specs(found)
     if bench is None:
         return None
+    from diaforge.eval.no_tool import load_no_tool_split, no_tool_bench_for
+
     from diaforge.schema import load_dialogues
-    from eval.no_tool import load_no_tool_split, no_tool_bench_for
 
     records = load_dialogues(bench)
     split = no_tool_bench_for(bench, "auto")
@@ -262,7 +270,7 @@ def write_run(
 ) -> dict[str, Any]:
     """Write ``transcripts.jsonl``, ``metrics.json``, ``report.md`` and ``tradeoff.png`` into
     `run_dir` and return the ``metrics.json`` dict. `tools`, the candidate tool specs of the
-    dialogues (`eval.tool_specs`), go to ``tools.json`` and let ``metrics.json`` hold the
+    dialogues (`diaforge.eval.tool_specs`), go to ``tools.json`` and let ``metrics.json`` hold the
     decisions and clarification quality (read with `encoder`); without them those are None.
 
     `extra` adds top-level keys to ``metrics.json`` (benchmark, checkpoint, settings, ...); it

@@ -1,6 +1,6 @@
 """The files every evaluation command leaves in its run folder, written one way.
 
-`eval run` (`eval.report.write_run`), ``bfcl``, ``next-action`` and ``turn-level`` each leave a
+`eval run` (`diaforge.eval.report.write_run`), ``bfcl``, ``next-action`` and ``turn-level`` each leave a
 metrics JSON, one JSONL line per scored item and, for some, a markdown report, under names that
 share a prefix::
 

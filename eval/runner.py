@@ -13,16 +13,16 @@
   ``seeded_rng(seed, id, step)`` for r = 0 (the run without repeats, unchanged) and
   ``seeded_rng(seed, id, step, "repeat", r)`` for r > 0. Only the user's wording changes between
   repeats; the model's decoding is whatever it is configured to be (greedy stays greedy). pass^k
-  over the repeats is `eval.passk`. Static mode has no user-proxy and is never repeated.
+  over the repeats is `diaforge.eval.passk`. Static mode has no user-proxy and is never repeated.
 
 In both, a reply cut off by the token budget (`Reply.kind == "truncated"`) also ends the
 dialogue (``ended: "truncated"``): what the model meant to say is unknown, and the user-proxy is
-not asked to answer half a sentence. On the no-tool split (`split="no_tool"`, `eval.no_tool`) the
+not asked to answer half a sentence. On the no-tool split (`split="no_tool"`, `diaforge.eval.no_tool`) the
 first refusal ends the dialogue too (``ended: "refusal"``): it is the model's answer, as a call
 is; the user-proxy pursues the tool the record withheld.
 
 Both advance all dialogues in lock step (`DialogueRun` is one dialogue's state), so each step is
-one batched generation call, and return one `eval.transcripts.Transcript` per dialogue.
+one batched generation call, and return one `diaforge.eval.transcripts.Transcript` per dialogue.
 """
 
 from __future__ import annotations
@@ -32,16 +32,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from diaforge.data_gen.agents import COMPLETION, SELECTION, DialogueState, User
+from diaforge.data_gen.agents.refusal import is_refusal
+from diaforge.eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
+from diaforge.eval.moves import asks_missing_value
+from diaforge.eval.transcripts import Transcript, TranscriptTurn
 from tqdm.auto import tqdm
 
-from data_gen.agents import COMPLETION, SELECTION, DialogueState, User
-from data_gen.agents.refusal import is_refusal
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, ToolCall, Turn
 from diaforge.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score
-from eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
-from eval.moves import asks_missing_value
-from eval.transcripts import Transcript, TranscriptTurn
 
 
 @dataclass
@@ -139,7 +139,7 @@ class DialogueRun:
     state: DialogueState | None = None
     """Dynamic: the user-proxy's view (its phase, the gold tool); its `turns` is `turns`."""
     ended: str | None = None
-    """How it ended (`eval.transcripts.ENDINGS`); None while it runs."""
+    """How it ended (`diaforge.eval.transcripts.ENDINGS`); None while it runs."""
     repeat: int = 0
     """Which trial of the dialogue this is (dynamic mode with repeats; 0 otherwise)."""
 
@@ -271,7 +271,7 @@ async def run_dynamic(
     encoder: Encoder | None = None,
 ) -> list[Transcript]:
     """Dynamic evaluation: the model plays the assistant against the frozen user-proxy (any
-    `data_gen.agents.User`; `eval run` gives the voting one), `cfg.repeats` times per dialogue
+    `diaforge.data_gen.agents.User`; `eval run` gives the voting one), `cfg.repeats` times per dialogue
     (module docstring); the transcripts of repeat 0 first, then those of repeat 1, ... `encoder` is the sentence encoder the user-proxy reads questions with, used as well to
     tell when a reply asks for values (`asks_for_arguments`; None: by words only)."""
 
@@ -308,7 +308,7 @@ async def run_dynamic(
 
 def asks_for_arguments(turn: Turn, state: DialogueState, encoder: Encoder | None = None) -> bool:
     """Whether an assistant reply asks for one of the gold tool's required arguments that the user
-    has not given yet (`eval.moves.asks_missing_value`, options read with `encoder` as the
+    has not given yet (`diaforge.eval.moves.asks_missing_value`, options read with `encoder` as the
     user-proxy reads them): the user-proxy then moves to giving values. An argument the user
     already gave is not what the reply asks for, nor is one named in the description of a tool
     the reply offers ("look up a city in the home country or a foreign city?")."""

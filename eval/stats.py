@@ -2,7 +2,7 @@
 
 An evaluation scores a sample of dialogues (the demo: 40); every rate it prints is an estimate,
 and at n = 40 an accuracy near 0.3 is known to about ±0.14. This module holds the statistics
-(pure functions, no evaluation types); `eval.intervals` applies them to runs. Every interval is
+(pure functions, no evaluation types); `diaforge.eval.intervals` applies them to runs. Every interval is
 two-sided at the 95 % level, z = 1.959964 (the 0.975 quantile of the standard normal).
 
 **A share** k/n of independent units (dialogues): the Wilson score interval (`wilson`), with
@@ -25,7 +25,7 @@ j = floor(B · 0.025) = 50, the interval is [m[j], m[B − 1 − j]] (50 means l
 above). Constant values give a zero-width interval; n = 0 gives None.
 
 **Two runs on the same dialogues** (`paired_difference`): each dialogue scored 0/1 in run A and
-in run B, joined by a key (`eval.intervals` uses (dialogue id, mode)); a dialogue in one run only
+in run B, joined by a key (`diaforge.eval.intervals` uses (dialogue id, mode)); a dialogue in one run only
 is counted (``unpaired_a``, ``unpaired_b``) and left out; no dialogue in common gives None. Over
 the n common dialogues, with a = #(A 1, B 1), b = #(A 1, B 0) (``wins``), c = #(A 0, B 1)
 (``losses``), d = #(A 0, B 0)::

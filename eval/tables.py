@@ -3,7 +3,7 @@ run's ``report.md``.
 
 Numbers are rounded to 2 decimals as in the paper (``metrics.json`` keeps 6); a metric that was
 not computed shows "n/c", a mode that did not run "–". Every rate carries its 95 % interval in
-brackets (`eval.intervals`: Wilson for shares, a bootstrap for FTR and ConvRel), and its n: the
+brackets (`diaforge.eval.intervals`: Wilson for shares, a bootstrap for FTR and ConvRel), and its n: the
 dialogues of the mode in an "n" column, or "(k/n)" after a share whose denominator counts
 something else (calls, names, keys, values, turns). A run whose ``metrics.json`` predates the
 intervals shows them for the shares of dialogues (recomputed from the rate and n) and none for the
@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from eval.anatomy import ANATOMY_SHARES
-from eval.passk import passk_section
-from eval.stats import share_interval, wilson
-from eval.transcripts import MODES
+from diaforge.eval.anatomy import ANATOMY_SHARES
+from diaforge.eval.passk import passk_section
+from diaforge.eval.stats import share_interval, wilson
+from diaforge.eval.transcripts import MODES
 
 __all__ = [
     "ANATOMY_NOTE",
@@ -239,7 +239,7 @@ def _anatomy_cell(anatomy: Mapping[str, Any], share: str, num: str, den: str) ->
 
 
 def anatomy_table(rows: Sequence[tuple[str, Mapping[str, Any] | None]], first: str = "Model") -> str:
-    """One row per (label, `eval.anatomy.compute_anatomy` dict): n, then each share with its
+    """One row per (label, `diaforge.eval.anatomy.compute_anatomy` dict): n, then each share with its
     Wilson interval, numerator and denominator ("0.36 [0.20, 0.55] (9/25)"); a row whose dict is
     None shows "–"."""
     headers = [first, "n"] + [ANATOMY_TITLES[share] for share, _, _ in ANATOMY_SHARES]
@@ -290,9 +290,9 @@ def render_report(
     metrics: Mapping[str, Any], label: str, splits: Sequence[str] = (), decisions: Sequence[str] = ()
 ) -> str:
     """``report.md`` for one run, from its ``metrics.json`` dict; `splits` are the sections of
-    other splits (the no-tool split's, `eval.no_tool.no_tool_section`), placed after the paper's
-    tables; `decisions` the decision and clarification sections (`eval.decisions.decisions_section`,
-    `eval.clarification.clarification_section`), placed after the anatomy."""
+    other splits (the no-tool split's, `diaforge.eval.no_tool.no_tool_section`), placed after the paper's
+    tables; `decisions` the decision and clarification sections (`diaforge.eval.decisions.decisions_section`,
+    `diaforge.eval.clarification.clarification_section`), placed after the anatomy."""
     modes = [m for m in MODES if mode_metrics(metrics, m) is not None]
     counts = ", ".join(f"{m} n = {metrics[m]['n']}" for m in modes)
     parts = [

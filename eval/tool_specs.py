@@ -1,9 +1,9 @@
 """The candidate tool specs a run used, kept beside its transcripts (``tools.json``).
 
 A `Transcript` names its candidates (`candidate_tools`) but does not hold their schemas, and the
-decision replay (`eval.decisions`, `eval.clarification`) needs them: which candidates a question
+decision replay (`diaforge.eval.decisions`, `diaforge.eval.clarification`) needs them: which candidates a question
 offers is read from their descriptions and parameters, and which values the user has given from
-the gold tool's schema. So that ``python -m eval score`` can still recompute those sections with
+the gold tool's schema. So that ``python -m diaforge.eval score`` can still recompute those sections with
 no model and no benchmark, `eval run` writes ``tools.json`` into the run folder::
 
     {"format": 1,
@@ -15,16 +15,16 @@ no model and no benchmark, `eval run` writes ``tools.json`` into the run folder:
 Each distinct spec is stored once, under its name (``name#2``, ``name#3``, ... for a second spec
 that shares a name with another, so that two catalogues in one benchmark cannot mix); each
 dialogue lists the keys of its candidates, in the order the model saw them, and of the tool its
-user needed when no candidate fits (the no-tool split, `eval.no_tool`). On the positive split,
+user needed when no candidate fits (the no-tool split, `diaforge.eval.no_tool`). On the positive split,
 ``offers`` holds, for each assistant turn of the reference dialogue in order, the candidates it
-offered when it asks which tool (read from its thought, `data_gen.agents.options_in_thought`, or
+offered when it asks which tool (read from its thought, `diaforge.data_gen.agents.options_in_thought`, or
 from its words when the thought does not list them) and null for any other turn: the static
-replay reads the reference user's answers against them (`eval.decisions`). A file without the key
+replay reads the reference user's answers against them (`diaforge.eval.decisions`). A file without the key
 (written before it existed) leaves the replay to assume the first four open tools.
 
 Where the run folder has no ``tools.json`` (a run made before it existed), ``eval score --bench
 FILE`` rebuilds the specs from the benchmark (and its no-tool split beside it,
-`eval.no_tool.no_tool_bench_for`). With neither, the sections that need the specs are "not
+`diaforge.eval.no_tool.no_tool_bench_for`). With neither, the sections that need the specs are "not
 computed" (None in ``metrics.json``), never estimated. `check_covers` makes a mismatch between
 the transcripts and the specs an `InputError` that names the dialogue.
 """
@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.transcripts import Transcript
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Tool
-from eval.transcripts import Transcript
 
 __all__ = [
     "TOOLS_FILE",
@@ -87,8 +87,8 @@ class ToolSpecs:
 def reference_offers(dialogue: Dialogue) -> list[list[Tool] | None] | None:
     """What each assistant turn of a positive reference dialogue offered when it asks which tool
     (phase ``tool_selection``, no call): the options its thought lists, else those its words offer
-    (`data_gen.agents.offered_options`); None for its other turns. None for a retrieval miss."""
-    from data_gen.agents import SELECTION, offered_options, options_in_thought
+    (`diaforge.data_gen.agents.offered_options`); None for its other turns. None for a retrieval miss."""
+    from diaforge.data_gen.agents import SELECTION, offered_options, options_in_thought
 
     if dialogue.withheld_tool is not None:
         return None
@@ -122,7 +122,7 @@ def _spec(tool: Tool) -> dict[str, Any]:
 
 def write_tool_specs(path: str | Path, specs: ToolSpecs) -> Path:
     """Write `specs` as ``tools.json`` (module docstring) to `path`; returns the path."""
-    from eval.run_files import write_atomic
+    from diaforge.eval.run_files import write_atomic
 
     tools: dict[str, dict[str, Any]] = {}
     keys: dict[str, str] = {}  # the JSON of a spec -> its key

@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.tables import DOWN, UP, mode_metrics
+from diaforge.eval.tables import DOWN, UP, mode_metrics
 
 #: The FTR values the marker-size key shows.
 SIZE_KEY = (0.0, 0.5, 1.0)

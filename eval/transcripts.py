@@ -2,7 +2,7 @@
 
 `transcripts.jsonl` holds one `Transcript` per line, per benchmark dialogue and mode
 (``static`` or ``dynamic``). It keeps everything the metrics of Appendix C.1 need, so that
-``python -m eval score transcripts.jsonl`` recomputes every number with no model:
+``python -m diaforge.eval score transcripts.jsonl`` recomputes every number with no model:
 
 * the reference: `seed_tool` (the gold tool, None for a case where no tool should be called) and
   `gold_args` (the gold map of required arguments);
@@ -19,11 +19,11 @@
   cut-off reply ends the dialogue: what the model meant to say is unknown), ``error``, or, on the
   no-tool split only, ``refusal``) and the error message when it ended in ``error``;
 * the split it belongs to (`split`: ``positive``, the benchmark itself, or ``no_tool``, its
-  retrieval misses, `eval.no_tool`) and, for a retrieval miss, the name of the tool the user
+  retrieval misses, `diaforge.eval.no_tool`) and, for a retrieval miss, the name of the tool the user
   needed, which no candidate is (`withheld_tool`);
 * which trial of the dialogue it is (`repeat`): ``eval run --repeats k`` plays each dialogue of
   the dynamic mode k times, the user-proxy's wording drawn from another seed each time
-  (`eval.passk`). Repeat 0 is the run without ``--repeats`` and the one every metric but pass^k
+  (`diaforge.eval.passk`). Repeat 0 is the run without ``--repeats`` and the one every metric but pass^k
   is computed on (`first_trials`); a line with no `repeat` (written before it existed) is repeat 0.
   A transcript is identified by (`id`, `mode`, `split`, `repeat`).
 
@@ -71,7 +71,7 @@ MODES = ("static", "dynamic")
 POSITIVE_ENDINGS = ("tool_call", "t_max", "reference_end", "truncated", "error")
 """How a dialogue of the positive split can end (the keys of ``metrics.json`` -> ``ended``)."""
 ENDINGS = (*POSITIVE_ENDINGS, "refusal")
-"""Every ending: the no-tool split also ends at the model's first refusal (`eval.no_tool`)."""
+"""Every ending: the no-tool split also ends at the model's first refusal (`diaforge.eval.no_tool`)."""
 SPLITS = ("positive", "no_tool")
 TURN_KINDS = ("reply", "tool_calls", "malformed", "truncated")
 
@@ -202,7 +202,7 @@ class Transcript(BaseModel):
 def first_trials(transcripts: Iterable[Transcript]) -> list[Transcript]:
     """The transcripts of repeat 0 (the run without ``--repeats``), in their order: what every
     metric of a run is computed on, so that a run with repeats stays comparable with one without
-    (pass^k, `eval.passk`, reads every repeat)."""
+    (pass^k, `diaforge.eval.passk`, reads every repeat)."""
     return [t for t in transcripts if t.repeat == 0]
 
 

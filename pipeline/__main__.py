@@ -1,4 +1,5 @@
+from diaforge.pipeline.cli import main
+
 from diaforge.console import run_main
-from pipeline.cli import main
 
 run_main(main)

@@ -1,4 +1,4 @@
-"""`python -m pipeline demo|demo-curve` (also `diaforge demo`, `diaforge demo-curve`, `make demo`,
+"""`python -m diaforge.pipeline demo|demo-curve` (also `diaforge demo`, `diaforge demo-curve`, `make demo`,
 `make demo-curve`): the demo's command line.
 
 Every option has help and shows its default; the bundled files (recipe, catalogue, benchmark) show
@@ -12,6 +12,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from diaforge.pipeline.demo import DEFAULT_CURVE_SIZES, FLOORS, DemoConfig, run_demo
+
 from diaforge.cliargs import (
     DefaultsHelpFormatter,
     OneLineArgumentParser,
@@ -21,7 +23,6 @@ from diaforge.cliargs import (
 )
 from diaforge.console import results_only_on_stdout
 from diaforge.errors import InputError, command_main
-from pipeline.demo import DEFAULT_CURVE_SIZES, FLOORS, DemoConfig, run_demo
 
 COMMANDS = {
     "demo": "the whole loop on SmolLM2 (what `make demo` runs): data, training, evaluation, report",
@@ -30,9 +31,9 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The `python -m pipeline` parser: `demo` and `demo-curve`, with the options they share."""
+    """The `python -m diaforge.pipeline` parser: `demo` and `demo-curve`, with the options they share."""
     parser = OneLineArgumentParser(
-        prog="python -m pipeline",
+        prog="python -m diaforge.pipeline",
         description="The demo: data, training and evaluation in one resumable command.",
         formatter_class=DefaultsHelpFormatter,
     )
@@ -176,14 +177,14 @@ def _cmd_demo(args: argparse.Namespace) -> None:
 
 
 def _cmd_curve(args: argparse.Namespace) -> None:
-    from pipeline.curve import run_curve
+    from diaforge.pipeline.curve import run_curve
 
     run_curve(_config(args), _ints(args.sizes, "--sizes"))
 
 
 @command_main
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run `python -m pipeline COMMAND ...`; returns the exit status."""
+    """Run `python -m diaforge.pipeline COMMAND ...`; returns the exit status."""
     args = build_parser().parse_args(argv)
     with results_only_on_stdout():
         args.func(args)

@@ -1,10 +1,10 @@
-"""`diaforge demo-curve` (`python -m pipeline demo-curve`): the learning curve of the demo's recipe.
+"""`diaforge demo-curve` (`python -m diaforge.pipeline demo-curve`): the learning curve of the demo's recipe.
 It trains at several corpus sizes (the first N dialogues of the demo's corpus) and evaluates each
-tuned model on the demo's held-out dialogues, with the anatomy (`eval.anatomy`) at every point, so
+tuned model on the demo's held-out dialogues, with the anatomy (`diaforge.eval.anatomy`) at every point, so
 a curve shows which sub-skill moves with more data and not only Acc. Every point carries the 95 %
-intervals of its run (``intervals``, `eval.intervals`): the printed lines show them and the plot
+intervals of its run (``intervals``, `diaforge.eval.intervals`): the printed lines show them and the plot
 draws the Wilson interval of each point's Acc as an error bar. Like the demo it runs the user's
-commands from the working folder and writes under it (`pipeline.demo`)."""
+commands from the working folder and writes under it (`diaforge.pipeline.demo`)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from diaforge.errors import InputError
-from pipeline.demo import (
+from diaforge.pipeline.demo import (
     DEFAULT_CURVE_SIZES,
     DemoConfig,
     Runner,
@@ -28,7 +27,9 @@ from pipeline.demo import (
     plain_config,
     train_command,
 )
-from pipeline.device import check_device_present
+from diaforge.pipeline.device import check_device_present
+
+from diaforge.errors import InputError
 
 
 def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> dict[str, Any]:
@@ -93,7 +94,7 @@ def check_corpus_reaches(data: Path, largest: int) -> None:
 def point_line(point: dict[str, Any]) -> str:
     """The line `run_curve` prints for a point: dynamic Acc and FTR with their intervals and n, and
     the anatomy's shares with their counts."""
-    from eval.tables import fmt_ci, interval_of
+    from diaforge.eval.tables import fmt_ci, interval_of
 
     one = {"dynamic": point["dynamic"], "intervals": {"dynamic": point.get("intervals") or {}}}
     a = point.get("anatomy", {})
@@ -195,7 +196,7 @@ def plot_curve(result: dict[str, Any], path: Path) -> None:
 
 def _acc_bounds(point: dict[str, Any]) -> tuple[float, float] | None:
     """The Wilson 95 % interval of a point's dynamic Acc: the stored one, else from its rate and n."""
-    from eval.stats import wilson
+    from diaforge.eval.stats import wilson
 
     stored = (point.get("intervals") or {}).get("Acc") or {}
     if stored.get("lo") is not None and stored.get("hi") is not None:

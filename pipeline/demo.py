@@ -1,4 +1,4 @@
-"""The demo as one command, `diaforge demo` (`python -m pipeline demo`, what `make demo` runs):
+"""The demo as one command, `diaforge demo` (`python -m diaforge.pipeline demo`, what `make demo` runs):
 materialise SmolLM2, generate a training corpus, fine-tune it through the public training command,
 evaluate the base and the tuned model and the floors on the same held-out dialogues, compare, and
 write ``report.json`` with every run's metrics, the wall time of each stage and the commands.
@@ -8,7 +8,7 @@ the working folder, so its output streams as usual) and is skipped when its resu
 complete: a demo cut short picks up where it stopped (`--fresh` starts over). Its outputs go under
 the working folder; what it reads (the recipe, the tool catalogue, the benchmark, the accelerate
 config) ships inside the installed packages and is found there (`diaforge.packaged`), so the demo
-runs from any folder. `diaforge demo-curve` (`pipeline.curve`) trains at several corpus sizes and
+runs from any folder. `diaforge demo-curve` (`diaforge.pipeline.curve`) trains at several corpus sizes and
 plots the dynamic accuracy against the number of training samples.
 """
 
@@ -26,32 +26,33 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diaforge.pipeline.device import check_device_present, gpu_accelerate_config, gpu_index, validate_device
+
 from diaforge.errors import InputError, UserError
 from diaforge.packaged import packaged_path
-from pipeline.device import check_device_present, gpu_accelerate_config, gpu_index, validate_device
 
 FLOORS = ("reference", "name-overlap", "random")
-"""The no-model policies evaluated beside the models (`eval.policies`)."""
+"""The no-model policies evaluated beside the models (`diaforge.eval.policies`)."""
 
 
 def demo_recipe() -> Path:
     """The bundled recipe of the demo (`recipes/smollm2-135m/demo.yaml`)."""
-    return packaged_path("recipes", "smollm2-135m", "demo.yaml")
+    return packaged_path("diaforge.recipes", "smollm2-135m", "demo.yaml")
 
 
 def training_catalogue() -> Path:
     """The bundled tool catalogue of the training lines of business."""
-    return packaged_path("data_gen", "assets", "catalogue_train.json")
+    return packaged_path("diaforge.data_gen", "assets", "catalogue_train.json")
 
 
 def heldout_bench() -> Path:
     """The bundled held-out benchmark (lines of business the training corpus never sees)."""
-    return packaged_path("eval", "benchmarks", "diabench_heldout_v1.jsonl")
+    return packaged_path("diaforge.eval", "benchmarks", "diabench_heldout_v1.jsonl")
 
 
 def cpu_accelerate_config() -> Path:
     """The bundled accelerate config the demo trains with (one process, CPU, fp32)."""
-    return packaged_path("accelerate_configs", "cpu.yaml")
+    return packaged_path("diaforge.accelerate_configs", "cpu.yaml")
 
 
 @dataclass
@@ -87,14 +88,14 @@ class DemoConfig:
     on the demo's own model and 80 held-out dialogues it took dynamic Acc from 0.325 to 0.5375,
     paired +0.21 [+0.09, +0.32] (recipe README, "Copied thoughts")."""
     reasoning: str = "lookup"
-    """Style of the teacher's argument-completion thoughts in the corpus (`data_gen.agents.lookup`):
+    """Style of the teacher's argument-completion thoughts in the corpus (`diaforge.data_gen.agents.lookup`):
     `lookup` copies the tool's signature and quotes the user's words before each value, which is
     what lets SmolLM2 fill calls (the recipe table in recipes/smollm2-135m/README.md)."""
     train_dialogues: int | None = None
     """Override of the recipe's `max_dialogues` (None: the recipe's)."""
     no_tool_share: float = 0.0
     """Share of the corpus's seeds that become retrieval misses (`generate --no-tool-share`;
-    `data_gen.no_tool`); 0, the generator's default, keeps the demo's corpus as it was."""
+    `diaforge.data_gen.no_tool`); 0, the generator's default, keeps the demo's corpus as it was."""
     bench: Path = field(default_factory=heldout_bench)
     """Held-out benchmark (the bundled one: tools of lines of business the corpus never saw)."""
     limit: int = 80
@@ -135,7 +136,7 @@ class DemoConfig:
             isinstance(self.no_tool_limit, bool) or self.no_tool_limit < 0
         ):
             raise InputError(f"--no-tool-limit must be a whole number >= 0, got {self.no_tool_limit!r}")
-        from eval.eval_config import MODES
+        from diaforge.eval.eval_config import MODES
 
         modes = [m.strip() for m in self.modes.split(",") if m.strip()]
         if not modes or any(m not in MODES for m in modes):
@@ -148,7 +149,7 @@ class DemoConfig:
             path = getattr(self, name)
             if not Path(path).is_file():
                 raise InputError(f"--{name}: no such file", path=path)
-        from data_gen.wording import REASONING_STYLES
+        from diaforge.data_gen.wording import REASONING_STYLES
 
         if self.reasoning not in REASONING_STYLES:
             raise InputError(
@@ -358,7 +359,7 @@ def model_eval_command(cfg: DemoConfig, model: Path, label: str, out: Path, fmt_
 
 def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     """The whole demo; returns the report it writes to ``<out>/report.json``."""
-    from eval.compare import compare_runs
+    from diaforge.eval.compare import compare_runs
 
     cfg.validate()
     check_device_present(cfg.device)
@@ -427,7 +428,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
         "config": plain_config(cfg),
         "machine": {"cpus": os.cpu_count(), "threads": int(runner.env["OMP_NUM_THREADS"])},
     }
-    from eval.no_tool import render_split_summary, split_summary
+    from diaforge.eval.no_tool import render_split_summary, split_summary
 
     report["splits"] = split_summary(runs_report)  # each run's positive row beside its no-tool row
     report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -448,7 +449,7 @@ def _metric(runs: dict[str, Any], label: str, mode: str, key: str) -> float | No
 
 
 DEFAULT_CURVE_SIZES = (10, 20, 40, 80)
-"""Training dialogues of `make demo-curve`'s runs (`pipeline.curve`)."""
+"""Training dialogues of `make demo-curve`'s runs (`diaforge.pipeline.curve`)."""
 
 GAIN_BAR = {"over_base_pp": 30.0, "over_name_overlap_pp": 10.0}
 """What the demo must show to call the data's effect a gain: dynamic Acc at least 30 points over the
@@ -460,7 +461,7 @@ _PAIRED_KEYS = ("n", "diff", "lo", "hi", "wins", "losses", "p_value", "distingui
 
 def _paired(runs: dict[str, Any], against: str, mode: str) -> dict[str, Any] | None:
     """tuned − `against` compared dialogue by dialogue on Acc, as `eval compare` put it in the
-    report (``report["tuned"]["paired"][against][mode]``, `eval.stats.PairedDifference`); None
+    report (``report["tuned"]["paired"][against][mode]``, `diaforge.eval.stats.PairedDifference`); None
     when the runs were not paired."""
     value = (((runs.get("tuned") or {}).get("paired") or {}).get(against) or {}).get(mode)
     return {k: value.get(k) for k in _PAIRED_KEYS} if isinstance(value, dict) else None

@@ -22,13 +22,13 @@ DEVICE_PATTERN = re.compile(r"cpu|cuda(:\d+)?")
 
 def gpu_accelerate_config() -> Path:
     """The bundled accelerate config of a GPU device (one process on one GPU, bf16 autocast)."""
-    return packaged_path("accelerate_configs", "single_gpu.yaml")
+    return packaged_path("diaforge.accelerate_configs", "single_gpu.yaml")
 
 
 def gpu_curve_recipe() -> Path:
     """The bundled recipe of the curve on a GPU (`recipes/smollm2-135m/curve-gpu.yaml`): the demo's
     data, slicing and optimisation with GPU precision."""
-    return packaged_path("recipes", "smollm2-135m", "curve-gpu.yaml")
+    return packaged_path("diaforge.recipes", "smollm2-135m", "curve-gpu.yaml")
 
 
 def gpu_index(device: str) -> str | None:
@@ -63,11 +63,11 @@ def validate_device(device: object, recipe: str | Path) -> None:
 
 def check_device_present(device: str) -> None:
     """A GPU device that torch does not see (or a `cuda:N` past its count) is refused in one line,
-    before any stage runs: `eval run`'s own check (`eval.model_spec.check_device`), which would
+    before any stage runs: `eval run`'s own check (`diaforge.eval.model_spec.check_device`), which would
     otherwise first fire after generation and training."""
     if device == "cpu":
         return
-    from eval.eval_config import EvalConfig
-    from eval.model_spec import check_device
+    from diaforge.eval.eval_config import EvalConfig
+    from diaforge.eval.model_spec import check_device
 
     check_device(EvalConfig(device=device))

@@ -1,7 +1,7 @@
 """The walk of one `eval run`: which of the project's files its orchestration enters, and from how
 many call sites, traced with `sys.setprofile` (a figure to compare before and after a refactoring).
 
-    python -m scripts.eval_walk [--entry eval.cli] [--orchestration eval/cli.py,...] -- RUN ARGS
+    python -m scripts.eval_walk [--entry diaforge.eval.cli] [--orchestration eval/cli.py,...] -- RUN ARGS
 
 It calls `ENTRY.main(["run", *RUN ARGS, "--out", TMP])` under a profiler that records every call
 from one project file into another. The orchestration is the set of files that hold the run's
@@ -63,7 +63,7 @@ def trace(entry: str, argv: list[str], root: Path) -> tuple[set[str], set[tuple[
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.eval_walk", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--entry", default="eval.cli", help="module whose main() runs the command")
+    parser.add_argument("--entry", default="diaforge.eval.cli", help="module whose main() runs the command")
     parser.add_argument(
         "--orchestration", default="eval/cli.py", help="comma-separated files holding the run's step list"
     )

@@ -18,17 +18,30 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-PACKAGES = ("diaforge", "diaforge_cli", "data_gen", "train", "eval", "pipeline", "bench", "scripts")
+import tomllib
+
+PACKAGES = ("diaforge", "data_gen", "train", "eval", "pipeline", "bench", "scripts")
+
+
+def import_names(root: Path) -> dict[str, str]:
+    """Folder -> import name for the folders `root`'s pyproject.toml maps (`data_gen` ->
+    `diaforge.data_gen`); a folder it does not map is its own import name."""
+    path = root / "pyproject.toml"
+    config = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    mapped = config.get("tool", {}).get("setuptools", {}).get("package-dir", {})
+    return {folder: name for name, folder in mapped.items()}
 
 
 def modules(root: Path) -> dict[str, Path]:
-    """Every module of the project's packages under `root`, by dotted name."""
+    """Every module of the project's packages under `root`, by dotted import name."""
+    names = import_names(root)
     found = {}
     for pkg in PACKAGES:
         for path in sorted((root / pkg).rglob("*.py")):
             parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
+            parts[0] = names.get(parts[0], parts[0])
             found[".".join(parts)] = path
     return found
 
@@ -105,26 +118,32 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def room_of(module: str, rooms: dict[str, tuple[str, ...]]) -> str:
+def room_of(module: str, rooms: dict[str, tuple[str, ...]], stages: tuple[str, ...] = ()) -> str:
+    """The room of `module`: the first of `rooms` whose prefix it has, else the folder it lives in
+    (`stages` are the import names of the mapped folders: `diaforge.eval.cli` lives in `eval`)."""
     for name, prefixes in rooms.items():
         if any(module == p or module.startswith(p + ".") for p in prefixes):
             return name
+    for stage in stages:
+        if module == stage or module.startswith(stage + "."):
+            return stage.rpartition(".")[2]
     return module.split(".")[0]
 
 
 def picture(root: Path, rooms: dict[str, tuple[str, ...]]) -> str:
     known = modules(root)
+    stages = tuple(name for name in import_names(root).values() if "." in name)
     graph = {m: imports(m, p, known) for m, p in known.items()}
     size: Counter[str] = Counter()
     files: Counter[str] = Counter()
     for module, path in known.items():
-        room = room_of(module, rooms)
+        room = room_of(module, rooms, stages)
         files[room] += 1
         size[room] += len(path.read_text(encoding="utf-8").splitlines())
     edges: Counter[tuple[str, str]] = Counter()
     for module, targets in graph.items():
         for target in targets:
-            a, b = room_of(module, rooms), room_of(target, rooms)
+            a, b = room_of(module, rooms, stages), room_of(target, rooms, stages)
             if a != b:
                 edges[a, b] += 1
     lines = ["| room | files | lines |", "| --- | ---: | ---: |"]

@@ -1,14 +1,14 @@
 """How the scripted generator reads catalogues written in other description styles.
 
-For each catalogue, run ``python -m data_gen generate --no-validators`` (so no dialogue is hidden
+For each catalogue, run ``python -m diaforge.data_gen generate --no-validators`` (so no dialogue is hidden
 by a rejection) and measure, over the dialogues that reach the end, the share holding a
 determiner before a verb phrase in any turn ("look up the cancel an order", "the list the
 orders") and the share whose opening asks for a verb that contradicts the gold tool ("look up the
 order" for a re-order), plus the share with jargon foreign to the tool's line of business, and
-the share holding a broken phrase of any kind in any turn (`data_gen.validators.phrase_findings`:
-the nine kinds of `data_gen.phrasing.broken`, template debris, a determiner before a verb), with
+the share holding a broken phrase of any kind in any turn (`diaforge.data_gen.validators.phrase_findings`:
+the nine kinds of `diaforge.data_gen.phrasing.broken`, template debris, a determiner before a verb), with
 a count per kind; `--max-broken 0.01` exits 1 when a catalogue's share is above 1 %. The
-detectors are this checkout's (`data_gen.phrasing`); the generator is the checkout given by
+detectors are this checkout's (`diaforge.data_gen.phrasing`); the generator is the checkout given by
 ``--generator`` (default: this one), so a baseline is measured by pointing it at an older
 checkout: ``git archive <commit> | tar -x -C /tmp/base``, then ``--generator /tmp/base``.
 
@@ -35,9 +35,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from data_gen.catalogue import load_catalogue, save_catalogue
-from data_gen.phrasing import contradicting_verbs, determiner_before_verb
-from data_gen.validators import BROKEN_KINDS, foreign_jargon, phrase_findings
+from diaforge.data_gen.catalogue import load_catalogue, save_catalogue
+from diaforge.data_gen.phrasing import contradicting_verbs, determiner_before_verb
+from diaforge.data_gen.validators import BROKEN_KINDS, foreign_jargon, phrase_findings
+
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.schema import load_dialogues
 
@@ -75,7 +76,7 @@ def bfcl_sample(n: int, seed: int, out: Path) -> Path:
 
 
 def dice_catalogue(src: str, out: Path) -> Path:
-    from eval.peers.dicebench import load_dice_tools
+    from diaforge.eval.peers.dicebench import load_dice_tools
 
     path = out / "dice_tools.json"
     save_catalogue(list(load_dice_tools(src).values()), path)
@@ -221,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [
             sys.executable,
             "-m",
-            "data_gen",
+            "diaforge.data_gen",
             "generate",
             "--catalogue",
             str(path.resolve()),

@@ -20,8 +20,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from data_gen.catalogue import load_catalogue
-from data_gen.values import ValueGenerator
+from diaforge.data_gen.catalogue import load_catalogue
+from diaforge.data_gen.values import ValueGenerator
+
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.rng import seeded_rng
 

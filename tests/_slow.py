@@ -141,11 +141,6 @@ def slow_reason(item: pytest.Item) -> str | None:
     return None
 
 
-def fast_run(config: pytest.Config) -> bool:
-    """Whether this run leaves the slow tests out (`-m "not slow"`)."""
-    return "not slow" in " ".join(str(config.getoption("markexpr") or "").split())
-
-
 def _from_platform() -> bool:
     """Whether the process being started is the standard library's `platform` probe (`uname -p`,
     run once per process by clients that describe the machine)."""
@@ -168,7 +163,7 @@ def fast_loop_guard(nodeid: str) -> Iterator[None]:
     def refuse_process(self: subprocess.Popen, args: object, *rest: object, **kwargs: object) -> None:
         if not _from_platform():
             pytest.fail(
-                f"{nodeid} starts a process ({args!r:.120}) in a run without the slow tests: "
+                f"{nodeid} starts a process ({args!r:.120}) without the slow mark: "
                 'mark it @pytest.mark.slow(reason="...")',
                 pytrace=False,
             )
@@ -176,7 +171,7 @@ def fast_loop_guard(nodeid: str) -> Iterator[None]:
 
     def refuse_minilm(self: MiniLMEncoder, texts: object) -> object:
         pytest.fail(
-            f"{nodeid} encodes with MiniLM (read from disk) in a run without the slow tests: mark it "
+            f"{nodeid} encodes with MiniLM (read from disk) without the slow mark: mark it "
             '@pytest.mark.slow(reason="reads MiniLM from disk") or use encoder "tfidf"',
             pytrace=False,
         )

@@ -43,10 +43,10 @@ def test_diaforge_forwards_to_the_module(command: str, capsys: pytest.CaptureFix
 HELP_FROM_ANYWHERE = {
     "train": (["train", "r.yaml", "--help"], "usage: train/sft.py RECIPE.yaml"),
     "train-script": (["train", "train/sft.py", "--help"], "usage: train/sft.py RECIPE.yaml"),
-    "preview": (["preview", "--help"], "usage: python -m train.preview"),
+    "preview": (["preview", "--help"], "usage: python -m diaforge.train.preview"),
     "merge": (["merge", "--help"], "usage: train/merge.py"),
-    "demo": (["demo", "--help"], "usage: python -m pipeline demo"),
-    "demo-curve": (["demo-curve", "--help"], "usage: python -m pipeline demo-curve"),
+    "demo": (["demo", "--help"], "usage: python -m diaforge.pipeline demo"),
+    "demo-curve": (["demo-curve", "--help"], "usage: python -m diaforge.pipeline demo-curve"),
 }
 
 
@@ -82,8 +82,8 @@ def test_a_bundled_accelerate_config_is_found_by_its_checkout_path_from_anywhere
     not), as a file name or a bare name: the bundled file of the installed package."""
     from argparse import Namespace
 
-    from train.config import RecipeError
-    from train.launch import find_config_file
+    from diaforge.train.config import RecipeError
+    from diaforge.train.launch import find_config_file
 
     monkeypatch.chdir(tmp_path)
     bundled = ROOT / "accelerate_configs"
@@ -118,25 +118,29 @@ def test_python_m_diaforge_cli() -> None:
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "usage: python -m eval" in proc.stdout
+    assert "usage: python -m diaforge.eval" in proc.stdout
 
 
 def test_installed_command_is_not_shadowed_by_a_file_in_the_working_folder(tmp_path: Path) -> None:
-    """`python -m eval` in a folder holding an `eval.py` of the user's runs that file; the installed
+    """`python -m diaforge.eval` in a folder holding an `eval.py` of the user's runs that file; the installed
     `diaforge` (what `make setup` puts beside the interpreter) runs the project's own module."""
     script = Path(sys.executable).parent / "diaforge"
     assert script.exists(), f"{script}: the console script is not installed (make setup installs it)"
     (tmp_path / "eval.py").write_text('print("the user\'s own eval.py")\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     shadowed = subprocess.run(
-        [sys.executable, "-m", "eval", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "diaforge.eval", "--help"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert "the user's own eval.py" in shadowed.stdout  # the hazard the console command avoids
     proc = subprocess.run(
         [str(script), "eval", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
-    assert "usage: python -m eval" in proc.stdout and "own eval.py" not in proc.stdout
+    assert "usage: python -m diaforge.eval" in proc.stdout and "own eval.py" not in proc.stdout
 
 
 def test_console_script_is_declared() -> None:
@@ -232,8 +236,8 @@ def test_diaforge_train_recipe_from_any_folder(tmp_path: Path) -> None:
 def test_diaforge_bench_writes_only_under_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`diaforge bench` from another folder: the default results file is under the working
     folder (not the checkout's tracked bench/results.json), and SmolLM2 goes beside --out."""
-    from bench import inputs as bench_inputs
-    from bench import run as bench_run
+    from diaforge.bench import inputs as bench_inputs
+    from diaforge.bench import run as bench_run
 
     monkeypatch.chdir(tmp_path)
     args, parts = bench_run.parse_args(["--only", "token_ratio"])

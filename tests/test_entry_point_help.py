@@ -1,5 +1,5 @@
-"""The smaller entry points (bench, train.preview, train.merge, the scripts) document every option
-and show its default, like `python -m data_gen` and `python -m eval` (whose whole parser trees
+"""The smaller entry points (bench, diaforge.train.preview, diaforge.train.merge, the scripts) document every option
+and show its default, like `python -m diaforge.data_gen` and `python -m diaforge.eval` (whose whole parser trees
 are walked in tests/data_gen/test_cli.py and tests/eval/test_cli_help.py).
 
 Each entry point's parser is caught at its `parse_known_args`, before the command does any work.
@@ -23,9 +23,9 @@ def _script_main(name: str) -> Callable[..., object]:
 
 
 ENTRY_POINTS = {
-    "bench.run": lambda: importlib.import_module("bench.run").main,
-    "train.preview": lambda: importlib.import_module("train.preview").main,
-    "train.merge": lambda: importlib.import_module("train.merge").main,
+    "diaforge.bench.run": lambda: importlib.import_module("diaforge.bench.run").main,
+    "diaforge.train.preview": lambda: importlib.import_module("diaforge.train.preview").main,
+    "diaforge.train.merge": lambda: importlib.import_module("diaforge.train.merge").main,
     "scripts/check_near_duplicates.py": lambda: _script_main("check_near_duplicates"),
     "scripts/measure_value_shapes.py": lambda: _script_main("measure_value_shapes"),
 }

@@ -12,9 +12,13 @@ from _repo import ROOT
 
 from scripts import eval_walk, house
 
+LAYOUT = '''[tool.setuptools]
+package-dir = { "diaforge" = "diaforge", "diaforge.data_gen" = "data_gen", "diaforge.eval" = "eval" }
+'''
+
 
 def _tree(root: Path, files: dict[str, str]) -> None:
-    (root / "pyproject.toml").write_text("")
+    (root / "pyproject.toml").write_text(LAYOUT)
     for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -33,21 +37,21 @@ def test_picture_counts_rooms_edges_and_cycles(tmp_path: Path) -> None:
             "diaforge/__init__.py": "",
             "diaforge/schema.py": "X = 1\n",
             "data_gen/__init__.py": "",
-            "data_gen/engine.py": "from diaforge.schema import X\nfrom data_gen import values\n",
+            "data_gen/engine.py": "from diaforge.schema import X\nfrom diaforge.data_gen import values\n",
             "data_gen/values/__init__.py": "",
-            "data_gen/values/names.py": "from data_gen.values import described\n",
-            "data_gen/values/described.py": "def f():\n    from data_gen.values.names import g\n",
+            "data_gen/values/names.py": "from diaforge.data_gen.values import described\n",
+            "data_gen/values/described.py": "def f():\n    from diaforge.data_gen.values.names import g\n",
             "eval/__init__.py": "",
-            "eval/cli.py": "import diaforge.schema\nimport data_gen.engine\n",
+            "eval/cli.py": "import diaforge.schema\nimport diaforge.data_gen.engine\n",
         },
     )
     text = house.picture(tmp_path, {})
     assert "| data_gen | 5 | 5 |" in text
     assert "| eval | data_gen | 1 |" in text and "| eval | diaforge | 1 |" in text
     assert "| data_gen | diaforge | 1 |" in text
-    assert "import cycles: 1\n- data_gen.values.described <-> data_gen.values.names" in text
+    assert "import cycles: 1\n- diaforge.data_gen.values.described <-> diaforge.data_gen.values.names" in text
     # A room drawn by prefix takes its modules out of their package's room.
-    apart = house.picture(tmp_path, {"values": ("data_gen.values",)})
+    apart = house.picture(tmp_path, {"values": ("diaforge.data_gen.values",)})
     assert "| data_gen | values | 1 |" in apart
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,8 @@ from pathlib import Path
 import pytest
 import tomllib
 from _repo import ROOT
+
+from scripts.lint_imports import lint_imports, module_name, package_dirs
 
 PACKAGES = ("diaforge", "data_gen", "train", "eval", "bench", "scripts", "pipeline")
 MAX_MODULE_LINES = 600
@@ -37,10 +40,21 @@ def _sources() -> list[Path]:
 
 
 def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+    return module_name(path, ROOT)
+
+
+STAGES = tuple(sorted((name for name in package_dirs(ROOT) if "." in name), key=len, reverse=True))
+"""The stages' import names (`diaforge.data_gen`, ...): each is a package of its own for these checks."""
+
+
+def _package_of(module: str) -> str | None:
+    """The package `module` belongs to for the private-name rule: a stage, the core `diaforge`, or
+    `scripts`; None for a module outside the project."""
+    for stage in STAGES:
+        if module == stage or module.startswith(stage + "."):
+            return stage
+    top = module.split(".")[0]
+    return top if top in ("diaforge", "scripts") else None
 
 
 def _has_exception(tree: ast.Module) -> bool:
@@ -71,11 +85,12 @@ def test_size_limits(path: Path) -> None:
 
 def private_imports(module: str, source: str) -> list[str]:
     """`from X import _name` where X lies in another top-level package than `module`."""
-    top = module.split(".")[0]
+    own = _package_of(module)
     bad = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            if node.module.split(".")[0] == top or node.module.split(".")[0] not in PACKAGES:
+            other = _package_of(node.module)
+            if other is None or other == own:
                 continue
             bad += [
                 f"line {node.lineno}: {node.module}.{a.name}"
@@ -92,19 +107,28 @@ def test_no_private_names_across_packages(path: Path) -> None:
 
 
 def test_private_import_checker() -> None:
-    source = "from diaforge.phrasing import _engine\nfrom eval._x import y\nfrom eval.runner import _own\n"
-    assert private_imports("eval.cli", source) == ["line 1: diaforge.phrasing._engine"]
-    assert private_imports("train.sft", source) == [
+    source = (
+        "from diaforge.phrasing import _engine\nfrom diaforge.eval._x import y\n"
+        "from diaforge.eval.runner import _own\nfrom os import _exit\n"
+    )
+    assert private_imports("diaforge.eval.cli", source) == ["line 1: diaforge.phrasing._engine"]
+    assert private_imports("diaforge.train.sft", source) == [
         "line 1: diaforge.phrasing._engine",
-        "line 3: eval.runner._own",
+        "line 3: diaforge.eval.runner._own",
     ]
+    assert private_imports("diaforge.schema", "from diaforge.text import _x\n") == []
 
 
 def _lint_imports(cwd: Path, config: Path) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     assert exe, "lint-imports is not installed (the dev extra pins import-linter)"
     return subprocess.run(
-        [exe, "--config", str(config), "--no-cache"], cwd=cwd, capture_output=True, text=True, check=False
+        [exe, str(config), "--no-cache"],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(cwd)},
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -113,67 +137,104 @@ EVAL_MAY_IMPORT = {"agents", "phrasing", "values", "personas", "wording"}
 
 
 def _eval_forbidden(config: dict) -> list[str]:
-    (contract,) = [c for c in config["contracts"] if c.get("source_modules") == ["eval"]]
+    (contract,) = [c for c in config["contracts"] if c.get("source_modules") == ["diaforge.eval"]]
     assert "ignore_imports" not in contract  # the contract states the hop; it hides no edge
     return contract["forbidden_modules"]
 
 
 def test_every_generator_module_is_sanctioned_or_forbidden_to_eval() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
-    forbidden = {m.removeprefix("data_gen.") for m in _eval_forbidden(config)}
+    forbidden = {m.removeprefix("diaforge.data_gen.") for m in _eval_forbidden(config)}
     parts = {p.stem for p in (ROOT / "data_gen").glob("*.py") if p.stem not in ("__init__", "__main__")}
     parts |= {p.name for p in (ROOT / "data_gen").iterdir() if (p / "__init__.py").is_file()}
     assert not forbidden & EVAL_MAY_IMPORT
     assert parts == forbidden | EVAL_MAY_IMPORT, "classify a new generator module in pyproject.toml"
 
 
+def _core_layer(config: dict) -> list[str]:
+    (layers,) = [c["layers"] for c in config["contracts"] if c["type"] == "layers"]
+    return [m.strip() for m in layers[-1].split(":")]
+
+
 def test_import_contract_holds() -> None:
-    result = _lint_imports(ROOT, ROOT / "pyproject.toml")
+    result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_the_core_layer_names_every_module_of_the_core() -> None:
+    """The bottom layer lists the core's modules one by one (the stages live under `diaforge` too);
+    a new core module left out of it would escape the contract."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    core = {
+        f"diaforge.{p.stem if p.suffix == '.py' else p.name}"
+        for p in (ROOT / "diaforge").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
+    assert set(_core_layer(config)) == core
 
 
 @pytest.mark.parametrize(
     ("importer", "line", "contract"),
     [
-        ("diaforge/schema.py", "import data_gen.engine", "the core below the stages"),
-        ("data_gen/engine.py", "import train.sft", "the core below the stages"),
-        ("train/sft.py", "import eval.cli", "the core below the stages"),
-        ("diaforge/text.py", "import data_gen.values", "the core below the stages"),
-        ("eval/cli.py", "import data_gen.engine", "evaluation imports of the generator only"),
-        ("eval/cli.py", "import data_gen.gen_config", "evaluation imports of the generator only"),
+        ("diaforge/schema.py", "import diaforge.data_gen.engine", "the core below the stages"),
+        ("diaforge/data_gen/engine.py", "import diaforge.train.sft", "the core below the stages"),
+        ("diaforge/train/sft.py", "import diaforge.eval.cli", "the core below the stages"),
+        ("diaforge/text.py", "import diaforge.data_gen.values", "the core below the stages"),
+        (
+            "diaforge/eval/cli.py",
+            "import diaforge.data_gen.engine",
+            "evaluation imports of the generator only",
+        ),
+        (
+            "diaforge/eval/cli.py",
+            "import diaforge.data_gen.gen_config",
+            "evaluation imports of the generator only",
+        ),
         # Transitive: eval -> data_gen.agents.user -> data_gen.validators.
-        ("data_gen/agents/user.py", "import data_gen.validators", "evaluation imports of the generator only"),
-        ("eval/cli.py", "import pipeline.demo", "the core below the stages"),
+        (
+            "diaforge/data_gen/agents/user.py",
+            "import diaforge.data_gen.validators",
+            "evaluation imports of the generator only",
+        ),
+        ("diaforge/eval/cli.py", "import diaforge.pipeline.demo", "the core below the stages"),
         # names draws identifiers with described's `shaped`: described may not import names back.
-        ("data_gen/values/described.py", "import data_gen.values.names", "the modules of each package"),
+        (
+            "diaforge/data_gen/values/described.py",
+            "import diaforge.data_gen.values.names",
+            "the modules of each package",
+        ),
     ],
 )
 def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contract: str) -> None:
-    """Our own contracts, on a miniature of the tree with one forbidden import added, are broken."""
+    """Our own contracts, on a miniature of the tree (laid out by import name, as the wheel and
+    `scripts.lint_imports` lay it out) with one forbidden import added, are broken."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     forbidden = [m.replace(".", "/") + ".py" for m in _eval_forbidden(config)]
+    core = [m.replace(".", "/") + ".py" for m in _core_layer(config)]
     for module in (
         *forbidden,
-        "diaforge/schema.py",
-        "diaforge/text.py",
-        "data_gen/engine.py",
-        "data_gen/values/names.py",
-        "data_gen/values/described.py",
-        "data_gen/agents/user.py",
-        "train/sft.py",
-        "eval/cli.py",
-        "bench/run.py",
+        *core,
+        "diaforge/data_gen/engine.py",
+        "diaforge/data_gen/values/names.py",
+        "diaforge/data_gen/values/described.py",
+        "diaforge/data_gen/agents/user.py",
+        "diaforge/train/sft.py",
+        "diaforge/eval/cli.py",
+        "diaforge/bench/run.py",
         "scripts/build.py",
-        "pipeline/demo.py",
+        "diaforge/pipeline/demo.py",
     ):
         path = tmp_path / module
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
         for folder in path.relative_to(tmp_path).parents[:-1]:
             (tmp_path / folder / "__init__.py").touch()
-    sanctioned = "import data_gen.agents\nimport data_gen.agents.user\nimport diaforge.text\n"
-    (tmp_path / "eval/cli.py").write_text(sanctioned)
-    (tmp_path / "data_gen/values/names.py").write_text("import data_gen.values.described\n")
+    sanctioned = (
+        "import diaforge.data_gen.agents\nimport diaforge.data_gen.agents.user\nimport diaforge.text\n"
+    )
+    (tmp_path / "diaforge/eval/cli.py").write_text(sanctioned)
+    (tmp_path / "diaforge/data_gen/values/names.py").write_text("import diaforge.data_gen.values.described\n")
     clean = tmp_path / importer
     before = clean.read_text()
     clean.write_text(before + line + "\n")
@@ -194,10 +255,17 @@ def test_import_contract_catches(tmp_path: Path, importer: str, line: str, contr
 
 #: Entry points of one `eval run` and one SFT `diaforge train` (launcher and script), and the
 #: modules none of them may import before a run asks for them.
-WALK_ENTRIES = ("eval.cli", "eval.evaluation", "eval.runner", "eval.report", "train.launch", "train.sft")
+WALK_ENTRIES = (
+    "diaforge.eval.cli",
+    "diaforge.eval.evaluation",
+    "diaforge.eval.runner",
+    "diaforge.eval.report",
+    "diaforge.train.launch",
+    "diaforge.train.sft",
+)
 OUTSIDE_THE_WALK = (
-    "eval.cli_peers",
-    "train.dpo_config",
+    "diaforge.eval.cli_peers",
+    "diaforge.train.dpo_config",
     "diaforge.format.preference",
     "diaforge.format.trl_rows",
     "diaforge.wandb_offline",
@@ -208,14 +276,14 @@ def test_a_run_imports_none_of_what_it_does_not_use() -> None:
     code = (
         "import importlib, json, sys\n"
         f"for name in {WALK_ENTRIES!r}: importlib.import_module(name)\n"
-        "import eval.cli\n"
-        "eval.cli.build_parser('run')\n"
+        "import diaforge.eval.cli\n"
+        "diaforge.eval.cli.build_parser('run')\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = set(json.loads(done.stdout.splitlines()[-1]))
-    assert "eval.report" in loaded and "train.sft" in loaded
+    assert "diaforge.eval.report" in loaded and "diaforge.train.sft" in loaded
     assert not loaded.intersection(OUTSIDE_THE_WALK), sorted(loaded.intersection(OUTSIDE_THE_WALK))
 
 

@@ -165,7 +165,7 @@ def test_generate_and_eval_against_transformers_serve(served: ServedModel, tmp_p
         encoding="utf-8",
     )
     gen = subprocess.run(
-        [sys.executable, "-m", "data_gen", "generate", "--config", str(config), "--quiet"],
+        [sys.executable, "-m", "diaforge.data_gen", "generate", "--config", str(config), "--quiet"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert gen.returncode == 0, gen.stderr[-3000:]
@@ -185,7 +185,7 @@ def test_generate_and_eval_against_transformers_serve(served: ServedModel, tmp_p
 
     ev = subprocess.run(
         [
-            sys.executable, "-m", "eval", "run", "--backend", "openai", "--model", served.model,
+            sys.executable, "-m", "diaforge.eval", "run", "--backend", "openai", "--model", served.model,
             "--base-url", served.base_url, "--limit", "2", "--t-max", "2", "--max-new-tokens", "48",
             "--no-tool-bench", "none",  # the 20 retrieval misses would make this a CPU throughput test
             "--out", str(tmp_path / "eval"), "--quiet",

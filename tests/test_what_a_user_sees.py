@@ -98,10 +98,9 @@ def test_embedding_a_catalogue_counts_its_batches_on_a_terminal_and_not_in_a_log
 @pytest.fixture(scope="module")
 def tiny_adapter(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A LoRA adapter on a tiny base built on the spot, with its tokenizer."""
+    from diaforge.train.modeling import build_tiny_model
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from train.modeling import build_tiny_model
 
     tmp = tmp_path_factory.mktemp("tiny")
     base = build_tiny_model(tmp / "base", texts=["a small corpus to train a tokenizer on"] * 4, seed=0)
@@ -141,7 +140,7 @@ def test_eval_bars_end_at_100_percent_when_dialogues_end_early(
 ) -> None:
     """The bars count turns; a dialogue that ends early with a call takes its remaining turns off
     the total, so each bar ends full with no ETA left (they used to stop at 27 % and 50 %)."""
-    from eval.cli import main
+    from diaforge.eval.cli import main
 
     limit, t_max = 6, 10
     argv = [
@@ -174,10 +173,22 @@ def test_eval_bars_end_at_100_percent_when_dialogues_end_early(
 @pytest.mark.parametrize(
     "args",
     [
-        ["-m", "eval", "run", "--backend", "random", "--limit", "2", "--t-max", "2", "--quiet", "--out"],
         [
             "-m",
-            "data_gen",
+            "diaforge.eval",
+            "run",
+            "--backend",
+            "random",
+            "--limit",
+            "2",
+            "--t-max",
+            "2",
+            "--quiet",
+            "--out",
+        ],
+        [
+            "-m",
+            "diaforge.data_gen",
             "generate",
             "--catalogue",
             str(CATALOGUE),
@@ -216,7 +227,14 @@ def test_the_launcher_keeps_library_lines_off_stdout(tmp_path: Path) -> None:
     own stdout is checked in tests/train/test_sft_training.py: one result line.)"""
     missing = tmp_path / "missing.jsonl"
     proc = subprocess.run(
-        [sys.executable, "-m", "train.launch", "--config_file", "accelerate_configs/cpu.yaml", "train/sft.py"]
+        [
+            sys.executable,
+            "-m",
+            "diaforge.train.launch",
+            "--config_file",
+            "accelerate_configs/cpu.yaml",
+            "train/sft.py",
+        ]
         + ["recipes/tiny/sft.yaml", "--dataset_path", str(missing), "--output_dir", str(tmp_path / "out")],
         cwd=ROOT,
         env={**clean_env(), "WANDB_MODE": "offline"},

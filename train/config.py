@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from train.recipe_checks import check_ranges
-from train.recipe_fields import DiaforgeArguments, RecipeError
+from diaforge.train.recipe_checks import check_ranges
+from diaforge.train.recipe_fields import DiaforgeArguments, RecipeError
 
 # Recipes say `gradient_checkpointing`, which every transformers 5.x we support understands;
 # 5.20+ calls it a deprecated alias of `activation_checkpointing` each time a recipe is parsed.

@@ -1,6 +1,6 @@
 """Preference training (DPO) after SFT, on the pairs of ``diaforge data pairs``, with TRL's `DPOTrainer`.
 
-    python -m train.launch [--config_file accelerate_configs/X.yaml] train/dpo.py RECIPE.yaml [--key value ...]
+    python -m diaforge.train.launch [--config_file accelerate_configs/X.yaml] train/dpo.py RECIPE.yaml [--key value ...]
     diaforge train [accelerate launch options] RECIPE.yaml      (a recipe with pairs_path runs this script)
     accelerate launch [options] train/dpo.py RECIPE.yaml
 
@@ -22,7 +22,7 @@ Where the policy and the reference come from (``model_name_or_path``, the SFT ru
 ``precompute_ref_log_probs`` (true by default in this stage) computes the reference's
 log-probabilities of every chosen and rejected continuation once, before the first step; in full
 training no reference copy is kept. With ``shared_prompt: true`` the trainer is
-`train.dpo_shared.shared_prompt_trainer_class`: each pair is one row, its prompt read once. The DPO model is saved with the SFT run's ``prompt_format.json``,
+`diaforge.train.dpo_shared.shared_prompt_trainer_class`: each pair is one row, its prompt read once. The DPO model is saved with the SFT run's ``prompt_format.json``,
 so ``eval run`` prompts it as the SFT model was prompted. Mistakes stop the run with one line and
 exit code 2, as in train/sft.py.
 """
@@ -38,28 +38,28 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from diaforge.console import emit, results_only_on_stdout
-from diaforge.errors import InputError, command_main
-from diaforge.format import PromptFormat, load_pair_records, preference_rows
-from diaforge.hygiene import sha256_file
-from train.config import resolved_recipe, split_recipe_argv
-from train.dpo_config import (
+from diaforge.train.config import resolved_recipe, split_recipe_argv
+from diaforge.train.dpo_config import (
     check_dpo_recipe,
     dpo_device_defaults,
     parse_dpo_recipe,
     sft_checkpoint,
 )
-from train.modeling import ModelPathError, load_model, load_tokenizer
-from train.sft import prepare_output_dir, result_line, setup_logging, train
-from train.tracking import closing_wandb_run, log_model_artifact, run_callback, write_run_files
+from diaforge.train.modeling import ModelPathError, load_model, load_tokenizer
+from diaforge.train.sft import prepare_output_dir, result_line, setup_logging, train
+from diaforge.train.tracking import closing_wandb_run, log_model_artifact, run_callback, write_run_files
+
+from diaforge.console import emit, results_only_on_stdout
+from diaforge.errors import InputError, command_main
+from diaforge.format import PromptFormat, load_pair_records, preference_rows
+from diaforge.hygiene import sha256_file
 
 if TYPE_CHECKING:  # annotations only: `--help` must answer before torch, TRL or datasets load
     from datasets import Dataset
+    from diaforge.train.dpo_config import DpoArguments
     from peft import PeftConfig, PeftModel
     from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainingArguments
     from trl import DPOConfig, DPOTrainer, ModelConfig
-
-    from train.dpo_config import DpoArguments
 
 logger = logging.getLogger("diaforge.dpo")
 
@@ -214,9 +214,8 @@ def build_trainer(
     """TRL's `DPOTrainer` on the rows (with `shared_prompt`, its subclass that reads each pair as
     one row: train/dpo_shared.py), with the callback that writes prompt_format.json into every
     checkpoint and records the run in W&B."""
+    from diaforge.train.dpo_shared import shared_prompt_trainer_class
     from trl import DPOTrainer
-
-    from train.dpo_shared import shared_prompt_trainer_class
 
     wandb_config = {
         "stage": "dpo",

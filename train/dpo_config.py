@@ -16,7 +16,7 @@ A DPO recipe is a flat YAML mapping like an SFT recipe (train/config.py), parsed
   log-probabilities of every pair are computed once, before the first step, and the reference is
   not kept beside the policy.
 
-A recipe is told from an SFT recipe by its ``pairs_path`` key (`train.config.is_dpo_recipe`),
+A recipe is told from an SFT recipe by its ``pairs_path`` key (`diaforge.train.config.is_dpo_recipe`),
 which is how ``diaforge train RECIPE.yaml`` picks the script.
 """
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from train.config import (
+from diaforge.train.config import (
     PAPER_DEFAULTS,
     RecipeError,
     parse_recipe,
@@ -74,7 +74,7 @@ class DpoArguments:
     pair_kinds: list[str] | None = field(
         default=None,
         metadata={
-            "help": "Train only on pairs of these kinds (data_gen.pairs.KINDS, e.g. [premature_call, "
+            "help": "Train only on pairs of these kinds (diaforge.data_gen.pairs.KINDS, e.g. [premature_call, "
             "near_duplicate]). Default None: every kind in the files."
         },
     )

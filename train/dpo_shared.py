@@ -45,8 +45,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from train.prefix_shared import GroupBuilder, PrefixSharedCollator, real_tokens
-from train.slicing import IGNORE_INDEX, SlicingError
+from diaforge.train.prefix_shared import GroupBuilder, PrefixSharedCollator, real_tokens
+from diaforge.train.slicing import IGNORE_INDEX, SlicingError
 
 PAIR_BRANCH = "pair_branch"
 """The batch key of a shared-prompt row's branch per token: 0 on a chosen completion token that is

@@ -2,7 +2,7 @@
 code passed through.
 
     diaforge train [accelerate launch options] RECIPE.yaml [--key value ...]
-    python -m train.launch [accelerate launch options] [train/sft.py] RECIPE.yaml [--key value ...]
+    python -m diaforge.train.launch [accelerate launch options] [train/sft.py] RECIPE.yaml [--key value ...]
 
 The training script is this package's own `sft.py`, found beside this module as `trl sft --config`
 finds its own: a recipe where the script goes runs it, from any folder, and a `train/sft.py` that
@@ -21,7 +21,7 @@ files and launch paths) with two changes:
 2. A script that fails anyway (a bad dialogue file, say) leaves its own exit code and its own line;
    the launcher adds nothing. Set DIAFORGE_DEBUG=1 for the tracebacks.
 
-`python -m train.launch --help` (and `... train/sft.py --help`) prints the recipe's keys at once,
+`python -m diaforge.train.launch --help` (and `... train/sft.py --help`) prints the recipe's keys at once,
 without starting a process; `accelerate launch --help` lists the launcher's own options.
 """
 
@@ -46,17 +46,17 @@ RECIPE_SUFFIXES = (".yaml", ".yml")
 
 
 def is_sft_script(args: argparse.Namespace) -> bool:
-    """Whether the launched script is this repository's `train/sft.py` (as a path or `-m train.sft`);
+    """Whether the launched script is this repository's `train/sft.py` (as a path or `-m diaforge.train.sft`);
     `args` are accelerate's launch arguments, as are those of the two functions below."""
     if args.module:
-        return args.training_script == "train.sft"
+        return args.training_script == "diaforge.train.sft"
     return Path(args.training_script).resolve() == SFT_SCRIPT
 
 
 def is_dpo_script(args: argparse.Namespace) -> bool:
-    """Whether the launched script is this repository's `train/dpo.py` (as a path or `-m train.dpo`)."""
+    """Whether the launched script is this repository's `train/dpo.py` (as a path or `-m diaforge.train.dpo`)."""
     if args.module:
-        return args.training_script == "train.dpo"
+        return args.training_script == "diaforge.train.dpo"
     return Path(args.training_script).resolve() == DPO_SCRIPT
 
 
@@ -65,7 +65,7 @@ def find_script(args: argparse.Namespace) -> None:
     (`diaforge train RECIPE.yaml ...`, as `trl sft --config`) runs this package's `train/sft.py`
     on it (`train/dpo.py` when the recipe has `pairs_path`: train/config.py), and a
     `train/sft.py` or `train/dpo.py` that is not in the working folder is this package's."""
-    from train.config import is_dpo_recipe
+    from diaforge.train.config import is_dpo_recipe
 
     if args.module:
         return
@@ -83,8 +83,9 @@ def find_config_file(args: argparse.Namespace) -> None:
     """`--config_file`: as given when it exists; else the bundled one of that name, found in the
     installed `accelerate_configs` package (`accelerate_configs/cpu.yaml`, `cpu.yaml` or just
     `cpu`, from any folder); else one line naming the file and the bundled choices (`RecipeError`)."""
+    from diaforge.train.config import RecipeError
+
     from diaforge.packaged import PackagedFileError, packaged_path
-    from train.config import RecipeError
 
     given = getattr(args, "config_file", None)
     if not given or Path(given).expanduser().is_file():
@@ -109,9 +110,8 @@ def find_config_file(args: argparse.Namespace) -> None:
 def precheck_dpo(script_args: Sequence[str]) -> None:
     """Parse and check a `train/dpo.py` command line as the script will; `RecipeError` if it is wrong."""
     import torch
-
-    from train.config import split_recipe_argv
-    from train.dpo_config import check_dpo_recipe, dpo_device_defaults, parse_dpo_recipe
+    from diaforge.train.config import split_recipe_argv
+    from diaforge.train.dpo_config import check_dpo_recipe, dpo_device_defaults, parse_dpo_recipe
 
     args, training_args, model_args, _ = parse_dpo_recipe(
         script_args, device_defaults=dpo_device_defaults(torch.cuda.is_available())
@@ -124,9 +124,8 @@ def precheck_dpo(script_args: Sequence[str]) -> None:
 def precheck(script_args: Sequence[str]) -> None:
     """Parse and check a `train/sft.py` command line as the script will; `RecipeError` if it is wrong."""
     import torch
-
-    from train.config import device_defaults, parse_recipe, split_recipe_argv
-    from train.recipe_checks import check_recipe
+    from diaforge.train.config import device_defaults, parse_recipe, split_recipe_argv
+    from diaforge.train.recipe_checks import check_recipe
 
     args, training_args, model_args, _ = parse_recipe(
         script_args, device_defaults=device_defaults(torch.cuda.is_available())
@@ -136,7 +135,7 @@ def precheck(script_args: Sequence[str]) -> None:
 
 LAUNCH_USAGE = """\
 usage: diaforge train [accelerate launch options] RECIPE.yaml [--key value ...]
-       python -m train.launch [accelerate launch options] [train/sft.py] RECIPE.yaml [--key value ...]
+       python -m diaforge.train.launch [accelerate launch options] [train/sft.py] RECIPE.yaml [--key value ...]
 
 `accelerate launch` with the recipe checked before any process starts and the script's exit code
 passed through (a recipe mistake: one line, exit code 2). The launcher's own options
@@ -149,13 +148,13 @@ What follows is the help of train/sft.py.
 def help_text(argv: Sequence[str]) -> str | None:
     """The help a command line asks for, found without importing accelerate: ours when it starts
     with -h/--help, train/sft.py's when a help flag follows the sft script; otherwise None."""
-    from train.recipe_help import HELP_FLAGS, help_requested, recipe_help
+    from diaforge.train.recipe_help import HELP_FLAGS, help_requested, recipe_help
 
     argv = list(argv)
     if argv and argv[0] in HELP_FLAGS:
         return LAUNCH_USAGE + recipe_help()
     for i, arg in enumerate(argv):
-        if arg == "train.sft" or (arg.endswith(".py") and Path(arg).resolve() == SFT_SCRIPT):
+        if arg == "diaforge.train.sft" or (arg.endswith(".py") and Path(arg).resolve() == SFT_SCRIPT):
             return help_requested(argv[i + 1 :])
         if arg.endswith("train/sft.py") or (
             arg.lower().endswith(RECIPE_SUFFIXES) and i == _first_positional(argv)

@@ -38,8 +38,8 @@ import inspect
 import logging
 from typing import Any
 
-from train.recipe_fields import LOSS_POSITIONS
-from train.slicing import IGNORE_INDEX
+from diaforge.train.recipe_fields import LOSS_POSITIONS
+from diaforge.train.slicing import IGNORE_INDEX
 
 logger = logging.getLogger("diaforge.sft")
 

@@ -1,7 +1,7 @@
 """Merge a LoRA adapter into its base model and save the result as a plain model folder.
 
     diaforge merge --adapter outputs/run --output outputs/run-merged [--base PATH_OR_ID] [--dtype auto]
-    python -m train.merge ...    (or python train/merge.py ... in the checkout)
+    python -m diaforge.train.merge ...    (or python train/merge.py ... in the checkout)
 
 The base is the one recorded in the adapter (`adapter_config.json`, `base_model_name_or_path`)
 unless `--base` says otherwise. The tokenizer (with its chat template) is taken from the adapter
@@ -20,6 +20,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from diaforge.train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer
+
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.console import (
     emit,
@@ -31,7 +33,6 @@ from diaforge.console import (
 from diaforge.errors import command_main
 from diaforge.format import PROMPT_FORMAT_FILE
 from diaforge.lineage import LINEAGE_FILES
-from train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 MERGE_STEPS = 4

@@ -281,7 +281,7 @@ def build_tiny_model(
                 "hidden_size": hidden_size,
                 "num_layers": num_layers,
                 "num_heads": num_heads,
-                "note": "random weights, built by train.modeling.build_tiny_model for tests",
+                "note": "random weights, built by diaforge.train.modeling.build_tiny_model for tests",
             },
             indent=2,
         )

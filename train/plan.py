@@ -1,6 +1,6 @@
 """GPU memory planner for a training recipe: what one GPU holds at the peak of a LoRA/QLoRA step.
 
-    python -m train.plan RECIPE.yaml [--gpus N] [--gpu-memory GiB] [--json]
+    python -m diaforge.train.plan RECIPE.yaml [--gpus N] [--gpu-memory GiB] [--json]
 
 Per GPU, in GiB: the base weights at the recipe's precision and quantisation; the LoRA parameters with
 their gradients and AdamW states; the activations of one micro-batch (the recipe's rows per step x
@@ -350,7 +350,7 @@ def format_report(r: dict[str, Any]) -> str:
 
 OOM_GENERIC = (
     "turn gradient_checkpointing: true, then per_device_train_batch_size: 1 (gradient_accumulation_steps "
-    "up) or a lower max_length, then ZeRO-3 over more GPUs (python -m train.plan RECIPE --gpus N shows "
+    "up) or a lower max_length, then ZeRO-3 over more GPUs (python -m diaforge.train.plan RECIPE --gpus N shows "
     "the peak by part)"
 )
 
@@ -385,7 +385,7 @@ def shape_of_model(name_or_path: str, output_dir: str | None = None) -> Shape | 
 def run_values(argv: list[str]) -> dict[str, Any]:
     """The recipe keys of a `train/sft.py` command line (`RECIPE.yaml [--key value ...]`) over the
     GPU defaults, read as the planner needs them (no TRL parsing: nothing is checked twice)."""
-    from train.config import device_defaults, read_recipe_yaml, split_recipe_argv
+    from diaforge.train.config import device_defaults, read_recipe_yaml, split_recipe_argv
 
     recipe, overrides = split_recipe_argv(argv)
     values = {**device_defaults(True), **(read_recipe_yaml(recipe) if recipe else {})}
@@ -473,7 +473,7 @@ def out_of_memory_line(
 
 @command_main
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m train.plan", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m diaforge.train.plan", description=__doc__.split("\n\n")[0])
     p.add_argument("recipe", help="a recipe YAML (its header names the accelerate config)")
     p.add_argument("--gpus", type=int, help="GPUs (default: num_processes of the accelerate config)")
     p.add_argument(

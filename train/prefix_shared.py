@@ -1,6 +1,6 @@
 """Prefix-shared turn slicing: every assistant-turn sample of a dialogue in one sequence.
 
-Naive turn slicing (`train.slicing`) makes one sample per assistant turn, each re-encoding the whole
+Naive turn slicing (`diaforge.train.slicing`) makes one sample per assistant turn, each re-encoding the whole
 dialogue before it, so a dialogue of T assistant turns costs O(T^2) tokens. The samples of one
 dialogue share long token prefixes (system prompt, candidate tools, earlier turns). Here they are
 laid out once, as a tree of tokens flattened into one sequence:
@@ -58,7 +58,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from train.slicing import IGNORE_INDEX, SlicingError
+from diaforge.train.slicing import IGNORE_INDEX, SlicingError
 
 # Columns of a combined row that the collator reads.
 ROW_COLUMNS = ("input_ids", "labels", "position_ids", "attn_parent", "sample_index")
@@ -469,7 +469,7 @@ def prefix_shared_trainer_class(loss_positions: str = "all", focal_gamma: float 
     since TRL counts tokens as ``attention_mask.sum()``, which is meaningless for a 4D float mask.
     With ``attn_implementation: flex_attention`` the model gets a `BlockMask` made from the dense
     mask (untested on GPU; CPU has no flex backward)."""
-    from train.loss_positions import positions_trainer_class
+    from diaforge.train.loss_positions import positions_trainer_class
 
     class PrefixSharedSFTTrainer(positions_trainer_class(loss_positions, focal_gamma=focal_gamma)):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):

@@ -2,7 +2,7 @@
 
     diaforge preview RECIPE.yaml [--num N] [--dialogue ID] [--prompt-chars N] [--color|--no-color]
                      [--key value ...]
-    python -m train.preview RECIPE.yaml ...
+    python -m diaforge.train.preview RECIPE.yaml ...
 
 Reads the recipe exactly as `train/sft.py` does (overrides such as ``--history_reasoning keep``
 included), slices the dialogues with the model's tokenizer and prints N samples: the prompt as
@@ -17,12 +17,13 @@ import argparse
 import sys
 from typing import Any
 
+from diaforge.train.config import RecipeError, device_defaults, parse_recipe
+from diaforge.train.modeling import is_tiny, load_tokenizer, resolve_model_path
+from diaforge.train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer, dialogue_texts
+
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.errors import UserError, command_main
 from diaforge.schema import load_dialogues
-from train.config import RecipeError, device_defaults, parse_recipe
-from train.modeling import is_tiny, load_tokenizer, resolve_model_path
-from train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer, dialogue_texts
 
 START, END = ">>>", "<<<"
 COLOR_START, COLOR_END = "\033[1;32m", "\033[0m"
@@ -52,7 +53,7 @@ def format_sample(
 @command_main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m train.preview",
+        prog="python -m diaforge.train.preview",
         description="Print turn-sliced samples with the trained span marked.",
         epilog="Any other --key value is a recipe override, as for train/sft.py.",
         formatter_class=DefaultsHelpFormatter,

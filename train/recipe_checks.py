@@ -1,8 +1,8 @@
 """The checks of a parsed recipe that argparse and the dataclasses do not make.
 
-`check_ranges` (run by `train.config.parse_recipe` on every recipe) refuses out-of-range and
+`check_ranges` (run by `diaforge.train.config.parse_recipe` on every recipe) refuses out-of-range and
 non-finite numbers of TRL's and transformers' keys, which they accept silently. `check_recipe`
-(run by train/sft.py after parsing and by ``python -m train.launch`` before any process starts)
+(run by train/sft.py after parsing and by ``python -m diaforge.train.launch`` before any process starts)
 makes the checks that need more than one key or a look at the disk: the dataset files exist, the
 system prompt file reads, the output folder is writable, the model is not a LoRA adapter, and the
 slicing options agree with each other and with the attention. Each mistake is one `RecipeError`
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from train.recipe_fields import RecipeError
+from diaforge.train.recipe_fields import RecipeError
 
 #: Recipe keys that must be > 0, and those that must be >= 0 (TRL and transformers accept the
 #: wrong ones silently: `num_train_epochs: -3` trains zero steps and saves an untrained adapter).
@@ -82,7 +82,7 @@ def check_ranges(training_args: Any, model_args: Any, *, where: str) -> None:
 def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, where: str) -> None:
     """The checks that need more than one key or a look at the disk: dataset files that exist, no
     TRL loss masking on top of ours, and an attention that takes prefix-shared rows; `where` (the recipe file) starts the
-    one-line `RecipeError`. `train/sft.py` runs them after parsing, `python -m train.launch` before
+    one-line `RecipeError`. `train/sft.py` runs them after parsing, `python -m diaforge.train.launch` before
     any process starts."""
     from diaforge.errors import InputError
     from diaforge.hygiene import check_output_dir
@@ -147,5 +147,5 @@ def _check_not_an_adapter(name: str | None, *, where: str) -> None:
     to_base = f"set model_name_or_path to its base, {base}," if base else "set model_name_or_path to its base"
     raise RecipeError(
         f"{where}: model_name_or_path: {name} is a LoRA adapter, not a model; {to_base} or merge it "
-        f"first (python -m train.merge --adapter {name} --output MERGED) and train on MERGED"
+        f"first (python -m diaforge.train.merge --adapter {name} --output MERGED) and train on MERGED"
     )

@@ -36,7 +36,7 @@ class DiaforgeArguments:
     dataset_path: list[str] = field(
         default_factory=list,
         metadata={
-            "help": "Dialogue JSONL file(s) written by `python -m data_gen generate` (one or a list). Required. "
+            "help": "Dialogue JSONL file(s) written by `python -m diaforge.data_gen generate` (one or a list). Required. "
             "Every line is validated; a bad line stops the run naming file, line and field."
         },
     )

@@ -1,5 +1,5 @@
-"""The help of `train/sft.py` and `train.launch` (`--help`, `--help-all`): the recipe keys of
-`train.recipe_fields.DiaforgeArguments` with their defaults, choices and help, and the defaults
+"""The help of `train/sft.py` and `diaforge.train.launch` (`--help`, `--help-all`): the recipe keys of
+`diaforge.train.recipe_fields.DiaforgeArguments` with their defaults, choices and help, and the defaults
 set for TRL's keys. Printing it imports neither torch nor TRL (except `--help-all`)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from train.config import PAPER_DEFAULTS, device_defaults, recipe_dataclasses
-from train.recipe_fields import DiaforgeArguments
+from diaforge.train.config import PAPER_DEFAULTS, device_defaults, recipe_dataclasses
+from diaforge.train.recipe_fields import DiaforgeArguments
 
 HELP_FLAGS = ("-h", "--help")
 #: Lists every key, TRL's included (imports TRL: about 10 s).
@@ -18,7 +18,7 @@ HELP_ALL_FLAG = "--help-all"
 _USAGE = """\
 usage: train/sft.py RECIPE.yaml [--key value ...]
        diaforge train [accelerate launch options] RECIPE.yaml [--key value ...]
-       python -m train.launch [accelerate launch options] train/sft.py RECIPE.yaml [--key value ...]
+       python -m diaforge.train.launch [accelerate launch options] train/sft.py RECIPE.yaml [--key value ...]
        accelerate launch [options] train/sft.py RECIPE.yaml [--key value ...]
 
 LoRA / QLoRA supervised fine-tuning on turn-sliced DiaFORGE dialogues. A recipe is a flat YAML

@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from train.slicing import to_dataset
+from diaforge.train.slicing import to_dataset
 
 logger = logging.getLogger("diaforge.sft")
 
@@ -60,7 +60,7 @@ class PaddedLayout:
         return {}
 
     def trainer(self, training_args: Any, tokenizer: Any, model: Any) -> tuple[type, dict[str, Any]]:
-        from train.loss_positions import positions_trainer_class
+        from diaforge.train.loss_positions import positions_trainer_class
 
         return positions_trainer_class(self.loss_positions, focal_gamma=self.focal_gamma), {}
 
@@ -72,7 +72,7 @@ class PrefixSharedLayout:
     loss_positions: str = "all"
     focal_gamma: float = 0.0
     #: Dialogues over the same listing in one row (``share_listing: true``; the samples carry
-    #: `train.prefix_shared.LISTING`, set by `train/sft.py`).
+    #: `diaforge.train.prefix_shared.LISTING`, set by `train/sft.py`).
     share_listing: bool = False
 
     #: Statistics of the training rows, set by `datasets`.
@@ -89,7 +89,7 @@ class PrefixSharedLayout:
     ) -> tuple[Any, Any]:
         """The same samples, each dialogue's in one row that holds their common prefixes once
         (several dialogues' rows packed together with ``packing: true``)."""
-        from train.prefix_shared import build_prefix_shared
+        from diaforge.train.prefix_shared import build_prefix_shared
 
         options = {
             "max_length": training_args.max_length,
@@ -112,8 +112,7 @@ class PrefixSharedLayout:
         """The rows are packed already (or not) and batched by their own collator: TRL must neither
         pack them nor drop their extra columns. The mask takes the dtype of the attention's queries."""
         import torch
-
-        from train.prefix_shared import PrefixSharedCollator, prefix_shared_trainer_class
+        from diaforge.train.prefix_shared import PrefixSharedCollator, prefix_shared_trainer_class
 
         if training_args.bf16 or training_args.fp16:
             mask_dtype = torch.bfloat16 if training_args.bf16 else torch.float16
@@ -137,7 +136,7 @@ LAYOUTS: dict[str, type] = {"naive": PaddedLayout, "prefix_shared": PrefixShared
 def row_layout(
     slicing: str, loss_positions: str = "all", focal_gamma: float = 0.0, *, share_listing: bool = False
 ) -> RowLayout:
-    """The layout of a recipe's `slicing` value (already checked against `train.recipe_fields.SLICING`),
+    """The layout of a recipe's `slicing` value (already checked against `diaforge.train.recipe_fields.SLICING`),
     its trainer computing the loss at `loss_positions` with the focal factor `focal_gamma`
     (train/loss_positions.py); `share_listing` (prefix-shared only, `check_recipe` refuses it
     otherwise) puts dialogues over one listing in one row."""

@@ -1,6 +1,6 @@
 """LoRA / QLoRA supervised fine-tuning on turn-sliced DiaFORGE dialogues.
 
-    python -m train.launch [--config_file accelerate_configs/X.yaml] train/sft.py RECIPE.yaml [--key value ...]
+    python -m diaforge.train.launch [--config_file accelerate_configs/X.yaml] train/sft.py RECIPE.yaml [--key value ...]
 
 Steps, top to bottom (`run`, one call each): parse the recipe, prepare the output folder, load the
 dialogues, load the tokenizer, slice the turns, load the model, build the trainer, train, save. The
@@ -8,7 +8,7 @@ recipe's `slicing` is one row-layout object chosen once (train/row_layout.py), w
 rows, the collator and the trainer class. A recipe is a flat YAML mapping of `DiaforgeArguments`
 (train/recipe_fields.py), TRL `SFTConfig` and `ModelConfig` keys; see `recipes/` and `--help`. Mistakes in the recipe, the data or the model path stop the run with one line and exit
 code 2 (set DIAFORGE_DEBUG=1 for the traceback); running out of GPU memory is one line naming
-what to turn, from the memory planner (train/plan.py), and exit code 3. `python -m train.launch` is `accelerate launch`
+what to turn, from the memory planner (train/plan.py), and exit code 3. `python -m diaforge.train.launch` is `accelerate launch`
 with the recipe checked before any process starts and this exit code passed through; plain
 `accelerate launch` works too, but wraps any failure in a traceback of its own and exit code 1.
 """
@@ -23,26 +23,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from diaforge.console import emit, results_only_on_stdout
-from diaforge.errors import command_main
-from diaforge.schema import load_dialogues
-from train.config import device_defaults, parse_recipe, resolved_recipe, split_recipe_argv
-from train.modeling import (
+from diaforge.train.config import device_defaults, parse_recipe, resolved_recipe, split_recipe_argv
+from diaforge.train.modeling import (
     is_tiny,
     load_model,
     load_tokenizer,
     resolve_model_path,
 )
-from train.recipe_checks import check_recipe
-from train.recipe_help import help_requested
-from train.row_layout import RowLayout, row_layout
-from train.slicing import (
+from diaforge.train.recipe_checks import check_recipe
+from diaforge.train.recipe_help import help_requested
+from diaforge.train.row_layout import RowLayout, row_layout
+from diaforge.train.slicing import (
     SliceConfig,
     TurnSlicer,
     check_training_dialogues,
     dialogue_texts,
 )
-from train.tracking import (
+from diaforge.train.tracking import (
     closing_wandb_run,
     configure_wandb,
     data_fingerprint,
@@ -53,15 +50,19 @@ from train.tracking import (
     write_run_files,
 )
 
+from diaforge.console import emit, results_only_on_stdout
+from diaforge.errors import command_main
+from diaforge.schema import load_dialogues
+
 if TYPE_CHECKING:  # annotations only: `--help` must answer before torch, TRL or datasets load
     from datasets import Dataset
+    from diaforge.train.dpo_config import DpoArguments
+    from diaforge.train.recipe_fields import DiaforgeArguments
+    from diaforge.train.slicing import SliceStats
     from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainingArguments
     from trl import ModelConfig, SFTConfig, SFTTrainer
 
     from diaforge.schema import Dialogue
-    from train.dpo_config import DpoArguments
-    from train.recipe_fields import DiaforgeArguments
-    from train.slicing import SliceStats
 
 logger = logging.getLogger("diaforge.sft")
 
@@ -207,7 +208,7 @@ def slice_data(
         eval_samples, eval_stats = slicer.slice_all(eval_dialogues, progress=progress)
         logger.info("evaluation data: %s", eval_stats.summary())
     if args.share_listing:
-        from train.prefix_shared import tag_listings
+        from diaforge.train.prefix_shared import tag_listings
 
         tag_listings(samples, dialogues)
         tag_listings(eval_samples, eval_dialogues or [])
@@ -346,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         with results_only_on_stdout(), closing_wandb_run():
             summary = run(argv)
     except RuntimeError as exc:  # torch.OutOfMemoryError is one: name the knob, not a traceback
-        from train.plan import is_out_of_memory, out_of_memory_line
+        from diaforge.train.plan import is_out_of_memory, out_of_memory_line
 
         if os.environ.get("DIAFORGE_DEBUG") or not is_out_of_memory(exc):
             raise

@@ -46,7 +46,7 @@ class SlicingError(UserError):
 class SliceConfig:
     """What a sample is made of: the prompt format (what the model sees and writes, recorded in
     ``prompt_format.json``) and the training-only length handling. See
-    `train.recipe_fields.DiaforgeArguments` for the meaning of each."""
+    `diaforge.train.recipe_fields.DiaforgeArguments` for the meaning of each."""
 
     prompt_format: PromptFormat = PromptFormat()
     overflow: str = "truncate_history"
@@ -67,7 +67,7 @@ class SliceConfig:
 
 @dataclass
 class SliceStats:
-    """What slicing produced; logged by `train/sft.py` and printed by `python -m train.preview`."""
+    """What slicing produced; logged by `train/sft.py` and printed by `python -m diaforge.train.preview`."""
 
     dialogues: int = 0
     assistant_turns: int = 0

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Multi-node LoRA SFT under SLURM: one task per node, each running `python -m train.launch`
+# Multi-node LoRA SFT under SLURM: one task per node, each running `python -m diaforge.train.launch`
 # (accelerate launch, recipe checked first) for its 8 local GPUs; ranks and the rendezvous
 # address come from SLURM.
 #
@@ -45,7 +45,7 @@ mkdir -p "$REPO/logs"
 cd "$REPO"
 
 # srun starts one task per node; SLURM_NODEID is the machine rank inside each task.
-LAUNCH="'$VENV/bin/python' -m train.launch \
+LAUNCH="'$VENV/bin/python' -m diaforge.train.launch \
     --config_file '$CONFIG' \
     --num_machines $SLURM_NNODES \
     --num_processes $NUM_PROCESSES \

@@ -7,9 +7,10 @@ import json
 import random
 from typing import Any
 
-from data_gen.phrasing import with_article
-from data_gen.phrasing.render import action, param_noun
-from data_gen.values import render_value
+from diaforge.data_gen.phrasing import with_article
+from diaforge.data_gen.phrasing.render import action, param_noun
+from diaforge.data_gen.values import render_value
+
 from diaforge.llm.base import ChatBackend, Usage
 from diaforge.schema import Persona, Tool
 
@@ -59,7 +60,7 @@ async def llm_values(
 ) -> tuple[dict | None, Usage]:
     """Gold values from a model, or None when its answer does not fit the schema (the caller
     falls back to the typed generator)."""
-    from data_gen.values import check_arguments
+    from diaforge.data_gen.values import check_arguments
 
     props = {k: gold.properties[k] for k in gold.required}
     messages = [

@@ -30,7 +30,8 @@ import json
 import re
 from typing import Any
 
-from data_gen.values import render_value
+from diaforge.data_gen.values import render_value
+
 from diaforge.format import tool_signature
 from diaforge.schema import Tool
 from diaforge.text import humanise_param

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from data_gen.phrasing import (
+from diaforge.data_gen.phrasing import (
     catalogue_prefixes,
     distinguishing_clause,
     in_user_voice,
@@ -20,8 +20,9 @@ from data_gen.phrasing import (
     option_descriptors,
     shared_verb,
 )
-from data_gen.phrasing.grammar import np_end, opens_with_verb, tokens
-from data_gen.phrasing.render import action, choice, option_phrases, sound, with_tool
+from diaforge.data_gen.phrasing.grammar import np_end, opens_with_verb, tokens
+from diaforge.data_gen.phrasing.render import action, choice, option_phrases, sound, with_tool
+
 from diaforge.schema import Tool
 from diaforge.text import KEEP_WORDS, STOPWORDS, content_stems, name_tokens, overlap, stem, tool_stems, words
 
@@ -214,7 +215,7 @@ def still_open(
     those open before it: the offered tools the answer points at (`narrow`); when it points at none
     ("none of those"), the candidates the question did not offer that the answer supports
     (`plausible`), or `pool` again when it offered them all. The teacher's replay of its selection
-    phase and `eval.decisions` both read an answer this way."""
+    phase and `diaforge.eval.decisions` both read an answer this way."""
     picked = narrow(offered, answer)
     if picked:
         return picked

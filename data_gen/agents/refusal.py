@@ -22,11 +22,11 @@ user answers. Then it offers the candidates left, those the user's words support
 (`options.plausible`; at most `max_options`, `ask_other` wording, `ask_one` for a single option).
 Once every candidate is ruled out it says plainly that none of its tools does that (`refuse`
 wording, labelled `reject`/`response_fail`): no call, no request for arguments. The no-tool
-validator (`data_gen.validators.no_tool_validator`) checks the same two ways of ruling out.
+validator (`diaforge.data_gen.validators.no_tool_validator`) checks the same two ways of ruling out.
 
 `is_refusal` is the one rule that reads a reply as a refusal, shared by the generator (a miss ends
-at its refusal), the no-tool validator (`data_gen.validators`) and the no-tool metrics
-(`eval.no_tool`): the reply asks nothing (no question mark, the rule by which `eval.anatomy.asks`
+at its refusal), the no-tool validator (`diaforge.data_gen.validators`) and the no-tool metrics
+(`diaforge.eval.no_tool`): the reply asks nothing (no question mark, the rule by which `diaforge.eval.anatomy.asks`
 reads a question) and holds a negation (`NEGATIONS`, or a word ending in n't).
 """
 
@@ -39,12 +39,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from data_gen.agents.options import narrow, plausible, prefixes_of
-from data_gen.agents.state import SELECTION, DialogueState, clarifying_turn
-from data_gen.phrasing import DETERMINERS, intent_of, verb_lemma
-from data_gen.phrasing.english import _BOUNDARY
-from data_gen.phrasing.render import action, sound
-from data_gen.wording import Wording
+from diaforge.data_gen.agents.options import narrow, plausible, prefixes_of
+from diaforge.data_gen.agents.state import SELECTION, DialogueState, clarifying_turn
+from diaforge.data_gen.phrasing import DETERMINERS, intent_of, verb_lemma
+from diaforge.data_gen.phrasing.english import _BOUNDARY
+from diaforge.data_gen.phrasing.render import action, sound
+from diaforge.data_gen.wording import Wording
+
 from diaforge.schema import Tool, Turn
 from diaforge.text import content_stems, join_options, tool_stems
 
@@ -126,7 +127,7 @@ def miss_progress(
     candidate is ruled out once turned down or set apart by the user's answers (`set_apart`, with
     `state.gold` the tool the user needs).
 
-    `offers` reads another assistant's turns instead (`eval.decisions` replays a model's): the
+    `offers` reads another assistant's turns instead (`diaforge.eval.decisions` replays a model's): the
     candidates an assistant turn offers, or None for a turn that asks nothing about which tool."""
     candidates = state.candidates
     said: list[str] = []

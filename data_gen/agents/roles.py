@@ -13,7 +13,8 @@ import random
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from data_gen.agents.state import DialogueState, TeacherMove
+from diaforge.data_gen.agents.state import DialogueState, TeacherMove
+
 from diaforge.llm.base import Usage
 from diaforge.schema import Tool, Turn, Verdict
 

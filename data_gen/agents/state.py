@@ -28,7 +28,7 @@ class DialogueState:
     phase: str = SELECTION
     no_tool: bool = False
     """A retrieval miss: `gold` is what the user needs but is not among `candidates`, so the
-    teacher disambiguates and then refuses (`data_gen.agents.refusal`) instead of calling."""
+    teacher disambiguates and then refuses (`diaforge.data_gen.agents.refusal`) instead of calling."""
 
     @property
     def user_texts(self) -> list[str]:

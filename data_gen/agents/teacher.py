@@ -7,14 +7,15 @@ import json
 import random
 from typing import Any
 
-from data_gen.agents.lookup import chosen_option, completion_thought, selection_thought
-from data_gen.agents.options import options_in_thought, plausible, prefixes_of, still_open
-from data_gen.agents.refusal import NO_FIT_RULE, miss_turn
-from data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
-from data_gen.phrasing import first_sentence, option_descriptors
-from data_gen.phrasing.render import action, option_phrases, param_item
-from data_gen.values import extract_value
-from data_gen.wording import REASONING_STYLES, get_wording
+from diaforge.data_gen.agents.lookup import chosen_option, completion_thought, selection_thought
+from diaforge.data_gen.agents.options import options_in_thought, plausible, prefixes_of, still_open
+from diaforge.data_gen.agents.refusal import NO_FIT_RULE, miss_turn
+from diaforge.data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
+from diaforge.data_gen.phrasing import first_sentence, option_descriptors
+from diaforge.data_gen.phrasing.render import action, option_phrases, param_item
+from diaforge.data_gen.values import extract_value
+from diaforge.data_gen.wording import REASONING_STYLES, get_wording
+
 from diaforge.format import parse_assistant, render_assistant, system_prompt
 from diaforge.llm.base import BackendError, ChatBackend, Usage
 from diaforge.schema import Tool, ToolCall, Turn
@@ -44,9 +45,9 @@ def _once(phrases: list[str]) -> list[str]:
 
 
 class ScriptedTeacher:
-    """Rule-based assistant teacher (see the `data_gen.agents` docstring). `wording` names the
+    """Rule-based assistant teacher (see the `diaforge.data_gen.agents` docstring). `wording` names the
     wording bank; `reasoning` the style of its argument-completion thoughts (`summary`, or
-    `lookup`: `data_gen.agents.lookup`)."""
+    `lookup`: `diaforge.data_gen.agents.lookup`)."""
 
     name = "scripted"
     max_options = 4
@@ -126,7 +127,7 @@ class ScriptedTeacher:
     @staticmethod
     def known_values(tool: Tool, said: str) -> dict[str, Any]:
         """The required values of `tool` that `said` (the user's words) gives, read as the teacher
-        reads them (`data_gen.values.extract_value`), in the order of `tool.required`."""
+        reads them (`diaforge.data_gen.values.extract_value`), in the order of `tool.required`."""
         known: dict[str, Any] = {}
         for key in tool.required:
             found, value = extract_value(said, key, tool.properties[key])

@@ -8,13 +8,14 @@ import random
 import re
 from typing import TYPE_CHECKING, Any
 
-from data_gen.agents.options import gold_choice, offered_options, prefixes_of, restated_need
-from data_gen.agents.state import COMPLETION, SELECTION, DialogueState
-from data_gen.personas import same_line_of_business
-from data_gen.phrasing import cap, catalogue_terms, subject_of, vague_request
-from data_gen.phrasing.render import param_noun, sound, with_tool
-from data_gen.values import extract_value, phrase_values, render_value
-from data_gen.wording import DEFAULT_TONE, Wording, get_wording
+from diaforge.data_gen.agents.options import gold_choice, offered_options, prefixes_of, restated_need
+from diaforge.data_gen.agents.state import COMPLETION, SELECTION, DialogueState
+from diaforge.data_gen.personas import same_line_of_business
+from diaforge.data_gen.phrasing import cap, catalogue_terms, subject_of, vague_request
+from diaforge.data_gen.phrasing.render import param_noun, sound, with_tool
+from diaforge.data_gen.values import extract_value, phrase_values, render_value
+from diaforge.data_gen.wording import DEFAULT_TONE, Wording, get_wording
+
 from diaforge.llm.base import BackendError, ChatBackend, Usage
 from diaforge.schema import Persona, Tool
 from diaforge.text import content_stems, humanise_param, tool_stems
@@ -68,7 +69,7 @@ def shop_talk(persona: Persona, gold: Tool, candidates: list[Tool], prefixes: fr
 
 
 class ScriptedUser:
-    """Rule-based user-proxy (see the `data_gen.agents` docstring).
+    """Rule-based user-proxy (see the `diaforge.data_gen.agents` docstring).
 
     `wording` names the wording bank (`train` for corpora, `heldout` for the benchmark and
     evaluation). `encoder` (optional, a `diaforge.similarity` encoder) lets it read questions by

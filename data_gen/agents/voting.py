@@ -9,9 +9,10 @@ import random
 import re
 from collections.abc import Sequence
 
-from data_gen.agents.roles import User, Voter
-from data_gen.agents.state import DialogueState, transcript
-from data_gen.phrasing import names_read_out
+from diaforge.data_gen.agents.roles import User, Voter
+from diaforge.data_gen.agents.state import DialogueState, transcript
+from diaforge.data_gen.phrasing import names_read_out
+
 from diaforge.llm.base import ChatBackend, Usage
 from diaforge.text import humanise_param
 

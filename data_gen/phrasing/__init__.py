@@ -28,12 +28,12 @@ The package, in reading order (each module imports only those before it):
   checks above, with a plain fallback ("the option that lists ...", "the number of days").
 
 The wording banks (`train` for training corpora, `heldout` for the evaluation benchmark and its
-user-proxy, with no template in common) are in `data_gen.wording`.
+user-proxy, with no template in common) are in `diaforge.data_gen.wording`.
 """
 
 from __future__ import annotations
 
-from data_gen.phrasing.checks import (
+from diaforge.data_gen.phrasing.checks import (
     artefacts,
     catalogue_terms,
     contradicting_verbs,
@@ -43,7 +43,7 @@ from data_gen.phrasing.checks import (
     trade_words,
     verb_only,
 )
-from data_gen.phrasing.english import (
+from diaforge.data_gen.phrasing.english import (
     DETERMINERS,
     article,
     cap,
@@ -56,14 +56,14 @@ from data_gen.phrasing.english import (
     verb_lemma,
     with_article,
 )
-from data_gen.phrasing.intents import (
+from diaforge.data_gen.phrasing.intents import (
     LOOKUP_VERBS,
     Intent,
     catalogue_prefixes,
     intent_of,
     strip_lead_in,
 )
-from data_gen.phrasing.options import (
+from diaforge.data_gen.phrasing.options import (
     distinguishing_clause,
     option_descriptors,
     shared_verb,

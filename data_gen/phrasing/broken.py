@@ -1,4 +1,4 @@
-"""Phrases no person writes, read with the parse of `data_gen.phrasing.grammar`.
+"""Phrases no person writes, read with the parse of `diaforge.data_gen.phrasing.grammar`.
 
 `broken_phrases(text, tools)` gives `(kind, evidence)` for each kind found in a message; the
 candidate tools let it read what a description's words were before a renderer cut or pasted them.
@@ -34,8 +34,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, first_sentence, is_base_verb
-from data_gen.phrasing.grammar import (
+from diaforge.data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, first_sentence, is_base_verb
+from diaforge.data_gen.phrasing.grammar import (
     PREPOSITIONS,
     TOOL_WORDS,
     continues_compound,
@@ -47,6 +47,7 @@ from data_gen.phrasing.grammar import (
     tokens,
     word_classes,
 )
+
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens
 
@@ -171,7 +172,7 @@ class _Features:
     def __init__(self, tool: Tool) -> None:
         desc = " ".join((tool.description or "").split())
         self.ends: set[str] = set()
-        from data_gen.phrasing.intents import strip_lead_in
+        from diaforge.data_gen.phrasing.intents import strip_lead_in
 
         first = tokens(strip_lead_in(first_sentence(desc)))
         self.opening = ""
@@ -214,8 +215,8 @@ class _Features:
 
     def _lists(self, toks: Sequence[str]) -> None:
         """The list that is the opening verb's object ("Returns the current state, owner ...")."""
-        from data_gen.phrasing.grammar import _closed_list
-        from data_gen.phrasing.objects import _shared_of_end
+        from diaforge.data_gen.phrasing.grammar import _closed_list
+        from diaforge.data_gen.phrasing.objects import _shared_of_end
 
         for i, t in enumerate(toks):
             if i and not (toks[i].lower() in DETERMINERS or nominal(toks[i])):

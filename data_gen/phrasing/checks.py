@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from data_gen.phrasing.english import (
+from diaforge.data_gen.phrasing.english import (
     _BOUNDARY,
     _PARTICLES,
     _PREP_LINKS,
@@ -22,7 +22,8 @@ from data_gen.phrasing.english import (
     is_noun,
     stopword,
 )
-from data_gen.phrasing.intents import LOOKUP_VERBS, Intent, catalogue_prefixes, intent_of
+from diaforge.data_gen.phrasing.intents import LOOKUP_VERBS, Intent, catalogue_prefixes, intent_of
+
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, line_of_business_key, name_tokens, stem, tool_stems, words
@@ -211,7 +212,7 @@ def trade_words() -> dict[str, frozenset[str]]:
     from importlib import resources
 
     lines: dict[str, set[str]] = {}
-    path = resources.files("data_gen") / "assets" / "personas.jsonl"
+    path = resources.files("diaforge.data_gen") / "assets" / "personas.jsonl"
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             rec = json.loads(line)

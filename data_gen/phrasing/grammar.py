@@ -11,7 +11,7 @@ over `of` and a second noun phrase, and over a list joined by commas and a final
 an `of`-phrase completes the list ("the current state, owner and due date of a claim").
 
 The renderers cut descriptions only where `np_end` says a noun phrase ends (never after a
-modifier whose head follows: "a unique employee | id"), and the checks (`data_gen.phrasing.broken`)
+modifier whose head follows: "a unique employee | id"), and the checks (`diaforge.data_gen.phrasing.broken`)
 read dialogue text with the same classes. Measured against the alternatives in the README
 ("Description styles"): the lexicon covers the descriptions' first words and parameter heads of
 the five public catalogues the scripts measure, so no statistical tagger is loaded.
@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from data_gen.phrasing.english import _BOUNDARY, DETERMINERS, _lemmas
+from diaforge.data_gen.phrasing.english import _BOUNDARY, DETERMINERS, _lemmas
 
 _PREPOSITION_WORDS = (
     "about above across after against along among around as at before behind below beneath beside "

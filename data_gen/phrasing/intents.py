@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from data_gen.phrasing.english import (
+from diaforge.data_gen.phrasing.english import (
     _BOUNDARY,
     _LOOKUP_LEADS,
     _PARTICLES,
@@ -33,8 +33,9 @@ from data_gen.phrasing.english import (
     verb_lemma,
     with_article,
 )
-from data_gen.phrasing.grammar import TOOL_WORDS, VERB_LINKS, np_end, opens_with_verb
-from data_gen.phrasing.objects import _dangling, _lower_obj, _noun_info, _object_words
+from diaforge.data_gen.phrasing.grammar import TOOL_WORDS, VERB_LINKS, np_end, opens_with_verb
+from diaforge.data_gen.phrasing.objects import _dangling, _lower_obj, _noun_info, _object_words
+
 from diaforge.schema import Tool
 from diaforge.text import name_tokens, stem
 

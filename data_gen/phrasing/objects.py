@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from data_gen.phrasing.english import (
+from diaforge.data_gen.phrasing.english import (
     _BOUNDARY,
     _CLAUSE_DETERMINERS,
     DETERMINERS,
@@ -25,7 +25,7 @@ from data_gen.phrasing.english import (
     _lemmas,
     is_noun,
 )
-from data_gen.phrasing.grammar import (
+from diaforge.data_gen.phrasing.grammar import (
     HANGING,
     TOOL_WORDS,
     _closed_list,
@@ -37,6 +37,7 @@ from data_gen.phrasing.grammar import (
     only_third_person_verb,
     word_classes,
 )
+
 from diaforge.saying import inflect_engine
 
 

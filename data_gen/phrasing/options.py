@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from data_gen.phrasing.english import (
+from diaforge.data_gen.phrasing.english import (
     _BOUNDARY,
     DETERMINERS,
     MASS_NOUNS,
@@ -23,7 +23,7 @@ from data_gen.phrasing.english import (
     verb_lemma,
     with_article,
 )
-from data_gen.phrasing.grammar import (
+from diaforge.data_gen.phrasing.grammar import (
     HANGING,
     RELATIVES,
     TOOL_WORDS,
@@ -33,8 +33,9 @@ from data_gen.phrasing.grammar import (
     third_person_lemma,
     word_classes,
 )
-from data_gen.phrasing.intents import intent_of, strip_lead_in
-from data_gen.phrasing.objects import _lower_obj
+from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
+from diaforge.data_gen.phrasing.objects import _lower_obj
+
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import content_stems, name_tokens, stem

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from data_gen.phrasing.broken import broken_phrases
-from data_gen.phrasing.checks import artefacts, determiner_before_verb, names_read_out, verb_only
-from data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, _is_plural, _lemmas, is_base_verb
-from data_gen.phrasing.grammar import (
+from diaforge.data_gen.phrasing.broken import broken_phrases
+from diaforge.data_gen.phrasing.checks import artefacts, determiner_before_verb, names_read_out, verb_only
+from diaforge.data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, _is_plural, _lemmas, is_base_verb
+from diaforge.data_gen.phrasing.grammar import (
     CONJUNCTIONS,
     PREPOSITIONS,
     TOOL_WORDS,
@@ -27,8 +27,9 @@ from data_gen.phrasing.grammar import (
     third_person,
     word_classes,
 )
-from data_gen.phrasing.intents import intent_of
-from data_gen.phrasing.options import option_descriptors, shared_verb
+from diaforge.data_gen.phrasing.intents import intent_of
+from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
+
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens

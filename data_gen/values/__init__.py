@@ -26,11 +26,12 @@ How a person names a parameter (`humanise_param`) is shared text vocabulary: `di
 
 from __future__ import annotations
 
-from data_gen.values.checking import check_arguments, check_value
-from data_gen.values.extraction import extract_value
-from data_gen.values.generator import ValueGenerator
-from data_gen.values.patterns import UnsupportedPattern, sample_pattern
-from data_gen.values.rendering import VALUE_PHRASES, phrase_values
+from diaforge.data_gen.values.checking import check_arguments, check_value
+from diaforge.data_gen.values.extraction import extract_value
+from diaforge.data_gen.values.generator import ValueGenerator
+from diaforge.data_gen.values.patterns import UnsupportedPattern, sample_pattern
+from diaforge.data_gen.values.rendering import VALUE_PHRASES, phrase_values
+
 from diaforge.saying import render_value
 
 __all__ = [

@@ -14,7 +14,7 @@ own draft (``$schema``; Draft 2020-12 when it names none), so every keyword is h
   ``0.1``), so that what the generator draws is what the checker accepts.
 * **Formats.** `jsonschema`'s `FormatChecker` checks ``date``, ``uuid``, ``ipv4`` and ``ipv6``
   without extra packages; ``date-time``, ``time``, ``email`` (which `jsonschema` only checks for an
-  ``@``), ``uri`` and ``url`` use this package's checks (`data_gen.values.formats`), registered on
+  ``@``), ``uri`` and ``url`` use this package's checks (`diaforge.data_gen.values.formats`), registered on
   the same checker. Other formats are annotations.
 
 Each problem comes back as one short line a person can act on, naming its place in the value:
@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
+from diaforge.data_gen.values import formats
 from jsonschema import FormatChecker
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
-from data_gen.values import formats
 from diaforge.json_schema import normalise_type
 from diaforge.schema import Tool
 

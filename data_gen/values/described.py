@@ -7,7 +7,7 @@ and `spelled_format` a spelled-out format; `shaped` and `spelled` draw fresh val
 (never the example itself). The generator keeps such a value only when it passes the whole schema
 (see `ValueGenerator._string`): enum, pattern, format and bounds are stronger than prose.
 
-They draw from any `PrimitiveDraws`, in practice `data_gen.values.names.Draws`, which in turn
+They draw from any `PrimitiveDraws`, in practice `diaforge.data_gen.values.names.Draws`, which in turn
 draws identifiers of the shape a description shows with `shaped`: the Protocol keeps the import
 one-way (names -> described).
 """
@@ -22,8 +22,8 @@ import uuid
 from datetime import date
 from typing import Protocol
 
-from data_gen.values import formats
-from data_gen.values.vocabulary import (
+from diaforge.data_gen.values import formats
+from diaforge.data_gen.values.vocabulary import (
     AIRPORTS,
     COUNTRY_CODES,
     COUNTRY_CODES3,
@@ -32,6 +32,7 @@ from data_gen.values.vocabulary import (
     LANGUAGES,
     VOCAB_BY_LEN,
 )
+
 from diaforge.schema import Persona
 from diaforge.text import param_tokens
 

@@ -1,6 +1,6 @@
 """How the assistant reads a value back from a user utterance: `extract_value`.
 
-The counterpart of `data_gen.values.rendering`: it finds a parameter by its humanised name (or raw
+The counterpart of `diaforge.data_gen.values.rendering`: it finds a parameter by its humanised name (or raw
 key, or loosely by singular/plural), outside quoted text, takes the value after a connector
 (``is``, ``should be``, ``:``, ...) or before ``for the <name>``/``as the <name>``, delimits it by
 the spec's kind (a quoted string, a list, JSON, a free-text run or one token) and coerces it to the
@@ -17,11 +17,12 @@ import json
 import re
 from typing import Any
 
-from data_gen.values import formats
-from data_gen.values.checking import check_value, declared_types
-from data_gen.values.generator import pick_type
-from data_gen.values.rendering import mask_quotes
-from data_gen.values.vocabulary import toggle_plural, word_list
+from diaforge.data_gen.values import formats
+from diaforge.data_gen.values.checking import check_value, declared_types
+from diaforge.data_gen.values.generator import pick_type
+from diaforge.data_gen.values.rendering import mask_quotes
+from diaforge.data_gen.values.vocabulary import toggle_plural, word_list
+
 from diaforge.saying import LIST_STOP, render_value
 from diaforge.text import humanise_param, param_tokens
 
@@ -55,7 +56,7 @@ _TRAILING_PUNCT = ".!?;:)"
 def _name_variants(name: str) -> tuple[list[str], list[str]]:
     """(exact, loose) spellings of a parameter name: the humanised and raw forms first, then the
     singular/plural of each (tried only when no exact spelling yields a value)."""
-    from data_gen.phrasing.render import param_noun  # the name the scripted agents say
+    from diaforge.data_gen.phrasing.render import param_noun  # the name the scripted agents say
 
     human = humanise_param(name)
     spellings = (human, param_noun(name), " ".join(param_tokens(name)), name)

@@ -3,7 +3,7 @@
 One place for the shape of each `format` value this package relies on (date, date-time, time,
 email, uuid, uri/url): the regexes that find them in text (`FINDERS`, used by extraction) and the
 predicates that accept them (`valid_date`, `valid_datetime`, `valid_time`, ...). The schema
-checker (`data_gen.values.checking`) registers the predicates that `jsonschema`'s own
+checker (`diaforge.data_gen.values.checking`) registers the predicates that `jsonschema`'s own
 `FormatChecker` lacks (or checks too loosely) and names each format in its reasons with `LABELS`.
 """
 

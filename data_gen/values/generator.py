@@ -4,8 +4,8 @@ DiaFORGE §3.1 ("Slot Value Generator") draws concrete, persona-consistent value
 arguments of the seed tool so that the user-proxy never has to invent them. `ValueGenerator` is
 the offline, rule-based version: the schema first (``const``, ``enum``, ``pattern``, ``format``,
 bounds, lengths; ``$ref``/``allOf`` merged and one ``anyOf``/``oneOf`` option picked, see
-`composed`), then the shape the parameter's description shows (`data_gen.values.described`),
-then the name-based rules (`data_gen.values.names`), then a word token. Every value it returns
+`composed`), then the shape the parameter's description shows (`diaforge.data_gen.values.described`),
+then the name-based rules (`diaforge.data_gen.values.names`), then a word token. Every value it returns
 passes `check_value`.
 """
 
@@ -19,12 +19,13 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from data_gen.values import formats
-from data_gen.values.checking import check_value, declared_types, is_num, json_equal
-from data_gen.values.described import description_example, shaped, spelled, spelled_format
-from data_gen.values.names import DEFAULT_TODAY, Draws, number_hint
-from data_gen.values.patterns import UnsupportedPattern, sample_pattern
-from data_gen.values.vocabulary import ID_WORDS, singular
+from diaforge.data_gen.values import formats
+from diaforge.data_gen.values.checking import check_value, declared_types, is_num, json_equal
+from diaforge.data_gen.values.described import description_example, shaped, spelled, spelled_format
+from diaforge.data_gen.values.names import DEFAULT_TODAY, Draws, number_hint
+from diaforge.data_gen.values.patterns import UnsupportedPattern, sample_pattern
+from diaforge.data_gen.values.vocabulary import ID_WORDS, singular
+
 from diaforge.json_schema import local_ref_target
 from diaforge.schema import Persona, Tool
 from diaforge.text import param_tokens

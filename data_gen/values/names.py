@@ -17,8 +17,8 @@ import uuid
 from datetime import date, timedelta
 from typing import Any
 
-from data_gen.values.described import description_example, shaped
-from data_gen.values.vocabulary import (
+from diaforge.data_gen.values.described import description_example, shaped
+from diaforge.data_gen.values.vocabulary import (
     CITIES,
     COMPANIES,
     COMPANY_WORDS,
@@ -57,6 +57,7 @@ from data_gen.values.vocabulary import (
     UNITS,
     WORDS,
 )
+
 from diaforge.schema import Persona
 from diaforge.text import param_tokens
 

@@ -2,7 +2,7 @@
 `diaforge.saying.render_value` writes them.
 
 The scripted user-proxy states the gold values with the templates of `VALUE_PHRASES`; the
-scripted assistant reads them back with `data_gen.values.extraction.extract_value`. The contract,
+scripted assistant reads them back with `diaforge.data_gen.values.extraction.extract_value`. The contract,
 held by property tests: for every generated value ``v``,
 ``extract_value(phrase_with(render_value(v)), name, spec) == (True, v)`` for every template, also
 when one sentence carries several parameters.

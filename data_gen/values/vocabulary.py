@@ -2,8 +2,8 @@
 and the word sets that tell what a parameter name is about (a person, money, a quantity, a date in
 the past or the future, an identifier and its prefix).
 
-Data, not logic: the name-based rules (`data_gen.values.names`) and the shapes drawn from
-descriptions (`data_gen.values.described`) pick from these tables. Edit a table to change what the
+Data, not logic: the name-based rules (`diaforge.data_gen.values.names`) and the shapes drawn from
+descriptions (`diaforge.data_gen.values.described`) pick from these tables. Edit a table to change what the
 generator says; keep entries fictitious (companies are the usual sample names) and free of commas
 where a value is a single item.
 """

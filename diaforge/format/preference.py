@@ -31,7 +31,7 @@ PAIR_KINDS = (
     "missed_refusal",
     "wrong_refusal",
 )
-"""The kinds of rejected alternative (``data_gen.pairs`` builds them and documents each)."""
+"""The kinds of rejected alternative (``diaforge.data_gen.pairs`` builds them and documents each)."""
 
 PAIR_RECORD_KEYS = ("id", "dialogue_id", "turn_index", "kind", "variant", "dialogue", "rejected")
 """The keys of a pair record, in order."""

@@ -8,7 +8,7 @@ values exactly). After the list closes only the end of turn may follow.
 With a `Grounding` (``eval run --ground-values on``) the values are also held to what was said:
 a string value (not an enum) must occur in the user's turns of the conversation, compared
 after NFKC, case folding and collapsing whitespace, starting at a word boundary there and, once
-its closing quote is written, ending at one (the rule by which `eval.anatomy` counts a value as
+its closing quote is written, ending at one (the rule by which `diaforge.eval.anatomy` counts a value as
 grounded); a number must be written as a numeral said there (commas in digit groups dropped).
 Where nothing of a kind was said (no numeral at all) that kind stays free. This is copy-constrained
 decoding: the model still chooses which words to copy, and a key whose value nobody said still gets

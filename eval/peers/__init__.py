@@ -5,7 +5,7 @@
   (`diaforge.errors.InputError`): `bfcl` (from the installed `bfcl-eval` wheel), `confetti`,
   `tooldial`, `dicebench`;
 * `bfcl`: BFCL's AST checker rules re-implemented on our schema, and the BFCL parity runner
-  (``python -m eval bfcl --model ...``);
+  (``python -m diaforge.eval bfcl --model ...``);
 * `next_action`: next-action prediction over the ToolDial / DialogTool system actions;
 * `turn_level`: turn-level function calling with gold history (CONFETTI / BFCL style), the chain
   score and CONFETTI's dialog-act accuracy.

@@ -204,9 +204,10 @@ def read_act_examples(path: str | Path) -> list[ActExample]:
     "ground_truth": ["agent_..."], "ground_truth_content": [call strings and text]}``): the text is
     the content strings that are not calls, the gold acts the labels other than function calling.
     A turn whose only label is function calling has no text act and is left out."""
+    from diaforge.eval.peers import need, read_json_lines
+    from diaforge.eval.peers.confetti import ACT_LABELS, looks_like_calls
+
     from diaforge.errors import InputError
-    from eval.peers import need, read_json_lines
-    from eval.peers.confetti import ACT_LABELS, looks_like_calls
 
     out = []
     for lineno, obj in read_json_lines(path):
@@ -392,7 +393,7 @@ def add_act_classifier_args(p: Any) -> None:
 
 
 def add_turn_level_act_args(p: Any) -> None:
-    """What ``python -m eval turn-level`` takes for dialog acts: the verb (``run``, default, or
+    """What ``python -m diaforge.eval turn-level`` takes for dialog acts: the verb (``run``, default, or
     ``acts``: score the act classifier on a labelled file), ``--data`` and the classifier options."""
     p.add_argument(
         "verb",
@@ -453,7 +454,7 @@ async def classify_act_set(path: str | Path, classifier: Any) -> tuple[dict[str,
 
 
 def cmd_act_set(args: Any) -> int:
-    """``python -m eval turn-level acts --data FILE``: accuracy and confusion of the act
+    """``python -m diaforge.eval turn-level acts --data FILE``: accuracy and confusion of the act
     classifier on a labelled set in CONFETTI's dialog-act answer format."""
     import asyncio
 

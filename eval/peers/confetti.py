@@ -56,10 +56,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from diaforge.errors import InputError
-from diaforge.schema import Dialogue, Tool, ToolCall, Turn
-from diaforge.tool_records import tool_from_record
-from eval.peers import (
+from diaforge.eval.peers import (
     ImportReport,
     ImportResult,
     make_dialogue,
@@ -68,7 +65,11 @@ from eval.peers import (
     read_answers,
     read_json_lines,
 )
-from eval.peers.bfcl.entries import gold_calls
+from diaforge.eval.peers.bfcl.entries import gold_calls
+
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Tool, ToolCall, Turn
+from diaforge.tool_records import tool_from_record
 
 __all__ = [
     "ACT_LABELS",
@@ -411,7 +412,7 @@ def group_chains(
 ) -> list[Dialogue]:
     """Merge the calling examples of one chain into one dialogue: the first example's history and
     one gold turn holding the chain's calls in order (``metadata["acceptable"]`` one entry per
-    call, ``metadata["chain_ids"]`` the example ids), as `eval.peers.turn_level` scores chains.
+    call, ``metadata["chain_ids"]`` the example ids), as `diaforge.eval.peers.turn_level` scores chains.
     A dialog whose calling lines and chain lengths disagree (in count or in called names) keeps
     one example per line and is counted in ``ungrouped_dialogs``."""
     by_dialog: dict[str, list[tuple[int, Dialogue]]] = {}

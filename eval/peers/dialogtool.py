@@ -50,10 +50,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, need, parse_call_strings, read_json
+from diaforge.eval.peers.next_action import DIALOGTOOL_ACTIONS
+
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Tool, ToolCall, Turn
-from eval.peers import ImportReport, ImportResult, make_dialogue, need, parse_call_strings, read_json
-from eval.peers.next_action import DIALOGTOOL_ACTIONS
 
 __all__ = ["APPS_FILE", "DIALOGUES_FILE", "app_tools", "load_dialogtool", "parse_api_request"]
 

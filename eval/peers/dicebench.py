@@ -38,7 +38,7 @@ provenance.
 Validation: every instance has N = ``round_num`` rounds in order (``Round 1`` .. ``Round N``) and
 N gold calls; anything else is rejected with one line naming the file and the instance.
 
-Scoring (exact match per round) and running a model on DICE-Bench's queries: `eval.peers.dicebench_em`.
+Scoring (exact match per round) and running a model on DICE-Bench's queries: `diaforge.eval.peers.dicebench_em`.
 """
 
 from __future__ import annotations
@@ -48,10 +48,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, read_json
+
 from diaforge.errors import InputError
 from diaforge.json_schema import normalise_type
 from diaforge.schema import Dialogue, Tool, ToolCall, Turn
-from eval.peers import ImportReport, ImportResult, make_dialogue, read_json
 
 __all__ = [
     "ASSISTANT_SPEAKER",

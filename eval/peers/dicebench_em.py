@@ -11,7 +11,7 @@ the rule here is ours, written from the paper's "exact function and parameters":
 
 * the predicted function name equals the gold one exactly (case and spelling);
 * the predicted parameter names are exactly the gold ones (nothing missing, nothing extra);
-* every predicted value matches the gold one under `eval.metrics.values_match` (Unicode NFKC,
+* every predicted value matches the gold one under `diaforge.eval.metrics.values_match` (Unicode NFKC,
   case folding and whitespace runs collapsed for strings; 2 == "2" == 2.0; "true" == True;
   equal dates in ISO spellings), after stripping one pair of surrounding quotes from string
   values: DICE-Bench's gold sometimes quotes a value inside the string ('"This article ..."')
@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.metrics import values_match
+from diaforge.eval.peers import read_json
+
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Turn
-from eval.metrics import values_match
-from eval.peers import read_json
 
 __all__ = [
     "DiceQuery",
@@ -276,7 +277,7 @@ def dice_queries(dialogues: Iterable[Dialogue]) -> list[DiceQuery]:
 
 
 def parsed_json_of(reply: Any) -> dict[str, Any]:
-    """A model reply (`eval.models.Reply`) in DICE-Bench's ``parsed_json`` form: a call ->
+    """A model reply (`diaforge.eval.models.Reply`) in DICE-Bench's ``parsed_json`` form: a call ->
     ``{"function": [name, ""], "parameters": {p: [value, ""]}}`` (its first call); a reply ->
     ``{"function": ["none", text], "parameters": {}}``; unreadable or cut-off output ->
     ``{"function": "ERROR", "parameters": {}, "reasoning": ...}`` as DICE-Bench's runner writes it."""

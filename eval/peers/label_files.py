@@ -1,11 +1,11 @@
 """Scoring action and state label files in the peers' published form (ToolDial's GPT baselines,
-DialogTool), for ``python -m eval next-action score``.
+DialogTool), for ``python -m diaforge.eval next-action score``.
 
 ToolDial publishes its baselines' predictions as JSON arrays of labels (``*_pred.json``) beside
 gold files of ``{"label": ...}`` objects (``*_label.json``); `score_label_files` applies its two
 rules (exact match after its normalisation, and containment of the normalised gold label in the
 normalised prediction) and `score_dst` its dialogue-state exact match. The labels are mapped to
-ours (`canonical_label`) for DialogTool's error rates (`eval.peers.next_action.score_next_action`).
+ours (`canonical_label`) for DialogTool's error rates (`diaforge.eval.peers.next_action.score_next_action`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.peers.next_action import (
+from diaforge.eval.peers.next_action import (
     _BRACKETED,
     CALL_ACTIONS,
     DIALOGTOOL_ACTIONS,
@@ -81,8 +81,9 @@ def read_label_file(path: str | Path, *, key: str = "label") -> list[Any]:
     """A label file as ToolDial publishes it: a JSON array of labels (strings, or objects whose
     ``label`` holds the label, as its ``*_label.json`` files do); JSON Lines of the same also read.
     Returns the raw items (strings or objects); `InputError` naming the file otherwise."""
+    from diaforge.eval.peers import read_json, read_json_lines
+
     from diaforge.errors import InputError
-    from eval.peers import read_json, read_json_lines
 
     p = Path(path)
     text = p.read_text(encoding="utf-8") if p.is_file() else None

@@ -13,7 +13,7 @@ How the predicted action is obtained (`run_next_action`):
 * ``method="reply"`` (default): the model answers as the assistant would (our prompt format) and
   the action is read off its reply (`action_of_reply`) with the heuristics the scripted agents
   use: a call -> ``call``; unreadable output -> ``malformed`` (never a valid label); a question
-  (outside the closing sentences of `eval.peers.acts.without_closings`, such as "Is there anything
+  (outside the closing sentences of `diaforge.eval.peers.acts.without_closings`, such as "Is there anything
   else I can help you with?") that names two or more candidate tools -> ``clarify``; a question that names a required
   parameter of the tool being discussed -> ``request``; a question that names one candidate tool
   -> ``suggest``; any other question -> ``clarify``; a farewell -> ``system_bye``; an apology or
@@ -26,11 +26,11 @@ How the predicted action is obtained (`run_next_action`):
   word (so ``response_fail`` wins over ``response``), else it is ``unparsed``. This reads one label
   out of free text; it is not ToolDial's scoring rule. ToolDial's two rules (exact match after its
   normalisation for its GPT baselines, substring containment of the gold label for its open
-  models) are `eval.peers.label_files.score_label_files`, used by ``python -m eval next-action score``.
+  models) are `diaforge.eval.peers.label_files.score_label_files`, used by ``python -m diaforge.eval next-action score``.
 * ``labels="dialogtool"`` asks for DialogTool's nine SGD actions (label mode only); its
   tool-related actions (request, confirm, inform_count, notify_success, notify_failure) are the
   TOOL and CALL sets of the metrics below. The gold labels are then the assistant turns'
-  ``metadata["dialogtool_action"]``, as `eval.peers.dialogtool` imports them.
+  ``metadata["dialogtool_action"]``, as `diaforge.eval.peers.dialogtool` imports them.
 
 Metrics (`score_next_action`), over N examples with gold g_i and prediction p_i, with TOOL the
 labels that invoke a tool (ToolDial: call, retriever_call; DialogTool: its tool-related actions)
@@ -65,10 +65,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from data_gen.agents import offered_options
+from diaforge.data_gen.agents import offered_options
+from diaforge.eval.peers.acts import without_closings
+
 from diaforge.schema import CALL_ACTIONS, Dialogue, SystemAction, Tool
 from diaforge.text import humanise_name, humanise_param, stem, words
-from eval.peers.acts import without_closings
 
 __all__ = [
     "CALL_ACTIONS",
@@ -151,7 +152,7 @@ class NextActionExample:
 
 def build_examples(dialogues: Iterable[Dialogue], labels: str = "tooldial") -> list[NextActionExample]:
     """An example per labelled assistant turn (turns without a label are left out): the turn's
-    `action` for ToolDial's labels, its ``metadata["dialogtool_action"]`` (`eval.peers.dialogtool`)
+    `action` for ToolDial's labels, its ``metadata["dialogtool_action"]`` (`diaforge.eval.peers.dialogtool`)
     for DialogTool's."""
     out = []
     for d in dialogues:
@@ -467,7 +468,7 @@ def write_next_action_run(
     out: str | Path, metrics: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
 ) -> Path:
     """``next_action_metrics.json`` and ``next_action_predictions.jsonl`` in the run folder."""
-    from eval.run_files import write_run_files
+    from diaforge.eval.run_files import write_run_files
 
     return write_run_files(
         out, metrics=metrics, records=records, records_name="predictions", prefix="next_action_"

@@ -63,10 +63,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, read_json
+
 from diaforge.errors import InputError
 from diaforge.json_schema import normalise_type
 from diaforge.schema import ACT_OF_ACTION, Dialogue, Tool, ToolCall, Turn
-from eval.peers import ImportReport, ImportResult, make_dialogue, read_json
 
 __all__ = ["SYSTEM_ACTIONS", "USER_ACTIONS", "load_tooldial", "tool_from_tooldial_doc", "tooldial_action"]
 

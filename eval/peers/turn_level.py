@@ -18,7 +18,7 @@ Scores of one example (`score_call`), each 0 unless the model's reply is a call:
 * ``params``: ``name`` and its argument names form a valid set: every gold argument that may not
   be omitted is present and no argument outside the acceptable lists is given;
 * ``strict`` (AST exact): ``params`` and every value acceptable: strings under BFCL's
-  `standardize_string` or `eval.metrics.values_match`, other values under `values_match`;
+  `standardize_string` or `diaforge.eval.metrics.values_match`, other values under `values_match`;
 * ``soft`` (AST soft): 0 unless ``params`` and every non-string value acceptable; then the
   minimum over the string arguments of their best string score against the acceptable strings
   (1.0 with no string argument): a call is only as right as its weakest argument. The default
@@ -36,7 +36,7 @@ or by unreadable output.
 Dialog-act accuracy (CONFETTI). Every assistant turn is a DA example (for a chain, its first
 example). Its gold acts are ``metadata["acts"]`` when the importer kept several, else the turn's
 `act`. The model's reply gets one predicted act: a call -> function_calling; a reply -> the act an
-act classifier gives its text (`eval.peers.acts`: the rules of `classify_act` by default, 88.0% on
+act classifier gives its text (`diaforge.eval.peers.acts`: the rules of `classify_act` by default, 88.0% on
 the held-out half of the labelled CONFETTI set, or an LLM with ``act_classifier``); malformed
 output -> other. ``DA_accuracy`` = share of DA examples whose predicted act is among the gold acts (CONFETTI's
 "any predicted label among the gold ones"); ``DA_confusion`` = {first gold act: {predicted act:
@@ -50,11 +50,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.metrics import values_match
+from diaforge.eval.peers.acts import classify_act
+from diaforge.eval.peers.bfcl.checker import standardize_string
+
 from diaforge.schema import ACT_OF_ACTION, Dialogue, ToolCall, Turn
 from diaforge.text import tokenize
-from eval.metrics import values_match
-from eval.peers.acts import classify_act
-from eval.peers.bfcl.checker import standardize_string
 
 __all__ = [
     "CallExample",
@@ -298,7 +299,7 @@ async def run_turn_level(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Query `model` (anything with ``async respond(dialogues) -> [Reply]``) on every example of
     `dialogues` and score it. Returns (metrics, records). `act_classifier` (``async
-    classify(texts) -> acts``, e.g. `eval.peers.acts.LLMActClassifier`) labels the replies'
+    classify(texts) -> acts``, e.g. `diaforge.eval.peers.acts.LLMActClassifier`) labels the replies'
     texts; None uses the rules."""
     from tqdm.auto import tqdm
 
@@ -353,7 +354,7 @@ def write_turn_level_run(
     out: str | Path, metrics: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
 ) -> Path:
     """``turn_level_metrics.json`` and ``turn_level_records.jsonl`` in the run folder."""
-    from eval.run_files import write_run_files
+    from diaforge.eval.run_files import write_run_files
 
     return write_run_files(
         out, metrics=metrics, records=records, records_name="records", prefix="turn_level_"

@@ -1,6 +1,6 @@
 """When2Call (Ross, Mahabaleshwarkar and Suhara, NAACL 2025; github.com/NVIDIA/When2Call): its
 test records into our schema. Its official metrics over the two prediction files its scripts write
-are `eval.peers.when2call_scores`.
+are `diaforge.eval.peers.when2call_scores`.
 
 A test record (``data/test/when2call_test_mcq.jsonl``, 3,652 records; its 300-record subset
 ``when2call_test_llm_judge.jsonl`` for the LLM-as-a-judge evaluation), one JSON object a line::
@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, read_json_lines
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
 from diaforge.schema import ACT_OF_ACTION, Dialogue, Tool, ToolCall, Turn
-from eval.peers import ImportReport, ImportResult, make_dialogue, read_json_lines
 
 __all__ = [
     "CATEGORIES",

@@ -1,5 +1,5 @@
 """When2Call's official metrics (`score_when2call`) over the two prediction files its evaluation
-writes; the test records themselves are read by `eval.peers.when2call`.
+writes; the test records themselves are read by `diaforge.eval.peers.when2call`.
 
 `read_predictions` reads either prediction file of the repository's evaluation:
 
@@ -47,9 +47,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.peers import read_json_lines
+from diaforge.eval.peers.when2call import CATEGORIES, MalformedRecord, parse_item
+
 from diaforge.errors import InputError
-from eval.peers import read_json_lines
-from eval.peers.when2call import CATEGORIES, MalformedRecord, parse_item
 
 __all__ = [
     "Scored",

@@ -4,14 +4,14 @@ row goes through (`check_bad_input`). The rows themselves sit in one file per do
 Every bad input, door by door: exit code 2, one line on stderr naming the file and the field, no
 traceback, nothing half-written (no new file or folder, every earlier file byte for byte as it
 was), and the fixed rerun passes. The commands run in-process (`main(argv)`), so the table stays
-fast; the training file's last tests run `python -m train.launch` and plain `accelerate launch` in a
+fast; the training file's last tests run `python -m diaforge.train.launch` and plain `accelerate launch` in a
 subprocess.
 
 The fixed rerun is the same door with the case's fix (`Fix`: files rewritten or removed, or another
 command line), made quick: one dialogue, no plots or exports, TF-IDF instead of MiniLM, one
 benchmark dialogue in static mode. The training doors stop where training would start: the recipe
 and the launcher's arguments parsed and checked (`train/sft.py`: and the dialogues loaded and
-checked), with accelerate's launch itself stubbed out; `bench.run`'s rerun parses its command line.
+checked), with accelerate's launch itself stubbed out; `diaforge.bench.run`'s rerun parses its command line.
 """
 
 from __future__ import annotations
@@ -73,15 +73,15 @@ def case_ids(cases: list[Case]) -> list[str]:
 
 def _main(command: str) -> Callable[[list[str]], int]:
     if command == "data_gen":
-        from data_gen.cli import main
+        from diaforge.data_gen.cli import main
     elif command == "eval":
-        from eval.cli import main
+        from diaforge.eval.cli import main
     elif command == "launch":
-        from train.launch import main
+        from diaforge.train.launch import main
     elif command == "bench":
-        from bench.run import main
+        from diaforge.bench.run import main
     else:
-        from train.sft import main
+        from diaforge.train.sft import main
     return main
 
 
@@ -107,20 +107,21 @@ def _write(folder: Path, files: dict[str, bytes | str | None]) -> None:
 
 def _fast_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
     """TF-IDF wherever an encoder is asked for: the reruns stay quick and need no MiniLM."""
-    import data_gen.personas
-    import data_gen.seed_engine
+    import diaforge.data_gen.personas
+    import diaforge.data_gen.seed_engine
+
     import diaforge.similarity
 
     def tfidf(name: str = "auto") -> object:
         return diaforge.similarity.TfidfEncoder()
 
-    for module in (diaforge.similarity, data_gen.seed_engine, data_gen.personas):
+    for module in (diaforge.similarity, diaforge.data_gen.seed_engine, diaforge.data_gen.personas):
         monkeypatch.setattr(module, "get_encoder", tfidf)
 
 
 def _eval_runs(folder: Path) -> None:
     """Two small evaluation runs for the compare and score cases."""
-    from eval.cli import main
+    from diaforge.eval.cli import main
 
     for name, seed in (("run1", "0"), ("run2", "1")):
         code = main(
@@ -165,24 +166,23 @@ def _rerun(case: Case, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _write(folder, fix.files)
     argv = [a.replace("{dir}", str(folder)) for a in _quick(case.command, fix.argv or case.argv)]
     if case.command == "bench":
-        from bench.run import parse_args
+        from diaforge.bench.run import parse_args
 
         parse_args(argv)
         return
     if case.command in ("train", "launch"):
         import accelerate.commands.launch
-
-        import train.sft
+        import diaforge.train.sft
 
         launched: list[object] = []
         monkeypatch.setattr(accelerate.commands.launch, "launch_command", launched.append)
-        from train.launch import main
+        from diaforge.train.launch import main
 
         assert main(argv if case.command == "launch" else [*LAUNCH, *argv]) == 0
         assert launched, "the launcher was not reached"
         if case.command == "train":  # what train/sft.py checks before it loads a model
-            args = train.sft.parse(argv)[0]
-            train.sft.load_data(args)
+            args = diaforge.train.sft.parse(argv)[0]
+            diaforge.train.sft.load_data(args)
         return
     assert _main(case.command)(argv) == 0, f"{case.id}: the fixed rerun failed"
 

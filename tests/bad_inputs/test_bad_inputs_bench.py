@@ -1,4 +1,4 @@
-"""Bad inputs at the benchmark harness's door (`python -m bench.run`), as the table in
+"""Bad inputs at the benchmark harness's door (`python -m diaforge.bench.run`), as the table in
 `_bad_inputs.py` checks them (each row holds its own fix)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from _bad_inputs import FOLDER, Case, Fix, case_ids, check_bad_input
 
 CASES = [
-    # --- python -m bench.run (diaforge bench): the rerun parses the command line only
+    # --- python -m diaforge.bench.run (diaforge bench): the rerun parses the command line only
     Case(
         "bench-out-is-a-folder",
         "bench",

@@ -1,4 +1,4 @@
-"""Bad inputs at the generator's doors (`python -m data_gen generate | analyze | analyze-corpus |
+"""Bad inputs at the generator's doors (`python -m diaforge.data_gen generate | analyze | analyze-corpus |
 export | build-benchmark | build-no-tool-split`), as the table in `_bad_inputs.py` checks them."""
 
 from __future__ import annotations
@@ -405,7 +405,7 @@ CASES = [
         ["analyze-corpus", "{dir}/d.jsonl"],
         ("d.jsonl", "line 1", "'id'", "surrogate"),
     ),
-    # --- python -m data_gen generate
+    # --- python -m diaforge.data_gen generate
     Case(
         "gen-out-below-a-file",
         "data_gen",
@@ -571,7 +571,7 @@ CASES = [
         ("run.json", "remove this file alone", "records stay"),
         fix=Fix(remove=("run/run.json",)),
     ),
-    # --- python -m data_gen analyze: unknown and duplicate keys in every catalogue format
+    # --- python -m diaforge.data_gen analyze: unknown and duplicate keys in every catalogue format
     Case(
         "cat-bare-paramters",
         "data_gen",
@@ -759,7 +759,7 @@ CASES = [
         ("--threshold", "[0, 1]"),
         fix=Fix(argv=["analyze", "--catalogue", str(TRAIN), "--threshold", "0.7"]),
     ),
-    # --- python -m data_gen analyze-corpus
+    # --- python -m diaforge.data_gen analyze-corpus
     Case(
         "corpus-is-dev-zero",
         "data_gen",
@@ -793,7 +793,7 @@ CASES = [
         ("--concurrency", "at most"),
         fix=Fix(argv=["analyze-corpus", str(SMALL), "--concurrency", "4"]),
     ),
-    # --- python -m data_gen export
+    # --- python -m diaforge.data_gen export
     Case(
         "export-system-prompt-not-utf8",
         "data_gen",
@@ -891,7 +891,7 @@ CASES = [
         ("d.jsonl", "not found"),
         fix=DIALOGUES_FIX,
     ),
-    # --- python -m data_gen build-benchmark (its rerun builds a benchmark from the small catalogue)
+    # --- python -m diaforge.data_gen build-benchmark (its rerun builds a benchmark from the small catalogue)
     Case(
         "build-benchmark-out-is-a-folder",
         "data_gen",
@@ -930,7 +930,7 @@ CASES = [
             ]
         ),
     ),
-    # --- python -m data_gen build-no-tool-split
+    # --- python -m diaforge.data_gen build-no-tool-split
     Case(
         "build-no-tool-split-out-is-a-folder",
         "data_gen",
@@ -1023,8 +1023,8 @@ def test_bad_input(
 def test_a_60_mb_catalogue_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A 60 MB catalogue once took 139 s and 14 GB of RSS. It is refused before it is read,
     naming the limit and the way around it; so is a small file of more tools than the limit."""
-    from data_gen.catalogue import MAX_TOOLS
-    from data_gen.cli import main
+    from diaforge.data_gen.catalogue import MAX_TOOLS
+    from diaforge.data_gen.cli import main
 
     tools = json.loads(CAT_OK)
     big = tmp_path / "big.json"

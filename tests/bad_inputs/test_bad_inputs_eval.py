@@ -1,4 +1,4 @@
-"""Bad inputs at the evaluation's doors (`python -m eval run | compare | score | import ...`), as the
+"""Bad inputs at the evaluation's doors (`python -m diaforge.eval run | compare | score | import ...`), as the
 table in `_bad_inputs.py` checks them."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ CASES = [
         ["compare", "{dir}/nope1", "{dir}/nope2", "--out", "{dir}/cmp"],
         ("nope1", "metrics.json"),
     ),
-    # --- python -m eval: the no-tool split
+    # --- python -m diaforge.eval: the no-tool split
     Case(
         "eval-no-tool-bench-missing",
         "eval",
@@ -184,7 +184,7 @@ CASES = [
         ("--copy-thoughts on", "--constrain-calls on"),
         fix=Fix(argv=_run("--copy-thoughts", "on", "--constrain-calls", "on")),
     ),
-    # --- python -m eval
+    # --- python -m diaforge.eval
     Case(
         "eval-out-below-a-file",
         "eval",

@@ -1,4 +1,4 @@
-"""Bad inputs at the training doors (`train/sft.py` and `python -m train.launch`, which checks the
+"""Bad inputs at the training doors (`train/sft.py` and `python -m diaforge.train.launch`, which checks the
 recipe before accelerate starts a process), as the table in `_bad_inputs.py` checks them; then the
 same refusals through the real launcher and plain `accelerate launch` in a subprocess."""
 
@@ -176,7 +176,7 @@ CASES = [
         ["{dir}/r.yaml"],
         ("model_name_or_path", "nomodel", "no such folder"),
     ),
-    # --- python -m train.launch (accelerate launch with the recipe checked first): no process starts
+    # --- python -m diaforge.train.launch (accelerate launch with the recipe checked first): no process starts
     Case(
         "launch-recipe-epochs-negative",
         "launch",
@@ -337,7 +337,7 @@ CASES = [
             "model_name_or_path",
             "LoRA adapter",
             "HuggingFaceTB/SmolLM2-135M-Instruct",
-            "train.merge",
+            "diaforge.train.merge",
         ),
         fix=Fix({"r.yaml": RECIPE_OK}),
     ),
@@ -349,7 +349,7 @@ CASES = [
         ("r.yaml", "max_length", "greater than 0"),
         fix=Fix(argv=["{dir}/r.yaml", "--max_length", "1024"]),
     ),
-    # --- python -m train.launch (diaforge train)
+    # --- python -m diaforge.train.launch (diaforge train)
     Case(
         "launch-config-file-missing",
         "launch",
@@ -457,7 +457,7 @@ def test_sft_error_under_accelerate_launch_is_one_line(
     }
     env.pop("DIAFORGE_DEBUG", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "train.launch", *LAUNCH, str(tmp_path / "r.yaml")],
+        [sys.executable, "-m", "diaforge.train.launch", *LAUNCH, str(tmp_path / "r.yaml")],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -477,7 +477,7 @@ def test_sft_error_under_accelerate_launch_is_one_line(
 def test_plain_accelerate_launch_prints_our_line_first(tmp_path: Path) -> None:
     """The README's plain `accelerate launch ... train/sft.py BAD.yaml`: accelerate adds its own
     traceback after the script fails (whatever the script exits with), but the first line is ours.
-    `diaforge train` (python -m train.launch) prints that line alone: the test above."""
+    `diaforge train` (python -m diaforge.train.launch) prints that line alone: the test above."""
     (tmp_path / "r.yaml").write_text("num_train_epochs: -3\n", encoding="utf-8")
     env = {**os.environ, "WANDB_MODE": "disabled", "OMP_NUM_THREADS": "1"}
     env.pop("DIAFORGE_DEBUG", None)

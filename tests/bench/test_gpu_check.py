@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
-
-from bench import gpu_check, gpu_check_runs, gpu_wheels
+from diaforge.bench import gpu_check, gpu_check_runs, gpu_wheels
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +58,7 @@ def test_the_dry_run_writes_each_command_and_recipe_and_builds_no_model(dry_run)
     for family, entry in result["families"].items():
         for mode in gpu_check_runs.MODES:
             command = entry[mode]["command"].split()
-            assert command[1:4] == ["-m", "bench.gpu_check", "worker"]
+            assert command[1:4] == ["-m", "diaforge.bench.gpu_check", "worker"]
             recipe = yaml.safe_load(Path(command[-1]).read_text())
             assert recipe["slicing"] == mode and recipe["packing"] == (mode == "prefix_shared")
             assert recipe["load_in_8bit"] == (family == "8bit") and recipe["load_in_4bit"] == (
@@ -127,7 +126,7 @@ def test_slimming_keeps_the_cpu_and_chosen_cuda_libraries(tmp_path: Path) -> Non
 
 
 def test_the_model_shape_is_the_planners_llama_3b() -> None:
-    from train.plan import SHAPES
+    from diaforge.train.plan import SHAPES
 
     assert gpu_check.model_shape("llama-3.2-3b", 4000) == SHAPES["meta-llama/Llama-3.2-3B-Instruct"]
 
@@ -146,7 +145,7 @@ def test_the_whole_path_runs_on_a_cpu_with_the_tiny_shape(tmp_path: Path) -> Non
     """Model build, both layouts through train/sft.py with the step timer, parity, JSON: fp32 on a
     CPU, where the layouts agree to rounding."""
     out = tmp_path / "result.json"
-    command = [sys.executable, "-m", "bench.gpu_check", "--shape", "tiny", "--families", "bf16"]
+    command = [sys.executable, "-m", "diaforge.bench.gpu_check", "--shape", "tiny", "--families", "bf16"]
     command += [
         "--dialogues",
         "2",

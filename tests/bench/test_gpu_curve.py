@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
-
-from bench import gpu_curve, gpu_curve_pack, gpu_wheels
-from bench.gpu_curve import GpuCurveConfig
+from diaforge.bench import gpu_curve, gpu_curve_pack, gpu_wheels
+from diaforge.bench.gpu_curve import GpuCurveConfig
 
 #: The packages demo-curve runs code of (its stages' commands and what they import).
 RUN_PACKAGES = ("diaforge", "data_gen", "train", "eval", "pipeline")
@@ -52,7 +51,7 @@ def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
 def test_the_dry_run_prints_the_whole_plan_and_runs_nothing(dry_run) -> None:
     text, out = dry_run
     (command,) = [line.split("command:", 1)[1].split() for line in text.splitlines() if "command:" in line]
-    assert command[1:4] == ["-m", "pipeline", "demo-curve"]
+    assert command[1:4] == ["-m", "diaforge.pipeline", "demo-curve"]
     words = " ".join(command)
     assert "--device cuda" in words and "--recipe recipes/smollm2-135m/curve-gpu.yaml" in words
     assert "--sizes 250,500,1000,2500,5000" in words and "--dialogues 5600" in words
@@ -77,8 +76,8 @@ def test_the_dry_run_prints_the_whole_plan_and_runs_nothing(dry_run) -> None:
 def test_the_plan_runs_demo_curve_on_the_gpu_recipe_with_single_gpu_yaml(tmp_path: Path) -> None:
     """The plan's command as demo-curve itself parses it, and the accelerate config its train
     command then takes, are the ones the plan names."""
-    from pipeline.cli import _config, build_parser
-    from pipeline.demo import train_command
+    from diaforge.pipeline.cli import _config, build_parser
+    from diaforge.pipeline.demo import train_command
 
     plan = gpu_curve.plan(GpuCurveConfig(out=tmp_path / "gc"))
     assert plan["problems"] == [] and plan["sizes"] == [250, 500, 1000, 2500, 5000]
@@ -283,6 +282,7 @@ def _small_pack(tmp_path: Path) -> Path:
     return pack
 
 
+@pytest.mark.slow(reason="tries to start the named interpreter for pip before it unpacks")
 def test_without_pip_the_pack_is_unpacked_once(tmp_path: Path) -> None:
     pack, site = _small_pack(tmp_path), tmp_path / "site"
     done = gpu_curve_pack.install(pack, site, python=str(tmp_path / "no-python-here"))

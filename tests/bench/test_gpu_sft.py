@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+from diaforge.bench import gpu_sft
+from diaforge.train.modeling import build_tiny_tokenizer
+from diaforge.train.slicing import SliceConfig, TurnSlicer, dialogue_texts
 
-from bench import gpu_sft
 from diaforge.schema import load_dialogues
-from train.modeling import build_tiny_tokenizer
-from train.slicing import SliceConfig, TurnSlicer, dialogue_texts
 
 FIXTURE = FIXTURES / "dialogues_small.jsonl"
 
@@ -90,7 +90,7 @@ def test_too_few_rows_for_the_warmup_is_one_clear_error(tokenizer_dir: Path, tmp
 def test_the_defaults_fit_an_80_gb_gpu_by_the_planner() -> None:
     """The old defaults (batch 8 x 4,096, no checkpointing) ran out of memory on an H100; the
     defaults now are TRL's (checkpointing on), which the planner fits in 80 GB in both modes."""
-    from train.plan import USABLE
+    from diaforge.train.plan import USABLE
 
     planned = gpu_sft.planned_peaks(gpu_sft.build_parser().parse_args([]))
     assert planned == {

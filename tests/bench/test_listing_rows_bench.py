@@ -9,20 +9,19 @@ from pathlib import Path
 
 import pytest
 import torch
+from diaforge.bench.inputs import CATALOGUE, demo_slicing
+from diaforge.train.modeling import build_tiny_model
+from diaforge.train.slicing import dialogue_texts
 
-from bench.inputs import CATALOGUE, demo_slicing
 from diaforge.schema import load_dialogues
-from train.modeling import build_tiny_model
-from train.slicing import dialogue_texts
 
 
 @pytest.mark.slow(reason="generates, then times forward passes")
 def test_layouts_timed_on_the_same_dialogues(tmp_path: Path) -> None:
+    from diaforge.bench.listing_rows import bench_listing_rows
+    from diaforge.data_gen.engine import generate
+    from diaforge.data_gen.gen_config import GenerationConfig
     from transformers import AutoTokenizer
-
-    from bench.listing_rows import bench_listing_rows
-    from data_gen.engine import generate
-    from data_gen.gen_config import GenerationConfig
 
     cfg = GenerationConfig(
         catalogue=str(CATALOGUE),

@@ -1,4 +1,4 @@
-"""The role Protocols of `data_gen.agents.roles`: every shipped agent plays its role, each role
+"""The role Protocols of `diaforge.data_gen.agents.roles`: every shipped agent plays its role, each role
 method takes the calls its driver makes, and a class of one's own plays a role without
 subclassing anything."""
 
@@ -10,8 +10,7 @@ import random
 from typing import Any
 
 import pytest
-
-from data_gen.agents import (
+from diaforge.data_gen.agents import (
     CritiqueJudge,
     DialogueState,
     LLMJudge,
@@ -29,6 +28,7 @@ from data_gen.agents import (
     Voter,
     VotingUser,
 )
+
 from diaforge.llm.base import ChatResult, Usage
 from diaforge.schema import Persona, Tool
 

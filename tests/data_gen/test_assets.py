@@ -2,7 +2,7 @@
 their builder: the sources in data_gen/assets/sources/ rebuild them byte for byte, and a malformed
 source is refused with one line naming the file and the entry.
 
-The embedding-based near-duplicate share is not computed here (`python -m data_gen analyze` and
+The embedding-based near-duplicate share is not computed here (`python -m diaforge.data_gen analyze` and
 `scripts/check_near_duplicates.py` measure it); only the cheap name component is checked.
 """
 

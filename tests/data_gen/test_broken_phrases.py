@@ -1,7 +1,7 @@
 """Natural English on any catalogue: the parse the phrasing renders from
-(`data_gen.phrasing.grammar`), each kind of broken phrase the validator rejects
-(`data_gen.phrasing.broken`), the one rendering path with its plain fallback
-(`data_gen.phrasing.render`), and generation on three public catalogues with validators off."""
+(`diaforge.data_gen.phrasing.grammar`), each kind of broken phrase the validator rejects
+(`diaforge.data_gen.phrasing.broken`), the one rendering path with its plain fallback
+(`diaforge.data_gen.phrasing.render`), and generation on three public catalogues with validators off."""
 
 from __future__ import annotations
 
@@ -12,18 +12,25 @@ import sys
 from pathlib import Path
 
 import pytest
+from diaforge.data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
+from diaforge.data_gen.agents.options import gold_choice, narrow
+from diaforge.data_gen.catalogue import load_catalogue
+from diaforge.data_gen.engine import generate
+from diaforge.data_gen.gen_config import GenerationConfig
+from diaforge.data_gen.phrasing import intent_of
+from diaforge.data_gen.phrasing.broken import KINDS, broken_phrases
+from diaforge.data_gen.phrasing.grammar import continues_compound, np_end, opens_with_verb, tokens
+from diaforge.data_gen.phrasing.render import (
+    action,
+    fallback_option,
+    option_phrases,
+    param_item,
+    param_noun,
+    sound,
+)
+from diaforge.data_gen.run_stats import corpus_stats, reject_reason
+from diaforge.data_gen.validators import naturalness_validator, phrase_findings
 
-from data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
-from data_gen.agents.options import gold_choice, narrow
-from data_gen.catalogue import load_catalogue
-from data_gen.engine import generate
-from data_gen.gen_config import GenerationConfig
-from data_gen.phrasing import intent_of
-from data_gen.phrasing.broken import KINDS, broken_phrases
-from data_gen.phrasing.grammar import continues_compound, np_end, opens_with_verb, tokens
-from data_gen.phrasing.render import action, fallback_option, option_phrases, param_item, param_noun, sound
-from data_gen.run_stats import corpus_stats, reject_reason
-from data_gen.validators import naturalness_validator, phrase_findings
 from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from _repo import FIXTURES
+from diaforge.data_gen.catalogue import Catalogue, LoadReport, load_catalogue, save_catalogue
+from diaforge.data_gen.openapi import tools_from_openapi
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from data_gen.catalogue import Catalogue, LoadReport, load_catalogue, save_catalogue
-from data_gen.openapi import tools_from_openapi
 from diaforge.errors import InputError
 from diaforge.schema import Tool
 from diaforge.tool_records import tool_from_record

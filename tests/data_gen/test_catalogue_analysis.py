@@ -11,13 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+import diaforge.data_gen.catalogue_analysis as analysis
 import numpy as np
 import pytest
 from _repo import ROOT
+from diaforge.data_gen.catalogue import MAX_TOOLS, load_catalogue
+from diaforge.data_gen.catalogue_analysis import analyze_catalogue
 
-import data_gen.catalogue_analysis as analysis
-from data_gen.catalogue import MAX_TOOLS, load_catalogue
-from data_gen.catalogue_analysis import analyze_catalogue
 from diaforge.schema import Tool
 from diaforge.similarity import DistractorRetriever, TfidfEncoder, composite_matrix, pair_score
 
@@ -112,10 +112,19 @@ def test_the_listing_is_capped_and_the_counts_are_not():
 
 
 def _analyze_in_a_subprocess(catalogue: Path) -> tuple[int, str, float, int]:
-    """`python -m data_gen analyze --encoder tfidf` as a child: its exit code, stderr, seconds and
+    """`python -m diaforge.data_gen analyze --encoder tfidf` as a child: its exit code, stderr, seconds and
     peak RSS in KiB (from the child's own rusage, `os.wait4`)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    argv = [sys.executable, "-m", "data_gen", "analyze", "--catalogue", str(catalogue), "--encoder", "tfidf"]
+    argv = [
+        sys.executable,
+        "-m",
+        "diaforge.data_gen",
+        "analyze",
+        "--catalogue",
+        str(catalogue),
+        "--encoder",
+        "tfidf",
+    ]
     started = time.perf_counter()
     proc = subprocess.Popen(
         argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
@@ -152,8 +161,8 @@ def test_a_catalogue_at_the_tool_limit_is_analysed_within_3_gb(tmp_path):
 
 
 def test_too_much_text_for_the_encoders_is_refused_before_any_work(tmp_path, capsys):
-    from data_gen.catalogue_analysis import MAX_TEXT_CHARS
-    from data_gen.cli import main
+    from diaforge.data_gen.catalogue_analysis import MAX_TEXT_CHARS
+    from diaforge.data_gen.cli import main
 
     records = _replicated(copies=1)[:500]
     long_description = "Reads a record of the ledger. " * (MAX_TEXT_CHARS // (2 * 30 * len(records)) + 1)

@@ -1,4 +1,4 @@
-"""`python -m data_gen analyze` and `generate --backend hf` as a user runs them."""
+"""`python -m diaforge.data_gen analyze` and `generate --backend hf` as a user runs them."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ SMOLLM2 = ROOT / "outputs" / "models" / "SmolLM2-135M-Instruct"
 
 def _py(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "data_gen", *args],
+        [sys.executable, "-m", "diaforge.data_gen", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -114,7 +114,7 @@ def test_generate_with_the_hf_backend_on_smollm2(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _walk(parser: argparse.ArgumentParser, path: str = "python -m data_gen"):
+def _walk(parser: argparse.ArgumentParser, path: str = "python -m diaforge.data_gen"):
     """(command path, parser) for the parser and every subcommand below it."""
     yield path, parser
     for action in parser._actions:
@@ -124,7 +124,8 @@ def _walk(parser: argparse.ArgumentParser, path: str = "python -m data_gen"):
 
 
 def test_every_option_has_help_and_shows_its_default() -> None:
-    from data_gen.cli import build_parser
+    from diaforge.data_gen.cli import build_parser
+
     from diaforge.cliargs import DefaultsHelpFormatter
 
     missing_help, missing_default, commands = [], [], 0
@@ -167,5 +168,5 @@ def test_bad_flag_is_still_one_line() -> None:
     proc = _py("generate", "--k", "five", timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "error: python -m data_gen generate: argument --k: expected a whole number, got 'five' (see --help)"
+        "error: python -m diaforge.data_gen generate: argument --k: expected a whole number, got 'five' (see --help)"
     ]

@@ -1,4 +1,4 @@
-"""Dialogue-act labels on a freshly generated corpus, and `python -m data_gen analyze-corpus`."""
+"""Dialogue-act labels on a freshly generated corpus, and `python -m diaforge.data_gen analyze-corpus`."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from _repo import ROOT
 from _slow import slow_fixture
+from diaforge.data_gen.cli import main as data_gen_main
+from diaforge.data_gen.corpus import ACTIONS, ACTS, analyze_corpus, format_corpus_report, label_violations
+from diaforge.data_gen.engine import generate
+from diaforge.data_gen.gen_config import GenerationConfig
+from diaforge.data_gen.validators import format_validator
+from diaforge.eval.metrics import ngd, ttr
 
-from data_gen.cli import main as data_gen_main
-from data_gen.corpus import ACTIONS, ACTS, analyze_corpus, format_corpus_report, label_violations
-from data_gen.engine import generate
-from data_gen.gen_config import GenerationConfig
-from data_gen.validators import format_validator
 from diaforge.schema import ACT_OF_ACTION, Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
-from eval.metrics import ngd, ttr
 
 
 @pytest.fixture(scope="module")

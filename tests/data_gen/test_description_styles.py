@@ -11,20 +11,20 @@ import random
 from pathlib import Path
 
 import pytest
-
-from data_gen.agents import DialogueState, ScriptedTeacher, ScriptedUser
-from data_gen.catalogue import load_catalogue
-from data_gen.engine import generate
-from data_gen.gen_config import GenerationConfig
-from data_gen.phrasing import (
+from diaforge.data_gen.agents import DialogueState, ScriptedTeacher, ScriptedUser
+from diaforge.data_gen.catalogue import load_catalogue
+from diaforge.data_gen.engine import generate
+from diaforge.data_gen.gen_config import GenerationConfig
+from diaforge.data_gen.phrasing import (
     contradicting_verbs,
     determiner_before_verb,
     foreign_trade_words,
     intent_of,
     vague_request,
 )
-from data_gen.run_stats import reject_reason
-from data_gen.validators import naturalness_shares, naturalness_validator
+from diaforge.data_gen.run_stats import reject_reason
+from diaforge.data_gen.validators import naturalness_shares, naturalness_validator
+
 from diaforge.schema import Persona, Tool, Turn, load_dialogues
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
+from diaforge.data_gen.catalogue import load_catalogue
+from diaforge.data_gen.engine import generate
+from diaforge.data_gen.gen_config import GenerationConfig, RoleSpec, load_config
+from diaforge.data_gen.phrasing.broken import KINDS as BROKEN_PHRASE_KINDS
+from diaforge.data_gen.validators import run_rule_validators
 
-from data_gen.catalogue import load_catalogue
-from data_gen.engine import generate
-from data_gen.gen_config import GenerationConfig, RoleSpec, load_config
-from data_gen.phrasing.broken import KINDS as BROKEN_PHRASE_KINDS
-from data_gen.validators import run_rule_validators
 from diaforge.errors import InputError
 from diaforge.format import render_calls
 from diaforge.schema import Dialogue, load_dialogues
@@ -141,7 +141,7 @@ def test_sigkill_then_resume_gives_the_uninterrupted_result(tmp_path: Path) -> N
     _, _ = run_generate(tmp_path, "whole", n, plots=False, export=False)
     out = tmp_path / "killed"
     cmd = [
-        sys.executable, "-m", "data_gen", "generate", "--catalogue", str(TRAIN), "--out", str(out),
+        sys.executable, "-m", "diaforge.data_gen", "generate", "--catalogue", str(TRAIN), "--out", str(out),
         "--num-dialogues", str(n), "--quiet", "--no-plots", "--no-export", "--concurrency", "1",
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -217,7 +217,7 @@ def _faults(index: int, request: dict) -> str | None:
 
 @pytest.mark.slow(reason="reads MiniLM from disk")
 def test_openai_path_under_faults(tmp_path: Path) -> None:
-    from bench.fake_server import FaultyOpenAIServer
+    from diaforge.bench.fake_server import FaultyOpenAIServer
 
     n, limit = 24, 4
     with FaultyOpenAIServer(
@@ -255,7 +255,7 @@ def test_openai_path_under_faults(tmp_path: Path) -> None:
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "data_gen", "generate", "--catalogue", str(TRAIN), "--quiet", *args],
+        [sys.executable, "-m", "diaforge.data_gen", "generate", "--catalogue", str(TRAIN), "--quiet", *args],
         cwd=ROOT,
         env=env or ENV,
         capture_output=True,

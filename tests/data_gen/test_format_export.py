@@ -1,4 +1,4 @@
-"""`python -m data_gen export`: the rows survive the chat template that renders them, the saved
+"""`python -m diaforge.data_gen export`: the rows survive the chat template that renders them, the saved
 dataset holds lists, and TRL's SFTTrainer, at its default config, trains the assistant's turns and
 nothing else; at the max_length the export recommends no row loses its final call."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+from diaforge.data_gen.cli import main
 
-from data_gen.cli import main
 from diaforge.format import render_assistant, render_calls
 from diaforge.schema import load_dialogues
 
@@ -21,8 +21,8 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    from train.modeling import build_tiny_model
-    from train.slicing import dialogue_texts
+    from diaforge.train.modeling import build_tiny_model
+    from diaforge.train.slicing import dialogue_texts
 
     return build_tiny_model(
         tmp_path_factory.mktemp("tiny") / "model", texts=dialogue_texts(load_dialogues(DIALOGUES))
@@ -149,9 +149,8 @@ def test_prompt_export_renders_the_final_call_with_smollm2(smollm2_tokenizer_dir
 def test_trl_default_max_length_is_the_one_the_export_reports() -> None:
     import dataclasses
 
+    from diaforge.data_gen.export import TRL_DEFAULT_MAX_LENGTH
     from trl import SFTConfig
-
-    from data_gen.export import TRL_DEFAULT_MAX_LENGTH
 
     defaults = {f.name: f.default for f in dataclasses.fields(SFTConfig)}
     assert defaults["max_length"] == TRL_DEFAULT_MAX_LENGTH

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from diaforge.data_gen.agents.lookup import chosen_option, completion_thought, selection_thought, value_quote
 
-from data_gen.agents.lookup import chosen_option, completion_thought, selection_thought, value_quote
 from diaforge.format import compact_tool, tool_signature
 from diaforge.schema import Tool
 
@@ -77,8 +77,8 @@ def test_generated_lookup_dialogues_copy_what_they_claim(tmp_path) -> None:
     those of the summary style for the same seeds."""
     import asyncio
 
-    from data_gen.engine import generate
-    from data_gen.gen_config import GenerationConfig
+    from diaforge.data_gen.engine import generate
+    from diaforge.data_gen.gen_config import GenerationConfig
 
     runs = {}
     for style in ("summary", "lookup"):

@@ -1,4 +1,4 @@
-"""Retrieval misses in generation (data_gen.no_tool, data_gen.agents.refusal, the no_tool
+"""Retrieval misses in generation (diaforge.data_gen.no_tool, diaforge.data_gen.agents.refusal, the no_tool
 validator): the configured share of seeds on the bundled catalogue and on a catalogue written
 here, each ending in a plain refusal after the user ruled out every candidate, the rest of the
 corpus unchanged, and validators that reject an early refusal and a call made when nothing fits."""
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+from diaforge.data_gen.agents import DialogueState, ScriptedTeacher
+from diaforge.data_gen.agents.refusal import is_refusal, miss_progress, set_apart
+from diaforge.data_gen.catalogue import load_catalogue
+from diaforge.data_gen.cli import main as data_gen_main
+from diaforge.data_gen.engine import generate
+from diaforge.data_gen.gen_config import GenerationConfig, load_config
+from diaforge.data_gen.no_tool import miss_count, miss_seeds
+from diaforge.data_gen.validators import no_tool_validator, run_rule_validators
 
-from data_gen.agents import DialogueState, ScriptedTeacher
-from data_gen.agents.refusal import is_refusal, miss_progress, set_apart
-from data_gen.catalogue import load_catalogue
-from data_gen.cli import main as data_gen_main
-from data_gen.engine import generate
-from data_gen.gen_config import GenerationConfig, load_config
-from data_gen.no_tool import miss_count, miss_seeds
-from data_gen.validators import no_tool_validator, run_rule_validators
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
 from diaforge.similarity import DistractorRetriever, get_encoder

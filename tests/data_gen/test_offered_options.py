@@ -1,9 +1,10 @@
-"""How a question's options are read (data_gen.agents.offered_options): an option whose own
+"""How a question's options are read (diaforge.data_gen.agents.offered_options): an option whose own
 words hold an "or" is one option, not two."""
 
 from __future__ import annotations
 
-from data_gen.agents import offered_options, options_in_thought
+from diaforge.data_gen.agents import offered_options, options_in_thought
+
 from diaforge.schema import Tool
 
 

@@ -1,4 +1,4 @@
-"""`python -m data_gen pairs` on a small generated corpus (with retrieval misses): every kind appears,
+"""`python -m diaforge.data_gen pairs` on a small generated corpus (with retrieval misses): every kind appears,
 every rejected turn parses, and it differs from its chosen turn only in the decision its kind names."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import json
 import pytest
 from _repo import ROOT
 from _slow import slow_fixture
+from diaforge.data_gen.agents.refusal import is_refusal
+from diaforge.data_gen.cli import main
+from diaforge.data_gen.pairs import KINDS, PairOptions, apply_mix, make_pairs, parse_mix, rename_tool
 
-from data_gen.agents.refusal import is_refusal
-from data_gen.cli import main
-from data_gen.pairs import KINDS, PairOptions, apply_mix, make_pairs, parse_mix, rename_tool
 from diaforge.format import PromptFormat, parse_assistant, record_turns
 from diaforge.schema import Dialogue, load_dialogues
 from diaforge.similarity import composite_matrix, get_encoder
@@ -270,7 +270,7 @@ def test_rows_in_native_mode_and_bad_records(tmp_path):
 
 
 def test_the_diaforge_door_runs_it(tmp_path, capsys):
-    """`diaforge data pairs` is `python -m data_gen pairs`: on the fixture, 41 pairs of 5 kinds."""
+    """`diaforge data pairs` is `python -m diaforge.data_gen pairs`: on the fixture, 41 pairs of 5 kinds."""
     from diaforge.cli import main as diaforge_main
 
     out = tmp_path / "pairs"

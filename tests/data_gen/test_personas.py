@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from diaforge.data_gen.personas import PersonaSampler, same_line_of_business
 
-from data_gen.personas import PersonaSampler, same_line_of_business
 from diaforge.schema import Persona, Tool
 from diaforge.similarity import get_encoder
 
@@ -88,8 +88,8 @@ def test_falls_back_to_the_whole_bank(sampler: PersonaSampler, tool: Tool) -> No
 
 
 def test_engine_draws_personas_from_the_line_of_business(tmp_path) -> None:
-    from data_gen.gen_config import GenerationConfig
-    from data_gen.seed_engine import Engine
+    from diaforge.data_gen.gen_config import GenerationConfig
+    from diaforge.data_gen.seed_engine import Engine
 
     personas = tmp_path / "personas.jsonl"
     personas.write_text("\n".join(p.model_dump_json() for p in BANK) + "\n", encoding="utf-8")

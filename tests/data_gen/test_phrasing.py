@@ -10,13 +10,12 @@ import re
 
 import pytest
 from _repo import ROOT
-
-from data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
-from data_gen.agents.options import narrow
-from data_gen.catalogue import load_catalogue
-from data_gen.engine import generate
-from data_gen.gen_config import GenerationConfig
-from data_gen.phrasing import (
+from diaforge.data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
+from diaforge.data_gen.agents.options import narrow
+from diaforge.data_gen.catalogue import load_catalogue
+from diaforge.data_gen.engine import generate
+from diaforge.data_gen.gen_config import GenerationConfig
+from diaforge.data_gen.phrasing import (
     artefacts,
     catalogue_prefixes,
     intent_of,
@@ -24,8 +23,9 @@ from data_gen.phrasing import (
     option_descriptors,
     vague_request,
 )
-from data_gen.validators import naturalness_shares, naturalness_validator
-from data_gen.wording import HELDOUT, TRAIN
+from diaforge.data_gen.validators import naturalness_shares, naturalness_validator
+from diaforge.data_gen.wording import HELDOUT, TRAIN
+
 from diaforge.schema import Persona, Tool, Turn, load_dialogues
 
 BUNDLED = load_catalogue(ROOT / "data_gen" / "assets" / "catalogue.json").tools

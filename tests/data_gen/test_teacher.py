@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from data_gen.agents import SELECTION, DialogueState, ScriptedTeacher, options_in_thought
+from diaforge.data_gen.agents import SELECTION, DialogueState, ScriptedTeacher, options_in_thought
+
 from diaforge.schema import Persona, Tool, Turn
 
 

@@ -11,10 +11,7 @@ from datetime import date
 
 import pytest
 from _repo import FIXTURES, ROOT
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-
-from data_gen.values import (
+from diaforge.data_gen.values import (
     VALUE_PHRASES,
     UnsupportedPattern,
     ValueGenerator,
@@ -25,6 +22,9 @@ from data_gen.values import (
     render_value,
     sample_pattern,
 )
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
 from diaforge.rng import seeded_rng
 from diaforge.schema import Persona, Tool
 from diaforge.text import humanise_param
@@ -674,7 +674,7 @@ def _catalogue_tools() -> list[Tool]:
     if not CATALOGUE.exists():
         pytest.skip(f"{CATALOGUE} is not there yet")
     try:
-        from data_gen.catalogue import load_catalogue
+        from diaforge.data_gen.catalogue import load_catalogue
 
         return list(load_catalogue(CATALOGUE).tools)
     except ImportError:
@@ -821,7 +821,7 @@ def test_list_items_follow_the_list_description() -> None:
 
 
 def _described_catalogue() -> list[Tool]:
-    from data_gen.catalogue import load_catalogue
+    from diaforge.data_gen.catalogue import load_catalogue
 
     return list(load_catalogue(FIXTURES / "catalogue_described.json").tools)
 

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 from _repo import FIXTURES, ROOT
+from diaforge.data_gen.cli import main
 
-from data_gen.cli import main
 from diaforge.console import EXIT_BROKEN_PIPE, emit, results_only_on_stdout, run_main
 
 
@@ -38,7 +38,7 @@ def test_nesting_keeps_the_real_stdout(capsys: pytest.CaptureFixture[str]) -> No
 def test_cli_json_survives_a_printing_library(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import data_gen.corpus as corpus
+    import diaforge.data_gen.corpus as corpus
 
     real = corpus.analyze_corpus
 
@@ -91,11 +91,11 @@ SCORE += ["--gold", f"{TOOLDIAL}/action_gold.json", "--pred", f"{TOOLDIAL}/actio
 
 @pytest.mark.parametrize(
     "args",
-    [["-c", LOTS], ["-m", "eval", *SCORE], ["-m", "diaforge", "eval", *SCORE]],
+    [["-c", LOTS], ["-m", "diaforge.eval", *SCORE], ["-m", "diaforge", "eval", *SCORE]],
     ids=["emit", "eval", "diaforge"],
 )
 def test_broken_pipe_ends_quietly_with_141(args: list[str]) -> None:
-    """`python -m eval next-action score ... | head`: no traceback, exit 128 + SIGPIPE."""
+    """`python -m diaforge.eval next-action score ... | head`: no traceback, exit 128 + SIGPIPE."""
     proc = _closed_reader(args)
     assert proc.returncode == EXIT_BROKEN_PIPE, proc.stderr
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
@@ -104,15 +104,23 @@ def test_broken_pipe_ends_quietly_with_141(args: list[str]) -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        ["-m", "eval", "--help"],
-        ["-m", "data_gen", "--help"],
-        ["-m", "train.launch", "--help"],
-        ["-m", "train.preview", "--help"],
-        ["-m", "bench.run", "--help"],
+        ["-m", "diaforge.eval", "--help"],
+        ["-m", "diaforge.data_gen", "--help"],
+        ["-m", "diaforge.train.launch", "--help"],
+        ["-m", "diaforge.train.preview", "--help"],
+        ["-m", "diaforge.bench.run", "--help"],
         ["-m", "diaforge", "--help"],
         ["train/sft.py", "--help"],
     ],
-    ids=["eval", "data_gen", "train.launch", "train.preview", "bench.run", "diaforge", "train/sft.py"],
+    ids=[
+        "eval",
+        "data_gen",
+        "diaforge.train.launch",
+        "diaforge.train.preview",
+        "diaforge.bench.run",
+        "diaforge",
+        "train/sft.py",
+    ],
 )
 def test_help_into_a_closed_pipe_ends_quietly(args: list[str]) -> None:
     """Help text too (argparse ignores the failed write and exits 0; ours exit 141)."""

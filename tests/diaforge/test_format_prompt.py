@@ -96,7 +96,7 @@ def test_prompt_format_json_round_trip_and_damage(tmp_path) -> None:
 
 
 def test_recipe_builds_the_same_format(tmp_path) -> None:
-    from train.recipe_fields import DiaforgeArguments
+    from diaforge.train.recipe_fields import DiaforgeArguments
 
     (tmp_path / "system.txt").write_text("Help.\n{tools}\n")
     args = DiaforgeArguments(
@@ -117,7 +117,7 @@ def test_recipe_builds_the_same_format(tmp_path) -> None:
 
 
 def test_choose_prompt_format(tmp_path) -> None:
-    from eval.models import choose_prompt_format
+    from diaforge.eval.models import choose_prompt_format
 
     none = choose_prompt_format(tmp_path)
     assert none.prompt_format == PromptFormat() and none.source == "defaults" and not none.warnings()
@@ -140,7 +140,7 @@ def test_choose_prompt_format(tmp_path) -> None:
 
 
 def test_auto_budget_counts_turns_as_the_format_has_them_written() -> None:
-    from eval.budget import AUTO_MIN_MARGIN, auto_max_new_tokens, reference_turn_texts
+    from diaforge.eval.budget import AUTO_MIN_MARGIN, auto_max_new_tokens, reference_turn_texts
 
     bench = DIALOGUES
     keep = auto_max_new_tokens(bench, len, "characters")
@@ -160,7 +160,7 @@ def test_auto_budget_counts_turns_as_the_format_has_them_written() -> None:
 
 
 def test_prompt_format_file_prompts_a_base_model_in_its_tuned_format(tmp_path) -> None:
-    from eval.models import choose_prompt_format
+    from diaforge.eval.models import choose_prompt_format
 
     tuned, base = tmp_path / "tuned", tmp_path / "base"
     base.mkdir()

@@ -1,12 +1,11 @@
-"""Parity tests for eval.anatomy: every count below is worked out by hand in the comments."""
+"""Parity tests for diaforge.eval.anatomy: every count below is worked out by hand in the comments."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-
-from eval.anatomy import (
+from diaforge.eval.anatomy import (
     ANATOMY_KEYS,
     anatomy_breakdowns,
     anatomy_by_mode,
@@ -16,11 +15,11 @@ from eval.anatomy import (
     said_before_call,
     value_grounded,
 )
-from eval.compare import compare_runs
-from eval.metrics import compute_metrics
-from eval.report import eval_settings, flatten_metrics, score_transcripts, write_run
-from eval.tables import anatomy_table
-from eval.transcripts import Transcript
+from diaforge.eval.compare import compare_runs
+from diaforge.eval.metrics import compute_metrics
+from diaforge.eval.report import eval_settings, flatten_metrics, score_transcripts, write_run
+from diaforge.eval.tables import anatomy_table
+from diaforge.eval.transcripts import Transcript
 
 GOLD = "open_ticket"
 DISTRACTOR = "open_case"

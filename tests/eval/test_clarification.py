@@ -1,4 +1,4 @@
-"""Clarification quality (eval.clarification): hand-written transcripts over the three tools of
+"""Clarification quality (diaforge.eval.clarification): hand-written transcripts over the three tools of
 tests/eval/test_decisions.py, every option set, share and count worked out by hand from the
 module docstring; the report section and its place in ``metrics.json``."""
 
@@ -8,18 +8,18 @@ import json
 from pathlib import Path
 
 import pytest
-
-from eval.clarification import (
+from diaforge.eval.clarification import (
     CLARIFICATION_KEYS,
     clarification_section,
     compute_clarification,
     decision_quality_section,
 )
-from eval.compare import compare_runs
-from eval.decisions import replay
-from eval.report import write_run
-from eval.tool_specs import DialogueTools, ToolSpecs
-from eval.transcripts import Transcript
+from diaforge.eval.compare import compare_runs
+from diaforge.eval.decisions import replay
+from diaforge.eval.report import write_run
+from diaforge.eval.tool_specs import DialogueTools, ToolSpecs
+from diaforge.eval.transcripts import Transcript
+
 from tests.eval.test_decisions import (
     CANDIDATES,
     PASSWORD,

@@ -1,4 +1,4 @@
-"""`python -m eval`'s doors: every option of every subcommand has help text and shows its default,
+"""`python -m diaforge.eval`'s doors: every option of every subcommand has help text and shows its default,
 and a bad command line is still one line on stderr with exit code 2 (issue 15)."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 
 import pytest
+from diaforge.eval.cli import build_parser, main
 
 from diaforge.cliargs import DefaultsHelpFormatter
-from eval.cli import build_parser, main
 
 
-def _walk(parser: argparse.ArgumentParser, path: str = "python -m eval"):
+def _walk(parser: argparse.ArgumentParser, path: str = "python -m diaforge.eval"):
     """(command path, parser) for the parser and every subparser under it, depth first."""
     yield path, parser
     for action in parser._actions:
@@ -39,7 +39,7 @@ COMMANDS = [path for path, _ in PARSERS]
 
 
 def test_the_walk_reaches_every_subcommand() -> None:
-    names = {path.removeprefix("python -m eval ") for path in COMMANDS}
+    names = {path.removeprefix("python -m diaforge.eval ") for path in COMMANDS}
     for command in ("run", "score", "compare", "import", "bfcl", "next-action", "dicebench", "turn-level"):
         assert command in names
 
@@ -89,7 +89,7 @@ def test_bad_command_lines_stay_one_line(argv: list[str], capsys: pytest.Capture
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
-    assert err.startswith("error: python -m eval")
+    assert err.startswith("error: python -m diaforge.eval")
 
 
 def _commands(parser: argparse.ArgumentParser) -> set[str]:
@@ -98,7 +98,7 @@ def _commands(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def test_own_commands_leave_the_peer_commands_out_and_the_rest_keep_them() -> None:
-    from eval.cli import OWN_COMMANDS
+    from diaforge.eval.cli import OWN_COMMANDS
 
     everything = _commands(build_parser())
     assert {"run", "score", "compare", "bfcl", "import", "next-action", "turn-level"} <= everything

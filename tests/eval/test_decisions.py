@@ -1,5 +1,5 @@
-"""The when-to-call matrix and tool hallucination (eval.decisions), and the candidate tool specs
-beside a run (eval.tool_specs): hand-written transcripts over three hand-written tools, every
+"""The when-to-call matrix and tool hallucination (diaforge.eval.decisions), and the candidate tool specs
+beside a run (diaforge.eval.tool_specs): hand-written transcripts over three hand-written tools, every
 open set, move and count worked out by hand from the rules of the module docstring; then the
 issue's done-when on the packaged held-out benchmark, with the reference policy and the random
 floor played through `eval run` (no model)."""
@@ -12,11 +12,8 @@ from pathlib import Path
 import pytest
 from _repo import ROOT
 from _slow import slow_fixture
-
-from diaforge.errors import InputError
-from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
-from eval.cli import main as eval_main
-from eval.decisions import (
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.decisions import (
     MODEL_MOVES,
     REFERENCE_MOVES,
     asks_missing_value,
@@ -25,8 +22,8 @@ from eval.decisions import (
     model_move,
     replay,
 )
-from eval.report import score_transcripts, summarise, write_run
-from eval.tool_specs import (
+from diaforge.eval.report import score_transcripts, summarise, write_run
+from diaforge.eval.tool_specs import (
     TOOLS_FILE,
     DialogueTools,
     ToolSpecs,
@@ -36,7 +33,10 @@ from eval.tool_specs import (
     specs_from_dialogues,
     write_tool_specs,
 )
-from eval.transcripts import Transcript, TranscriptTurn
+from diaforge.eval.transcripts import Transcript, TranscriptTurn
+
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
@@ -181,7 +181,7 @@ def _points(t: Transcript) -> list[tuple[str, str, tuple[str, ...]]]:
         ("reply", "What is the queue and the priority (one of low or high)?", "ask_value", []),
         ("reply", "What is the employee ID?", "ask_value", []),  # another candidate's parameter
         ("reply", "Sure, I will do that.", "other", []),  # no question mark, no negation
-        ("reply", "I'm sorry, none of my tools can do that.", "refuse", []),  # eval.no_tool's rule
+        ("reply", "I'm sorry, none of my tools can do that.", "refuse", []),  # diaforge.eval.no_tool's rule
         ("malformed", "", "malformed", []),
         ("truncated", "", "truncated", []),
         ("tool_calls", "", "call", []),
@@ -516,9 +516,9 @@ def test_reference_clarification_against_the_random_floor(policy_runs: dict[str,
 
 
 def test_decision_shares_carry_wilson_intervals() -> None:
-    from eval.report import decision_intervals
-    from eval.stats import wilson
-    from eval.tables import counted_share
+    from diaforge.eval.report import decision_intervals
+    from diaforge.eval.stats import wilson
+    from diaforge.eval.tables import counted_share
 
     decisions = {
         "dynamic": {

@@ -1,4 +1,4 @@
-"""`eval.evaluate(EvalConfig(...)) -> EvalResult` from Python, `python -m eval run --config FILE`
+"""`diaforge.eval.evaluate(EvalConfig(...)) -> EvalResult` from Python, `python -m diaforge.eval run --config FILE`
 with flags over its keys, one-line refusals of a bad config, and the explicit `messages` the
 peer runners hand to `respond` instead of patching the model."""
 
@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+from diaforge.eval import EvalConfig, EvalResult, evaluate, load_eval_config
+from diaforge.eval.cli import build_parser
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.eval_config import EXAMPLE_CONFIG, config_defaults
+from diaforge.eval.models import ModelSpec, ModelUnderTest, Reply
+from diaforge.eval.transcripts import Transcript
 
 from diaforge.errors import InputError
 from diaforge.jsonl import write_jsonl
 from diaforge.schema import Dialogue, Provenance, load_dialogues
-from eval import EvalConfig, EvalResult, evaluate, load_eval_config
-from eval.cli import build_parser
-from eval.cli import main as eval_main
-from eval.eval_config import EXAMPLE_CONFIG, config_defaults
-from eval.models import ModelSpec, ModelUnderTest, Reply
-from eval.transcripts import Transcript
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
@@ -37,7 +37,7 @@ def small_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory, small_bench: Path) -> Path:
-    from train.modeling import build_tiny_model
+    from diaforge.train.modeling import build_tiny_model
 
     texts = [t.content for d in load_dialogues(small_bench) for t in d.turns if t.content]
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", texts=texts, seed=0)
@@ -146,8 +146,9 @@ def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(
 ) -> None:
     """`ground_values` reaches the call constraint of every dialogue with what its user said so
     far (and nothing of another dialogue or of the assistant); without `constrain_calls` it is refused."""
+    from diaforge.eval.model_spec import model_spec
+
     from diaforge.llm.constrain import Grounding
-    from eval.model_spec import model_spec
 
     spec, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True, ground_values=True))
     assert spec.ground_values and spec.constrain_calls
@@ -167,8 +168,9 @@ def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(
 def test_copy_thoughts_wraps_each_dialogues_call_constraint(tiny_model: Path, small_bench: Path) -> None:
     """`copy_thoughts` gives every dialogue a `CopyingRule` over its own candidates, whose counts
     reach `constraint_stats`; without `constrain_calls` it is refused."""
+    from diaforge.eval.model_spec import model_spec
+
     from diaforge.llm.thought_copy import CopyingRule
-    from eval.model_spec import model_spec
 
     spec, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True, copy_thoughts=True))
     assert spec.copy_thoughts and spec.constrain_calls
@@ -209,7 +211,7 @@ def test_respond_takes_explicit_messages(tiny_model: Path, small_bench: Path) ->
 
 
 # --------------------------------------------------------------------------------------------
-# python -m eval run --config FILE
+# python -m diaforge.eval run --config FILE
 # --------------------------------------------------------------------------------------------
 
 
@@ -295,7 +297,7 @@ def test_the_old_mode_alias_is_an_error(argv: list[str], capsys: pytest.CaptureF
         eval_main(argv)
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and err.startswith("error: python -m eval")
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: python -m diaforge.eval")
     assert "unrecognized arguments: --mode native" in err  # neither an alias nor --model/--modes abbreviated
 
 
@@ -327,7 +329,7 @@ class _Recorder:
 
 
 def test_next_action_label_mode_passes_its_prompt_as_messages() -> None:
-    from eval.peers.next_action import build_examples, label_messages, run_next_action
+    from diaforge.eval.peers.next_action import build_examples, label_messages, run_next_action
 
     bench = load_dialogues(BENCH)[:2]
     model = _Recorder("Action: request")
@@ -341,7 +343,7 @@ def test_next_action_label_mode_passes_its_prompt_as_messages() -> None:
 
 
 def test_bfcl_passes_each_entry_system_message_as_messages() -> None:
-    from eval.peers.bfcl.runner import run_bfcl
+    from diaforge.eval.peers.bfcl.runner import run_bfcl
 
     d = load_dialogues(BENCH)[0]
     entry = d.model_copy(

@@ -1,4 +1,4 @@
-"""Parity tests for eval.metrics: every number below is worked out by hand in the comments."""
+"""Parity tests for diaforge.eval.metrics: every number below is worked out by hand in the comments."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 import pytest
-
-from eval.judge import ConvRelJudge, parse_grade
-from eval.metrics import (
+from diaforge.eval.judge import ConvRelJudge, parse_grade
+from diaforge.eval.metrics import (
     METRIC_KEYS,
     compute_breakdowns,
     compute_metrics,
@@ -24,7 +23,7 @@ from eval.metrics import (
     ttr,
     values_match,
 )
-from eval.transcripts import Transcript, TranscriptTurn
+from diaforge.eval.transcripts import Transcript, TranscriptTurn
 
 GOLD = "open_ticket"
 DISTRACTOR = "open_case"

@@ -1,4 +1,4 @@
-"""The no-tool split (eval.no_tool): parity of its metrics on hand-computed transcripts, the split
+"""The no-tool split (diaforge.eval.no_tool): parity of its metrics on hand-computed transcripts, the split
 kept apart from the positive split in metrics.json, report.md, comparison.md and `eval run`, the
 default split file, and the floors on it."""
 
@@ -10,17 +10,13 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
-
-from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
-from data_gen.agents.refusal import is_refusal
-from diaforge.errors import InputError
-from diaforge.jsonl import write_jsonl
-from diaforge.schema import load_dialogues
-from eval.cli import main as eval_main
-from eval.compare import compare_runs
-from eval.metrics import compute_metrics
-from eval.models import ModelSpec, ModelUnderTest
-from eval.no_tool import (
+from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+from diaforge.data_gen.agents.refusal import is_refusal
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.compare import compare_runs
+from diaforge.eval.metrics import compute_metrics
+from diaforge.eval.models import ModelSpec, ModelUnderTest
+from diaforge.eval.no_tool import (
     NO_TOOL_KEYS,
     compute_no_tool,
     first_refusal,
@@ -29,10 +25,14 @@ from eval.no_tool import (
     split_summary,
     summarise_no_tool,
 )
-from eval.policies import POLICIES
-from eval.report import summarise, write_run
-from eval.runner import DynamicConfig, run_dynamic, run_static
-from eval.transcripts import Transcript
+from diaforge.eval.policies import POLICIES
+from diaforge.eval.report import summarise, write_run
+from diaforge.eval.runner import DynamicConfig, run_dynamic, run_static
+from diaforge.eval.transcripts import Transcript
+
+from diaforge.errors import InputError
+from diaforge.jsonl import write_jsonl
+from diaforge.schema import load_dialogues
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 SPLIT = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1_no_tool.jsonl"

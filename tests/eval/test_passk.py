@@ -1,4 +1,4 @@
-"""pass^k over repeated dynamic runs (`eval.passk`): the τ-bench formula on hand-counted cases,
+"""pass^k over repeated dynamic runs (`diaforge.eval.passk`): the τ-bench formula on hand-counted cases,
 the stable / wording-sensitive counts, ``metrics.json`` keeping every other number on repeat 0,
 the report and console blocks, and ``eval run --repeats 3`` on the reference policies."""
 
@@ -9,12 +9,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-
-from diaforge.errors import InputError
-from diaforge.rng import seeded_rng
-from diaforge.schema import ToolCall
-from eval.cli import main as eval_main
-from eval.passk import (
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.passk import (
     compute_pass_k,
     pass_hat_k,
     pass_k_values,
@@ -23,11 +19,21 @@ from eval.passk import (
     summarise_pass_k,
     trial_outcomes,
 )
-from eval.report import score_transcripts, summarise
-from eval.runner import user_rng
-from eval.stats import mean_interval
-from eval.tables import render_report
-from eval.transcripts import Transcript, TranscriptTurn, first_trials, read_transcripts, write_transcripts
+from diaforge.eval.report import score_transcripts, summarise
+from diaforge.eval.runner import user_rng
+from diaforge.eval.stats import mean_interval
+from diaforge.eval.tables import render_report
+from diaforge.eval.transcripts import (
+    Transcript,
+    TranscriptTurn,
+    first_trials,
+    read_transcripts,
+    write_transcripts,
+)
+
+from diaforge.errors import InputError
+from diaforge.rng import seeded_rng
+from diaforge.schema import ToolCall
 
 # --------------------------------------------------------------------------------------------
 # The formula

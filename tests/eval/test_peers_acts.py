@@ -1,4 +1,4 @@
-"""Dialog-act classifiers (eval.peers.acts) on the labelled set of released CONFETTI agent turns."""
+"""Dialog-act classifiers (diaforge.eval.peers.acts) on the labelled set of released CONFETTI agent turns."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 from _repo import FIXTURES
-
-from eval.cli import main as eval_main
-from eval.models import Reply
-from eval.peers.acts import (
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.models import Reply
+from diaforge.eval.peers.acts import (
     LLMActClassifier,
     RuleActClassifier,
     classify_act,
@@ -116,7 +115,7 @@ def _gold_responder(path: Path) -> Callable[[dict], str]:
 
 
 def test_turn_level_acts_cli_with_the_llm_classifier_on_a_test_server(capsys: pytest.CaptureFixture) -> None:
-    from bench.fake_server import FaultyOpenAIServer
+    from diaforge.bench.fake_server import FaultyOpenAIServer
 
     with FaultyOpenAIServer(_gold_responder(HELDOUT)) as server:
         rc = eval_main(
@@ -151,7 +150,7 @@ def test_turn_level_acts_cli_rules_and_its_errors(capsys: pytest.CaptureFixture)
 
 
 def test_run_turn_level_takes_an_act_classifier() -> None:
-    from eval.peers.turn_level import _acts_of
+    from diaforge.eval.peers.turn_level import _acts_of
 
     class Fixed:
         async def classify(self, texts: list[str]) -> list[str]:
@@ -171,9 +170,9 @@ def test_run_turn_level_takes_an_act_classifier() -> None:
 def test_turn_level_run_labels_replies_with_the_llm_classifier(tmp_path: Path) -> None:
     """The whole `turn-level --act-classifier llm` path: one test server is both the model under
     test (it always answers with a question) and the act labeller (it always says reject)."""
-    from bench.fake_server import FaultyOpenAIServer
-    from eval.peers import write_dialogues
-    from eval.peers.confetti import load_confetti
+    from diaforge.bench.fake_server import FaultyOpenAIServer
+    from diaforge.eval.peers import write_dialogues
+    from diaforge.eval.peers.confetti import load_confetti
 
     bench = tmp_path / "confetti.jsonl"
     write_dialogues(

@@ -13,25 +13,25 @@ import types
 from pathlib import Path
 
 import pytest
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.models import Reply
+from diaforge.eval.peers import read_json_lines
+from diaforge.eval.peers.bfcl.categories import CATEGORIES, DOCUMENTED_COUNTS, bfcl_data_dir
+from diaforge.eval.peers.bfcl.checker import check_call, check_calls, standardize_string
+from diaforge.eval.peers.bfcl.entries import gold_args
+from diaforge.eval.peers.bfcl.importer import load_bfcl, load_bfcl_categories
+from diaforge.eval.peers.bfcl.multi_turn import MISS_PARAM_REPLY
+from diaforge.eval.peers.bfcl.runner import compare_bfcl, run_bfcl
 
 from diaforge.errors import InputError
 from diaforge.format import parse_assistant, render_calls
 from diaforge.schema import Dialogue, Tool, ToolCall, load_dialogues
-from eval.cli import main as eval_main
-from eval.models import Reply
-from eval.peers import read_json_lines
-from eval.peers.bfcl.categories import CATEGORIES, DOCUMENTED_COUNTS, bfcl_data_dir
-from eval.peers.bfcl.checker import check_call, check_calls, standardize_string
-from eval.peers.bfcl.entries import gold_args
-from eval.peers.bfcl.importer import load_bfcl, load_bfcl_categories
-from eval.peers.bfcl.multi_turn import MISS_PARAM_REPLY
-from eval.peers.bfcl.runner import compare_bfcl, run_bfcl
 
 pytest.importorskip("bfcl_eval", reason="install bfcl-eval==2026.3.23 with --no-deps")
 
 
 class ScriptedModel:
-    """Stands for `eval.models.ModelUnderTest`: answers each prefix with ``answer(prefix, messages)``."""
+    """Stands for `diaforge.eval.models.ModelUnderTest`: answers each prefix with ``answer(prefix, messages)``."""
 
     label = "scripted"
 
@@ -452,7 +452,7 @@ def test_compare_flags_regressions() -> None:
 
 
 def test_bfcl_cli_runs_a_tiny_model_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from train.modeling import build_tiny_model
+    from diaforge.train.modeling import build_tiny_model
 
     texts = [t.content for d in load_bfcl("multiple", limit=3).dialogues for t in d.turns if t.content]
     model = build_tiny_model(tmp_path / "tiny", texts=texts, seed=0)

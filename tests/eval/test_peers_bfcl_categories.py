@@ -12,23 +12,23 @@ import sys
 import types
 
 import pytest
-
-from diaforge.format import parse_assistant, render_calls
-from diaforge.schema import Dialogue
-from eval.models import Reply
-from eval.peers import read_json_lines
-from eval.peers.bfcl.categories import (
+from diaforge.eval.models import Reply
+from diaforge.eval.peers import read_json_lines
+from diaforge.eval.peers.bfcl.categories import (
     ALL_CATEGORIES,
     DOCUMENTED_COUNTS,
     SINGLE_TURN,
     bfcl_data_dir,
     language_of,
 )
-from eval.peers.bfcl.checker import check_calls
-from eval.peers.bfcl.entries import gold_args
-from eval.peers.bfcl.importer import load_bfcl, load_bfcl_categories
-from eval.peers.bfcl.multi_turn import MISS_FUNC_REPLY, MISSED_FUNCTION_PROMPT
-from eval.peers.bfcl.runner import prompt_examples, run_bfcl
+from diaforge.eval.peers.bfcl.checker import check_calls
+from diaforge.eval.peers.bfcl.entries import gold_args
+from diaforge.eval.peers.bfcl.importer import load_bfcl, load_bfcl_categories
+from diaforge.eval.peers.bfcl.multi_turn import MISS_FUNC_REPLY, MISSED_FUNCTION_PROMPT
+from diaforge.eval.peers.bfcl.runner import prompt_examples, run_bfcl
+
+from diaforge.format import parse_assistant, render_calls
+from diaforge.schema import Dialogue
 
 pytest.importorskip("bfcl_eval", reason="install bfcl-eval==2026.3.23 with --no-deps")
 
@@ -241,7 +241,7 @@ def test_miss_func_holds_functions_back_until_their_turn(bfcl: dict) -> None:
 
 
 def test_cli_accepts_single_turn_categories_and_groups(tmp_path) -> None:
-    from eval.cli import main as eval_main
+    from diaforge.eval.cli import main as eval_main
 
     out = tmp_path / "py.jsonl"
     assert (

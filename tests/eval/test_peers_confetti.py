@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.peers.confetti import load_confetti
 
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
-from eval.cli import main as eval_main
-from eval.peers.confetti import load_confetti
 
 FIXTURE = FIXTURES / "peers" / "confetti"
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 from _repo import FIXTURES
-
-from eval.peers import parse_call_string, parse_call_strings
-from eval.peers.confetti import chain_lengths, load_confetti
-from eval.peers.turn_level import call_examples, score_call, turn_level_metrics
+from diaforge.eval.peers import parse_call_string, parse_call_strings
+from diaforge.eval.peers.confetti import chain_lengths, load_confetti
+from diaforge.eval.peers.turn_level import call_examples, score_call, turn_level_metrics
 
 FIXTURE = FIXTURES / "peers" / "confetti_release"
 DIALOG = "1258d81c-750a-45f2-b250-77c33a5fbafa"

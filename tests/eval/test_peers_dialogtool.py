@@ -1,4 +1,4 @@
-"""DialogTool importer (eval.peers.dialogtool) on a fixture written to the format its paper describes."""
+"""DialogTool importer (diaforge.eval.peers.dialogtool) on a fixture written to the format its paper describes."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.models import Reply
+from diaforge.eval.peers.dialogtool import load_dialogtool, parse_api_request
+from diaforge.eval.peers.next_action import build_examples, run_next_action
 
 from diaforge.errors import InputError
 from diaforge.format import parse_assistant
-from eval.cli import main as eval_main
-from eval.models import Reply
-from eval.peers.dialogtool import load_dialogtool, parse_api_request
-from eval.peers.next_action import build_examples, run_next_action
 
 FIXTURE = FIXTURES / "peers" / "dialogtool"
 

@@ -9,17 +9,12 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
-
-from data_gen.corpus import analyze_corpus
-from diaforge.dice import DiceBenchItemCounter, dialogue_dice_counts, item_mentioned
-from diaforge.errors import InputError
-from diaforge.format import ParsedMessage
-from diaforge.schema import ToolCall, load_dialogues
-from eval.cli import main as eval_main
-from eval.models import Reply
-from eval.peers import ImportResult
-from eval.peers.dicebench import load_dice_graph, load_dice_tools, load_dicebench
-from eval.peers.dicebench_em import (
+from diaforge.data_gen.corpus import analyze_corpus
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.models import Reply
+from diaforge.eval.peers import ImportResult
+from diaforge.eval.peers.dicebench import load_dice_graph, load_dice_tools, load_dicebench
+from diaforge.eval.peers.dicebench_em import (
     dice_exact_match,
     dice_prediction,
     dice_queries,
@@ -27,6 +22,11 @@ from eval.peers.dicebench_em import (
     run_dicebench,
     score_dice_predictions,
 )
+
+from diaforge.dice import DiceBenchItemCounter, dialogue_dice_counts, item_mentioned
+from diaforge.errors import InputError
+from diaforge.format import ParsedMessage
+from diaforge.schema import ToolCall, load_dialogues
 
 FIXTURE = FIXTURES / "peers" / "dicebench"
 PREDICTIONS = FIXTURE / "predictions" / "llama_3_2_3b_instruct"

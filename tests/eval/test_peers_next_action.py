@@ -9,12 +9,9 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
-
-from diaforge.format import parse_assistant, render_assistant, render_calls
-from diaforge.schema import Dialogue, Tool, ToolCall, load_dialogues
-from eval.cli import main as eval_main
-from eval.models import Reply
-from eval.peers.next_action import (
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.models import Reply
+from diaforge.eval.peers.next_action import (
     DIALOGTOOL_ACTIONS,
     DIALOGTOOL_TOOL_ACTIONS,
     MALFORMED,
@@ -27,11 +24,14 @@ from eval.peers.next_action import (
     write_next_action_run,
 )
 
+from diaforge.format import parse_assistant, render_assistant, render_calls
+from diaforge.schema import Dialogue, Tool, ToolCall, load_dialogues
+
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 
 class ScriptedModel:
-    """Stands for `eval.models.ModelUnderTest`: answers ``answer(prefix, messages)``."""
+    """Stands for `diaforge.eval.models.ModelUnderTest`: answers ``answer(prefix, messages)``."""
 
     label = "scripted"
 

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
-
-from eval.cli import main as eval_main
-from eval.peers.label_files import (
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.peers.label_files import (
     canonical_label,
     normalise_state,
     read_label_file,
@@ -20,7 +19,7 @@ from eval.peers.label_files import (
     score_dst,
     score_label_files,
 )
-from eval.peers.next_action import UNPARSED, parse_action_label, squash_label
+from diaforge.eval.peers.next_action import UNPARSED, parse_action_label, squash_label
 
 FIXTURE = FIXTURES / "peers" / "tooldial"
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+from diaforge.data_gen.corpus import label_violations
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.peers.tooldial import load_tooldial, tooldial_action
 
-from data_gen.corpus import label_violations
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
-from eval.cli import main as eval_main
-from eval.peers.tooldial import load_tooldial, tooldial_action
 
 FIXTURE = FIXTURES / "peers" / "tooldial"
 DOCS = FIXTURE / "after_coor_before_emb.json"

@@ -7,13 +7,10 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
-
-from diaforge.format import parse_assistant, render_assistant, render_calls
-from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
-from eval.cli import main as eval_main
-from eval.models import Reply
-from eval.peers.confetti import load_confetti
-from eval.peers.turn_level import (
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.models import Reply
+from diaforge.eval.peers.confetti import load_confetti
+from diaforge.eval.peers.turn_level import (
     call_examples,
     run_turn_level,
     score_call,
@@ -21,11 +18,14 @@ from eval.peers.turn_level import (
     write_turn_level_run,
 )
 
+from diaforge.format import parse_assistant, render_assistant, render_calls
+from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
+
 FIXTURE = FIXTURES / "peers" / "confetti"
 
 
 class ScriptedModel:
-    """Stands for `eval.models.ModelUnderTest`: answers ``answer(prefix)``."""
+    """Stands for `diaforge.eval.models.ModelUnderTest`: answers ``answer(prefix)``."""
 
     label = "scripted"
 

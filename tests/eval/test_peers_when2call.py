@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 from _repo import FIXTURES
+from diaforge.data_gen.corpus import label_violations
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.peers.when2call import load_when2call, read_when2call
+from diaforge.eval.peers.when2call_scores import macro_f1, per_category, read_predictions, score_when2call
 
-from data_gen.corpus import label_violations
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
-from eval.cli import main as eval_main
-from eval.peers.when2call import load_when2call, read_when2call
-from eval.peers.when2call_scores import macro_f1, per_category, read_predictions, score_when2call
 
 FIXTURE = FIXTURES / "peers" / "when2call"
 TEST_FILE = FIXTURE / "when2call_test_llm_judge.jsonl"

@@ -1,4 +1,4 @@
-"""The reference policies (eval.policies): which tool each one picks, that the reference takes its
+"""The reference policies (diaforge.eval.policies): which tool each one picks, that the reference takes its
 argument values only from what the user said, that their turns read like a model's, and that
 `eval run --backend reference|name-overlap|random` runs them with no model."""
 
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.models import ModelSpec, ModelUnderTest
+from diaforge.eval.policies import POLICIES, NameOverlapPolicy, RandomPolicy, ReferencePolicy, make_policy
 
 from diaforge.format import parse_assistant
 from diaforge.jsonl import write_jsonl
 from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues
-from eval.cli import main as eval_main
-from eval.models import ModelSpec, ModelUnderTest
-from eval.policies import POLICIES, NameOverlapPolicy, RandomPolicy, ReferencePolicy, make_policy
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
@@ -129,7 +129,7 @@ TRANSFER_RETURN = _tool(
 
 
 def test_in_static_mode_the_reference_reads_answers_against_the_reference_questions() -> None:
-    from data_gen.agents import options_in_thought
+    from diaforge.data_gen.agents import options_in_thought
 
     transfers = [TRANSFER_INTERNAL, TRANSFER_EXTERNAL, TRANSFER_RETURN, OPEN_TICKET]
     d = _dialogue(["I need to move some stock.", "None of those."], transfers, "create_stock_transfer_return")

@@ -1,4 +1,4 @@
-"""eval.report: run folders, rescoring, markdown tables, the trade-off plot, comparisons, W&B offline."""
+"""diaforge.eval.report: run folders, rescoring, markdown tables, the trade-off plot, comparisons, W&B offline."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from diaforge.errors import InputError
-from eval.compare import compare_runs
-from eval.metrics import METRIC_KEYS, compute_breakdowns, metrics_by_mode
-from eval.report import (
+from diaforge.eval.compare import compare_runs
+from diaforge.eval.metrics import METRIC_KEYS, compute_breakdowns, metrics_by_mode
+from diaforge.eval.report import (
     flatten_metrics,
     log_to_wandb,
     plot_tradeoff,
@@ -19,7 +17,9 @@ from eval.report import (
     wandb_mode,
     write_run,
 )
-from eval.transcripts import Transcript, read_transcripts
+from diaforge.eval.transcripts import Transcript, read_transcripts
+
+from diaforge.errors import InputError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

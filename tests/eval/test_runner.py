@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import torch
 from _repo import ROOT
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.metrics import METRIC_KEYS
+from diaforge.train.modeling import build_tiny_model
 
 from diaforge.jsonl import write_jsonl
 from diaforge.schema import load_dialogues
-from eval.cli import main as eval_main
-from eval.metrics import METRIC_KEYS
-from train.modeling import build_tiny_model
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
@@ -90,7 +90,7 @@ def test_static_and_dynamic_runs_write_every_output(
     assert (tmp_path / "run" / "tradeoff.png").read_bytes()[:4] == b"\x89PNG"
     # `score` recomputes the same numbers with no model.
     rescored = subprocess.run(
-        [sys.executable, "-m", "eval", "score", str(tmp_path / "run" / "transcripts.jsonl")],
+        [sys.executable, "-m", "diaforge.eval", "score", str(tmp_path / "run" / "transcripts.jsonl")],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert rescored.returncode == 0, rescored.stderr
@@ -140,7 +140,7 @@ def test_served_model_through_the_openai_backend(small_bench: Path, tmp_path: Pa
     must stop at that call and score it (right tool with no required args, or a false positive)."""
     import re
 
-    from bench.fake_server import FaultyOpenAIServer
+    from diaforge.bench.fake_server import FaultyOpenAIServer
 
     def responder(request: dict) -> str:
         first = re.search(r'"name": "(\w+)"', request["messages"][0]["content"]).group(1)
@@ -166,7 +166,7 @@ def test_served_model_through_the_openai_backend(small_bench: Path, tmp_path: Pa
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "eval", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "diaforge.eval", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
 
 
@@ -216,13 +216,13 @@ def test_adapter_with_missing_base_is_one_line(tmp_path: Path) -> None:
 
 
 def test_voting_user_pools_by_mode() -> None:
-    from data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
-    from data_gen.agents.voting import mode_pool
+    from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
+    from diaforge.data_gen.agents.voting import mode_pool
 
     assert mode_pool([2, 0, 2]) == 2
     assert mode_pool([1, 0, 2]) == 0  # all tied: smallest index
     d = load_dialogues(BENCH)[0]
-    from data_gen.agents import DialogueState
+    from diaforge.data_gen.agents import DialogueState
 
     state = DialogueState(
         gold=d.gold_tool, candidates=d.candidate_tools, persona=d.persona, goal=d.goal, gold_args=d.gold_args
@@ -240,10 +240,11 @@ def test_dynamic_repeats_redraw_only_the_users_wording() -> None:
     generator keyed as without repeats in repeat 0 and with the repeat's number after it."""
     import random
 
+    from diaforge.eval.models import ModelSpec, ModelUnderTest
+    from diaforge.eval.runner import DynamicConfig, run_dynamic, run_static
+
     from diaforge.llm.base import Usage
     from diaforge.rng import seeded_rng
-    from eval.models import ModelSpec, ModelUnderTest
-    from eval.runner import DynamicConfig, run_dynamic, run_static
 
     class DrawingUser:
         """Says the first number its generator draws, so each user turn shows its seed."""

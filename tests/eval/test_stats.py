@@ -1,4 +1,4 @@
-"""Parity tests for eval.stats: each interval and p-value against a hand computation of its closed
+"""Parity tests for diaforge.eval.stats: each interval and p-value against a hand computation of its closed
 formula and, where one exists, against a value printed in a published source (cited beside it)."""
 
 from __future__ import annotations
@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from eval.stats import (
+from diaforge.eval.stats import (
     Z95,
     bootstrap_mean,
     mcnemar_exact,

@@ -1,4 +1,4 @@
-"""`--device` of the demo and its curve (`pipeline.device`): a GPU trains with single_gpu.yaml and
+"""`--device` of the demo and its curve (`diaforge.pipeline.device`): a GPU trains with single_gpu.yaml and
 a GPU recipe and evaluates every model with `--device`; a bad device, the CPU recipe on a GPU and a
 GPU torch does not see are refused in one line before anything runs; the curve refuses a corpus too
 small for its largest size."""
@@ -8,14 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import diaforge.pipeline.curve as curve
 import pytest
 from _repo import ROOT
+from diaforge.pipeline.cli import main
+from diaforge.pipeline.demo import DemoConfig, Runner, model_eval_command, plain_config, train_command
+from diaforge.pipeline.device import gpu_accelerate_config, gpu_curve_recipe
 
-import pipeline.curve as curve
 from diaforge.errors import InputError
-from pipeline.cli import main
-from pipeline.demo import DemoConfig, Runner, model_eval_command, plain_config, train_command
-from pipeline.device import gpu_accelerate_config, gpu_curve_recipe
 
 GPU_RECIPE = ROOT / "recipes" / "smollm2-135m" / "curve-gpu.yaml"
 
@@ -58,7 +58,7 @@ def test_every_model_evaluation_carries_the_device(tmp_path: Path) -> None:
 
 
 def test_the_eval_command_line_takes_the_device_the_demo_passes(tmp_path: Path) -> None:
-    from eval.cli import build_parser
+    from diaforge.eval.cli import build_parser
 
     command = [
         str(a)

@@ -1,4 +1,4 @@
-"""`python -m pipeline`'s doors: every option has help and shows its default, a bad command line is
+"""`python -m diaforge.pipeline`'s doors: every option has help and shows its default, a bad command line is
 one line with exit code 2, and the files the demo reads are found inside the installed packages
 from a working folder outside the checkout (not through the source tree, not under the cwd)."""
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+from diaforge.pipeline.cli import build_parser, main
+from diaforge.pipeline.demo import DemoConfig, cpu_accelerate_config, demo_recipe
 
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.packaged import PackagedFileError, packaged_path
-from pipeline.cli import build_parser, main
-from pipeline.demo import DemoConfig, cpu_accelerate_config, demo_recipe
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -88,7 +88,7 @@ def test_the_bundled_files_are_found_from_a_folder_outside_the_checkout(tmp_path
 def test_the_demo_recipe_reads_its_system_prompt_from_any_folder(tmp_path: Path, monkeypatch) -> None:
     """The recipe names its system prompt beside itself, so training on it finds the prompt from any
     working folder (the demo trains in the user's folder, on the bundled recipe)."""
-    from train.config import device_defaults, parse_recipe
+    from diaforge.train.config import device_defaults, parse_recipe
 
     monkeypatch.chdir(tmp_path)
     args, *_ = parse_recipe([str(demo_recipe())], device_defaults=device_defaults(False))
@@ -97,6 +97,6 @@ def test_the_demo_recipe_reads_its_system_prompt_from_any_folder(tmp_path: Path,
 
 def test_a_missing_bundled_file_is_one_line_naming_the_package() -> None:
     with pytest.raises(PackagedFileError, match=r"nope.yaml is not in package 'recipes'"):
-        packaged_path("recipes", "nope.yaml")
+        packaged_path("diaforge.recipes", "nope.yaml")
     with pytest.raises(PackagedFileError, match=r"package 'no_such_package_here' is not installed"):
         packaged_path("no_such_package_here", "x")

@@ -21,8 +21,8 @@ def dialogues():
 
 @pytest.fixture(scope="session")
 def tiny_tokenizer(dialogues):
-    from train.modeling import build_tiny_tokenizer
-    from train.slicing import dialogue_texts
+    from diaforge.train.modeling import build_tiny_tokenizer
+    from diaforge.train.slicing import dialogue_texts
 
     return build_tiny_tokenizer(dialogue_texts(dialogues))
 

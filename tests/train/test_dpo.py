@@ -46,7 +46,7 @@ def _run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
 
 
 def _launch(*extra: str, config: str = "accelerate_configs/cpu.yaml") -> subprocess.CompletedProcess:
-    return _run("-m", "train.launch", "--config_file", config, *extra)
+    return _run("-m", "diaforge.train.launch", "--config_file", config, *extra)
 
 
 def _first_loss(output_dir: Path) -> float:
@@ -157,7 +157,7 @@ def test_dpo_with_two_processes(sft):
 
 def test_dpo_from_a_full_sft_model_with_new_lora(sft):
     merged = sft.parent / "sft-merged"
-    proc = _run("-m", "train.merge", "--adapter", str(sft), "--output", str(merged))
+    proc = _run("-m", "diaforge.train.merge", "--adapter", str(sft), "--output", str(merged))
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = sft.parent / "dpo-full"
     proc = _launch(
@@ -197,8 +197,8 @@ def test_a_folder_that_is_no_sft_run_is_one_line(tmp_path):
 def test_the_launcher_picks_the_script_by_the_recipe():
     import argparse
 
-    from train.config import is_dpo_recipe
-    from train.launch import DPO_SCRIPT, SFT_SCRIPT, find_script
+    from diaforge.train.config import is_dpo_recipe
+    from diaforge.train.launch import DPO_SCRIPT, SFT_SCRIPT, find_script
 
     assert is_dpo_recipe(ROOT / "recipes/tiny/dpo.yaml") and not is_dpo_recipe(ROOT / "recipes/tiny/sft.yaml")
     for recipe, script in (("recipes/tiny/dpo.yaml", DPO_SCRIPT), ("recipes/tiny/sft.yaml", SFT_SCRIPT)):
@@ -238,7 +238,14 @@ def test_dpo_logs_to_wandb_offline_into_the_output_folder(sft, tmp_path):
     home.mkdir()
     env = {k: v for k, v in _env().items() if k != "WANDB_MODE"} | {"HOME": str(home)}
     proc = subprocess.run(
-        [sys.executable, "-m", "train.launch", "--config_file", "accelerate_configs/cpu.yaml", "train/dpo.py"]
+        [
+            sys.executable,
+            "-m",
+            "diaforge.train.launch",
+            "--config_file",
+            "accelerate_configs/cpu.yaml",
+            "train/dpo.py",
+        ]
         + ["recipes/tiny/dpo.yaml", "--model_name_or_path", str(sft), "--output_dir", str(out)]
         + ["--max_steps", "2", "--save_strategy", "no", "--report_to", "wandb"],
         cwd=ROOT,

@@ -22,16 +22,15 @@ import math
 import pytest
 import torch
 from _repo import FIXTURES
-
-from train.dpo_shared import (
+from diaforge.train.dpo_shared import (
     PAIR_BRANCH,
     PairView,
     SharedPromptCollator,
     pair_row,
     shared_prompt_trainer_class,
 )
-from train.prefix_shared import allowed_matrix
-from train.slicing import SlicingError
+from diaforge.train.prefix_shared import allowed_matrix
+from diaforge.train.slicing import SlicingError
 
 TOLERANCES = {torch.float64: (1e-10, 1e-9, 1e-6), torch.float32: (1e-5, 1e-5, 1e-4)}
 """(loss, metrics, gradients relative to their largest entry) by dtype of the models."""
@@ -139,12 +138,12 @@ def test_the_collator_and_the_view_of_trls_batch():
 def tiny(tmp_path_factory):
     """(policy path, reference path, tokenizer, preference rows): two tiny random Llamas with one
     tokenizer (seeds 0 and 1), and the first 6 pairs of the fixture in the default prompt format."""
+    from diaforge.train.modeling import build_tiny_model
+    from diaforge.train.slicing import dialogue_texts
     from transformers import AutoTokenizer
 
     from diaforge.format import PromptFormat, load_pair_records, preference_rows
     from diaforge.schema import load_dialogues
-    from train.modeling import build_tiny_model
-    from train.slicing import dialogue_texts
 
     texts = dialogue_texts(load_dialogues(FIXTURES / "dialogues_small.jsonl"))
     root = tmp_path_factory.mktemp("dpo-shared")

@@ -21,9 +21,12 @@ import json
 import pytest
 import torch
 from _repo import ROOT
-
-from train.prefix_shared import PrefixSharedCollator, build_prefix_shared, prefix_shared_trainer_class
-from train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer, to_dataset
+from diaforge.train.prefix_shared import (
+    PrefixSharedCollator,
+    build_prefix_shared,
+    prefix_shared_trainer_class,
+)
+from diaforge.train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer, to_dataset
 
 TINY = str(ROOT / "recipes" / "tiny" / "sft.yaml")
 
@@ -39,10 +42,9 @@ def one_thread():
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory, dialogues):
     """(model path, tokenizer, samples) of a tiny random Llama whose tokenizer knows the dialogues."""
+    from diaforge.train.modeling import build_tiny_model
+    from diaforge.train.slicing import dialogue_texts
     from transformers import AutoTokenizer
-
-    from train.modeling import build_tiny_model
-    from train.slicing import dialogue_texts
 
     path = build_tiny_model(tmp_path_factory.mktemp("tiny") / "base", texts=dialogue_texts(dialogues), seed=0)
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -161,7 +163,7 @@ def test_trained_positions_equal_trl_loss(
 
 def test_trained_positions_equal_full_float64_logits(tiny, tmp_path):
     """Our path against the model's own full logits, both in float64: equal to 1e-12."""
-    from train.loss_positions import token_log_probs
+    from diaforge.train.loss_positions import token_log_probs
 
     path, tokenizer, samples = tiny
     rows, _ = build_prefix_shared(samples, max_length=1024, packing=True)
@@ -207,7 +209,7 @@ def test_model_without_logits_to_keep_falls_back_once(tiny, tmp_path, caplog, mo
 def test_trl_path_where_its_head_is_compact(tiny, tmp_path, monkeypatch, caplog):
     """Where TRL's fused head runs its Triton kernel (CUDA, XPU) it already scores only the trained
     positions: `trained` leaves TRL's path in place, without a warning. On a CPU it does not."""
-    from train import loss_positions
+    from diaforge.train import loss_positions
 
     assert not loss_positions.trl_scores_trained_only(torch.device("cpu"))
     path, tokenizer, samples = tiny
@@ -227,9 +229,9 @@ def test_trl_path_where_its_head_is_compact(tiny, tmp_path, monkeypatch, caplog)
 
 
 def test_recipe_key_reaches_the_trainer(tmp_path, monkeypatch, capsys):
-    from train import sft
-    from train.config import parse_recipe
-    from train.loss_positions import TrainedPositionsLoss
+    from diaforge.train import sft
+    from diaforge.train.config import parse_recipe
+    from diaforge.train.loss_positions import TrainedPositionsLoss
 
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text((ROOT / "recipes" / "tiny" / "sft.yaml").read_text() + "loss_positions: all\n")
@@ -258,9 +260,8 @@ def test_recipe_key_reaches_the_trainer(tmp_path, monkeypatch, capsys):
 def test_accumulated_training_is_the_same(tmp_path, slicing):
     """Four optimizer steps of two micro-batches (two rows each for naive slicing, padded): the
     same logged losses, accuracies and token counts, and the same adapter, either way."""
+    from diaforge.train import sft
     from safetensors.torch import load_file
-
-    from train import sft
 
     runs = {}
     for positions in ("all", "trained"):
@@ -291,7 +292,7 @@ def test_accumulated_training_is_the_same(tmp_path, slicing):
 
 def test_focal_weights_by_hand():
     """(1 - p)^gamma of each token, detached: p = 0.5, 0.9, 1 with gamma 2 give 0.25, 0.01, 0."""
-    from train.loss_positions import focal_weights
+    from diaforge.train.loss_positions import focal_weights
 
     log_probs = torch.log(torch.tensor([0.5, 0.9, 1.0], dtype=torch.float64, requires_grad=True))
     weights = focal_weights(log_probs, 2.0)
@@ -304,7 +305,7 @@ def test_focal_loss_equals_full_float64_logits(tiny, tmp_path, gamma):
     """With focal_gamma the loss is the sum of -log p (1 - p)^gamma over the label tokens divided by
     their number, from the model's full float64 logits (gamma 0: the plain loss); its gradient
     is that of the weighted sum with the weights held fixed."""
-    from train.loss_positions import token_log_probs
+    from diaforge.train.loss_positions import token_log_probs
 
     path, tokenizer, samples = tiny
     rows, _ = build_prefix_shared(samples, max_length=1024, packing=True)
@@ -330,8 +331,8 @@ def test_focal_loss_equals_full_float64_logits(tiny, tmp_path, gamma):
 def test_focal_gamma_needs_the_trained_positions(tmp_path, capsys):
     """A recipe with focal_gamma and loss_positions: all is refused before a model is built, as is
     a negative gamma; on the TRL path a trainer with the factor set refuses to compute the loss."""
-    from train import sft
-    from train.loss_positions import positions_trainer_class
+    from diaforge.train import sft
+    from diaforge.train.loss_positions import positions_trainer_class
 
     out = tmp_path / "o"
     assert sft.main([TINY, "--focal_gamma", "2", "--loss_positions", "all", "--output_dir", str(out)]) == 2
@@ -344,8 +345,8 @@ def test_focal_gamma_needs_the_trained_positions(tmp_path, capsys):
 
 def test_focal_gamma_reaches_the_trainer(tmp_path, monkeypatch):
     """The recipe key sets the factor on the trainer that train/sft.py builds."""
-    from train import sft
-    from train.loss_positions import TrainedPositionsLoss
+    from diaforge.train import sft
+    from diaforge.train.loss_positions import TrainedPositionsLoss
 
     seen = []
     original = TrainedPositionsLoss._trained_positions_loss
@@ -364,8 +365,8 @@ def test_a_fully_fine_tuned_model_is_saved_with_its_kv_cache_on(tmp_path):
     """The Trainer sets `use_cache: false` in the model's config for training; the saved model must
     not keep it (generation without a cache is several times slower), and eval loads older
     checkpoints with it on."""
-    from eval.models import load_hf_model
-    from train import sft
+    from diaforge.eval.models import load_hf_model
+    from diaforge.train import sft
 
     out = tmp_path / "full"
     sft.run(

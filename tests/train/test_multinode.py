@@ -43,7 +43,7 @@ def test_every_node_gets_its_rank_and_the_main_address(tmp_path):
 
     commands = dry_run(tmp_path, "recipes/llama-3.3-70b/sft_zero3.yaml", "--run_name", "two words")
     for rank, command in enumerate(commands):
-        assert command[1:3] == ["-m", "train.launch"]
+        assert command[1:3] == ["-m", "diaforge.train.launch"]
         args = launch_command_parser().parse_args(command[3:])
         assert args.training_script == "train/sft.py"
         assert args.training_script_args == [

@@ -1,6 +1,6 @@
 """Two processes on the CPU, launched as a user launches them:
 
-    python -m train.launch --config_file accelerate_configs/X.yaml --num_processes 2 --mixed_precision no \\
+    python -m diaforge.train.launch --config_file accelerate_configs/X.yaml --num_processes 2 --mixed_precision no \\
         train/sft.py recipes/tiny/sft.yaml --slicing prefix_shared ...
 
 under DDP (gloo), DeepSpeed ZeRO-2 and ZeRO-3 (DeepSpeed's CPU accelerator). For each:
@@ -60,7 +60,7 @@ def env_with_probe(probe_dir: Path) -> dict[str, str]:
 
 
 def launch(config: str, output_dir: Path, probe_dir: Path, *extra: str) -> str:
-    """Train the tiny recipe with prefix-shared rows through `python -m train.launch`."""
+    """Train the tiny recipe with prefix-shared rows through `python -m diaforge.train.launch`."""
     probe_dir.mkdir(parents=True, exist_ok=True)
     two = (
         [] if config == "accelerate_configs/cpu.yaml" else ["--num_processes", "2", "--mixed_precision", "no"]
@@ -68,7 +68,7 @@ def launch(config: str, output_dir: Path, probe_dir: Path, *extra: str) -> str:
     command = [
         sys.executable,
         "-m",
-        "train.launch",
+        "diaforge.train.launch",
         "--config_file",
         config,
         *two,

@@ -12,8 +12,7 @@ import re
 
 import pytest
 from _repo import ROOT
-
-from train.plan import SHAPES, USABLE, Setup, estimate, main, report
+from diaforge.train.plan import SHAPES, USABLE, Setup, estimate, main, report
 
 LLAMA_3B = SHAPES["meta-llama/Llama-3.2-3B-Instruct"]
 TOLERANCE = 0.15
@@ -76,7 +75,7 @@ GPU_RECIPES = sorted(
 def test_every_gpu_recipe_states_the_planners_numbers(recipe):
     text = recipe.read_text()
     match = re.search(
-        r"^# Planner \(python -m train.plan\): (\d+) GPU\(s\), sharding (\S+), ([\d.]+) GiB per GPU at the peak; "
+        r"^# Planner \(python -m diaforge.train.plan\): (\d+) GPU\(s\), sharding (\S+), ([\d.]+) GiB per GPU at the peak; "
         r"fits (an 80 GB GPU \(H100\)|a 141 GB GPU \(H200\))\.$",
         text,
         re.M,

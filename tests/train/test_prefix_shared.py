@@ -18,8 +18,7 @@ import pytest
 import torch
 from _repo import ROOT
 from _train_support import DIALOGUES
-
-from train.prefix_shared import (
+from diaforge.train.prefix_shared import (
     GroupBuilder,
     PrefixSharedCollator,
     allowed_matrix,
@@ -27,7 +26,7 @@ from train.prefix_shared import (
     pack_rows,
     real_tokens,
 )
-from train.slicing import IGNORE_INDEX, SliceConfig, SlicingError, TurnSlicer
+from diaforge.train.slicing import IGNORE_INDEX, SliceConfig, SlicingError, TurnSlicer
 
 TINY = str(ROOT / "recipes" / "tiny" / "sft.yaml")
 
@@ -44,8 +43,9 @@ def one_thread():
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     """A few dialogues from the scripted generator (tool calls, more varied turn counts)."""
-    from data_gen.engine import generate
-    from data_gen.gen_config import GenerationConfig
+    from diaforge.data_gen.engine import generate
+    from diaforge.data_gen.gen_config import GenerationConfig
+
     from diaforge.schema import load_dialogues
 
     out = tmp_path_factory.mktemp("corpus")
@@ -71,10 +71,9 @@ def corpus(dialogues, generated):
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory, corpus):
     """(model path, tokenizer) of a tiny random Llama whose tokenizer knows the corpus."""
+    from diaforge.train.modeling import build_tiny_model
+    from diaforge.train.slicing import dialogue_texts
     from transformers import AutoTokenizer
-
-    from train.modeling import build_tiny_model
-    from train.slicing import dialogue_texts
 
     path = build_tiny_model(tmp_path_factory.mktemp("tiny") / "base", texts=dialogue_texts(corpus), seed=0)
     return path, AutoTokenizer.from_pretrained(path)
@@ -343,9 +342,8 @@ def test_per_sample_loss_and_lora_gradients_equal_naive(tiny, corpus, history, p
 @pytest.mark.slow
 def test_flex_attention_block_mask_matches_sdpa(tiny, dialogues):
     """The flex-attention path (meant for GPUs) on CPU, where torch compiles it: same logits."""
+    from diaforge.train.prefix_shared import block_mask_from_dense
     from transformers import AutoModelForCausalLM
-
-    from train.prefix_shared import block_mask_from_dense
 
     path, tokenizer = tiny
     rows, _ = build_prefix_shared(slice_corpus(tokenizer, dialogues[:2], "strip"))
@@ -375,12 +373,12 @@ def test_training_with_prefix_shared_slicing(tmp_path, monkeypatch):
     metric counts the real tokens, and the loss falls."""
     import json
 
+    from diaforge.train import sft
+    from diaforge.train.loss_positions import TrainedPositionsLoss
+    from diaforge.train.modeling import load_tokenizer
     from transformers import AutoModelForCausalLM
 
     from diaforge.schema import load_dialogues
-    from train import sft
-    from train.loss_positions import TrainedPositionsLoss
-    from train.modeling import load_tokenizer
 
     seen = []
     original = TrainedPositionsLoss.compute_loss
@@ -433,7 +431,7 @@ def test_training_with_prefix_shared_slicing(tmp_path, monkeypatch):
 
 
 def test_recipe_guards(tmp_path, capsys):
-    from train import sft
+    from diaforge.train import sft
 
     for extra, message in (
         (["--slicing", "trie"], "invalid choice: 'trie'"),
@@ -471,8 +469,9 @@ def test_pack_rows_best_fit():
 @pytest.fixture(scope="module")
 def siblings(tmp_path_factory):
     """Six scripted dialogues in two groups of three over one listing each (dialogues_per_listing)."""
-    from data_gen.engine import generate
-    from data_gen.gen_config import GenerationConfig
+    from diaforge.data_gen.engine import generate
+    from diaforge.data_gen.gen_config import GenerationConfig
+
     from diaforge.schema import load_dialogues
 
     out = tmp_path_factory.mktemp("siblings")
@@ -496,10 +495,9 @@ def siblings(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tiny_siblings(tmp_path_factory, siblings):
+    from diaforge.train.modeling import build_tiny_model
+    from diaforge.train.slicing import dialogue_texts
     from transformers import AutoTokenizer
-
-    from train.modeling import build_tiny_model
-    from train.slicing import dialogue_texts
 
     path = build_tiny_model(
         tmp_path_factory.mktemp("tiny-sib") / "base", texts=dialogue_texts(siblings), seed=0
@@ -508,7 +506,7 @@ def tiny_siblings(tmp_path_factory, siblings):
 
 
 def sibling_samples(tokenizer, dialogues, history="keep", **kw):
-    from train.prefix_shared import tag_listings
+    from diaforge.train.prefix_shared import tag_listings
 
     samples = slice_corpus(tokenizer, dialogues, history, **kw)
     tag_listings(samples, dialogues)
@@ -517,7 +515,7 @@ def sibling_samples(tokenizer, dialogues, history="keep", **kw):
 
 @pytest.mark.parametrize("history", ["strip", "keep"])
 def test_shared_listing_holds_the_listing_once_per_row(tiny_siblings, siblings, history):
-    from train.prefix_shared import listing_key
+    from diaforge.train.prefix_shared import listing_key
 
     _, tokenizer = tiny_siblings
     samples = sibling_samples(tokenizer, siblings, history)
@@ -601,9 +599,9 @@ def test_shared_listing_loss_equals_one_dialogue_per_row(tiny_siblings, siblings
 def test_sft_lays_out_siblings_in_one_row_with_share_listing(tiny_siblings, siblings, tmp_path):
     """train/sft.py's slicing step with ``share_listing: true``: the samples are tagged with their
     listing and each family becomes one training row; the run records it."""
-    from train import sft
-    from train.config import parse_recipe
-    from train.row_layout import row_layout
+    from diaforge.train import sft
+    from diaforge.train.config import parse_recipe
+    from diaforge.train.row_layout import row_layout
 
     _, tokenizer = tiny_siblings
     argv = [

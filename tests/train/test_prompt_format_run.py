@@ -101,10 +101,9 @@ def test_the_format_travels_with_every_saved_model(trained):
 def _training_prompt_ids(out: Path, dialogue, turn_index: int) -> list[int]:
     """The token ids training put before the target of `turn_index`, rebuilt from the run's
     resolved recipe exactly as train/sft.py slices."""
+    from diaforge.train.config import device_defaults, parse_recipe
+    from diaforge.train.slicing import SliceConfig, TurnSlicer
     from transformers import AutoTokenizer
-
-    from train.config import device_defaults, parse_recipe
-    from train.slicing import SliceConfig, TurnSlicer
 
     args, training_args, _, _ = parse_recipe(
         [str(out / "recipe_resolved.yaml")], device_defaults=device_defaults(False)
@@ -116,10 +115,11 @@ def _training_prompt_ids(out: Path, dialogue, turn_index: int) -> list[int]:
 
 
 def _eval_prompt_ids(model: Path, out_dir: Path, bench: Path, monkeypatch, *extra: str) -> list[list[int]]:
-    """`python -m eval run --model MODEL` (what `make eval MODEL=...` runs) on one dialogue, static
+    """`python -m diaforge.eval run --model MODEL` (what `make eval MODEL=...` runs) on one dialogue, static
     only, recording the token ids the hf backend gives the model."""
+    from diaforge.eval.cli import main
+
     from diaforge.llm.hf_backend import HFBackend
-    from eval.cli import main
 
     seen: list[list[int]] = []
     encode = HFBackend._encode
@@ -221,9 +221,10 @@ def test_the_built_in_prompt_is_recorded_with_its_text():
     """Without `system_prompt_file` the recipe's format holds the reference prompt as a template
     (its text and hash go to prompt_format.json), and it renders exactly the messages the built-in
     prompt gives."""
+    from diaforge.train.config import parse_recipe
+
     from diaforge.format import PromptFormat
     from diaforge.schema import Dialogue
-    from train.config import parse_recipe
 
     args = parse_recipe([str(ROOT / "recipes" / "tiny" / "sft.yaml")])[0]
     args.system_prompt_file = None
@@ -255,8 +256,9 @@ def offline_wandb(tmp_path, monkeypatch):
 def test_eval_names_the_training_run_the_data_and_the_adapter_artifact(
     trained, bench, tmp_path, offline_wandb
 ):
+    from diaforge.eval.cli import main
+
     from diaforge.wandb_offline import wait_for_offline_run
-    from eval.cli import main
 
     out, merged = trained
     (run_dir,) = out.glob("wandb/offline-run-*")

@@ -31,7 +31,7 @@ def rel(path):
 
 
 def is_dpo(recipe) -> bool:
-    from train.config import is_dpo_recipe
+    from diaforge.train.config import is_dpo_recipe
 
     return is_dpo_recipe(recipe)
 
@@ -52,10 +52,9 @@ def test_every_backbone_has_a_recipe():
 def test_recipe_parses_with_trl(recipe):
     """The raw TRL parser (what `trl sft --config` does) accepts every key and value."""
     import torch
+    from diaforge.train.dpo_config import DpoArguments
+    from diaforge.train.recipe_fields import DiaforgeArguments
     from trl import DPOConfig, ModelConfig, SFTConfig, TrlParser
-
-    from train.dpo_config import DpoArguments
-    from train.recipe_fields import DiaforgeArguments
 
     data = yaml.safe_load(recipe.read_text())
     if not torch.cuda.is_available():
@@ -71,8 +70,8 @@ def test_recipe_parses_with_trl(recipe):
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=rel)
 def test_recipe_parses_as_train_sft_does(recipe):
-    from train.config import device_defaults, parse_recipe
-    from train.dpo_config import dpo_device_defaults, parse_dpo_recipe
+    from diaforge.train.config import device_defaults, parse_recipe
+    from diaforge.train.dpo_config import dpo_device_defaults, parse_dpo_recipe
 
     if is_dpo(recipe):
         args, training, model, explicit = parse_dpo_recipe(
@@ -202,7 +201,7 @@ def test_accelerate_config_set():
 
 
 def test_unknown_key_and_bad_values_are_one_line_errors(tmp_path):
-    from train.config import RecipeError, parse_recipe
+    from diaforge.train.config import RecipeError, parse_recipe
 
     base = (ROOT / "recipes/tiny/sft.yaml").read_text()
     bad = tmp_path / "recipe.yaml"
@@ -227,7 +226,7 @@ def test_unknown_key_and_bad_values_are_one_line_errors(tmp_path):
 
 
 def test_command_line_overrides_the_recipe():
-    from train.config import device_defaults, parse_recipe
+    from diaforge.train.config import device_defaults, parse_recipe
 
     args, training, model, explicit = parse_recipe(
         [
@@ -251,7 +250,7 @@ def test_command_line_overrides_the_recipe():
 
 
 def test_resolved_recipe_parses_back(tmp_path):
-    from train.config import device_defaults, parse_recipe, resolved_recipe
+    from diaforge.train.config import device_defaults, parse_recipe, resolved_recipe
 
     parsed = parse_recipe([str(ROOT / "recipes/tiny/sft.yaml")], device_defaults=device_defaults(False))
     resolved = resolved_recipe(*parsed[:3])
@@ -264,8 +263,8 @@ def test_resolved_recipe_parses_back(tmp_path):
 
 
 def test_shared_prompt_is_off_by_default_and_needs_a_dense_mask(tmp_path):
-    from train.config import RecipeError
-    from train.dpo_config import check_dpo_recipe, dpo_device_defaults, parse_dpo_recipe
+    from diaforge.train.config import RecipeError
+    from diaforge.train.dpo_config import check_dpo_recipe, dpo_device_defaults, parse_dpo_recipe
 
     recipe = str(ROOT / "recipes" / "tiny" / "dpo.yaml")
     args, training, model, _ = parse_dpo_recipe([recipe], device_defaults=dpo_device_defaults(False))

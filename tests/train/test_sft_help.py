@@ -1,4 +1,4 @@
-"""The training doors: `train/sft.py --help` and `python -m train.launch --help` print the recipe's
+"""The training doors: `train/sft.py --help` and `python -m diaforge.train.launch --help` print the recipe's
 keys at once (no torch, no TRL), and the slicing choice is one row-layout object."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ import sys
 
 import pytest
 from _repo import ROOT
-
-from train.launch import help_text
-from train.recipe_fields import DiaforgeArguments
-from train.recipe_help import help_requested, recipe_help
-from train.row_layout import PaddedLayout, PrefixSharedLayout, row_layout
+from diaforge.train.launch import help_text
+from diaforge.train.recipe_fields import DiaforgeArguments
+from diaforge.train.recipe_help import help_requested, recipe_help
+from diaforge.train.row_layout import PaddedLayout, PrefixSharedLayout, row_layout
 
 HEAVY = "import sys; {call}; print(sorted(m for m in ('torch', 'trl', 'accelerate') if m in sys.modules), file=sys.stderr)"
 
@@ -37,11 +36,11 @@ def test_recipe_help_lists_every_key_with_its_default_and_help() -> None:
 @pytest.mark.parametrize(
     "call",
     [
-        "from train.sft import main; main(['--help'])",
-        "from train.sft import main; main(['recipes/tiny/sft.yaml', '--learning_rate', '1e-4', '-h'])",
-        "from train.launch import main; main(['--help'])",
-        "from train.launch import main; main(['--num_processes', '2', 'train/sft.py', 'recipes/tiny/sft.yaml', '--help'])",
-        "from train.launch import main; main(['-m', 'train.sft', '--help'])",
+        "from diaforge.train.sft import main; main(['--help'])",
+        "from diaforge.train.sft import main; main(['recipes/tiny/sft.yaml', '--learning_rate', '1e-4', '-h'])",
+        "from diaforge.train.launch import main; main(['--help'])",
+        "from diaforge.train.launch import main; main(['--num_processes', '2', 'train/sft.py', 'recipes/tiny/sft.yaml', '--help'])",
+        "from diaforge.train.launch import main; main(['-m', 'diaforge.train.sft', '--help'])",
     ],
 )
 def test_help_prints_at_once_without_torch_or_trl(call: str) -> None:
@@ -55,7 +54,7 @@ def test_help_is_asked_for_only_by_a_help_flag() -> None:
     assert help_requested(["recipes/tiny/sft.yaml", "--learning_rate", "1e-4"]) is None
     assert help_text(["--num_processes", "2", "train/sft.py", "recipes/tiny/sft.yaml"]) is None
     assert help_text(["--help"]).startswith("usage: diaforge train")
-    assert "python -m train.launch" in help_text(["--help"])
+    assert "python -m diaforge.train.launch" in help_text(["--help"])
     assert help_text(["--num_processes", "2", "recipes/tiny/sft.yaml", "--help"]) is not None
     assert help_text(["--num_processes", "2", "recipes/tiny/sft.yaml"]) is None
 

@@ -1,7 +1,7 @@
 """End to end on the tiny model through the real command line (`accelerate launch`, recipe checked
 first):
 
-    python -m train.launch --config_file accelerate_configs/cpu.yaml train/sft.py recipes/tiny/sft.yaml
+    python -m diaforge.train.launch --config_file accelerate_configs/cpu.yaml train/sft.py recipes/tiny/sft.yaml
 
 the loss falls, the adapter reloads on its base, merging gives the same greedy output, a killed
 run resumes from its last checkpoint, and W&B runs offline into the output folder."""
@@ -27,7 +27,7 @@ def launch_command(output_dir: Path, *overrides: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "train.launch",
+        "diaforge.train.launch",
         "--config_file",
         "accelerate_configs/cpu.yaml",
         "--num_cpu_threads_per_process",
@@ -41,7 +41,7 @@ def launch_command(output_dir: Path, *overrides: str) -> list[str]:
 
 
 def run(output_dir: Path, *overrides: str, env: dict[str, str] | None = None, launcher: bool = True) -> str:
-    """Train through `python -m train.launch` (or, with launcher=False, `python train/sft.py`: the same
+    """Train through `python -m diaforge.train.launch` (or, with launcher=False, `python train/sft.py`: the same
     script without the launcher's own start-up)."""
     command = launch_command(output_dir, *overrides)
     if not launcher:
@@ -83,12 +83,12 @@ def last_logits(model, tokenizer, text):
 
 def test_train_reload_and_merge(tmp_path):
     import torch
+    from diaforge.train.config import device_defaults, parse_recipe
+    from diaforge.train.slicing import TurnSlicer
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from diaforge.schema import load_dialogues
-    from train.config import device_defaults, parse_recipe
-    from train.slicing import TurnSlicer
 
     out = tmp_path / "run"
     run(out, "--max_steps", "24", "--logging_steps", "2", "--save_strategy", "no")

@@ -1,4 +1,4 @@
-"""`python -m train.preview`, the tiny model builder, model path checks and merge errors."""
+"""`python -m diaforge.train.preview`, the tiny model builder, model path checks and merge errors."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ TINY = str(ROOT / "recipes" / "tiny" / "sft.yaml")
 
 
 def test_inspect_prints_samples_with_the_trained_span_marked(tmp_path, capsys):
-    from train.preview import main
+    from diaforge.train.preview import main
 
     code = main(
         [TINY, "--num", "2", "--no-color", "--output_dir", str(tmp_path / "o"), "--history_reasoning", "keep"]
@@ -33,7 +33,7 @@ def test_inspect_prints_samples_with_the_trained_span_marked(tmp_path, capsys):
 
 
 def test_inspect_one_dialogue_and_errors(tmp_path, capsys):
-    from train.preview import main
+    from diaforge.train.preview import main
 
     assert main([TINY, "--dialogue", "fx-004", "--num", "9", "--output_dir", str(tmp_path / "o")]) == 0
     out = capsys.readouterr().out
@@ -52,7 +52,16 @@ def test_inspect_one_dialogue_and_errors(tmp_path, capsys):
 
 def test_inspect_as_a_module(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "train.preview", TINY, "--num", "1", "--output_dir", str(tmp_path / "o")],
+        [
+            sys.executable,
+            "-m",
+            "diaforge.train.preview",
+            TINY,
+            "--num",
+            "1",
+            "--output_dir",
+            str(tmp_path / "o"),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -63,10 +72,9 @@ def test_inspect_as_a_module(tmp_path):
 
 
 def test_tiny_model_is_deterministic_and_loads(tmp_path, dialogues):
+    from diaforge.train.modeling import build_tiny_model, load_tokenizer, resolve_model_path
+    from diaforge.train.slicing import dialogue_texts
     from transformers import AutoModelForCausalLM
-
-    from train.modeling import build_tiny_model, load_tokenizer, resolve_model_path
-    from train.slicing import dialogue_texts
 
     texts = dialogue_texts(dialogues)
     a = build_tiny_model(tmp_path / "a", texts=texts, seed=3)
@@ -88,7 +96,7 @@ def test_tiny_model_is_deterministic_and_loads(tmp_path, dialogues):
 
 
 def test_model_path_checks(tmp_path, monkeypatch):
-    from train.modeling import ModelPathError, check_model_path, looks_like_hub_id
+    from diaforge.train.modeling import ModelPathError, check_model_path, looks_like_hub_id
 
     assert looks_like_hub_id("meta-llama/Llama-3.2-3B-Instruct")
     assert looks_like_hub_id("nvidia/Llama-3_3-Nemotron-Super-49B-v1")
@@ -116,8 +124,8 @@ def test_model_path_checks(tmp_path, monkeypatch):
 
 
 def test_quantised_loading_needs_a_gpu():
-    from train.config import device_defaults, parse_recipe
-    from train.modeling import ModelPathError, model_init_kwargs
+    from diaforge.train.config import device_defaults, parse_recipe
+    from diaforge.train.modeling import ModelPathError, model_init_kwargs
 
     _, training, model, _ = parse_recipe(
         [TINY, "--load_in_8bit", "true"], device_defaults=device_defaults(False)
@@ -127,7 +135,7 @@ def test_quantised_loading_needs_a_gpu():
 
 
 def test_merge_errors_are_one_line(tmp_path, capsys):
-    from train.merge import main
+    from diaforge.train.merge import main
 
     assert main(["--adapter", str(tmp_path), "--output", str(tmp_path / "m")]) == 2
     assert (
@@ -142,7 +150,7 @@ def test_merge_errors_are_one_line(tmp_path, capsys):
 def test_resume_picks_the_last_complete_checkpoint(tmp_path, caplog):
     from types import SimpleNamespace
 
-    from train.tracking import resume_checkpoint
+    from diaforge.train.tracking import resume_checkpoint
 
     out = tmp_path / "run"
     for step, complete in ((5, True), (10, True), (15, False)):

@@ -25,10 +25,10 @@ def one_thread():
 
 
 def test_labels_reaching_the_model_are_the_slicers(tmp_path, monkeypatch, one_thread):
-    from train import sft
-    from train.loss_positions import TrainedPositionsLoss
-    from train.modeling import load_tokenizer
-    from train.slicing import SliceConfig, TurnSlicer
+    from diaforge.train import sft
+    from diaforge.train.loss_positions import TrainedPositionsLoss
+    from diaforge.train.modeling import load_tokenizer
+    from diaforge.train.slicing import SliceConfig, TurnSlicer
 
     seen = []
     original = TrainedPositionsLoss.compute_loss
@@ -80,7 +80,7 @@ def test_labels_reaching_the_model_are_the_slicers(tmp_path, monkeypatch, one_th
 
 
 def run_main(argv, capsys):
-    from train import sft
+    from diaforge.train import sft
 
     code = sft.main(argv)
     err = capsys.readouterr().err.strip().splitlines()

@@ -7,10 +7,7 @@ import json
 
 import pytest
 from _train_support import TEMPLATE_SPECS
-
-from diaforge.errors import InputError
-from diaforge.format import render_assistant, system_prompt, tool_listing
-from train.slicing import (
+from diaforge.train.slicing import (
     IGNORE_INDEX,
     SliceConfig,
     SlicingError,
@@ -18,6 +15,9 @@ from train.slicing import (
     slice_dialogues,
     to_dataset,
 )
+
+from diaforge.errors import InputError
+from diaforge.format import render_assistant, system_prompt, tool_listing
 
 
 def expected_target(turn, *, template: str, mode: str, include_thought: bool) -> str:
@@ -278,7 +278,7 @@ def test_no_samples_is_an_error(tokenizer_for, dialogues):
 
 
 def test_system_prompt_file_fills_in_the_tools(tmp_path, tokenizer_for, dialogues):
-    from train.recipe_fields import DiaforgeArguments
+    from diaforge.train.recipe_fields import DiaforgeArguments
 
     tok = tokenizer_for("tiny", "chatml")
     d = dialogues[0]

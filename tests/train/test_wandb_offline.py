@@ -8,8 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-from train.tracking import configure_wandb
+from diaforge.train.tracking import configure_wandb
 
 
 def test_key_without_network_falls_back_to_offline(

@@ -1,7 +1,7 @@
 """BFCL's categories, their sizes in the released wheel, and where their data files are.
 
 `SINGLE_TURN` holds BFCL's 13 single-turn categories and `MULTI_TURN` its four multi-turn ones
-(`DOCUMENTED_COUNTS`); `CATEGORIES`, the default of ``python -m eval bfcl``, is the five of the
+(`DOCUMENTED_COUNTS`); `CATEGORIES`, the default of ``python -m diaforge.eval bfcl``, is the five of the
 DiaFORGE parity check. The counts are asserted in the tests against the installed wheel.
 """
 
@@ -51,7 +51,7 @@ MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param"
 """BFCL's multi-turn categories (``multi_turn_composite`` is unreleased there too)."""
 
 ALL_CATEGORIES = SINGLE_TURN + MULTI_TURN
-"""Every category `load_bfcl` and ``python -m eval bfcl --categories`` accept."""
+"""Every category `load_bfcl` and ``python -m diaforge.eval bfcl --categories`` accept."""
 
 DOCUMENTED_COUNTS = {
     "simple_python": 400,

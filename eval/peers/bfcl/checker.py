@@ -43,9 +43,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from diaforge.eval.peers.bfcl.categories import language_of
+
 from diaforge.errors import InputError
 from diaforge.schema import Tool, ToolCall
-from eval.peers.bfcl.categories import language_of
 
 __all__ = ["AstVerdict", "bfcl_type", "check_call", "check_calls", "standardize_string"]
 

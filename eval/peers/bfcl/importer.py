@@ -1,11 +1,11 @@
 """BFCL importer (`load_bfcl`): every single-turn and multi-turn category, mapped to our `Dialogue`.
 
 This module reads a category file and maps its single-turn entries; the multi-turn ones are mapped
-by `eval.peers.bfcl.multi_turn`, and the parts both are made of (the question's messages, the
-function documents as BFCL shows them, the gold calls) are read by `eval.peers.bfcl.entries`.
+by `diaforge.eval.peers.bfcl.multi_turn`, and the parts both are made of (the question's messages, the
+function documents as BFCL shows them, the gold calls) are read by `diaforge.eval.peers.bfcl.entries`.
 
 `SINGLE_TURN` holds BFCL's 13 single-turn categories and `MULTI_TURN` its four multi-turn ones
-(`DOCUMENTED_COUNTS`); `CATEGORIES`, the default of ``python -m eval bfcl``, is the five of the
+(`DOCUMENTED_COUNTS`); `CATEGORIES`, the default of ``python -m diaforge.eval bfcl``, is the five of the
 DiaFORGE parity check. The table shows those five; the others map the same way:
 
 * ``simple_python``, ``simple_java``, ``simple_javascript``, ``parallel``, ``parallel_multiple``,
@@ -17,7 +17,7 @@ DiaFORGE parity check. The table shows those five; the others map the same way:
 * ``multi_turn_base``, ``multi_turn_long_context``: like ``multi_turn_miss_param``;
 * ``multi_turn_miss_func``: its ``missed_function`` (``{turn index: [names]}``) holds functions
   back: before that turn they are not offered (``metadata["withheld"]`` on the assistant turns,
-  dropped from the prompt's candidates by `eval.peers.bfcl.runner.prompt_examples`), the ``[]``
+  dropped from the prompt's candidates by `diaforge.eval.peers.bfcl.runner.prompt_examples`), the ``[]``
   turn that needs one gets the refusal `MISS_FUNC_REPLY` labelled reject/response_fail, and the
   held-out turn (empty in BFCL's question) gets BFCL's user message `MISSED_FUNCTION_PROMPT` with
   the functions back in the list, as BFCL's inference loop does.
@@ -65,10 +65,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from diaforge.errors import InputError
-from diaforge.schema import Dialogue, Tool, Turn
-from eval.peers import ImportReport, ImportResult, need, read_answers, read_json_lines
-from eval.peers.bfcl.categories import (
+from diaforge.eval.peers import ImportReport, ImportResult, need, read_answers, read_json_lines
+from diaforge.eval.peers.bfcl.categories import (
     ALL_CATEGORIES,
     CATEGORIES,
     IRRELEVANCE,
@@ -77,7 +75,7 @@ from eval.peers.bfcl.categories import (
     bfcl_data_dir,
     category_file,
 )
-from eval.peers.bfcl.entries import (
+from diaforge.eval.peers.bfcl.entries import (
     acceptable_answers,
     answer_of,
     bfcl_dialogue,
@@ -85,7 +83,10 @@ from eval.peers.bfcl.entries import (
     gold_calls,
     question_messages,
 )
-from eval.peers.bfcl.multi_turn import multi_turn_dialogue
+from diaforge.eval.peers.bfcl.multi_turn import multi_turn_dialogue
+
+from diaforge.errors import InputError
+from diaforge.schema import Dialogue, Tool, Turn
 
 __all__ = ["load_bfcl", "load_bfcl_categories"]
 

@@ -8,7 +8,7 @@ reply of our dialogues (BFCL has no reply text): the question `MISS_PARAM_REPLY`
 argument is missing), or, while a function of ``missed_function`` is held back
 (multi_turn_miss_func), the refusal `MISS_FUNC_REPLY`. A held-back function comes back on its turn
 with BFCL's user message `MISSED_FUNCTION_PROMPT`; until then the assistant turns name it in
-``metadata["withheld"]``. The table of `eval.peers.bfcl.importer` shows the whole mapping.
+``metadata["withheld"]``. The table of `diaforge.eval.peers.bfcl.importer` shows the whole mapping.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.peers import need, parse_call_string, read_json_lines
+from diaforge.eval.peers.bfcl.entries import answer_of, bfcl_dialogue
+
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Tool, ToolCall, Turn
 from diaforge.tool_records import tool_from_record
-from eval.peers import need, parse_call_string, read_json_lines
-from eval.peers.bfcl.entries import answer_of, bfcl_dialogue
 
 __all__ = [
     "MISSED_FUNCTION_PROMPT",

@@ -1,4 +1,4 @@
-"""The BFCL parity runner (`run_bfcl`, ``python -m eval bfcl --model PATH``).
+"""The BFCL parity runner (`run_bfcl`, ``python -m diaforge.eval bfcl --model PATH``).
 
 Prompt mode by default: our system prompt listing the entry's functions (plus the entry's own
 system message), the question as user turns, one reply parsed by our parser. Per category the
@@ -22,9 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from diaforge.eval.peers.bfcl.categories import (
+    ALL_CATEGORIES,
+    IRRELEVANCE,
+    MULTI_TURN,
+    NO_ANSWER_FILE,
+    RELEVANCE,
+)
+from diaforge.eval.peers.bfcl.checker import AstVerdict, check_calls
+
 from diaforge.schema import Dialogue
-from eval.peers.bfcl.categories import ALL_CATEGORIES, IRRELEVANCE, MULTI_TURN, NO_ANSWER_FILE, RELEVANCE
-from eval.peers.bfcl.checker import AstVerdict, check_calls
 
 __all__ = [
     "PromptExample",
@@ -259,7 +266,7 @@ def write_bfcl_run(
 ) -> Path:
     """``bfcl_metrics.json``, ``bfcl_transcripts.jsonl`` (one record per query) and
     ``bfcl_report.md`` in the run folder `out`."""
-    from eval.run_files import write_run_files
+    from diaforge.eval.run_files import write_run_files
 
     payload = dict(metrics)
     if comparison is not None:

@@ -10,7 +10,7 @@ exit, with its ``rank`` (RANK, None outside a distributed launch):
 * ``log_lines``: the lines it printed that are ours (``[diaforge]``) or the trainer's loss logs;
 * ``engine``: accelerate's distributed type, the DeepSpeed ZeRO stage and the model wrapper's class.
 
-The training command itself is the user's (`python -m train.launch ...`); nothing here changes
+The training command itself is the user's (`python -m diaforge.train.launch ...`); nothing here changes
 what it computes.
 """
 
