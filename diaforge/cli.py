@@ -1,21 +1,20 @@
 """`diaforge`: one door per stage, each the project's existing command line.
 
-    diaforge data ...        = python -m diaforge.data_gen ...            generate, check and analyse dialogue data
-    diaforge train ...       = python -m diaforge.train.launch ...        fine-tune on a recipe through accelerate
-    diaforge preview ...     = python -m diaforge.train.preview ...       the samples training will see
-    diaforge merge ...       = python -m diaforge.train.merge ...         merge a LoRA adapter into its base model
-    diaforge eval ...        = python -m diaforge.eval ...                evaluate a model, compare runs, peer benchmarks
-    diaforge demo ...        = python -m diaforge.pipeline demo ...       data, training and evaluation on SmolLM2
-    diaforge demo-curve ...  = python -m diaforge.pipeline demo-curve ... dynamic Acc against corpus size
-    diaforge bench ...       = python -m diaforge.bench.run ...           measure the benchmarks on this machine
+    diaforge data ...        = python -m diaforge.data_gen ...       generate, check and analyse dialogue data
+    diaforge train ...       = python -m diaforge.train.launch ...   fine-tune on a recipe through accelerate
+    diaforge preview ...     = python -m diaforge.train.preview ...  the samples training will see
+    diaforge merge ...       = python -m diaforge.train.merge ...    merge a LoRA adapter into its base model
+    diaforge eval ...        = python -m diaforge.eval ...           evaluate a model, compare runs, peer benchmarks
+    diaforge demo ...        = python -m diaforge.pipeline demo ...  data, training and evaluation on SmolLM2
+    diaforge demo-curve ...  = python -m diaforge.pipeline demo-curve ...  dynamic Acc against corpus size
+    diaforge bench ...       = python -m diaforge.bench.run ...      measure the benchmarks on this machine
 
 A subcommand runs its module exactly as `python -m` does (`runpy`, with the rest of the command
 line as its arguments), so options, help, output and exit codes are the module's own and the two
 spellings never drift apart. This module belongs to the core package `diaforge`, below every
 stage, and keeps the import contract (pyproject.toml): it imports no stage, it names their
-modules and `runpy` imports them when the command runs. Run as the installed console script it
-also leaves the working folder off the import path, so a user's own `eval.py` or `recipes/`
-folder cannot stand in for the project's packages (`python -m` puts the working folder first).
+modules and `runpy` imports them when the command runs. Every stage lives under the one import
+name `diaforge`, so a user's own `eval.py` or `train/` in the working folder hides nothing.
 """
 
 from __future__ import annotations

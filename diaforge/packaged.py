@@ -26,9 +26,7 @@ def packaged_path(package: str, *parts: str) -> Path:
     """The path of `parts` (a file or folder) inside the installed `package`.
 
     Raises `PackagedFileError`, one line that names the package and where it was found, when the
-    package is missing or does not hold the file: typically a folder of the same name in the
-    working folder that hides the installed package under `python -m` (the `diaforge` console
-    command does not put the working folder on the import path)."""
+    package is missing or does not hold the file (an install that left its data out)."""
     spec = importlib.util.find_spec(package)
     if spec is None:
         raise PackagedFileError(f"package {package!r} is not installed (pip install -e . installs it)")
@@ -36,7 +34,7 @@ def packaged_path(package: str, *parts: str) -> Path:
     if not path.exists():
         where = ", ".join(spec.submodule_search_locations or []) or spec.origin
         raise PackagedFileError(
-            f"{'/'.join(parts)} is not in package {package!r} (found at {where}); a folder named "
-            f"{package!r} in the working folder hides the installed one: run the `diaforge` command"
+            f"{'/'.join(parts)} is not in package {package!r} (found at {where}); reinstall the "
+            "toolkit (pip install -e . in a checkout) so that its data files are installed"
         )
     return path

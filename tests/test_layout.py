@@ -156,6 +156,7 @@ def _core_layer(config: dict) -> list[str]:
     return [m.strip() for m in layers[-1].split(":")]
 
 
+@pytest.mark.slow(reason="runs lint-imports on a staged copy of the sources")
 def test_import_contract_holds() -> None:
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr

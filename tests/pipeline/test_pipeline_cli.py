@@ -96,7 +96,7 @@ def test_the_demo_recipe_reads_its_system_prompt_from_any_folder(tmp_path: Path,
 
 
 def test_a_missing_bundled_file_is_one_line_naming_the_package() -> None:
-    with pytest.raises(PackagedFileError, match=r"nope.yaml is not in package 'recipes'"):
+    with pytest.raises(PackagedFileError, match=r"nope.yaml is not in package 'diaforge.recipes'"):
         packaged_path("diaforge.recipes", "nope.yaml")
     with pytest.raises(PackagedFileError, match=r"package 'no_such_package_here' is not installed"):
         packaged_path("no_such_package_here", "x")
