@@ -375,10 +375,10 @@ def skeleton(args: argparse.Namespace, data: dict, plan: dict, commands: dict, o
 
 
 def recipe_attention(commands: dict, mode: str) -> str | None:
-    import yaml
+    from diaforge.train.config import read_recipe
 
     for modes in commands.values():
-        return yaml.safe_load(modes[mode]["recipe"].read_text(encoding="utf-8"))["attn_implementation"]
+        return read_recipe(modes[mode]["recipe"])["attn_implementation"]
     return None
 
 

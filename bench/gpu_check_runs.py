@@ -175,9 +175,9 @@ def run_mode(
 
 
 def recipe_value(path: Path, key: str) -> Any:
-    import yaml
+    from diaforge.train.config import read_recipe
 
-    return yaml.safe_load(path.read_text(encoding="utf-8"))[key]
+    return read_recipe(path)[key]
 
 
 def adapter_difference(first: Path, second: Path) -> float | None:

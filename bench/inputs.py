@@ -60,12 +60,12 @@ def smollm2_path(out_dir: Path) -> Path:
 
 def demo_slicing() -> dict[str, Any]:
     """The slicing settings of recipes/smollm2-135m/demo.yaml (the recipe trained on this machine)."""
-    import yaml
+    from diaforge.train.config import read_recipe
     from diaforge.train.slicing import SliceConfig
 
     from diaforge.format import PromptFormat
 
-    recipe = yaml.safe_load(DEMO_RECIPE.read_text(encoding="utf-8"))
+    recipe = read_recipe(DEMO_RECIPE)
     defaults = {
         **{k: getattr(PromptFormat, k) for k in PromptFormat.CHOICES},
         "overflow": SliceConfig.overflow,

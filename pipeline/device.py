@@ -39,13 +39,13 @@ def gpu_index(device: str) -> str | None:
 def recipe_uses_cpu(recipe: str | Path) -> bool:
     """Whether a recipe file says `use_cpu: true` (one that cannot be read says nothing here:
     training reports what is wrong with it)."""
-    import yaml
+    from diaforge.train.config import read_recipe
+    from diaforge.train.recipe_fields import RecipeError
 
     try:
-        data = yaml.safe_load(Path(recipe).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return read_recipe(recipe).get("use_cpu") is True
+    except RecipeError:
         return False
-    return isinstance(data, dict) and data.get("use_cpu") is True
 
 
 def validate_device(device: object, recipe: str | Path) -> None:

@@ -12,9 +12,9 @@ from _repo import ROOT
 
 from scripts import eval_walk, house
 
-LAYOUT = '''[tool.setuptools]
+LAYOUT = """[tool.setuptools]
 package-dir = { "diaforge" = "diaforge", "diaforge.data_gen" = "data_gen", "diaforge.eval" = "eval" }
-'''
+"""
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:

@@ -69,32 +69,47 @@ def known_keys(classes: Sequence[type] | None = None) -> set[str]:
     return {f.name for cls in classes or recipe_dataclasses() for f in dataclasses.fields(cls) if f.init}
 
 
-def read_recipe_yaml(path: str | Path, classes: Sequence[type] | None = None) -> dict[str, Any]:
-    """The recipe file as a mapping; unknown keys, YAML syntax errors and non-mappings are
-    `RecipeError`s that name the file (and the line, for syntax errors)."""
+def read_recipe(path: str | Path) -> dict[str, Any]:
+    """The recipe file's top-level mapping, read once and the same way wherever a recipe is read
+    (training, the planner, the demo's device check, the benchmarks); a YAML syntax error, a
+    non-mapping or an unreadable file is a `RecipeError` that names the file. Keys are not checked
+    here (`read_recipe_yaml` checks them against the recipe's dataclasses)."""
     from diaforge.configs import read_yaml_mapping
     from diaforge.errors import InputError
 
     try:
-        data = read_yaml_mapping(path, what="recipe file")
+        return read_yaml_mapping(path, what="recipe file")
     except InputError as exc:
         raise RecipeError(str(exc)) from None
+
+
+def unknown_key_message(path: str | Path, key: str, keys: set[str]) -> str:
+    """`PATH: unknown key 'KEY'`, with the closest known key when one is near (did you mean)."""
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(keys), n=1, cutoff=0.75)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"{path}: unknown key '{key}'{hint}"
+
+
+def read_recipe_yaml(path: str | Path, classes: Sequence[type] | None = None) -> dict[str, Any]:
+    """The recipe file as a mapping (`read_recipe`); unknown keys are `RecipeError`s that name the
+    file, the key and the nearest known key."""
+    data = read_recipe(path)
     keys = known_keys(classes) | {"env"}
     for key in data:
         if key not in keys:
-            raise RecipeError(f"{path}: unknown key '{key}'")
+            raise RecipeError(unknown_key_message(path, key, keys))
     return data
 
 
 def is_dpo_recipe(path: str | Path) -> bool:
-    """Whether a recipe file is the DPO stage's: it has a top-level ``pairs_path`` key."""
-    import re
-
+    """Whether a recipe file is the DPO stage's: it has a top-level ``pairs_path`` key (a file
+    that cannot be read is not one; training reports what is wrong with it)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return "pairs_path" in read_recipe(path)
+    except RecipeError:
         return False
-    return re.search(r"^pairs_path\s*:", text, re.M) is not None
 
 
 def split_recipe_argv(argv: Sequence[str]) -> tuple[str | None, list[str]]:

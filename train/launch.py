@@ -40,8 +40,10 @@ from diaforge.errors import UserError, command_main
 SFT_SCRIPT = Path(__file__).resolve().parent / "sft.py"
 #: The DPO stage's script: what `diaforge train RECIPE` runs when the recipe has `pairs_path`.
 DPO_SCRIPT = Path(__file__).resolve().parent / "dpo.py"
-#: The package of the bundled accelerate configs (`accelerate_configs/` of the checkout).
-CONFIG_PACKAGE = "accelerate_configs"
+#: The package of the bundled accelerate configs, and its folder in the checkout (a path given as
+#: `accelerate_configs/X.yaml` names a bundled one from any folder).
+CONFIG_PACKAGE = "diaforge.accelerate_configs"
+CONFIG_FOLDER = "accelerate_configs"
 RECIPE_SUFFIXES = (".yaml", ".yml")
 
 
@@ -96,7 +98,7 @@ def find_config_file(args: argparse.Namespace) -> None:
         bundled = None
     if bundled is not None:
         inside = Path(given)
-        if inside.parts[:1] == (CONFIG_PACKAGE,):
+        if inside.parts[:1] == (CONFIG_FOLDER,):
             inside = Path(*inside.parts[1:])
         for candidate in (bundled / inside, bundled / f"{inside}.yaml"):
             if candidate.is_file():

@@ -222,8 +222,10 @@ def accelerate_config(recipe_text: str) -> tuple[str | None, dict[str, Any]]:
 
 def setup_of(recipe: str | Path, gpus: int | None = None) -> tuple[Setup, dict[str, Any]]:
     """The Setup a recipe (and the accelerate config its header names) trains with."""
+    from diaforge.train.config import read_recipe
+
     text = Path(recipe).read_text(encoding="utf-8")
-    data = yaml.safe_load(text) or {}
+    data = read_recipe(recipe)
     model = data.get("model_name_or_path", "")
     dpo = "pairs_path" in data  # train/dpo.py: model_name_or_path is the SFT run; its base is in the header
     named = re.search(r"^# Base model: (\S+)", text, re.M)

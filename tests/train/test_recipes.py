@@ -225,6 +225,31 @@ def test_unknown_key_and_bad_values_are_one_line_errors(tmp_path):
         parse_recipe([str(bad)])
 
 
+def test_an_unknown_key_near_a_known_one_says_which(tmp_path):
+    from diaforge.train.config import RecipeError, parse_recipe
+
+    bad = tmp_path / "recipe.yaml"
+    bad.write_text((ROOT / "recipes/tiny/sft.yaml").read_text() + "lerning_rate: 1.0e-3\n")
+    with pytest.raises(RecipeError, match=r"unknown key 'lerning_rate' \(did you mean 'learning_rate'\?\)$"):
+        parse_recipe([str(bad)])
+
+
+def test_a_recipe_is_read_by_one_reader():
+    """No code reads a recipe file with its own YAML call: `diaforge.train.config.read_recipe` does
+    (in train/plan.py the YAML calls left are an accelerate config and a command-line value)."""
+    readers = {}
+    for folder in ("diaforge", "data_gen", "train", "eval", "pipeline", "bench", "scripts"):
+        for path in (ROOT / folder).rglob("*.py"):
+            hits = [
+                ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if "yaml.safe_load(" in ln
+            ]
+            if hits:
+                readers[path.relative_to(ROOT).as_posix()] = hits
+    plan = readers.pop("train/plan.py")
+    assert len(plan) == 2 and "path.read_text" in plan[0] and "safe_load(value)" in plan[1], plan
+    assert set(readers) <= {"diaforge/hygiene.py"}, readers  # the bounded loader under read_yaml_mapping
+
+
 def test_command_line_overrides_the_recipe():
     from diaforge.train.config import device_defaults, parse_recipe
 
