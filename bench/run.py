@@ -66,7 +66,7 @@ from diaforge.bench.inputs import (
     smollm2_path,
 )
 
-from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser
+from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.format import HISTORY_REASONING
 
 # Modest CPU use on a shared machine: one thread unless told otherwise (before torch is imported;
@@ -368,6 +368,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     )
     parser.add_argument(
         "--out",
+        type=output_path,
         default=DEFAULT_OUT,
         help="results file, under the working folder when relative (the checkout's reference numbers: "
         "bench/results.json)",

@@ -30,6 +30,7 @@ from diaforge.cliargs import (
     export_format_from_args,
     finite_float,
     int_between,
+    output_path,
     positive_int,
 )
 from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
@@ -383,7 +384,9 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         help="YAML config: any field of GenerationConfig (data_gen/gen_config.py), plus per-role backends; "
         "a flag given here overrides its key (default: none, the built-in defaults)",
     )
-    add_field_flags(g, GenerationConfig.model_fields, GENERATE_FLAGS, choices=CHOICES)
+    add_field_flags(
+        g, GenerationConfig.model_fields, GENERATE_FLAGS, choices=CHOICES, types={"out": output_path}
+    )
     roles = g.add_argument_group(
         "every role", "the backend of every role (roles: in the config sets them one by one)"
     )
@@ -399,11 +402,18 @@ def _add_build_benchmark(sub: argparse._SubParsersAction) -> None:
     )
     b.add_argument("--split", default="heldout", help="tool split to use ('' for all tools)")
     b.add_argument(
-        "--out", default="eval/benchmarks/diabench_heldout_v1.jsonl", help="benchmark JSONL to write"
+        "--out",
+        type=output_path,
+        default="eval/benchmarks/diabench_heldout_v1.jsonl",
+        help="benchmark JSONL to write",
     )
     b.add_argument("--seeds-per-tool", type=positive_int, default=1, help="reference dialogues per tool")
     b.add_argument("--seed", type=int, default=20260101, help="run seed of the generation")
-    b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
+    b.add_argument(
+        "--work-dir",
+        type=output_path,
+        help="keep the generation run folder here (default: a temporary folder)",
+    )
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=_cmd_build_benchmark)
 
@@ -420,12 +430,17 @@ def _add_build_no_tool_split(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--split", default="heldout", help="tool split to use ('' for all tools)")
     b.add_argument(
         "--out",
+        type=output_path,
         default="eval/benchmarks/diabench_heldout_v1_no_tool.jsonl",
         help="split JSONL to write (eval run finds <benchmark>_no_tool.jsonl beside its benchmark)",
     )
     b.add_argument("--seeds", type=positive_int, default=20, help="retrieval misses to try (one per tool)")
     b.add_argument("--seed", type=int, default=20260128, help="run seed of the generation")
-    b.add_argument("--work-dir", help="keep the generation run folder here (default: a temporary folder)")
+    b.add_argument(
+        "--work-dir",
+        type=output_path,
+        help="keep the generation run folder here (default: a temporary folder)",
+    )
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=_cmd_build_no_tool_split)
 
@@ -445,6 +460,7 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     )
     e.add_argument(
         "--out",
+        type=output_path,
         required=True,
         help="folder for hf_conversational.jsonl, hf_dataset/, prompt_format.json (and token_lengths.json)",
     )

@@ -28,7 +28,14 @@ from pydantic import (
     model_validator,
 )
 
-from diaforge.configs import FieldProblem, Keys, check_choice, config_error, read_yaml_mapping
+from diaforge.configs import (
+    FieldProblem,
+    Keys,
+    check_choice,
+    check_output_path,
+    config_error,
+    read_yaml_mapping,
+)
 from diaforge.errors import InputError
 from diaforge.hygiene import sha256_file
 from diaforge.llm.base import ROLES
@@ -220,6 +227,11 @@ class GenerationConfig(_Strict):
     @classmethod
     def _known_choice(cls, value: str, info: ValidationInfo) -> str:
         return check_choice(info.field_name, value, CHOICES[info.field_name])
+
+    @field_validator("out")
+    @classmethod
+    def _output_path(cls, value: str) -> str:
+        return check_output_path(value)
 
     @field_validator("encoder")
     @classmethod

@@ -6,7 +6,12 @@ import argparse
 
 from diaforge.data_gen.wording import WORDING_CHOICES
 
-from diaforge.cliargs import DefaultsHelpFormatter, add_export_format_flags, export_format_from_args
+from diaforge.cliargs import (
+    DefaultsHelpFormatter,
+    add_export_format_flags,
+    export_format_from_args,
+    output_path,
+)
 from diaforge.console import emit
 from diaforge.errors import InputError
 from diaforge.hygiene import check_output_dir
@@ -48,6 +53,7 @@ def add_pairs(sub: argparse._SubParsersAction) -> None:
     p.add_argument("dialogues", help="dialogues JSONL (e.g. the dialogues.jsonl of a generation run)")
     p.add_argument(
         "--out",
+        type=output_path,
         required=True,
         help="folder for pairs.jsonl, preference.jsonl, prompt_format.json, stats.json",
     )

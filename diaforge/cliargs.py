@@ -1,6 +1,7 @@
 """Command-line argument checking shared by the entry points of data_gen, eval and train: every
-bad flag is one line on stderr and exit code 2, never a usage dump or a traceback; and the flags
-of a config's fields (`add_field_flags`), documented once, on the field."""
+bad flag is one line on stderr and exit code 2, never a usage dump or a traceback; the one type of
+every flag that names a file or folder to write (`output_path`); and the flags of a config's
+fields (`add_field_flags`), documented once, on the field."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import math
 import sys
 import typing
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from types import UnionType
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -99,6 +101,24 @@ def int_between(low: int, high: int) -> Callable[[str], int]:
 
     parse.__name__ = f"int_between_{low}_{high}"
     return parse
+
+
+def output_path(text: str) -> str:
+    """A file or folder to write (``--out``, ``--json``, ``--output``, ``--work-dir``, ...): any
+    path but an empty or blank one, which names none (``--out ""`` would write into the working
+    folder, ``--out " "`` into a folder named by a space). Every door's output flags take it, so
+    the refusal is one line naming the flag (`diaforge.hygiene.output_path_problem`)."""
+    from diaforge.hygiene import output_path_problem
+
+    problem = output_path_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def output_folder(text: str) -> Path:
+    """`output_path` as a `Path`, for the commands that keep their paths as Paths (the demo)."""
+    return Path(output_path(text))
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ which PyYAML reads as true or false: ``validators: no`` would silently be false)
 ``FILE, field 'KEY': must be EXPECTED, got VALUE``: the dotted key as the file spells it, what the
 field takes (one table, `EXPECTED`) and the value shown as YAML writes it. An unknown key comes
 first, named with the nearest known one (or its new name, for a renamed key); a check that spans
-fields raises `FieldProblem` to blame the key it names.
+fields raises `FieldProblem` to blame the key it names. A key that names a file or folder to write
+takes `check_output_path`, which refuses an empty or blank one, as the flags' `output_path` does.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "FieldProblem",
     "Keys",
     "check_choice",
+    "check_output_path",
     "config_error",
     "loose_boolean",
     "read_yaml_mapping",
@@ -79,6 +81,18 @@ class Keys:
     """Former names still met in old files: former name -> the key it became (the hint)."""
     otherwise: str = ""
     """The end of the line when no known key is near (e.g. where the keys are listed)."""
+
+
+def check_output_path(value: Any) -> Any:
+    """`value` unless it is an empty or blank text, which names no file or folder to write
+    (`diaforge.hygiene.output_path_problem`): a ValueError then, for a pydantic validator of a key
+    that names an output (`config_error` puts the file and the key before it)."""
+    from diaforge.hygiene import output_path_problem
+
+    problem = output_path_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
 
 
 def check_choice(name: str, value: Any, allowed: Sequence[str]) -> Any:

@@ -400,10 +400,24 @@ def sha256_file(path: str | Path) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def output_path_problem(value: object) -> str | None:
+    """Why `value`, given as a file or folder to write, names none: an empty or blank text (``""``
+    would be the working folder, ``"  "`` a folder named by spaces); None when it names one (or is
+    not a text). Every output flag (`diaforge.cliargs.output_path`), config key
+    (`diaforge.configs.check_output_path`) and recipe key (``output_dir``) is refused by it."""
+    if not isinstance(value, str) or value.strip():
+        return None
+    return f"must name a file or folder to write, got {'only white space' if value else repr(value)}"
+
+
 def check_output_dir(path: str | Path, *, field: str | None = None, what: str = "output folder") -> Path:
     """Check, before any work starts, that `path` is a folder this process can write in, or one
     it can create; leaves nothing behind (folders made for the check are removed again). Every
-    failure is an `InputError` naming the folder and `field` (the flag or key that set it)."""
+    failure is an `InputError` naming the folder and `field` (the flag or key that set it); an
+    empty or blank `path` is one (`output_path_problem`)."""
+    problem = output_path_problem(path)
+    if problem is not None:
+        raise InputError(problem, field=field)
     p = Path(path).expanduser()
     created: list[Path] = []
     try:
@@ -444,6 +458,9 @@ def check_output_dir(path: str | Path, *, field: str | None = None, what: str = 
 def check_output_file(path: str | Path, *, field: str | None = None, what: str = "output file") -> Path:
     """`check_output_dir` for the folder of an output file, and that the file itself is not a
     folder; every failure names the file."""
+    problem = output_path_problem(path)
+    if problem is not None:
+        raise InputError(problem, field=field)
     p = Path(path).expanduser()
     if p.is_dir():
         raise InputError(f"is a folder; {field or 'it'} names the {what}", path=p, field=field)

@@ -250,7 +250,7 @@ def _run_cells(metrics: Mapping[str, Any], mode: str) -> list[str]:
         if not isinstance(d, Mapping)
         else [
             _cell(d, "agree", "agree_n", "points_n"),
-            _cell(d, "tool_hallucination", "hallucinated_n", "calls_n"),
+            _cell(d, "unsupported_calls", "unsupported_calls_n", "calls_n"),
         ]
     )
     cells += (
@@ -266,7 +266,8 @@ def _run_cells(metrics: Mapping[str, Any], mode: str) -> list[str]:
 
 def decision_quality_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
     """The compact "Decisions and clarification" part of ``comparison.md``: one row per run, per
-    mode the agreement with the reference move and the tool hallucination (`diaforge.eval.decisions`), the
+    mode the agreement with the reference move and the calls not supported by the conversation
+    (`diaforge.eval.decisions`), the
     option recall and precision of its questions (this module); "–" where a run has none (no tool
     specs, or a ``metrics.json`` from before them). Nothing when no run has them."""
     if not any(isinstance(m.get("decisions"), Mapping) for _, m in rows):
@@ -278,15 +279,17 @@ def decision_quality_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> l
     ]
     titles = (
         f"agree ({UP})",
-        f"tool hallucination ({DOWN})",
+        f"calls not supported ({DOWN})",
         f"option recall ({UP})",
         f"option precision ({UP})",
     )
     headers = ["Model", *(f"{MODE_TITLE[mode]} {t}" for mode in modes for t in titles)]
     body = [[label, *(cell for mode in modes for cell in _run_cells(m, mode))] for label, m in rows]
     note = (
-        "Every decision against the reference move (both splits) and the tool hallucination of the calls "
-        "(`eval/decisions.py`); the option recall and precision of the questions asking which tool "
-        '(`eval/clarification.py`). Definitions: docs/metrics.md, "Decisions and clarification".'
+        "Every decision against the reference move (both splits) and the share of calls the conversation "
+        "does not support (tool not the one left open, or a value the user never gave; a share of "
+        "calls, not When2Call's per-item tool hallucination rate; `eval/decisions.py`); the option "
+        "recall and precision of the questions asking which tool (`eval/clarification.py`). "
+        'Definitions: docs/metrics.md, "Decisions and clarification".'
     )
     return ["## Decisions and clarification", note, markdown_table(headers, body)]

@@ -33,7 +33,7 @@ from diaforge.eval.cli_options import (
 )
 from diaforge.eval.model_spec import check_device
 
-from diaforge.cliargs import add_field_flags
+from diaforge.cliargs import add_field_flags, output_path
 from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
 from diaforge.errors import command_main
 
@@ -107,7 +107,7 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
             fields,
             names,
             choices=CHOICES,
-            types={"modes": _modes_arg, "max_new_tokens": max_new_tokens_arg},
+            types={"modes": _modes_arg, "max_new_tokens": max_new_tokens_arg, "out": output_path},
             switches=("quiet",),
         )
     r.set_defaults(func=_cmd_run)
@@ -155,8 +155,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_score)
     c = sub.add_parser("compare", help="one table and one trade-off plot for several runs")
     c.add_argument("runs", nargs="+", help="run folders (or their metrics.json)")
-    c.add_argument("--out", default="outputs/compare", help="folder for comparison.md and comparison.png")
-    c.add_argument("--json", help="also write {label: metrics} of every run to this file")
+    c.add_argument(
+        "--out",
+        type=output_path,
+        default="outputs/compare",
+        help="folder for comparison.md and comparison.png",
+    )
+    c.add_argument("--json", type=output_path, help="also write {label: metrics} of every run to this file")
     add_wandb_args(c)
     c.set_defaults(func=_cmd_compare)
     if command not in OWN_COMMANDS:

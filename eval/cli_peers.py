@@ -24,7 +24,7 @@ from diaforge.eval.cli_options import (
 from diaforge.eval.eval_config import DEFAULT_BENCH
 from diaforge.eval.policies import POLICIES
 
-from diaforge.cliargs import finite_float, positive_int
+from diaforge.cliargs import finite_float, output_path, positive_int
 from diaforge.console import emit
 from diaforge.errors import InputError
 
@@ -334,7 +334,7 @@ def _add_import_parser(sub: argparse._SubParsersAction) -> None:
         help="file or folder (bfcl: a data folder or a category file, default: the installed bfcl-eval "
         "wheel; when2call: a test file or a folder holding when2call_test_mcq.jsonl)",
     )
-    i.add_argument("--out", required=True, help="dialogues JSONL to write")
+    i.add_argument("--out", type=output_path, required=True, help="dialogues JSONL to write")
     i.add_argument(
         "--category", help="bfcl: comma-separated categories (default: the five of the parity check)"
     )
@@ -369,7 +369,7 @@ def _add_bfcl_parser(sub: argparse._SubParsersAction) -> None:
     )
     b.add_argument("--limit", type=positive_int, help="first N entries of each category")
     b.add_argument("--data", help="BFCL data folder (default: the installed bfcl-eval wheel)")
-    b.add_argument("--out", help="run folder (default outputs/bfcl/<model>-<prompt mode>)")
+    b.add_argument("--out", type=output_path, help="run folder (default outputs/bfcl/<model>-<prompt mode>)")
     b.add_argument("--baseline", help="run folder (or bfcl_metrics.json) of the base model: report deltas")
     b.add_argument(
         "--tolerance",
@@ -425,7 +425,9 @@ def _add_next_action_parser(sub: argparse._SubParsersAction) -> None:
     )
     n.add_argument("--limit", type=positive_int, help="a seeded sample of this many dialogues")
     n.add_argument("--seed", type=int, default=0, help="seed of the benchmark sample")
-    n.add_argument("--out", help="run folder (default outputs/next_action/<model>-<prompt mode>)")
+    n.add_argument(
+        "--out", type=output_path, help="run folder (default outputs/next_action/<model>-<prompt mode>)"
+    )
     n.add_argument("--predictions", help="rescore a next_action_predictions.jsonl (no model)")
     n.add_argument("--json", action="store_true", help="with --predictions: also print the metrics as JSON")
     add_wandb_args(n)
@@ -456,7 +458,11 @@ def _add_dicebench_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--pred", help="score: <model>_round_<n>.json prediction file or folder")
     add_model_args(d, policies=True, max_new_tokens=2000, what="; run only")
     d.add_argument("--limit", type=positive_int, help="the first N instances")
-    d.add_argument("--out", help="run: folder for the prediction files (default outputs/dicebench/<model>)")
+    d.add_argument(
+        "--out",
+        type=output_path,
+        help="run: folder for the prediction files (default outputs/dicebench/<model>)",
+    )
     d.add_argument("--json", action="store_true", help="also print the metrics as JSON")
     d.set_defaults(func=_cmd_dicebench)
 
@@ -474,7 +480,9 @@ def _add_turn_level_parser(sub: argparse._SubParsersAction) -> None:
     )
     t.add_argument("--limit", type=positive_int, help="a seeded sample of this many dialogues")
     t.add_argument("--seed", type=int, default=0, help="seed of the benchmark sample")
-    t.add_argument("--out", help="run folder (default outputs/turn_level/<model>-<prompt mode>)")
+    t.add_argument(
+        "--out", type=output_path, help="run folder (default outputs/turn_level/<model>-<prompt mode>)"
+    )
     t.add_argument("--records", help="rescore a turn_level_records.jsonl (no model)")
     t.add_argument("--json", action="store_true", help="with --records: also print the metrics as JSON")
     add_turn_level_act_args(t)

@@ -9,11 +9,14 @@ Every rate carries its 95 % interval (`diaforge.eval.intervals`).
 Paired differences: every two runs whose ``transcripts.jsonl`` share dialogues are compared
 dialogue by dialogue on Acc (`diaforge.eval.intervals.paired_by_mode`, `diaforge.eval.stats.paired_difference`):
 the difference A − B with Newcombe's 95 % interval, the dialogues only A or only B got right, the
-exact McNemar p-value, and whether the difference is distinguishable from zero (its interval
-excludes 0). A and B: of two models, the later given minus the earlier (list the baseline first);
-otherwise the run listed first (a model before a policy, the ceiling before the floors) minus the
-other, so a model is always measured against each floor. In the JSON report the pair is
-``report[A]["paired"][B][mode]`` (`eval.stats.PairedDifference.as_dict`).
+exact McNemar p-value, and the verdict of the one rule (`diaforge.eval.stats.verdict`: shown,
+borderline or not shown; docs/metrics.md, "The verdict rule"). A and B: of two models, the later
+given minus the earlier (list the baseline first); otherwise the run listed first (a model before a
+policy, the ceiling before the floors) minus the other, so a model is always measured against each
+floor. In the JSON report the pair is ``report[A]["paired"][B][mode]``
+(`eval.stats.PairedDifference.as_dict`). The "Against the floors" lines take their words from the
+same verdict: a model clears the heuristic floor only where its paired difference with
+`name-overlap` is shown and positive.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from typing import Any
 
 from diaforge.eval.anatomy import anatomy_breakdowns, compute_anatomy
 from diaforge.eval.clarification import decision_quality_section
+from diaforge.eval.decisions import read_legacy_keys
 from diaforge.eval.intervals import dialogue_outcomes, interval_summary, paired_by_mode
 from diaforge.eval.metrics import split_by_mode
 from diaforge.eval.no_tool import no_tool_section
 from diaforge.eval.policies import POLICIES
 from diaforge.eval.report import DEFAULT_WANDB_PROJECT, log_folder_to_wandb, plot_tradeoff, write_atomic
-from diaforge.eval.stats import PairedDifference
+from diaforge.eval.stats import SHOWN, PairedDifference, verdict_sentence
 from diaforge.eval.tables import (
     DOWN,
     INTERVAL_NOTE,
@@ -51,6 +55,7 @@ __all__ = [
     "DEFAULT_COMPARE_DIR",
     "compare_runs",
     "floor_policy",
+    "floor_verdict",
     "floors_section",
     "output_table",
     "paired_pairs",
@@ -72,6 +77,7 @@ def _load_run(run_dir: str | Path) -> tuple[Path, dict[str, Any]]:
         raise InputError(f"invalid JSON ({exc.msg} at line {exc.lineno})", path=path) from None
     if not isinstance(data, dict) or not any(isinstance(data.get(m), dict) for m in MODES):
         raise InputError("holds neither 'static' nor 'dynamic' metrics", path=path)
+    read_legacy_keys(data)  # a run scored before the per-call share was renamed
     if "anatomy" not in data or "intervals" not in data:
         positive = _positive_transcripts(path.parent / "transcripts.jsonl")
         if positive is not None:
@@ -118,10 +124,30 @@ def _same_dialogues(a: Mapping[str, Any], b: Mapping[str, Any], mode: str) -> bo
     return a.get("benchmark") == b.get("benchmark") and a[mode].get("n") == b[mode].get("n")
 
 
-def floors_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+def floor_verdict(diff: PairedDifference | None) -> str:
+    """The words of an "Against the floors" line on a model against `name-overlap`, from the
+    verdict rule (`diaforge.eval.stats.verdict`) on their paired difference: it clears the heuristic
+    floor only when the difference is shown and positive. `diff` None: the runs were not paired (no
+    transcripts, or other benchmarks), so nothing is shown."""
+    if diff is None:
+        return "not paired dialogue by dialogue, so not shown to clear the heuristic floor"
+    said = f"paired over {diff.n} dialogues, {verdict_sentence(diff)}"
+    if diff.verdict != SHOWN:
+        return f"{said}; not shown to clear the heuristic floor"
+    return f"{said}; {'clears' if diff.diff > 0 else 'is below'} the heuristic floor"
+
+
+def floors_section(
+    rows: Sequence[tuple[str, Mapping[str, Any]]],
+    paired: Sequence[tuple[int, int, Mapping[str, PairedDifference]]] = (),
+) -> list[str]:
     """The "Against the floors" part of ``comparison.md``: what each policy means, then, per model
-    and mode, its Acc beside the name-overlap floor and the reference ceiling of the same mode."""
+    and mode, its Acc beside the name-overlap floor and the reference ceiling of the same mode, and
+    the verdict on its paired difference with the name-overlap floor (`floor_verdict`; `paired` as
+    `compare_runs` computed it, indices into `rows`)."""
     floors = {floor_policy(m): (label, m) for label, m in rows if floor_policy(m)}
+    index = {label: i for i, (label, _) in enumerate(rows)}
+    by_pair = {(a, b): by_mode for a, b, by_mode in paired}
     models = [(label, m) for label, m in rows if not floor_policy(m)]
     if not floors:
         return []
@@ -131,7 +157,9 @@ def floors_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
         "the scripted teacher told the gold tool, taking every value from what the user said (the "
         "judge's ceiling); `name-overlap` calls the candidate whose name shares the most words with "
         "the user's turns, after asking for its missing required arguments; `random` calls a random "
-        "candidate. A model's gain that does not clear `name-overlap` is not a gain.",
+        "candidate. A model's gain that does not clear `name-overlap` is not a gain: it clears it "
+        "only where their paired difference in Acc is *shown* by the verdict rule (docs/metrics.md, "
+        '"The verdict rule"; borderline and not shown differences print both figures).',
     ]
     lines = []
     for label, m in models:
@@ -156,12 +184,8 @@ def floors_section(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
                 continue
             verdict = ""
             if "name-overlap" in floors and mode_metrics(floors["name-overlap"][1], mode) is not None:
-                floor_acc = float(floors["name-overlap"][1][mode]["Acc"])
-                verdict = (
-                    "; clears the heuristic floor"
-                    if float(mine["Acc"]) > floor_acc
-                    else "; does not clear the heuristic floor"
-                )
+                pair = by_pair.get((index[label], index[floors["name-overlap"][0]]), {})
+                verdict = "; " + floor_verdict(pair.get(mode))
             lines.append(f"- {label}, {mode}: Acc {fmt(mine['Acc'])} vs " + ", ".join(notes) + verdict + ".")
     if lines:
         parts.append("\n".join(lines))
@@ -209,7 +233,7 @@ def _paired_cell(d: PairedDifference) -> list[str]:
         f"{d.diff:+.2f} [{d.lo:+.2f}, {d.hi:+.2f}]",
         f"{d.wins} / {d.losses}",
         f"{d.p_value:.3g}",
-        "yes" if d.distinguishable else "no",
+        d.verdict,
         str(unpaired),
     ]
 
@@ -229,7 +253,8 @@ def paired_section(
         "Two runs on the same dialogues, compared dialogue by dialogue: A − B is the difference of "
         "their Acc over the dialogues both ran (n), with Newcombe's 95 % interval for paired shares; "
         "*A only / B only*: the dialogues only A (only B) got right; *p*: the exact McNemar test on "
-        "those; *distinguishable*: the interval excludes 0. Dialogues in one run only are left out "
+        'those; *verdict*: shown, borderline or not shown, by the rule of docs/metrics.md ("The '
+        'verdict rule": the interval and the test together). Dialogues in one run only are left out '
         "(*unpaired*), and so are runs of two different benchmarks. Definitions: docs/metrics.md, "
         '"Intervals and paired comparisons", and `eval/stats.py`.',
     ]
@@ -239,7 +264,7 @@ def paired_section(
             rows.append([f"{shown[a][0]} − {shown[b][0]}", mode, *_paired_cell(d)])
     if rows:
         headers = ["A − B", "mode", "n", "A Acc", "B Acc", "A − B [95% CI]", "A only / B only", "p"]
-        parts.append(markdown_table([*headers, "distinguishable", "unpaired"], rows))
+        parts.append(markdown_table([*headers, "verdict", "unpaired"], rows))
     else:
         parts.append("No two runs share a dialogue.")
     if missing:
@@ -294,6 +319,7 @@ def _comparison_md(
     shown: Sequence[tuple[str, Mapping[str, Any]]],
     paths: Sequence[Path],
     paired: Sequence[str] = (),
+    pairs: Sequence[tuple[int, int, Mapping[str, PairedDifference]]] = (),
 ) -> str:
     """``comparison.md``: the paper's tables, the no-tool split, the anatomy, the decisions and
     clarification, malformed and truncated output, the floors, the paired differences, and the run
@@ -303,7 +329,7 @@ def _comparison_md(
     parts += anatomy_section(shown)
     parts += decision_quality_section(shown)
     parts += ["## Malformed and truncated output", output_table(shown)]
-    parts += floors_section(rows)
+    parts += floors_section(rows, pairs)
     parts += paired
     parts.append("## Runs")
     parts.append("\n".join(f"- {label}: `{path}`" for (label, _), path in zip(shown, paths, strict=True)))
@@ -370,7 +396,7 @@ def compare_runs(
     out = Path(out_dir) if out_dir is not None else DEFAULT_COMPARE_DIR
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(
-        out / "comparison.md", _comparison_md(rows, shown, [path for _, path, _ in entries], pairs_md)
+        out / "comparison.md", _comparison_md(rows, shown, [path for _, path, _ in entries], pairs_md, paired)
     )
     plot_tradeoff(
         shown,

@@ -1,4 +1,5 @@
-"""The decisions of a dialogue judged one by one: the when-to-call matrix and tool hallucination.
+"""The decisions of a dialogue judged one by one: the when-to-call matrix and the calls the
+conversation does not support.
 
 Acc judges a dialogue by its outcome; this module judges every *decision* on the way to it. At
 each assistant turn (a *decision point*) it replays what the conversation so far supports, the
@@ -93,18 +94,25 @@ from O_k as above.
 `MODEL_MOVES`, over both splits (``matrix``) and per split (``positive``, ``no_tool``), with
 ``agree_n`` its diagonal and ``agree = agree_n / points_n``.
 
-**Tool hallucination** (When2Call's name for a call the conversation does not support), over every
-call c of every turn of kind ``tool_calls`` at a point a_k::
+**Calls not supported by the conversation**, over every call c of every turn of kind
+``tool_calls`` at a point a_k (a share of calls, several to a dialogue)::
 
     tool_unsupported(c) = c names no candidate, or the split is no-tool (no candidate fits),
                           or O_k ≠ {name(c)} (the tool is not settled, or settled on another)
     value_ungrounded(c) = some argument (key, value) of c is not grounded in U_k
                           (`diaforge.eval.anatomy.value_grounded`, the user turns joined by newlines)
-    tool_hallucination  = Σ 1[tool_unsupported(c) or value_ungrounded(c)] / Σ 1   (hallucinated_n / calls_n)
+    unsupported_calls   = Σ 1[tool_unsupported(c) or value_ungrounded(c)] / Σ 1
+                          (unsupported_calls_n / calls_n)
 
-with ``unknown_tool_n`` (c names no candidate) as part of ``tool_unsupported_n``. Shares are
-rounded to 6 decimals and None over a zero denominator ("not computed": a model that never calls
-hallucinates no call, which is not a zero).
+with ``unknown_tool_n`` (c names no candidate) as part of ``tool_unsupported_n``. A call made
+before the tool is settled counts, even to the gold tool, and so does a call carrying a value the
+user never gave. This is not When2Call's *tool hallucination rate*, which is a share of items (the
+items where no tool fits that the model answers with a call): that one is
+`diaforge.eval.no_tool`'s ``tool_hallucination_rate``. A ``metrics.json`` written before the
+rename holds this share as ``tool_hallucination`` and its count as ``hallucinated_n``;
+`read_legacy_keys` reads them under the new names. Shares are rounded to 6 decimals and None over
+a zero denominator ("not computed": a model that never calls makes no unsupported call, which is
+not a zero).
 
 `replay` gives the decision points of one transcript, `compute_decisions` the dict of one mode and
 `summarise_decisions` ``metrics.json`` -> ``decisions`` (one dict per mode, both splits together).
@@ -140,6 +148,7 @@ if TYPE_CHECKING:  # numpy and the encoders load only when a run reads by meanin
 __all__ = [
     "DECISION_KEYS",
     "DECISIONS_NOTE",
+    "LEGACY_KEYS",
     "MODEL_MOVES",
     "NOT_COMPUTED",
     "REFERENCE_MOVES",
@@ -150,6 +159,7 @@ __all__ = [
     "matrix_table",
     "model_move",
     "named_parameters",
+    "read_legacy_keys",
     "reader_name",
     "replay",
     "replay_all",
@@ -168,14 +178,18 @@ DECISION_KEYS = (
     "positive",
     "no_tool",
     "calls_n",
-    "hallucinated_n",
-    "tool_hallucination",
+    "unsupported_calls_n",
+    "unsupported_calls",
     "tool_unsupported_n",
     "unknown_tool_n",
     "value_ungrounded_n",
     "settled_off_gold_n",
 )
 """The keys of one mode of ``metrics.json`` -> ``decisions``."""
+
+LEGACY_KEYS = {"hallucinated_n": "unsupported_calls_n", "tool_hallucination": "unsupported_calls"}
+"""Keys of ``decisions`` (and of ``intervals`` -> ``decisions``) in a ``metrics.json`` written before
+the per-call share was renamed -> their names now."""
 
 _ROUND = 6
 _MAX_OPTIONS = ScriptedTeacher.max_options
@@ -381,7 +395,7 @@ def replay(
 
 
 # --------------------------------------------------------------------------------------------
-# The matrix and the hallucinated calls
+# The matrix and the unsupported calls
 # --------------------------------------------------------------------------------------------
 
 
@@ -432,7 +446,7 @@ def compute_decisions(
     for split in SPLITS:
         mine = [p for p in every if p.split == split]
         out[split] = _matrix(mine) if any(t.split == split for t in transcripts) else None
-    calls = unknown = unsupported = ungrounded = hallucinated = 0
+    calls = unknown = unsupported = ungrounded = either = 0
     for i, t in enumerate(transcripts):
         names = set(t.candidate_tools)
         for p in per[i]:
@@ -442,7 +456,7 @@ def compute_decisions(
                 unknown += u
                 unsupported += s
                 ungrounded += g
-                hallucinated += s or g
+                either += s or g
     off_gold = sum(
         1
         for i, t in enumerate(transcripts)
@@ -453,14 +467,31 @@ def compute_decisions(
     out.update(
         reader=reader_name(encoder),
         calls_n=calls,
-        hallucinated_n=hallucinated,
-        tool_hallucination=_share(hallucinated, calls),
+        unsupported_calls_n=either,
+        unsupported_calls=_share(either, calls),
         tool_unsupported_n=unsupported,
         unknown_tool_n=unknown,
         value_ungrounded_n=ungrounded,
         settled_off_gold_n=off_gold,
     )
     return {k: out[k] for k in DECISION_KEYS}
+
+
+def read_legacy_keys(metrics: dict[str, Any]) -> dict[str, Any]:
+    """`metrics` (a ``metrics.json``) with the per-call share of an older run under its name now
+    (`LEGACY_KEYS`), in ``decisions`` and ``intervals`` -> ``decisions``, changed in place and
+    returned; a run that has the new names, or no decisions, is left as it is."""
+    sections = [metrics.get("decisions"), (metrics.get("intervals") or {}).get("decisions")]
+    for section in sections:
+        if not isinstance(section, dict):
+            continue
+        for d in section.values():
+            if not isinstance(d, dict):
+                continue
+            for old, new in LEGACY_KEYS.items():
+                if old in d and new not in d:
+                    d[new] = d.pop(old)
+    return metrics
 
 
 def summarise_decisions(
@@ -483,9 +514,11 @@ DECISIONS_NOTE = (
     "required value the user has not given; call; refuse once the user has ruled out every candidate, "
     "no-tool split) against the model's move (columns: a question offering candidates or none is "
     "*ask tool*, one naming a missing required parameter *ask value*; a refusal; any other reply, "
-    "malformed or truncated output). *Tool hallucination*: the share of calls whose tool is not the "
-    "one tool left open (or no candidate fits) or whose values are not all grounded in what the user "
-    'said. Definitions: docs/metrics.md, "Decisions and clarification", and `eval/decisions.py`.'
+    "malformed or truncated output). *Calls not supported by the conversation*: the share of calls "
+    "whose tool is not the one tool left open (or no candidate fits) or whose values are not all "
+    "grounded in what the user said; a share of calls, not When2Call's tool hallucination rate (a "
+    "share of the items where no tool fits, in the no-tool split's section). Definitions: "
+    'docs/metrics.md, "Decisions and clarification", and `eval/decisions.py`.'
 )
 
 _MOVE_TITLES = {
@@ -518,8 +551,9 @@ NOT_COMPUTED = (
 
 
 def decisions_section(metrics: Mapping[str, Any]) -> list[str]:
-    """The "When to call" part of ``report.md``: per mode, the matrix, agreement and tool
-    hallucination; a "not computed" line when ``metrics.json`` has no ``decisions`` (no tool specs)."""
+    """The "When to call" part of ``report.md``: per mode, the matrix, agreement and the calls not
+    supported by the conversation; a "not computed" line when ``metrics.json`` has no ``decisions``
+    (no tool specs)."""
     if "decisions" not in metrics:
         return []
     parts = ["## When to call: every decision against the reference move", DECISIONS_NOTE]
@@ -538,8 +572,9 @@ def decisions_section(metrics: Mapping[str, Any]) -> list[str]:
                 for split in SPLITS
                 if isinstance(s := d.get(split), Mapping)
             ),
-            f"- tool hallucination {counted_share(d.get('tool_hallucination'), d['hallucinated_n'], d['calls_n'])} "
-            f"of calls: tool not supported {d['tool_unsupported_n']} (no such candidate "
+            "- calls not supported by the conversation "
+            f"{counted_share(d.get('unsupported_calls'), d['unsupported_calls_n'], d['calls_n'])} of calls: "
+            f"tool not the one left open {d['tool_unsupported_n']} (no such candidate "
             f"{d['unknown_tool_n']}), a value not grounded {d['value_ungrounded_n']}",
         ]
         parts += [f"### {title} evaluation", matrix_table(d["matrix"]), "\n".join(lines)]

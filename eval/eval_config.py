@@ -29,7 +29,7 @@ from diaforge.eval.transcripts import MODES
 from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
-from diaforge.configs import Keys, check_choice, config_error, read_yaml_mapping
+from diaforge.configs import Keys, check_choice, check_output_path, config_error, read_yaml_mapping
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
 
 __all__ = [
@@ -183,6 +183,11 @@ class EvalConfig:
     @classmethod
     def _path_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, os.PathLike) else value
+
+    @field_validator("out")
+    @classmethod
+    def _output_path(cls, value: str | None) -> str | None:
+        return check_output_path(value)
 
     @field_validator("modes", mode="before")
     @classmethod

@@ -9,7 +9,8 @@ the point values, which stay as they were)::
      "breakdowns": {"static": {"by_near_duplicate": {"near_duplicate": {...}, ...},
                                "by_required_args": {...}}, ...},
      "anatomy":  {"static": {"asks_first": {"k": 3, "n": 40, "lo": ..., "hi": ...}, ...}, ...},
-     "no_tool":  {"static": {"refusal_acc": {...}, "wrong_call": {...}, "undecided": {...},
+     "no_tool":  {"static": {"refusal_acc": {...}, "wrong_call": {...},
+                             "tool_hallucination_rate": {...}, "undecided": {...},
                              "false_refusal": {...}}, ...}}          # when the no-tool split ran
 
 A share entry is ``{"k", "n", "lo", "hi"}`` (Wilson 95 %, `diaforge.eval.stats.share_interval`; lo and hi
@@ -37,7 +38,8 @@ units: they carry no interval. The anatomy's shares (`diaforge.eval.anatomy.ANAT
 split's (`diaforge.eval.no_tool.NO_TOOL_SHARES`) get the Wilson interval of their stored numerator and
 denominator (``values_grounded`` counts values, several per dialogue, like TCP).
 
-Paired comparisons (`paired_by_mode`): the outcome of a dialogue is its Acc(d)
+Paired comparisons (`paired_by_mode`; their verdict, shown, borderline or not shown, is
+`diaforge.eval.stats.verdict`): the outcome of a dialogue is its Acc(d)
 (`diaforge.eval.metrics.score_dialogue`) on the positive split, keyed by (dialogue id, mode)
 (`dialogue_outcomes`); a dialogue played more than once under one key counts with its first play.
 """

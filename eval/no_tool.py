@@ -22,6 +22,9 @@ Over the dialogues N of the split in one mode::
 
     refusal_acc      = Σ_N refused(d) / |N|                       (refusals_n / n)
     wrong_call       = Σ_N 1[c(d) ≠ ∅] / |N|                      (calls_n / n)
+    tool_hallucination_rate = the same share, computed by When2Call's definition
+                       (`diaforge.eval.peers.when2call_scores.tool_hallucination_rate`: per item, over
+                       items where no tool fits, the share the model answers with a call)
     undecided        = 1 − refusal_acc − wrong_call               (no call and no refusal: still
                                                                    asking at the end, malformed or
                                                                    truncated output)
@@ -33,8 +36,14 @@ fits; C.1's TAR counts every dialogue without a call, this only the plain refusa
     false_refusal    = Σ_P refused(d) / |P|                       (false_refusals_n / positive_n)
 
 Refusal accuracy asks for more than C.1's Acc with ``seed_tool = None`` (which is 1 for any
-dialogue without a call): the model has to say so. Shares are rounded to 6 decimals; a share over
-an empty set is 0.0 and `turns_to_refusal` None. `summarise_no_tool` gives ``metrics.json`` ->
+dialogue without a call): the model has to say so. ``tool_hallucination_rate`` is When2Call's
+metric of that name on this split: one count per dialogue (a dialogue with two calls counts once,
+a malformed turn is no call), so it equals ``wrong_call``; it is stored under When2Call's name so
+that it is not confused with the per-call share of `diaforge.eval.decisions`
+(``unsupported_calls``). When2Call's scorer takes the items that show no tools at all (its
+cannot_answer items that show some are left out of its rate); here every dialogue shows
+candidates, near neighbours of the tool the user needs, none of which fits. Shares are rounded to
+6 decimals; a share over an empty set is 0.0 and `turns_to_refusal` None. `summarise_no_tool` gives ``metrics.json`` ->
 ``no_tool``: one dict per mode, and ``ended`` per mode.
 """
 
@@ -46,6 +55,7 @@ from typing import Any
 
 from diaforge.data_gen.agents.refusal import is_refusal
 from diaforge.eval.metrics import first_call, split_by_mode
+from diaforge.eval.peers.when2call_scores import tool_hallucination_rate
 from diaforge.eval.stats import wilson
 from diaforge.eval.tables import DOWN, MODE_TITLE, UP, fmt, markdown_table, share_cell
 from diaforge.eval.transcripts import ENDINGS, MODES, Transcript
@@ -81,6 +91,7 @@ NO_TOOL_KEYS = (
     "calls_n",
     "refusal_acc",
     "wrong_call",
+    "tool_hallucination_rate",
     "undecided",
     "turns_to_refusal",
     "false_refusals_n",
@@ -92,6 +103,7 @@ NO_TOOL_KEYS = (
 NO_TOOL_SHARES = (
     ("refusal_acc", "refusals_n", "n"),
     ("wrong_call", "calls_n", "n"),
+    ("tool_hallucination_rate", "calls_n", "n"),
     ("false_refusal", "false_refusals_n", "positive_n"),
 )
 """(share, numerator, denominator) keys of the split's shares (``undecided`` is the rest of n);
@@ -100,7 +112,8 @@ their Wilson intervals are in ``metrics.json`` -> ``intervals`` -> ``no_tool`` (
 NO_TOOL_NOTE = (
     "Retrieval misses: the tool the user needs is not among the candidates, its near neighbours "
     "are. *refusal acc*: the share of these dialogues in which the model refused plainly (a reply "
-    "with no question mark and a negation) and called nothing; *wrong call*: the share with a call; "
+    "with no question mark and a negation) and called nothing; *wrong call*: the share with a call "
+    "(When2Call's tool hallucination rate: per dialogue, on dialogues where no tool fits); "
     "*turns to refusal*: the mean position of that refusal among the assistant turns; *false "
     "refusal*: the share of the positive split's dialogues with such a refusal and no call. "
     'Definitions: docs/metrics.md, "The no-tool split\'s metrics", and `eval/no_tool.py`.'
@@ -194,13 +207,15 @@ def compute_no_tool(transcripts: Sequence[Transcript], positive: Sequence[Transc
     positions = [_refused(t) for t in transcripts]
     refused = [p for p in positions if p is not None]
     n = len(transcripts)
-    calls = sum(1 for t in transcripts if first_call(t))
+    called = [first_call(t) is not None for t in transcripts]
+    calls = sum(called)
     out: dict[str, Any] = {
         "n": n,
         "refusals_n": len(refused),
         "calls_n": calls,
         "refusal_acc": _share(len(refused), n),
         "wrong_call": _share(calls, n),
+        "tool_hallucination_rate": tool_hallucination_rate(called),
         "undecided": _share(n - len(refused) - calls, n),
         "turns_to_refusal": round(sum(refused) / len(refused), _ROUND) if refused else None,
         **false_refusals(positive),
@@ -289,7 +304,7 @@ def run_lines(metrics: Mapping[str, Any]) -> list[str]:
         turns = m.get("turns_to_refusal")
         lines.append(
             f"no-tool {mode:8s} refusal acc {_with_interval(m, 'refusal_acc')}  wrong call "
-            f"{_with_interval(m, 'wrong_call')}  turns to refusal {'n/a' if turns is None else f'{turns:.2f}'}  "
+            f"(When2Call's tool hallucination rate) {_with_interval(m, 'wrong_call')}  turns to refusal {'n/a' if turns is None else f'{turns:.2f}'}  "
             f"n={m['n']}  (positive split: false refusal {_with_interval(m, 'false_refusal')} "
             f"n={m['positive_n']})"
         )

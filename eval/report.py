@@ -20,7 +20,7 @@ commands do):
                               "wording_sensitive": ..., ...}},  # with --repeats k > 1 (diaforge.eval.passk)
        "intervals": {"static": {"Acc": {"k": .., "n": .., "lo": .., "hi": ..}, ...}, "dynamic": ...,
                      "breakdowns": ..., "anatomy": ..., "no_tool": ...},  # `diaforge.eval.intervals`
-       "decisions": {"static": {"matrix": {...}, "agree": ..., "tool_hallucination": ..., ...}, ...},
+       "decisions": {"static": {"matrix": {...}, "agree": ..., "unsupported_calls": ..., ...}, ...},
        "clarification": {"static": {"option_recall": ..., "option_precision": ..., ...}, ...},
                                                                 # null without tool specs
        ...extra}                                                # whatever the caller adds
@@ -29,8 +29,9 @@ commands do):
   no-tool split's transcripts (``split: "no_tool"``) are scored apart (`diaforge.eval.no_tool`). Every
   key but ``pass_k`` is computed on repeat 0 alone (`diaforge.eval.transcripts.first_trials`), so a run
   with ``--repeats`` keeps every number of a run without; ``pass_k`` reads every repeat;
-  the when-to-call matrix and tool hallucination (`diaforge.eval.decisions`, both splits) and clarification
-  quality (`diaforge.eval.clarification`) need the candidate tool specs and are null without them;
+  the when-to-call matrix and the calls the conversation does not support (`diaforge.eval.decisions`,
+  both splits) and clarification quality (`diaforge.eval.clarification`) need the candidate tool
+  specs and are null without them;
 * ``tools.json``: those specs (`diaforge.eval.tool_specs`), when the caller gives them (`eval run` does),
   so that ``eval score`` recomputes the decisions with no benchmark;
 * ``report.md``: the paper's tables for this run (Table 1: Acc/FTR/TAR static | dynamic; Tables
@@ -164,16 +165,17 @@ def decision_intervals(
 ) -> dict[str, Any]:
     """``metrics.json`` -> ``intervals`` -> ``decisions`` and ``clarification``: the Wilson 95 %
     interval (`diaforge.eval.stats.share_interval`, ``{"k", "n", "lo", "hi"}``) of every share of the
-    when-to-call matrix (agreement over all decision points and per split, tool hallucination) and
-    of clarification quality (`diaforge.eval.clarification.CLARIFICATION_SHARES`), per mode. The units are
-    decision points, calls and questions, several to a dialogue, so like the C.1 ratios of sums
-    these intervals are narrower than the dialogue-level ones (`diaforge.eval.intervals`)."""
+    when-to-call matrix (agreement over all decision points and per split, the calls not supported
+    by the conversation) and of clarification quality
+    (`diaforge.eval.clarification.CLARIFICATION_SHARES`), per mode. The units are decision points,
+    calls and questions, several to a dialogue, so like the C.1 ratios of sums these intervals are
+    narrower than the dialogue-level ones (`diaforge.eval.intervals`)."""
     out: dict[str, Any] = {}
     if decisions:
         out["decisions"] = {
             mode: {
                 "agree": share_interval(d["agree_n"], d["points_n"]),
-                "tool_hallucination": share_interval(d["hallucinated_n"], d["calls_n"]),
+                "unsupported_calls": share_interval(d["unsupported_calls_n"], d["calls_n"]),
                 **{
                     f"agree_{split}": share_interval(d[split]["agree_n"], d[split]["points_n"])
                     for split in ("positive", "no_tool")

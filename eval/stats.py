@@ -45,10 +45,12 @@ the n common dialogues, with a = #(A 1, B 1), b = #(A 1, B 0) (``wins``), c = #(
 * the exact McNemar test (`mcnemar_exact`): under "no difference" each of the b + c discordant
   dialogues is equally likely to favour A or B, so the two-sided p-value is
   ``min(1, 2 · Σ_{i <= min(b, c)} C(b + c, i) / 2^(b + c))`` (1 when b + c = 0);
-* the difference is **distinguishable from zero** when its interval excludes 0 (lo > 0 or
-  hi < 0). The interval and the test can disagree at the edge (the interval is a score
-  approximation, the test exact): on the table a, b, c, d = 59, 6, 16, 80 the interval is
-  [−0.119, −0.005] and p = 0.052. The verdict follows the interval; p is reported beside it.
+* the verdict (`verdict`, the one rule every report's words come from; docs/metrics.md, "The
+  verdict rule"): a difference is **shown** when the interval excludes 0 (lo > 0 or hi < 0)
+  *and* p < `ALPHA` = 0.05; **borderline** when exactly one of the two says so; **not shown**
+  when neither. The two can disagree at the edge (the interval is a score approximation, the
+  test exact): on the table a, b, c, d = 59, 6, 16, 80 the interval is [−0.119, −0.005] and
+  p = 0.052, a borderline difference. `verdict_sentence` writes the verdict with both figures.
 
 Numbers that these functions put in a dict (`share_interval`, `mean_interval`,
 `PairedDifference.as_dict`) are rounded to 6 decimals.
@@ -63,9 +65,14 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "ALPHA",
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
+    "BORDERLINE",
     "LEVEL",
+    "NOT_SHOWN",
+    "SHOWN",
+    "VERDICTS",
     "Z95",
     "PairedDifference",
     "bootstrap_mean",
@@ -74,6 +81,8 @@ __all__ = [
     "newcombe_paired",
     "paired_difference",
     "share_interval",
+    "verdict",
+    "verdict_sentence",
     "wilson",
 ]
 
@@ -85,6 +94,15 @@ BOOTSTRAP_RESAMPLES = 2000
 """B of `bootstrap_mean`."""
 BOOTSTRAP_SEED = 0
 """Seed of `bootstrap_mean`'s draws."""
+ALPHA = 0.05
+"""The level of the exact McNemar test in the verdict rule: p must be below it (two-sided)."""
+SHOWN = "shown"
+"""`verdict`: the interval excludes 0 and p < `ALPHA`."""
+BORDERLINE = "borderline"
+"""`verdict`: exactly one of the interval and the exact test says the difference is not 0."""
+NOT_SHOWN = "not shown"
+"""`verdict`: neither says so."""
+VERDICTS = (SHOWN, BORDERLINE, NOT_SHOWN)
 
 _ROUND = 6
 
@@ -220,9 +238,14 @@ class PairedDifference:
         return (self.wins - self.losses) / self.n
 
     @property
-    def distinguishable(self) -> bool:
-        """The interval excludes 0."""
+    def excludes_zero(self) -> bool:
+        """The interval excludes 0 (one half of `verdict`)."""
         return self.lo > 0 or self.hi < 0
+
+    @property
+    def verdict(self) -> str:
+        """`verdict` of this difference: shown, borderline or not shown."""
+        return verdict(self)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -237,7 +260,8 @@ class PairedDifference:
             "losses": self.losses,
             "neither": self.neither,
             "p_value": _r(self.p_value),
-            "distinguishable": self.distinguishable,
+            "excludes_zero": self.excludes_zero,
+            "verdict": self.verdict,
             "unpaired_a": self.unpaired_a,
             "unpaired_b": self.unpaired_b,
         }
@@ -275,3 +299,63 @@ def paired_difference(a: Mapping[Hashable, int], b: Mapping[Hashable, int]) -> P
         unpaired_a=len(a) - n,
         unpaired_b=len(b) - n,
     )
+
+
+def _verdict_figures(
+    paired: PairedDifference | Mapping[str, Any], keys: Sequence[str] = ("lo", "hi", "p_value")
+) -> dict[str, float]:
+    """The figures `keys` of a `PairedDifference` or of its `as_dict` (a report's JSON)."""
+    if isinstance(paired, PairedDifference):
+        return {k: float(getattr(paired, k)) for k in keys}
+    missing = [
+        k for k in keys if isinstance(paired.get(k), bool) or not isinstance(paired.get(k), int | float)
+    ]
+    if missing:
+        raise ValueError(f"a paired difference needs {', '.join(keys)}; missing {', '.join(missing)}")
+    return {k: float(paired[k]) for k in keys}
+
+
+def verdict(paired: PairedDifference | Mapping[str, Any]) -> str:
+    """The verdict rule on a paired difference (a `PairedDifference` or its `as_dict`): `SHOWN`
+    when its 95 % interval excludes 0 and the exact McNemar p < `ALPHA`, `BORDERLINE` when
+    exactly one of the two holds, `NOT_SHOWN` when neither (module docstring)."""
+    f = _verdict_figures(paired)
+    votes = (f["lo"] > 0 or f["hi"] < 0) + (f["p_value"] < ALPHA)
+    return (NOT_SHOWN, BORDERLINE, SHOWN)[votes]
+
+
+def _signed(x: float, digits: int) -> str:
+    """x with its sign and `digits` decimals, more where those would write a bound that is not
+    0 as 0 (an interval that excludes 0 never reads "+0.00")."""
+    text = f"{x:+.{digits}f}"
+    while x != 0 and float(text) == 0 and digits < 6:
+        digits += 1
+        text = f"{x:+.{digits}f}"
+    return text
+
+
+def _p_text(p: float) -> str:
+    """The p-value as a sentence writes it: "= 0.111" (3 significant digits, more where those would
+    round it onto `ALPHA`), or "< 1e-06" for a p that a report's JSON rounded to 0 (an exact p is
+    never 0)."""
+    if p < 5e-7:
+        return "< 1e-06"
+    text = f"{p:.3g}"
+    return "= " + (f"{p:.6g}" if float(text) == ALPHA and p != ALPHA else text)
+
+
+def verdict_sentence(paired: PairedDifference | Mapping[str, Any], *, points: bool = False) -> str:
+    """The verdict of a paired difference with both of its figures: "not shown: +0.15 [−0.02,
+    +0.31], McNemar p = 0.111"; a borderline one says which of the two says the difference is not
+    0: "borderline: +0.16 [+0.01, +0.31] excludes 0, McNemar p = 0.0596 is not below 0.05".
+    `points`: the difference and its interval in percentage points ("+15.0 pp [−1.8, +30.8]")."""
+    f = _verdict_figures(paired, ("diff", "lo", "hi", "p_value"))
+    diff, lo, hi, p = f["diff"], f["lo"], f["hi"], f["p_value"]
+    scale, digits, unit = (100.0, 1, " pp") if points else (1.0, 2, "")
+    interval = f"{_signed(scale * diff, digits)}{unit} [{_signed(scale * lo, digits)}, {_signed(scale * hi, digits)}]"
+    said = verdict(paired)
+    if said != BORDERLINE:
+        return f"{said}: {interval}, McNemar p {_p_text(p)}"
+    if lo > 0 or hi < 0:
+        return f"{said}: {interval} excludes 0, McNemar p {_p_text(p)} is not below {ALPHA:g}"
+    return f"{said}: McNemar p {_p_text(p)} is below {ALPHA:g}, {interval} includes 0"

@@ -18,6 +18,7 @@ from diaforge.cliargs import (
     DefaultsHelpFormatter,
     OneLineArgumentParser,
     non_negative_int,
+    output_folder,
     positive_int,
     share,
 )
@@ -65,8 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_shared_options(p: argparse.ArgumentParser, defaults: DemoConfig) -> None:
-    p.add_argument("--out", type=Path, default=defaults.out, help="demo folder, under the working folder")
-    p.add_argument("--model-dir", type=Path, default=defaults.model_dir, help="where SmolLM2 is materialised")
+    p.add_argument(
+        "--out", type=output_folder, default=defaults.out, help="demo folder, under the working folder"
+    )
+    p.add_argument(
+        "--model-dir", type=output_folder, default=defaults.model_dir, help="where SmolLM2 is materialised"
+    )
     p.add_argument("--recipe", type=Path, default=defaults.recipe, help="training recipe")
     p.add_argument("--catalogue", type=Path, default=defaults.catalogue, help="training tool catalogue")
     p.add_argument("--dialogues", type=positive_int, default=defaults.dialogues, help="dialogues to generate")

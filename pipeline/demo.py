@@ -453,27 +453,42 @@ DEFAULT_CURVE_SIZES = (10, 20, 40, 80)
 
 GAIN_BAR = {"over_base_pp": 30.0, "over_name_overlap_pp": 10.0}
 """What the demo must show to call the data's effect a gain: dynamic Acc at least 30 points over the
-base and 10 over the name-overlap floor, with an FTR no higher than the floor's, and the paired 95 %
-interval of tuned − name-overlap wholly above zero."""
+base and 10 over the name-overlap floor, with an FTR no higher than the floor's, and tuned −
+name-overlap *shown* and positive by the verdict rule (`diaforge.eval.stats.verdict`: its paired 95 %
+interval excludes 0 and the exact McNemar p < 0.05; a borderline difference does not pass)."""
 
-_PAIRED_KEYS = ("n", "diff", "lo", "hi", "wins", "losses", "p_value", "distinguishable")
+_PAIRED_KEYS = ("n", "diff", "lo", "hi", "wins", "losses", "p_value", "verdict")
 
 
 def _paired(runs: dict[str, Any], against: str, mode: str) -> dict[str, Any] | None:
     """tuned − `against` compared dialogue by dialogue on Acc, as `eval compare` put it in the
-    report (``report["tuned"]["paired"][against][mode]``, `diaforge.eval.stats.PairedDifference`); None
-    when the runs were not paired."""
+    report (``report["tuned"]["paired"][against][mode]``, `diaforge.eval.stats.PairedDifference`), with
+    the ``verdict`` `eval compare` stored (`diaforge.eval.stats.verdict`, taken from the rule here for
+    a pair stored without one); None when the runs were not paired."""
+    from diaforge.eval.stats import VERDICTS, verdict
+
     value = (((runs.get("tuned") or {}).get("paired") or {}).get(against) or {}).get(mode)
-    return {k: value.get(k) for k in _PAIRED_KEYS} if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    out = {k: value.get(k) for k in _PAIRED_KEYS}
+    if out["verdict"] not in VERDICTS:
+        try:
+            out["verdict"] = verdict(value)
+        except ValueError:  # a pair without its interval or p: no verdict
+            out["verdict"] = None
+    return out
 
 
 def gain_summary(runs: dict[str, Any]) -> dict[str, Any]:
     """The test of a gain, per mode: the tuned model's Acc minus the base's and minus the
     name-overlap floor's (in points), the same two differences compared dialogue by dialogue
     (``paired_over_base``, ``paired_over_name_overlap``: difference, 95 % interval, dialogues only
-    the tuned model / only the other got right, McNemar p, distinguishable), whether its FTR is no
-    higher than the base's and than the floor's, and whether it passes the bar `make demo` is held
-    to (`GAIN_BAR`; None when a number it needs is missing)."""
+    the tuned model / only the other got right, McNemar p, and the verdict of the rule: shown,
+    borderline or not shown), whether its FTR is no higher than the base's and than the floor's,
+    and whether it passes the bar `make demo` is held to (`GAIN_BAR`; None when a number it needs
+    is missing)."""
+    from diaforge.eval.stats import SHOWN
+
     summary: dict[str, Any] = {}
     for mode in ("static", "dynamic"):
         tuned = _metric(runs, "tuned", mode, "Acc")
@@ -499,27 +514,33 @@ def gain_summary(runs: dict[str, Any]) -> dict[str, Any]:
             "paired_over_name_overlap": _paired(runs, "name-overlap", mode),
         }
         g = summary[mode]
-        floor_lo = (g["paired_over_name_overlap"] or {}).get("lo")
-        parts = (g["over_base_pp"], g["over_name_overlap_pp"], g["FTR_not_above_name_overlap"], floor_lo)
+        over_floor = g["paired_over_name_overlap"] or {}
+        parts = (
+            g["over_base_pp"],
+            g["over_name_overlap_pp"],
+            g["FTR_not_above_name_overlap"],
+            over_floor.get("verdict"),
+        )
         g["passes"] = (
             None
             if any(p is None for p in parts)
             else g["over_base_pp"] >= GAIN_BAR["over_base_pp"]
             and g["over_name_overlap_pp"] >= GAIN_BAR["over_name_overlap_pp"]
             and bool(g["FTR_not_above_name_overlap"])
-            and floor_lo > 0
+            and over_floor["verdict"] == SHOWN
+            and (over_floor.get("diff") or 0) > 0
         )
     return summary
 
 
 def _paired_text(p: dict[str, Any] | None) -> str:
-    """A paired difference as the demo prints it: "+12.5 pp [+2.1, +26.0] p=0.062 n=40"."""
-    if not p or p.get("lo") is None:
+    """A paired difference as the demo prints it, its verdict first (`diaforge.eval.stats.verdict_sentence`):
+    "not shown: +15.0 pp [-1.8, +30.8], McNemar p = 0.111 (n=80)"."""
+    from diaforge.eval.stats import verdict_sentence
+
+    if not p or any(p.get(k) is None for k in ("diff", "lo", "hi", "p_value")):
         return "n/a"
-    return (
-        f"{100 * p['diff']:+.1f} pp [{100 * p['lo']:+.1f}, {100 * p['hi']:+.1f}] "
-        f"p={p['p_value']:.3g} n={p['n']}"
-    )
+    return f"{verdict_sentence(p, points=True)} (n={p['n']})"
 
 
 def render_gain(gain: dict[str, Any]) -> str:
@@ -539,7 +560,10 @@ def render_gain(gain: dict[str, Any]) -> str:
             f"{num(g['FTR_tuned'])}/{num(g['FTR_base'])}/{num(g.get('FTR_name_overlap'))}  "
             f"{'n/a' if g.get('passes') is None else ('yes' if g['passes'] else 'no')}"
         )
-    lines.append("paired, dialogue by dialogue (Acc difference [95% CI], McNemar p, n):")
+    lines.append(
+        "paired, dialogue by dialogue (verdict: Acc difference [95% CI], exact McNemar p, n; shown "
+        "needs both the interval to exclude 0 and p < 0.05):"
+    )
     for mode, g in gain.items():
         lines.append(
             f"{mode:<8} tuned - base {_paired_text(g.get('paired_over_base'))}; "

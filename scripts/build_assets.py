@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from diaforge.cliargs import OneLineArgumentParser
+from diaforge.cliargs import OneLineArgumentParser, output_folder
 from diaforge.errors import command_main
 from scripts.assets.personas import build_personas
 from scripts.assets.sources import LineOfBusiness, load_sources
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=output_folder,
         default=ASSETS,
         help=f"folder the assets are written to (default: {ASSETS.relative_to(ROOT)})",
     )

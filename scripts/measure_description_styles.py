@@ -26,7 +26,6 @@ five public catalogues (README, "Five public catalogues"):
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -39,7 +38,7 @@ from diaforge.data_gen.catalogue import load_catalogue, save_catalogue
 from diaforge.data_gen.phrasing import contradicting_verbs, determiner_before_verb
 from diaforge.data_gen.validators import BROKEN_KINDS, foreign_jargon, phrase_findings
 
-from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.schema import load_dialogues
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,7 +192,7 @@ def measure(run: Path) -> dict[str, float | int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
+    ap = OneLineArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
     ap.add_argument(
         "catalogues",
         nargs="+",
@@ -201,7 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--generator", default=str(ROOT), help="checkout whose data_gen generates the dialogues")
     ap.add_argument(
-        "--out", default="outputs/description_styles", help="folder for the runs and results.json"
+        "--out",
+        type=output_path,
+        default="outputs/description_styles",
+        help="folder for the runs and results.json",
     )
     ap.add_argument("--per-tool", type=int, default=2, help="dialogues per tool of each catalogue")
     ap.add_argument("--seed", type=int, default=3, help="generation seed (and BFCL sample seed)")

@@ -141,7 +141,7 @@ def test_the_doors_work_outside_the_checkout(venv: Path, tmp_path: Path) -> None
 
     (work / "recipe.yaml").write_text(
         "model_name_or_path: tiny://llama\ndataset_path: data/dialogues.jsonl\noutput_dir: out/sft\n"
-        "report_to: none\nmax_steps: 1\nsave_strategy: 'no'\nlogging_steps: 1\n",
+        "report_to: none\nmax_steps: 1\nmax_dialogues: 2\nmax_length: 16384\nsave_strategy: 'no'\nlogging_steps: 1\n",
         encoding="utf-8",
     )
     _door(venv, work, "train", "--config_file", "cpu", "recipe.yaml")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from diaforge.train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer
 
-from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.console import (
     emit,
     library_bars_off,
@@ -104,15 +104,15 @@ def merge(
     return out
 
 
-@command_main
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of `main` (a bad one: one line, exit 2)."""
+    parser = OneLineArgumentParser(
         prog="train/merge.py", description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter
     )
     parser.add_argument(
         "--adapter", required=True, help="folder written by train/sft.py (adapter_config.json)"
     )
-    parser.add_argument("--output", required=True, help="folder for the merged model")
+    parser.add_argument("--output", type=output_path, required=True, help="folder for the merged model")
     parser.add_argument(
         "--base", default=None, help="base model folder or hub id (default: the adapter's own)"
     )
@@ -121,7 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--trust-remote-code", action="store_true", help="allow the base model's own code")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
+    return parser
+
+
+@command_main
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if args.quiet:
         quiet_library_bars()
     with results_only_on_stdout():

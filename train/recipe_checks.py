@@ -1,7 +1,8 @@
 """The checks of a parsed recipe that argparse and the dataclasses do not make.
 
 `check_ranges` (run by `diaforge.train.config.parse_recipe` on every recipe) refuses out-of-range and
-non-finite numbers of TRL's and transformers' keys, which they accept silently. `check_recipe`
+non-finite numbers of TRL's and transformers' keys, which they accept silently, and an empty or
+blank `output_dir` (which would train into the working folder). `check_recipe`
 (run by train/sft.py after parsing and by ``python -m diaforge.train.launch`` before any process starts)
 makes the checks that need more than one key or a look at the disk: the dataset files exist, the
 system prompt file reads, the output folder is writable, the model is not a LoRA adapter, and the
@@ -43,9 +44,15 @@ _NON_NEGATIVE = (
 
 
 def check_ranges(training_args: Any, model_args: Any, *, where: str) -> None:
-    """Refuse out-of-range and non-finite numbers by key, one line each (`RecipeError`)."""
+    """Refuse out-of-range and non-finite numbers by key, and an empty or blank `output_dir`, one
+    line each (`RecipeError`)."""
     import math
 
+    from diaforge.hygiene import output_path_problem
+
+    problem = output_path_problem(getattr(training_args, "output_dir", None))
+    if problem is not None:
+        raise RecipeError(f"{where}: output_dir {problem}")
     for obj in (training_args, model_args):
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name, None)

@@ -147,7 +147,7 @@ class DiaforgeArguments:
         metadata={
             "help": "Default 0: TRL's plain token-mean loss. Above 0, each trained token's loss is multiplied by "
             "(1 - p)^focal_gamma, p the model's detached probability of it (focal loss). Needs loss_positions: "
-            "trained. At 2 the demo model stopped asking first (recipes/smollm2-135m/README.md, row 4).",
+            "trained. At 2 the demo model stopped asking first (docs/experiments.md, row 4).",
         },
     )
     system_prompt_file: str | None = field(

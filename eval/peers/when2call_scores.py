@@ -27,7 +27,9 @@ With gold behaviour g_i and predicted behaviour p_i of item i (i = 1..N):
   unnormalised argmax, the prediction lm-eval pairs with the gold for its own f1 and mcc;
   ``macro_f1_norm`` is the same over the length-normalised argmax (printed beside, in no table);
 * ``tool_hallucination_rate`` = #{g_i = cannot_answer, no tools shown, p_i = tool_call} /
-  #{g_i = cannot_answer, no tools shown}, 0 when there are none (``additional_metrics.py``);
+  #{g_i = cannot_answer, no tools shown}, 0 when there are none (``additional_metrics.py``): a
+  share of *items*, those where no tool fits, each counted once whatever its response holds
+  (`tool_hallucination_rate`; `diaforge.eval.no_tool` applies it to the no-tool split's dialogues);
 * ``confusion``: counts of (g, p), rows the gold behaviour;
 * judge files also get ``aggregate_llm_as_a_judge_results.py``'s output: per gold behaviour the
   share judged as it (``score``) and the counts of the judge's labels
@@ -61,6 +63,7 @@ __all__ = [
     "read_lm_eval_samples",
     "read_predictions",
     "score_when2call",
+    "tool_hallucination_rate",
 ]
 
 _JUDGE_NAMES = {"direct_answer": "direct"}
@@ -306,19 +309,30 @@ def _mcq_metrics(items: Sequence[Scored]) -> dict[str, Any]:
     }
 
 
+def tool_hallucination_rate(called: Sequence[bool]) -> float:
+    """When2Call's tool hallucination rate (``additional_metrics.py`` of its lm-eval task): over
+    the items where no tool fits, one flag per item saying whether the model answered it with a
+    tool call, the share of flagged items; 0 when there are none. When2Call takes the
+    ``cannot_answer`` items that show no tools (`score_when2call`); the no-tool split's dialogues,
+    whose candidates are near neighbours of the tool the user needs, are such items too
+    (`diaforge.eval.no_tool`)."""
+    return _ratio(sum(1 for c in called if c), len(called))
+
+
 def score_when2call(items: Sequence[Scored], form: str) -> dict[str, Any]:
     """When2Call's metrics over the items of one prediction file (definitions in the module)."""
     gold = [s.gold for s in items]
     pred = [s.pred for s in items]
     no_tool = [s for s in items if s.gold == "cannot_answer" and s.no_tools]
-    hallucinated = sum(s.pred == "tool_call" for s in no_tool)
+    called = [s.pred == "tool_call" for s in no_tool]
+    hallucinated = sum(called)
     metrics: dict[str, Any] = {
         "form": form,
         "n": len(items),
         "macro_f1": macro_f1(gold, pred),
         "f1_labels": list(per_category(gold, pred)),
         "accuracy": _ratio(sum(g == p for g, p in zip(gold, pred, strict=True)), len(items)),
-        "tool_hallucination_rate": _ratio(hallucinated, len(no_tool)),
+        "tool_hallucination_rate": tool_hallucination_rate(called),
         "no_tool_cannot_answer": len(no_tool),
         "hallucinated_calls": hallucinated,
         "per_category": per_category(gold, pred),

@@ -11,7 +11,9 @@ The fixed rerun is the same door with the case's fix (`Fix`: files rewritten or 
 command line), made quick: one dialogue, no plots or exports, TF-IDF instead of MiniLM, one
 benchmark dialogue in static mode. The training doors stop where training would start: the recipe
 and the launcher's arguments parsed and checked (`train/sft.py`: and the dialogues loaded and
-checked), with accelerate's launch itself stubbed out; `diaforge.bench.run`'s rerun parses its command line.
+checked), with accelerate's launch itself stubbed out; `diaforge.train.preview` prints its samples.
+The reruns of `diaforge.bench.run`, `diaforge.train.merge` and the demo (`diaforge.pipeline.cli`)
+parse their command lines.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".jo
 )
 FOLDER = None  # a files entry whose content is FOLDER is made as an empty folder
 LAUNCH = ["--config_file", "accelerate_configs/cpu.yaml", "train/sft.py"]
+# What every door says of an empty or blank output flag or key (`diaforge.hygiene.output_path_problem`).
+NO_OUTPUT = "must name a file or folder to write"
 
 
 @dataclass
@@ -49,7 +53,7 @@ class Fix:
 @dataclass
 class Case:
     id: str
-    command: str  # data_gen | eval | train | launch | bench
+    command: str  # data_gen | eval | train | launch | preview | merge | bench | demo
     files: dict[str, bytes | str | None]  # name -> content, written in the case's folder
     argv: list[str]  # {dir} is the case's folder
     needles: tuple[str, ...]  # what the line must hold (the file, the field, the reason)
@@ -80,6 +84,12 @@ def _main(command: str) -> Callable[[list[str]], int]:
         from diaforge.train.launch import main
     elif command == "bench":
         from diaforge.bench.run import main
+    elif command == "preview":
+        from diaforge.train.preview import main
+    elif command == "merge":
+        from diaforge.train.merge import main
+    elif command == "demo":
+        from diaforge.pipeline.cli import main
     else:
         from diaforge.train.sft import main
     return main
@@ -169,6 +179,16 @@ def _rerun(case: Case, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         from diaforge.bench.run import parse_args
 
         parse_args(argv)
+        return
+    if case.command == "merge":
+        from diaforge.train.merge import build_parser
+
+        build_parser().parse_args(argv)
+        return
+    if case.command == "demo":
+        from diaforge.pipeline.cli import build_parser as demo_parser
+
+        demo_parser().parse_args(argv)
         return
     if case.command in ("train", "launch"):
         import accelerate.commands.launch

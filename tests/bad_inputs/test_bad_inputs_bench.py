@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _bad_inputs import FOLDER, Case, Fix, case_ids, check_bad_input
+from _bad_inputs import FOLDER, NO_OUTPUT, Case, Fix, case_ids, check_bad_input
 
 CASES = [
     # --- python -m diaforge.bench.run (diaforge bench): the rerun parses the command line only
@@ -24,6 +24,22 @@ CASES = [
         {},
         ["--only", "token_ratio", "--out", "/dev/full/r.json"],
         ("'--out'", "/dev/full"),
+        fix=Fix(argv=["--only", "token_ratio", "--out", "{dir}/r.json"]),
+    ),
+    Case(
+        "bench-out-empty",
+        "bench",
+        {},
+        ["--only", "token_ratio", "--out", ""],
+        ("argument --out", NO_OUTPUT, "''"),
+        fix=Fix(argv=["--only", "token_ratio", "--out", "{dir}/r.json"]),
+    ),
+    Case(
+        "bench-out-blank",
+        "bench",
+        {},
+        ["--only", "token_ratio", "--out", "  "],
+        ("argument --out", NO_OUTPUT, "white space"),
         fix=Fix(argv=["--only", "token_ratio", "--out", "{dir}/r.json"]),
     ),
     Case(

@@ -1,5 +1,5 @@
 """Bad inputs at the generator's doors (`python -m diaforge.data_gen generate | analyze | analyze-corpus |
-export | build-benchmark | build-no-tool-split`), as the table in `_bad_inputs.py` checks them."""
+export | pairs | build-benchmark | build-no-tool-split`), as the table in `_bad_inputs.py` checks them."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from _bad_inputs import (
     CAT_OK,
     DIALOGUES_FIX,
     FOLDER,
+    NO_OUTPUT,
     NON_UTF8,
     SMALL,
     TRAIN,
@@ -937,6 +938,127 @@ CASES = [
         {"b": FOLDER},
         ["build-no-tool-split", "--catalogue", str(TRAIN), "--split", "", "--seeds", "1", "--out", "{dir}/b"],
         ("b", "'--out'", "is a folder"),
+        fix=Fix(
+            argv=[
+                "build-no-tool-split",
+                "--catalogue",
+                str(TRAIN),
+                "--split",
+                "",
+                "--seeds",
+                "1",
+                "--out",
+                "{dir}/b.jsonl",
+                "--quiet",
+            ]
+        ),
+    ),
+    # --- python -m diaforge.data_gen: an empty or blank output flag or key names no file or folder
+    Case(
+        "gen-out-empty",
+        "data_gen",
+        {},
+        _gen("--out", ""),
+        ("argument --out", NO_OUTPUT, "''"),
+        fix=Fix(argv=_gen("--out", "{dir}/run")),
+    ),
+    Case(
+        "gen-out-blank",
+        "data_gen",
+        {},
+        _gen("--out", "   "),
+        ("argument --out", NO_OUTPUT, "white space"),
+        fix=Fix(argv=_gen("--out", "{dir}/run")),
+    ),
+    Case(
+        "gen-config-out-empty",
+        "data_gen",
+        {"c.yaml": _cfg('out: ""\n')},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "'out'", NO_OUTPUT, "''"),
+        fix=Fix({"c.yaml": _cfg("out: {dir}/run\n")}),
+    ),
+    Case(
+        "gen-config-out-blank",
+        "data_gen",
+        {"c.yaml": _cfg('out: "  "\n')},
+        ["generate", "--config", "{dir}/c.yaml"],
+        ("c.yaml", "'out'", NO_OUTPUT, "white space"),
+        fix=Fix({"c.yaml": _cfg("out: {dir}/run\n")}),
+    ),
+    Case(
+        "export-out-empty",
+        "data_gen",
+        {},
+        _export("--out", ""),
+        ("argument --out", NO_OUTPUT),
+        fix=Fix(argv=_export("--out", "{dir}/ex")),
+    ),
+    Case(
+        "pairs-out-blank",
+        "data_gen",
+        {},
+        ["pairs", str(SMALL), "--out", " "],
+        ("argument --out", NO_OUTPUT),
+        fix=Fix(argv=["pairs", str(SMALL), "--out", "{dir}/pairs"]),
+    ),
+    Case(
+        "build-benchmark-out-empty",
+        "data_gen",
+        {},
+        ["build-benchmark", "--catalogue", str(TRAIN), "--split", "", "--out", "", "--quiet"],
+        ("argument --out", NO_OUTPUT),
+        fix=Fix(
+            argv=[
+                "build-benchmark",
+                "--catalogue",
+                str(TRAIN),
+                "--split",
+                "",
+                "--out",
+                "{dir}/b.jsonl",
+                "--quiet",
+            ]
+        ),
+    ),
+    Case(
+        "build-benchmark-work-dir-blank",
+        "data_gen",
+        {},
+        [
+            "build-benchmark",
+            "--catalogue",
+            str(TRAIN),
+            "--split",
+            "",
+            "--out",
+            "{dir}/b.jsonl",
+            "--work-dir",
+            "  ",
+            "--quiet",
+        ],
+        ("argument --work-dir", NO_OUTPUT),
+        fix=Fix(
+            argv=[
+                "build-benchmark",
+                "--catalogue",
+                str(TRAIN),
+                "--split",
+                "",
+                "--out",
+                "{dir}/b.jsonl",
+                "--work-dir",
+                "{dir}/work",
+                "--quiet",
+            ]
+        ),
+    ),
+    Case(
+        "build-no-tool-split-out-empty",
+        "data_gen",
+        {},
+        ["build-no-tool-split", "--catalogue", str(TRAIN), "--split", "", "--seeds", "1", "--out", ""],
+        ("argument --out", NO_OUTPUT),
         fix=Fix(
             argv=[
                 "build-no-tool-split",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _bad_inputs import FOLDER, Case, Fix, attach_fixes, case_ids, check_bad_input
+from _bad_inputs import FOLDER, NO_OUTPUT, Case, Fix, attach_fixes, case_ids, check_bad_input
 from _repo import ROOT
 
 BENCH_LINES = (ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl").read_text(encoding="utf-8")
@@ -16,10 +16,18 @@ NO_TOOL_LINES = (ROOT / "eval" / "benchmarks" / "diabench_heldout_v1_no_tool.jso
 )
 NO_TOOL_OK = "".join(NO_TOOL_LINES.splitlines(keepends=True)[:2])
 BENCH_FIX = Fix({"b.jsonl": BENCH_OK})
+TOOLDIAL = ROOT / "tests" / "fixtures" / "peers" / "tooldial" / "test.json"
+DICEBENCH = ROOT / "tests" / "fixtures" / "peers" / "dicebench"
 
 
 def _run(*extra: str) -> list[str]:
     return ["run", "--backend", "random", "--limit", "1", "--modes", "static", *extra]
+
+
+def _dicebench(*extra: str) -> list[str]:
+    """``dicebench run`` on one round with a reference policy: no model to load."""
+    data, tools = DICEBENCH / "round_1.json", DICEBENCH / "tool_docs.json"
+    return ["dicebench", "run", "--data", str(data), "--tools", str(tools), "--backend", "random", *extra]
 
 
 CASES = [
@@ -299,6 +307,63 @@ CASES = [
             ]
         ),
     ),
+    # --- python -m diaforge.eval: an empty or blank output flag or key names no file or folder
+    Case(
+        "eval-out-empty",
+        "eval",
+        {},
+        _run("--out", ""),
+        ("argument --out", NO_OUTPUT, "''"),
+        fix=Fix(argv=_run("--out", "{dir}/run")),
+    ),
+    Case(
+        "eval-out-blank",
+        "eval",
+        {},
+        _run("--out", "  "),
+        ("argument --out", NO_OUTPUT, "white space"),
+        fix=Fix(argv=_run("--out", "{dir}/run")),
+    ),
+    Case(
+        "eval-config-out-empty",
+        "eval",
+        {"e.yaml": 'backend: random\nout: ""\n'},
+        ["run", "--config", "{dir}/e.yaml"],
+        ("e.yaml", "'out'", NO_OUTPUT),
+        fix=Fix({"e.yaml": "backend: random\nout: {dir}/run\n"}),
+    ),
+    Case(
+        "eval-compare-out-blank",
+        "eval",
+        {},
+        ["compare", "{dir}/run1", "{dir}/run2", "--out", "  "],
+        ("argument --out", NO_OUTPUT),
+        fix=Fix(argv=["compare", "{dir}/run1", "{dir}/run2", "--out", "{dir}/cmp"]),
+    ),
+    Case(
+        "eval-compare-json-empty",
+        "eval",
+        {},
+        ["compare", "{dir}/run1", "{dir}/run2", "--out", "{dir}/cmp", "--json", ""],
+        ("argument --json", NO_OUTPUT),
+        fix=Fix(argv=["compare", "{dir}/run1", "{dir}/run2", "--out", "{dir}/cmp", "--json", "{dir}/j.json"]),
+    ),
+    Case(
+        "eval-import-out-empty",
+        "eval",
+        {},
+        ["import", "tooldial", str(TOOLDIAL), "--out", ""],
+        ("argument --out", NO_OUTPUT),
+        fix=Fix(argv=["import", "tooldial", str(TOOLDIAL), "--out", "{dir}/o.jsonl"]),
+    ),
+    Case(
+        "eval-dicebench-out-blank",
+        "eval",
+        {},
+        _dicebench("--out", "  "),
+        ("argument --out", NO_OUTPUT),
+        fix=Fix(argv=_dicebench("--out", "{dir}/dice")),
+    ),
 ]
 
 FIXES: dict[str, Fix] = {
@@ -330,3 +395,28 @@ def test_bad_input(
     case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     check_bad_input(case, tmp_path, capsys, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bfcl", "--model", "{dir}/model", "--out", ""],
+        ["next-action", "--model", "{dir}/model", "--out", "  "],
+        ["turn-level", "--model", "{dir}/model", "--out", ""],
+    ],
+    ids=["bfcl", "next-action", "turn-level"],
+)
+def test_a_peer_run_folder_flag_refuses_an_empty_or_blank_value(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The peer commands that need a model to run (so no quick fixed rerun, and no row of the
+    table): an empty or blank --out is one line naming the flag and exit 2, before the model is
+    looked for, and nothing is written."""
+    from diaforge.eval.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main([a.replace("{dir}", str(tmp_path)) for a in argv])
+    lines = capsys.readouterr().err.splitlines()
+    assert stop.value.code == 2
+    assert len(lines) == 1 and "argument --out" in lines[0] and NO_OUTPUT in lines[0], lines
+    assert not list(tmp_path.iterdir())

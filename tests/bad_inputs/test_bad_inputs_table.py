@@ -5,6 +5,7 @@ from __future__ import annotations
 import test_bad_inputs_bench
 import test_bad_inputs_data_gen
 import test_bad_inputs_eval
+import test_bad_inputs_pipeline
 import test_bad_inputs_train
 
 CASES = [
@@ -12,6 +13,7 @@ CASES = [
     *test_bad_inputs_eval.CASES,
     *test_bad_inputs_train.CASES,
     *test_bad_inputs_bench.CASES,
+    *test_bad_inputs_pipeline.CASES,
 ]
 
 

@@ -1,6 +1,7 @@
 """Bad inputs at the training doors (`train/sft.py` and `python -m diaforge.train.launch`, which checks the
-recipe before accelerate starts a process), as the table in `_bad_inputs.py` checks them; then the
-same refusals through the real launcher and plain `accelerate launch` in a subprocess."""
+recipe before accelerate starts a process; `python -m diaforge.train.preview` and `python -m
+diaforge.train.merge`), as the table in `_bad_inputs.py` checks them; then the same refusals through
+the real launcher and plain `accelerate launch` in a subprocess."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from _bad_inputs import (
     BOMB,
     DIALOGUES_FIX,
     LAUNCH,
+    NO_OUTPUT,
     SMALL,
     Case,
     Fix,
@@ -389,6 +391,81 @@ CASES = [
         ["--config_file", "cpu", "{dir}/r.yaml"],
         ("r.yaml", "dataset_path", "is a folder"),
         fix=Fix({"r.yaml": RECIPE_OK}),
+    ),
+    # --- every training door: an empty or blank output_dir (or merge's --output) names no folder
+    Case(
+        "recipe-output-dir-empty",
+        "train",
+        {"r.yaml": RECIPE_OK.replace("{dir}/sft", '""')},
+        ["{dir}/r.yaml"],
+        ("r.yaml", "output_dir", NO_OUTPUT, "''"),
+        fix=Fix({"r.yaml": RECIPE_OK}),
+    ),
+    Case(
+        "recipe-output-dir-blank",
+        "train",
+        {"r.yaml": RECIPE_OK.replace("{dir}/sft", '"   "')},
+        ["{dir}/r.yaml"],
+        ("r.yaml", "output_dir", NO_OUTPUT, "white space"),
+        fix=Fix({"r.yaml": RECIPE_OK}),
+    ),
+    Case(
+        "recipe-output-dir-override-empty",
+        "train",
+        {"r.yaml": RECIPE_OK},
+        ["{dir}/r.yaml", "--output_dir", ""],
+        ("r.yaml", "output_dir", NO_OUTPUT),
+        fix=Fix(argv=["{dir}/r.yaml", "--output_dir", "{dir}/sft"]),
+    ),
+    Case(
+        "launch-output-dir-empty",
+        "launch",
+        {"r.yaml": RECIPE_OK.replace("{dir}/sft", '""')},
+        [*LAUNCH, "{dir}/r.yaml"],
+        ("r.yaml", "output_dir", NO_OUTPUT),
+        fix=Fix({"r.yaml": RECIPE_OK}),
+    ),
+    Case(
+        "launch-output-dir-override-blank",
+        "launch",
+        {"r.yaml": RECIPE_OK},
+        [*LAUNCH, "{dir}/r.yaml", "--output_dir", "  "],
+        ("r.yaml", "output_dir", NO_OUTPUT),
+        fix=Fix(argv=[*LAUNCH, "{dir}/r.yaml"]),
+    ),
+    # --- python -m diaforge.train.preview (diaforge preview): its rerun prints one sample
+    Case(
+        "preview-output-dir-empty",
+        "preview",
+        {"r.yaml": RECIPE_OK.replace("{dir}/sft", '""')},
+        ["{dir}/r.yaml", "--num", "1"],
+        ("r.yaml", "output_dir", NO_OUTPUT),
+        fix=Fix({"r.yaml": RECIPE_OK}),
+    ),
+    Case(
+        "preview-output-dir-override-blank",
+        "preview",
+        {"r.yaml": RECIPE_OK},
+        ["{dir}/r.yaml", "--num", "1", "--output_dir", " "],
+        ("r.yaml", "output_dir", NO_OUTPUT),
+        fix=Fix(argv=["{dir}/r.yaml", "--num", "1"]),
+    ),
+    # --- python -m diaforge.train.merge (diaforge merge): the rerun parses the command line only
+    Case(
+        "merge-output-empty",
+        "merge",
+        {},
+        ["--adapter", "{dir}/ad", "--output", ""],
+        ("argument --output", NO_OUTPUT),
+        fix=Fix(argv=["--adapter", "{dir}/ad", "--output", "{dir}/merged"]),
+    ),
+    Case(
+        "merge-output-blank",
+        "merge",
+        {},
+        ["--adapter", "{dir}/ad", "--output", "   "],
+        ("argument --output", NO_OUTPUT),
+        fix=Fix(argv=["--adapter", "{dir}/ad", "--output", "{dir}/merged"]),
     ),
 ]
 

@@ -1,15 +1,23 @@
 """`diaforge.cliargs.add_field_flags`: a config's fields as flags, each documented once (on its
 field): the name, the reader its type and bounds call for, the choices, the default in the help,
-and unset flags left None so that a config file's key stands."""
+and unset flags left None so that a config file's key stands. And `output_path`, the type of every
+flag that names a file or folder to write."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, Field
 
-from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, add_field_flags
+from diaforge.cliargs import (
+    DefaultsHelpFormatter,
+    OneLineArgumentParser,
+    add_field_flags,
+    output_folder,
+    output_path,
+)
 
 MODES = ("fast", "slow")
 
@@ -96,3 +104,32 @@ def test_the_help_is_the_field_documentation_and_its_default_once() -> None:
     ):
         assert shown in text, shown
     assert text.count("(default:") == 10  # every flag but --limit and --no-plots, each once
+
+
+def _outputs() -> argparse.ArgumentParser:
+    parser = OneLineArgumentParser(prog="run")
+    parser.add_argument("--out", type=output_path)
+    parser.add_argument("--model-dir", type=output_folder)
+    return parser
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("", "''"), ("   ", "only white space"), ("\t", "only white space")],
+)
+@pytest.mark.parametrize("flag", ["--out", "--model-dir"])
+def test_an_empty_or_blank_output_flag_is_one_line_naming_it(
+    flag: str, value: str, shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--out ""` would write into the working folder, `--out " "` into a folder named by a space."""
+    with pytest.raises(SystemExit) as stop:
+        _outputs().parse_args([flag, value])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == (
+        f"error: run: argument {flag}: must name a file or folder to write, got {shown} (see --help)\n"
+    )
+
+
+def test_an_output_flag_keeps_the_path_as_given() -> None:
+    args = _outputs().parse_args(["--out", " a b ", "--model-dir", "models/x"])
+    assert (args.out, args.model_dir) == (" a b ", Path("models/x"))

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from diaforge.configs import (
     FieldProblem,
     Keys,
     check_choice,
+    check_output_path,
     config_error,
     loose_boolean,
     read_yaml_mapping,
@@ -117,6 +118,12 @@ class _Config(BaseModel):
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     shards: int = Field(1, ge=1)
     index: int = Field(0, ge=0)
+    out: str = "run"
+
+    @field_validator("out")
+    @classmethod
+    def _output_path(cls, value: str) -> str:
+        return check_output_path(value)
 
     @model_validator(mode="after")
     def _index_below_shards(self) -> _Config:
@@ -166,6 +173,8 @@ def _line(raw: dict) -> str:
         ({"roles": {"user": {"retries": [1]}}}, "c.yaml, field 'roles.user.retries': must be an integer, got list"),
         ({"prices": {"m": 3}}, "c.yaml, field 'prices': must map a model to {input: USD}"),
         ({"shards": 2, "index": 2}, "c.yaml, field 'index': index must lie in [0, 1]"),
+        ({"out": ""}, "c.yaml, field 'out': must name a file or folder to write, got ''"),
+        ({"out": "  "}, "c.yaml, field 'out': must name a file or folder to write, got only white space"),
         ({"shard": 3}, "c.yaml: unknown config key 'shard'; did you mean 'shards'?"),
         ({"phrasing": "y"}, "c.yaml: unknown config key 'phrasing'; did you mean 'name'?"),
         ({"roles": {"user": {"temprature": 1.0}}}, "c.yaml, field 'roles.user': unknown backend setting "

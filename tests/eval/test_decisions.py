@@ -1,4 +1,4 @@
-"""The when-to-call matrix and tool hallucination (diaforge.eval.decisions), and the candidate tool specs
+"""The when-to-call matrix and the calls the conversation does not support (diaforge.eval.decisions), and the candidate tool specs
 beside a run (diaforge.eval.tool_specs): hand-written transcripts over three hand-written tools, every
 open set, move and count worked out by hand from the rules of the module docstring; then the
 issue's done-when on the packaged held-out benchmark, with the reference policy and the random
@@ -310,11 +310,11 @@ def test_reference_offers_come_from_the_reference_questions_thoughts() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The matrix and the hallucinated calls
+# The matrix and the unsupported calls
 # --------------------------------------------------------------------------------------------
 
 
-def test_compute_decisions_matrix_and_hallucination_by_hand() -> None:
+def test_compute_decisions_matrix_and_unsupported_calls_by_hand() -> None:
     d = compute_decisions([A, B, C, D, E], SPECS)
     expected = {r: dict.fromkeys(MODEL_MOVES, 0) for r in REFERENCE_MOVES}
     expected["ask_tool"].update(ask_tool=2, ask_value=1, call=1)  # A1, D1 | B1 | E1
@@ -330,7 +330,8 @@ def test_compute_decisions_matrix_and_hallucination_by_hand() -> None:
     # Calls: A's is supported; B's names another tool than the one open, with a
     # value nobody said; E's calls a near neighbour where no candidate fits (its value "IT" is
     # not grounded either: "IT" is not in "Hello, I need some help please.").
-    assert (d["calls_n"], d["hallucinated_n"], d["tool_hallucination"]) == (3, 2, round(2 / 3, 6))
+    assert (d["calls_n"], d["unsupported_calls_n"], d["unsupported_calls"]) == (3, 2, round(2 / 3, 6))
+    assert "tool_hallucination" not in d and "hallucinated_n" not in d  # When2Call's name is per item
     assert (d["tool_unsupported_n"], d["unknown_tool_n"], d["value_ungrounded_n"]) == (2, 0, 2)
     assert d["settled_off_gold_n"] == 0 and d["reader"] == "words"
 
@@ -344,13 +345,18 @@ def test_a_call_to_no_candidate_and_a_call_before_the_tool_is_settled() -> None:
     d = compute_decisions([early, ghost], SPECS)
     # early: all three open (the words name no tool), so the call is not supported, its values are
     assert d["matrix"]["ask_tool"]["call"] == 2
-    assert (d["calls_n"], d["hallucinated_n"], d["tool_unsupported_n"], d["unknown_tool_n"]) == (2, 2, 2, 1)
+    assert (d["calls_n"], d["unsupported_calls_n"], d["tool_unsupported_n"], d["unknown_tool_n"]) == (
+        2,
+        2,
+        2,
+        1,
+    )
     assert d["value_ungrounded_n"] == 0
 
 
 def test_no_calls_is_not_computed_rather_than_zero() -> None:
     d = compute_decisions([D], SPECS)
-    assert d["calls_n"] == 0 and d["tool_hallucination"] is None and d["positive"] is None
+    assert d["calls_n"] == 0 and d["unsupported_calls"] is None and d["positive"] is None
 
 
 # --------------------------------------------------------------------------------------------
@@ -512,7 +518,7 @@ def test_reference_clarification_against_the_random_floor(policy_runs: dict[str,
     assert rnd["clarification"]["dynamic"]["option_recall"] is None
     d = rnd["decisions"]["dynamic"]
     assert d["agree"] < 0.5 and d["matrix"]["ask_tool"]["ask_value"] > 0
-    assert d["tool_hallucination"] > 0.5
+    assert d["unsupported_calls"] > 0.5
 
 
 def test_decision_shares_carry_wilson_intervals() -> None:
@@ -525,7 +531,7 @@ def test_decision_shares_carry_wilson_intervals() -> None:
             "points_n": 10,
             "agree_n": 4,
             "calls_n": 5,
-            "hallucinated_n": 0,
+            "unsupported_calls_n": 0,
             "positive": {"points_n": 6, "agree_n": 4},
             "no_tool": {"points_n": 4, "agree_n": 0},
         }
@@ -546,7 +552,7 @@ def test_decision_shares_carry_wilson_intervals() -> None:
     assert (agree["k"], agree["n"]) == (4, 10)
     assert (agree["lo"], agree["hi"]) == pytest.approx(wilson(4, 10), abs=1e-6)
     # 0 of 5 calls: Wilson's upper end is z²/(n + z²) = 3.8415 / 8.8415 = 0.4345, not 0
-    assert out["decisions"]["dynamic"]["tool_hallucination"]["hi"] == pytest.approx(0.4345, abs=1e-4)
+    assert out["decisions"]["dynamic"]["unsupported_calls"]["hi"] == pytest.approx(0.4345, abs=1e-4)
     assert out["decisions"]["dynamic"]["agree_no_tool"]["k"] == 0
     recall = out["clarification"]["dynamic"]["option_recall"]
     assert (recall["k"], recall["n"]) == (6, 8)
@@ -555,3 +561,38 @@ def test_decision_shares_carry_wilson_intervals() -> None:
     assert counted_share(0.4, 4, 10) == f"0.40 [{lo:.2f}, {hi:.2f}] (4/10)"
     assert counted_share(None, 0, 0) == "– (0/0)"
     assert decision_intervals(None, None) == {}
+
+
+def test_an_older_metrics_json_is_read_under_the_new_names(tmp_path: Path) -> None:
+    """A run scored when the per-call share was called ``tool_hallucination`` still compares: its
+    keys are read as ``unsupported_calls`` (and its count as ``unsupported_calls_n``), in the
+    decisions and their intervals, and comparison.md prints it under the new name."""
+    from diaforge.eval.compare import compare_runs
+    from diaforge.eval.decisions import read_legacy_keys
+    from diaforge.eval.tables import counted_share
+
+    from diaforge.similarity import get_encoder
+
+    old = {
+        "decisions": {"dynamic": {"calls_n": 4, "hallucinated_n": 3, "tool_hallucination": 0.75}},
+        "intervals": {"decisions": {"dynamic": {"tool_hallucination": {"k": 3, "n": 4}}}},
+    }
+    new = read_legacy_keys(old)
+    assert new["decisions"]["dynamic"] == {"calls_n": 4, "unsupported_calls_n": 3, "unsupported_calls": 0.75}
+    assert new["intervals"]["decisions"]["dynamic"] == {"unsupported_calls": {"k": 3, "n": 4}}
+    assert read_legacy_keys({"decisions": None}) == {"decisions": None}
+    write_run(tmp_path / "run", [A, B, C, D, E], model_label="m", tools=SPECS, encoder=get_encoder("tfidf"))
+    metrics_path = tmp_path / "run" / "metrics.json"
+    stored = json.loads(metrics_path.read_text())
+    now = stored["decisions"]["dynamic"]
+    cell = counted_share(now["unsupported_calls"], now["unsupported_calls_n"], now["calls_n"])
+    for mode in stored["decisions"].values():
+        mode["hallucinated_n"] = mode.pop("unsupported_calls_n")
+        mode["tool_hallucination"] = mode.pop("unsupported_calls")
+    for mode in stored["intervals"]["decisions"].values():
+        mode["tool_hallucination"] = mode.pop("unsupported_calls")
+    metrics_path.write_text(json.dumps(stored))
+    compare_runs([tmp_path / "run"], out_dir=tmp_path / "cmp")
+    md = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert "calls not supported (↓)" in md and "tool hallucination (↓)" not in md
+    assert now["calls_n"] and f"| {cell} |" in md.split("## Decisions and clarification")[1]

@@ -25,6 +25,7 @@ from diaforge.eval.no_tool import (
     split_summary,
     summarise_no_tool,
 )
+from diaforge.eval.peers.when2call_scores import tool_hallucination_rate
 from diaforge.eval.policies import POLICIES
 from diaforge.eval.report import summarise, write_run
 from diaforge.eval.runner import DynamicConfig, run_dynamic, run_static
@@ -122,11 +123,47 @@ def test_no_tool_metrics_match_the_hand_computed_values() -> None:
     # N = 7; refused: d1 (r=2), d2 (r=1); calls: d3, d5; undecided: d4, d6, d7.
     assert (m["n"], m["refusals_n"], m["calls_n"]) == (7, 2, 2)
     assert m["refusal_acc"] == round(2 / 7, 6) == 0.285714
-    assert m["wrong_call"] == round(2 / 7, 6)
+    assert m["wrong_call"] == round(2 / 7, 6) == m["tool_hallucination_rate"]
     assert m["undecided"] == round(3 / 7, 6) == 0.428571
     assert m["turns_to_refusal"] == (2 + 1) / 2
     # P = 3: p2 refused with no call; p3 asked, which is no refusal.
     assert (m["false_refusals_n"], m["positive_n"], m["false_refusal"]) == (1, 3, round(1 / 3, 6))
+
+
+def test_when2call_tool_hallucination_rate_counts_items_not_calls() -> None:
+    """When2Call's rate (its lm-eval task's additional_metrics.py): over the items where no tool
+    fits, the share the model answers with a tool call, one count per item however many calls it
+    holds. Five hand-written dialogues of the split hold 4 calls in 2 dialogues: 2/5, where a share
+    of calls would read 4 of 4 (every call is unsupported when no tool fits)."""
+    two_at_once = [{"name": "open_case", "args": {}}, {"name": "list_queues", "args": {}}]
+    both = {
+        "role": "assistant",
+        "kind": "tool_calls",
+        "raw": json.dumps(two_at_once),
+        "tool_calls": two_at_once,
+    }
+    split = [
+        # w1: asks, then two call turns: one item with a call.
+        T("w1", [U(), R("Which one?"), U(), C(), U(), C("close_case")], ended="tool_call"),
+        # w2: one turn with two calls: one item with a call.
+        T("w2", [U(), both], ended="tool_call"),
+        # w3: asks, then refuses: no call.
+        T("w3", [U(), R("Which one?"), U(), R("None of my tools can do that.")], ended="refusal"),
+        # w4: malformed output only: not a call (a parse failure is never read as one).
+        T("w4", [U(), BAD]),
+        # w5: still asking at the turn cap: no call.
+        T("w5", [U(), R("Which queue?")]),
+    ]
+    m = compute_no_tool(split)
+    assert (m["n"], m["calls_n"]) == (5, 2)
+    assert m["tool_hallucination_rate"] == 0.4 == m["wrong_call"]
+    assert sum(len(t.tool_calls or []) for d in split for t in d.turns) == 4
+    # The one function both scorers call: When2Call's prediction files and the split.
+    assert tool_hallucination_rate([True, True, False, False, False]) == 0.4
+    assert tool_hallucination_rate([]) == 0.0  # no such item: 0, as additional_metrics.py gives
+    # Its interval travels with the split's (Wilson on 2 of 5).
+    intervals = summarise(positive_transcripts() + split)["intervals"]["no_tool"]["static"]
+    assert (intervals["tool_hallucination_rate"]["k"], intervals["tool_hallucination_rate"]["n"]) == (2, 5)
 
 
 def test_empty_sets_give_zero_shares_and_no_turn_count() -> None:

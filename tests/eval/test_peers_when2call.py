@@ -21,7 +21,13 @@ from _repo import FIXTURES
 from diaforge.data_gen.corpus import label_violations
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.peers.when2call import load_when2call, read_when2call
-from diaforge.eval.peers.when2call_scores import macro_f1, per_category, read_predictions, score_when2call
+from diaforge.eval.peers.when2call_scores import (
+    macro_f1,
+    per_category,
+    read_predictions,
+    score_when2call,
+    tool_hallucination_rate,
+)
 
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
@@ -193,8 +199,11 @@ def test_lm_eval_samples_metrics_by_hand(tmp_path: Path) -> None:
     }
     assert m["f1_labels"] == ORDER
     assert m["macro_f1"] == round((0 + 0.4 + 2 / 3 + 0.8) / 4, 6) == 0.466667
-    # the two no-tool cannot_answer items: e73b8b21 picks the tool call -> 1/2
+    # the two no-tool cannot_answer items: e73b8b21 picks the tool call -> 1/2 (per item: the
+    # items that show tools, whatever their gold behaviour, are not in it)
     assert (m["tool_hallucination_rate"], m["hallucinated_calls"], m["no_tool_cannot_answer"]) == (0.5, 1, 2)
+    no_tool = [s for s in items if s.gold == CA and s.no_tools]
+    assert m["tool_hallucination_rate"] == tool_hallucination_rate([s.pred == TC for s in no_tool])
     # normalised: only b0bedcc1 is wrong -> 6/7; F1 direct 0, tool_call 1, rfi 2/3, cannot_answer 1
     assert m["acc_norm"] == 0.857143
     assert m["macro_f1_norm"] == round((0 + 1 + 2 / 3 + 1) / 4, 6) == 0.666667

@@ -174,7 +174,7 @@ def test_compare_pairs_the_runs_dialogue_by_dialogue(tmp_path):
     table = compare_runs(_paired_runs(tmp_path), out_dir=tmp_path / "cmp", json_path=tmp_path / "r.json")
     # tuned − base over the 20 common dialogues: (8 − 1)/20 = +0.35, Newcombe [0.06, 0.57] (the
     # mirror of tests/eval/test_stats.py's A − B), McNemar p = 2 · 10 / 2^9 = 0.0390625.
-    row = "| tuned − base | dynamic | 20 | 0.55 | 0.20 | +0.35 [+0.06, +0.57] | 8 / 1 | 0.0391 | yes | 1 |"
+    row = "| tuned − base | dynamic | 20 | 0.55 | 0.20 | +0.35 [+0.06, +0.57] | 8 / 1 | 0.0391 | shown | 1 |"
     assert row in table
     md = (tmp_path / "cmp" / "comparison.md").read_text()
     assert "## Paired differences (Acc, dialogue by dialogue)" in md and row in md
@@ -182,7 +182,8 @@ def test_compare_pairs_the_runs_dialogue_by_dialogue(tmp_path):
     pair = report["tuned"]["paired"]["base"]["dynamic"]
     assert (pair["n"], pair["wins"], pair["losses"], pair["diff"]) == (20, 8, 1, 0.35)
     assert (pair["lo"], pair["hi"], pair["p_value"]) == (0.061693, 0.568128, 0.039062)
-    assert pair["distinguishable"] is True and (pair["unpaired_a"], pair["unpaired_b"]) == (1, 0)
+    assert pair["excludes_zero"] is True and (pair["unpaired_a"], pair["unpaired_b"]) == (1, 0)
+    assert pair["verdict"] == "shown"  # the interval excludes 0 and p < 0.05
     assert "paired" not in report["base"]
     # The intervals of each run travel in the JSON report too (tuned: Acc 12 of 21).
     assert report["tuned"]["intervals"]["dynamic"]["Acc"]["k"] == 12
@@ -299,7 +300,10 @@ def test_compare_runs(tmp_path):
     assert len(lines) == 4
     # The runs share s0, s-wrong, s-none, d0 and d-bad; tuned also has s1, s2, base nothing more.
     # Static: base right on s0 only, tuned on s0 too: no discordant pair, difference 0 of 3.
-    assert "| tuned − base | static | 3 | 0.33 | 0.33 | +0.00 [-0.47, +0.47] | 0 / 0 | 1 | no | 2 |" in table
+    assert (
+        "| tuned − base | static | 3 | 0.33 | 0.33 | +0.00 [-0.47, +0.47] | 0 / 0 | 1 | not shown | 2 |"
+        in table
+    )
     md = (tmp_path / "cmp" / "comparison.md").read_text()
     assert table.split("\n\n")[0] in md and "Table 5 layout" in md
     assert "## Paired differences (Acc, dialogue by dialogue)" in md
@@ -340,15 +344,27 @@ def test_compare_runs_marks_floors_and_sets_models_beside_them(tmp_path):
     assert "## Against the floors" in md and "is not a gain" in md
     # Dynamic: the same two dialogues everywhere (same benchmark and n), so no flag.
     assert (
-        "- tuned, dynamic: Acc 0.50 vs name-overlap 0.50 (+0.00), reference 0.50 (+0.00); "
-        "does not clear the heuristic floor." in md
+        "- tuned, dynamic: Acc 0.50 vs name-overlap 0.50 (+0.00), reference 0.50 (+0.00); paired over 2 "
+        "dialogues, not shown: +0.00 [-0.57, +0.57], McNemar p = 1; not shown to clear the heuristic floor."
+        in md
     )
-    # Static: tuned Acc 3/5 vs name-overlap 1/3 over a different number of dialogues: flagged.
+    # Static: tuned Acc 3/5 vs name-overlap 1/3 over a different number of dialogues: flagged. The
+    # points differ by +0.27, but on the 3 dialogues both ran the two agree: not shown, never "clears".
     tuned_static = md.split("- tuned, static: ")[1].split("\n")[0]
     assert tuned_static.startswith("Acc 0.60 vs name-overlap 0.33 (+0.27) [not the same dialogues")
-    assert tuned_static.endswith("; clears the heuristic floor.")
+    assert tuned_static.endswith(
+        "; paired over 3 dialogues, not shown: +0.00 [-0.47, +0.47], McNemar p = 1; "
+        "not shown to clear the heuristic floor."
+    )
     base_dynamic = md.split("- base, dynamic: ")[1].split("\n")[0]  # another benchmark: flagged
-    assert "[not the same dialogues" in base_dynamic and "does not clear the heuristic floor" in base_dynamic
+    assert "[not the same dialogues" in base_dynamic
+    assert base_dynamic.endswith(
+        "; not paired dialogue by dialogue, so not shown to clear the heuristic floor."
+    )
+    floor_lines = [
+        ln for ln in md.split("## Against the floors")[1].split("## ")[0].splitlines() if ln[:2] == "- "
+    ]
+    assert len(floor_lines) == 4 and not any("clears" in ln for ln in floor_lines)
     assert "## Malformed and truncated output" in md and "| Static truncated (↓) |" in md
     report = json.loads((tmp_path / "cmp" / "report.json").read_text())
     assert set(report) == {"tuned", "base", "reference", "name-overlap", "random"}

@@ -7,6 +7,10 @@ import math
 
 import pytest
 from diaforge.eval.stats import (
+    ALPHA,
+    BORDERLINE,
+    NOT_SHOWN,
+    SHOWN,
     Z95,
     bootstrap_mean,
     mcnemar_exact,
@@ -14,6 +18,8 @@ from diaforge.eval.stats import (
     newcombe_paired,
     paired_difference,
     share_interval,
+    verdict,
+    verdict_sentence,
     wilson,
 )
 
@@ -128,7 +134,7 @@ def test_newcombe_paired_matches_the_published_example():
     # ocbe-uio/contingencytables, tests/testthat/test-ch8.R.
     lo, hi = newcombe_paired(59, 6, 16, 80)
     assert (round(lo, 4), round(hi, 4)) == (-0.1186, -0.0046)
-    # The interval excludes 0 while the exact test gives p = 0.052: the verdict follows the interval.
+    # The interval excludes 0 while the exact test gives p = 0.052: a borderline difference.
     assert mcnemar_exact(6, 16) > 0.05
 
 
@@ -169,9 +175,10 @@ def test_paired_difference_of_two_runs():
     assert (d.rate_a, d.rate_b, d.diff) == (0.2, 0.55, -0.35)
     assert (d.lo, d.hi) == pytest.approx(_newcombe_by_hand(3, 1, 8, 8), abs=1e-12)
     assert (round(d.lo, 4), round(d.hi, 4)) == (-0.5681, -0.0617)
-    assert d.p_value == 0.0390625 and d.distinguishable
+    assert d.p_value == 0.0390625 and d.excludes_zero and d.verdict == SHOWN
     assert (d.unpaired_a, d.unpaired_b) == (1, 2)
-    assert d.as_dict()["diff"] == -0.35 and d.as_dict()["distinguishable"] is True
+    assert d.as_dict()["diff"] == -0.35 and d.as_dict()["excludes_zero"] is True
+    assert d.as_dict()["verdict"] == "shown"
     # The other way round: the same counts mirrored, the interval negated.
     back = paired_difference(b, a)
     assert (back.wins, back.losses) == (8, 1)
@@ -181,6 +188,89 @@ def test_paired_difference_of_two_runs():
 def test_paired_difference_edges():
     assert paired_difference({"x": 1}, {"y": 1}) is None  # no dialogue in common
     same = paired_difference({"x": 1, "y": 0}, {"x": 1, "y": 0})
-    assert same is not None and same.diff == 0.0 and same.p_value == 1.0 and not same.distinguishable
+    assert same is not None and same.diff == 0.0 and same.p_value == 1.0 and not same.excludes_zero
+    assert same.verdict == NOT_SHOWN
     with pytest.raises(ValueError, match="not 0 or 1"):
         paired_difference({"x": 2}, {"x": 1})
+
+
+# --------------------------------------------------------------------------------------------
+# The verdict rule
+# --------------------------------------------------------------------------------------------
+
+
+def _table(a: int, b: int, c: int, d: int):
+    """Two runs whose paired table is a, b, c, d (right in both, only in A, only in B, in neither)."""
+    cells = [(1, 1)] * a + [(1, 0)] * b + [(0, 1)] * c + [(0, 0)] * d
+    diff = paired_difference(
+        {i: x for i, (x, _) in enumerate(cells)}, {i: y for i, (_, y) in enumerate(cells)}
+    )
+    assert diff is not None
+    return diff
+
+
+@pytest.mark.parametrize(
+    ("table", "lo", "hi", "p", "expected"),
+    [
+        # b = 8, c = 1 of 20: [+0.0617, +0.5681] (the mirror of the table above), p = 20/512.
+        ((3, 8, 1, 8), 0.0617, 0.5681, 0.0391, SHOWN),
+        # The CPU's 730-dialogue model against the name-overlap floor (27 won, 14 lost of 80): the
+        # interval excludes 0, p = 2 · Σ_{i ≤ 14} C(41, i) / 2^41 = 0.0596 does not reach 0.05.
+        ((17, 27, 14, 22), 0.0079, 0.3066, 0.0596, BORDERLINE),
+        # Fagerland et al.'s table: [−0.1186, −0.0046] excludes 0, p = 0.0525.
+        ((59, 6, 16, 80), -0.1186, -0.0046, 0.0525, BORDERLINE),
+        # `make demo`'s tuned model against the floor (30 won, 18 lost of 80): neither says so.
+        ((13, 30, 18, 19), -0.0181, 0.3075, 0.1114, NOT_SHOWN),
+        # No discordant dialogue: p = 1 and an interval around 0.
+        ((5, 0, 0, 5), -0.1666, 0.1666, 1.0, NOT_SHOWN),
+    ],
+)
+def test_verdict_on_hand_computed_tables(table, lo, hi, p, expected):
+    a, b, c, d = table
+    diff = _table(a, b, c, d)
+    assert (round(diff.lo, 4), round(diff.hi, 4)) == (lo, hi)
+    assert (diff.lo, diff.hi) == pytest.approx(_newcombe_by_hand(a, b, c, d), abs=1e-12)
+    tail = sum(math.comb(b + c, i) for i in range(min(b, c) + 1))
+    assert diff.p_value == pytest.approx(min(1.0, 2 * tail / 2 ** (b + c)), abs=1e-15)
+    assert round(diff.p_value, 4) == p
+    assert verdict(diff) == diff.verdict == expected
+    # The rule reads a report's JSON (`as_dict`) the same way.
+    assert verdict(diff.as_dict()) == expected == diff.as_dict()["verdict"]
+
+
+def test_verdict_when_only_the_exact_test_says_so():
+    # The other borderline: p < 0.05 while the interval holds 0. No table of n <= 40 gives it with
+    # these two figures (the interval excludes 0 first), so the rule is fed the figures themselves.
+    figures = {"diff": 0.1, "lo": -0.01, "hi": 0.2, "p_value": 0.03}
+    assert verdict(figures) == BORDERLINE
+    assert (
+        verdict_sentence(figures)
+        == "borderline: McNemar p = 0.03 is below 0.05, +0.10 [-0.01, +0.20] includes 0"
+    )
+    # The edges: p exactly at the level is not below it, and an interval ending at 0 holds 0.
+    assert verdict({"lo": 0.0, "hi": 0.3, "p_value": 0.01}) == BORDERLINE
+    assert verdict({"lo": 0.01, "hi": 0.3, "p_value": ALPHA}) == BORDERLINE
+    assert verdict({"lo": 0.0, "hi": 0.3, "p_value": ALPHA}) == NOT_SHOWN
+    with pytest.raises(ValueError, match="p_value"):
+        verdict({"lo": 0.01, "hi": 0.3})
+
+
+def test_verdict_sentence_prints_both_figures():
+    assert verdict_sentence(_table(3, 8, 1, 8)) == "shown: +0.35 [+0.06, +0.57], McNemar p = 0.0391"
+    assert verdict_sentence(_table(13, 30, 18, 19)) == "not shown: +0.15 [-0.02, +0.31], McNemar p = 0.111"
+    assert verdict_sentence(_table(17, 27, 14, 22)) == (
+        "borderline: +0.16 [+0.01, +0.31] excludes 0, McNemar p = 0.0596 is not below 0.05"
+    )
+    # A bound that excludes 0 is never written as 0; points: the demo's percentage points.
+    assert verdict_sentence(_table(59, 6, 16, 80)) == (
+        "borderline: -0.06 [-0.12, -0.005] excludes 0, McNemar p = 0.0525 is not below 0.05"
+    )
+    assert verdict_sentence(_table(13, 30, 18, 19), points=True) == (
+        "not shown: +15.0 pp [-1.8, +30.8], McNemar p = 0.111"
+    )
+    # A p that a report's JSON rounded to 0 (it is 2 / 2^43 here) is not written as 0.
+    assert verdict_sentence(_table(0, 43, 0, 37).as_dict()).endswith("McNemar p < 1e-06")
+    # A p that rounds onto the level is written with the digits that tell it from the level.
+    assert "p = 0.049996 is below" in verdict_sentence(
+        {"diff": 0.1, "lo": -0.01, "hi": 0.2, "p_value": 0.049996}
+    )

@@ -35,10 +35,10 @@ def test_gain_is_measured_against_the_base_and_the_name_overlap_floor():
 
 def _paired(diff: float, lo: float, hi: float, p: float = 0.04) -> dict:
     return {"n": 40, "diff": diff, "lo": lo, "hi": hi, "wins": 9, "losses": 2, "p_value": p,
-            "distinguishable": lo > 0 or hi < 0, "both": 3, "neither": 26}  # fmt: skip
+            "excludes_zero": lo > 0 or hi < 0, "both": 3, "neither": 26}  # fmt: skip
 
 
-def test_passes_needs_the_paired_lower_bound_over_the_floor_above_zero():
+def test_passes_needs_a_gain_over_the_floor_the_verdict_rule_shows():
     # Every point bar is met: +50 points over the base, +17.5 over the floor, FTR below the floor's.
     runs = _runs(tuned=0.55, base=0.05, floor=0.375, ftr_tuned=0.1, ftr_base=0.2)
     assert gain_summary(runs)["dynamic"]["passes"] is None  # not paired: no verdict
@@ -47,17 +47,108 @@ def test_passes_needs_the_paired_lower_bound_over_the_floor_above_zero():
         "name-overlap": {"dynamic": _paired(0.175, 0.012, 0.33)},
     }
     dyn = gain_summary(runs)["dynamic"]
-    assert dyn["passes"] is True
+    assert dyn["passes"] is True and dyn["paired_over_name_overlap"]["verdict"] == "shown"
     assert dyn["paired_over_name_overlap"]["lo"] == 0.012 and dyn["paired_over_base"]["diff"] == 0.5
     assert "both" not in dyn["paired_over_base"]  # the summary keeps the keys a reader needs
-    assert "tuned - base +50.0 pp [+33.0, +64.0] p=1e-05 n=40" in render_gain(gain_summary(runs))
-    # The same points, but the paired interval over the floor reaches 0 (one dialogue's worth): no.
+    assert "tuned - base shown: +50.0 pp [+33.0, +64.0], McNemar p = 1e-05 (n=40)" in render_gain(
+        gain_summary(runs)
+    )
+    # The same points, but the interval over the floor excludes 0 while p = 0.06: borderline, no.
+    runs["tuned"]["paired"]["name-overlap"]["dynamic"] = _paired(0.175, 0.012, 0.33, 0.06)
+    dyn = gain_summary(runs)["dynamic"]
+    assert dyn["passes"] is False and dyn["paired_over_name_overlap"]["verdict"] == "borderline"
+    # The interval reaches 0 (one dialogue's worth) and p = 0.06: not shown, no.
     runs["tuned"]["paired"]["name-overlap"]["dynamic"] = _paired(0.175, 0.0, 0.33, 0.06)
     assert gain_summary(runs)["dynamic"]["passes"] is False
     runs["tuned"]["paired"]["name-overlap"]["dynamic"] = _paired(0.175, -0.02, 0.33, 0.09)
     assert gain_summary(runs)["dynamic"]["passes"] is False
+    assert gain_summary(runs)["dynamic"]["paired_over_name_overlap"]["verdict"] == "not shown"
+    # A shown loss against the floor does not pass either.
+    runs["tuned"]["paired"]["name-overlap"]["dynamic"] = _paired(-0.175, -0.33, -0.012, 0.01)
+    assert gain_summary(runs)["dynamic"]["passes"] is False
     assert gain_summary(runs)["static"]["paired_over_base"] is None  # static was not paired
     assert "tuned - name-overlap n/a" in render_gain(gain_summary(runs))
+
+
+def _demo_runs(folder: Path, a: int, b: int, c: int, d: int) -> list[Path]:
+    """The demo's base, tuned and name-overlap runs on a + b + c + d dynamic dialogues: the base
+    right on none, the tuned model and the floor as the paired table a, b, c, d says (right in
+    both, only tuned, only the floor, neither); every wrong dialogue calls the wrong tool."""
+    import json
+
+    from diaforge.eval.report import write_run
+    from diaforge.eval.transcripts import Transcript
+
+    def transcript(i: int, right: int) -> Transcript:
+        calls = [{"name": "open_ticket" if right else "open_case", "args": {"queue": "IT"}}]
+        return Transcript.model_validate(
+            {
+                "id": f"h{i}",
+                "mode": "dynamic",
+                "seed_tool": "open_ticket",
+                "gold_args": {"queue": "IT"},
+                "candidate_tools": ["open_ticket", "open_case"],
+                "turns": [
+                    {"role": "user", "content": "a ticket for the IT queue"},
+                    {
+                        "role": "assistant",
+                        "kind": "tool_calls",
+                        "raw": json.dumps(calls),
+                        "tool_calls": calls,
+                    },
+                ],
+                "ended": "tool_call",
+            }
+        )
+
+    cells = [(1, 1)] * a + [(1, 0)] * b + [(0, 1)] * c + [(0, 0)] * d
+    columns = {
+        "base": [0] * len(cells),
+        "tuned": [x for x, _ in cells],
+        "name-overlap": [y for _, y in cells],
+    }
+    for label, outcomes in columns.items():
+        backend = "name-overlap" if label == "name-overlap" else "hf"
+        ts = [transcript(i, o) for i, o in enumerate(outcomes)]
+        write_run(folder / label, ts, model_label=label, extra={"benchmark": "b", "backend": backend})
+    return [folder / label for label in columns]
+
+
+@pytest.mark.parametrize(
+    ("table", "verdict", "words", "passes"),
+    [
+        # `make demo`'s numbers: +15.0 points over the floor, 30 won, 18 lost of 80.
+        ((13, 30, 18, 19), "not shown", "not shown: +15.0 pp [-1.8, +30.8], McNemar p = 0.111 (n=80)", False),
+        # The CPU's 730-dialogue model: 27 won, 14 lost.
+        (
+            (17, 27, 14, 22),
+            "borderline",
+            "borderline: +16.2 pp [+0.8, +30.7] excludes 0, McNemar p = 0.0596 is not below 0.05 (n=80)",
+            False,
+        ),
+        # 30 won, 8 lost: the one the rule shows.
+        ((13, 30, 8, 29), "shown", "shown: +27.5 pp [+12.9, +40.5], McNemar p = 0.000472 (n=80)", True),
+    ],
+)
+def test_the_demo_report_takes_its_words_from_the_verdict_rule(tmp_path, table, verdict, words, passes):
+    """compare_runs writes the report the demo reads; `gain` and the console lines say what the
+    verdict rule says, and `passes` needs a shown gain even where every point bar is met."""
+    import json
+
+    from diaforge.eval.compare import compare_runs
+
+    compare_runs(_demo_runs(tmp_path, *table), out_dir=tmp_path / "cmp", json_path=tmp_path / "report.json")
+    gain = gain_summary(json.loads((tmp_path / "report.json").read_text()))
+    dyn = gain["dynamic"]
+    assert (
+        dyn["over_base_pp"] >= 30 and dyn["over_name_overlap_pp"] >= 10 and dyn["FTR_not_above_name_overlap"]
+    )
+    assert dyn["paired_over_name_overlap"]["verdict"] == verdict
+    assert dyn["paired_over_base"]["verdict"] == "shown"
+    assert dyn["passes"] is passes
+    printed = render_gain(gain)
+    assert f"tuned - name-overlap {words}" in printed
+    assert "clears" not in printed
 
 
 def test_a_missing_run_gives_no_number_rather_than_a_made_up_one():

@@ -98,7 +98,7 @@ def test_recipe_parses_as_train_sft_does(recipe):
     args, training, model, explicit = parse_recipe(argv, device_defaults=device_defaults(False))
     assert "model_name_or_path" in explicit and "dataset_path" in explicit
     # Every recipe is the paper's LoRA r=16 except the CPU demo, which fully fine-tunes its 135M
-    # model at 3e-4 for its one epoch (recipes/smollm2-135m/README.md, row 7 of the recipe table),
+    # model at 3e-4 for its one epoch (docs/experiments.md, row 7),
     # and its GPU twin, which carries the demo's curve further.
     kept = recipe.parent.name == "smollm2-135m" and recipe.name in ("demo.yaml", "curve-gpu.yaml")
     if kept:
@@ -108,7 +108,7 @@ def test_recipe_parses_as_train_sft_does(recipe):
     assert training.lr_scheduler_type.value == "cosine"
     assert training.per_device_train_batch_size == 1
     # The paper strips earlier thoughts; the CPU demo keeps them, so that the small model copies the
-    # chosen tool and its signature from its own earlier turns (recipes/smollm2-135m/README.md).
+    # chosen tool and its signature from its own earlier turns (docs/experiments.md, the recipe table).
     assert args.prompt_mode in ("prompt", "native") and args.history_reasoning == (
         "keep" if kept else "strip"
     )
