@@ -252,13 +252,13 @@ def planned_peaks(args: argparse.Namespace) -> dict[str, float] | None:
     """The memory planner's peak (GiB, train/plan.py) of each mode at these settings: the baseline
     at its worst case (every sample of a batch padded to `--max-length`), prefix-shared at `--rows`
     full rows. None for a shape the planner does not know."""
-    from diaforge.train.plan import SHAPES as PLANNED
     from diaforge.train.plan import Setup, estimate
+    from diaforge.train.recipe_registry import read_registry
 
     if args.shape != "llama-3.2-3b":
         return None
     common = {
-        "shape": PLANNED["meta-llama/Llama-3.2-3B-Instruct"],
+        "shape": read_registry().shape_of_model("meta-llama/Llama-3.2-3B-Instruct"),
         "checkpointing": args.gradient_checkpointing,
         "fused_loss": args.liger,
     }

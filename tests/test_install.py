@@ -91,6 +91,7 @@ def test_the_wheel_holds_one_top_level_name(wheel: Path) -> None:
         "diaforge/pipeline/demo.py",
         "diaforge/bench/run.py",
         "diaforge/recipes/tiny/sft.yaml",
+        "diaforge/recipes/registry.yaml",
         "diaforge/accelerate_configs/cpu.yaml",
     ):
         assert path in names, path

@@ -5,10 +5,10 @@
 Per GPU, in GiB: the base weights at the recipe's precision and quantisation; the LoRA parameters with
 their gradients and AdamW states; the activations of one micro-batch (the recipe's rows per step x
 `max_length` tokens) with or without gradient checkpointing; the logits and the loss (and what a fused
-loss, `use_liger_kernel: true`, saves); and what the sharding of the accelerate config named in the
-recipe's header (DDP, ZeRO-2, ZeRO-3, FSDP) divides by the number of GPUs. When the total does not fit
-it names what to turn, in order: checkpointing, the fused loss, rows per step, ZeRO-3 over the GPUs,
-4-bit, more GPUs or nodes.
+loss, `use_liger_kernel: true`, saves); and what the sharding of the recipe's accelerate config (DDP,
+ZeRO-2, ZeRO-3, FSDP) divides by the number of GPUs. When the total does not fit it names what to
+turn, in order: checkpointing, the fused loss, rows per step, ZeRO-3 over the GPUs, 4-bit, more GPUs
+or nodes.
 
 The rules (bytes; h hidden size, i MLP width, kv key/value width, V vocabulary, L layers):
 
@@ -28,9 +28,14 @@ The rules (bytes; h hidden size, i MLP width, kv key/value width, V vocabulary, 
 * Tokens per micro-batch: rows per step x `max_length`. Prefix-shared packed rows are that full;
   for naive rows it is the worst case (a batch is padded to its longest sample). A DPO recipe
   (train/dpo.py, with `pairs_path`) runs each row twice in one forward, chosen and rejected, each up to
-  `max_length`: twice the activations and logits; its base model is the one its header names
-  (``# Base model: ID``), since `model_name_or_path` is the SFT run folder. With the reference's
-  log-probabilities precomputed (the stage's default) no reference model is held.
+  `max_length`: twice the activations and logits; its base model is its backbone's, since
+  `model_name_or_path` is the SFT run folder. With the reference's log-probabilities precomputed (the
+  stage's default) no reference model is held. The planner sizes LoRA and QLoRA runs, not full
+  fine-tuning.
+
+Model shapes, a recipe's accelerate config and a DPO recipe's base model come from the recipe
+registry (`recipes/registry.yaml`, read by `train/recipe_registry.py`); for a recipe outside
+`recipes/`, `--accelerate-config` and `--base-model` name them.
 
 The activation and logit coefficients were fitted to two H100 measurements (prefix-shared, 1 and 2 rows
 of 4,096 tokens, no checkpointing; field notes, section 4) and checked against the others: padded
@@ -44,93 +49,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+from diaforge.train.recipe_registry import Shape, read_registry
 
-from diaforge.errors import command_main
+from diaforge.errors import InputError, command_main
 
 GIB = 2**30
 USABLE = 0.9  # of the card's memory a plan may use
 LORA_BYTES = 16  # fp32 weight + gradient + AdamW exp_avg + exp_avg_sq
 SHARDED_STATE = {"none": 0, "zero2": 12, "zero3": 16, "fsdp": 16}
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A decoder's dimensions (its config.json), enough to count parameters and activations."""
-
-    hidden: int
-    intermediate: int
-    layers: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    vocab: int
-    tied: bool
-    #: Linear parameters outside the decoder layers that are loaded but not adapted (a vision tower).
-    extra_linear: int = 0
-    #: Decoder linear parameters when the layers are not uniform (Nemotron's pruned blocks).
-    decoder_linear: int | None = None
-
-    @property
-    def q_dim(self) -> int:
-        return self.heads * self.head_dim
-
-    @property
-    def kv_dim(self) -> int:
-        return self.kv_heads * self.head_dim
-
-    def layer_linears(self) -> list[tuple[int, int]]:
-        """(in, out) of each linear of one decoder layer: q, k, v, o, gate, up, down."""
-        h, i = self.hidden, self.intermediate
-        return [(h, self.q_dim), (h, self.kv_dim), (h, self.kv_dim), (self.q_dim, h), (h, i), (h, i), (i, h)]
-
-    def linear_params(self) -> int:
-        if self.decoder_linear is not None:
-            return self.decoder_linear
-        return self.layers * sum(a * b for a, b in self.layer_linears())
-
-    def embedding_params(self) -> int:
-        return self.vocab * self.hidden * (1 if self.tied else 2)
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> Shape:
-        """The shape of a Llama-like `config.json` (a local model folder, a model built on the spot)."""
-        text = config.get("text_config") or config
-        heads = int(text["num_attention_heads"])
-        hidden = int(text["hidden_size"])
-        return cls(
-            hidden=hidden,
-            intermediate=int(text["intermediate_size"]),
-            layers=int(text["num_hidden_layers"]),
-            heads=heads,
-            kv_heads=int(text.get("num_key_value_heads") or heads),
-            head_dim=int(text.get("head_dim") or hidden // heads),
-            vocab=int(text["vocab_size"]),
-            tied=bool(config.get("tie_word_embeddings", text.get("tie_word_embeddings", False))),
-        )
-
-
-# Architectures by hub id (their config.json; nothing is downloaded). Gemma 3 loads its SigLIP vision
-# tower (about 0.41 B linear parameters) with the language model.
-SIGLIP_LINEAR = 27 * (4 * 1152 * 1152 + 2 * 1152 * 4304)
-SHAPES: dict[str, Shape] = {
-    "meta-llama/Llama-3.2-3B-Instruct": Shape(3072, 8192, 28, 24, 8, 128, 128256, True),
-    "google/gemma-3-4b-it": Shape(2560, 10240, 34, 8, 4, 256, 262208, True, SIGLIP_LINEAR),
-    "google/gemma-3-12b-it": Shape(3840, 15360, 48, 16, 8, 256, 262208, True, SIGLIP_LINEAR),
-    "google/gemma-3-27b-it": Shape(5376, 21504, 62, 32, 16, 128, 262208, True, SIGLIP_LINEAR),
-    "meta-llama/Llama-3.3-70B-Instruct": Shape(8192, 28672, 80, 64, 8, 128, 128256, False),
-    # 49.9 B parameters: Llama-3.3-70B with blocks pruned by NAS; an average layer stands in for them.
-    "nvidia/Llama-3_3-Nemotron-Super-49B-v1": Shape(
-        8192, 18432, 80, 64, 8, 128, 128256, False, decoder_linear=47_800_000_000
-    ),
-}
-SHAPES["meta-llama/Llama-3.2-3B"] = SHAPES["meta-llama/Llama-3.2-3B-Instruct"]
 
 
 @dataclass
@@ -208,39 +140,57 @@ def estimate(setup: Setup) -> Plan:
 # Recipes
 # --------------------------------------------------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
 SHARDING_OF = {"MULTI_GPU": "none", "NO": "none", "FSDP": "fsdp"}
 
 
-def accelerate_config(recipe_text: str) -> tuple[str | None, dict[str, Any]]:
-    match = re.search(r"^# Accelerate config: (\S+)", recipe_text, re.M)
-    if not match:
-        return None, {}
-    path = ROOT / match.group(1)
-    return match.group(1), (yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {})
-
-
-def setup_of(recipe: str | Path, gpus: int | None = None) -> tuple[Setup, dict[str, Any]]:
-    """The Setup a recipe (and the accelerate config its header names) trains with."""
+def setup_of(
+    recipe: str | Path,
+    gpus: int | None = None,
+    *,
+    accelerate_config: str | Path | None = None,
+    base_model: str | None = None,
+) -> tuple[Setup, dict[str, Any]]:
+    """The Setup a recipe trains with: the model's shape, the recipe's accelerate config and a DPO
+    recipe's base model from the recipe registry (`recipes/registry.yaml`) for a recipe of
+    `recipes/`; `accelerate_config` and `base_model` name them for any recipe (a recipe outside
+    `recipes/` without `accelerate_config` runs as one process)."""
     from diaforge.train.config import read_recipe
 
-    text = Path(recipe).read_text(encoding="utf-8")
+    from diaforge.configs import read_yaml_mapping
+
     data = read_recipe(recipe)
-    model = data.get("model_name_or_path", "")
-    dpo = "pairs_path" in data  # train/dpo.py: model_name_or_path is the SFT run; its base is in the header
-    named = re.search(r"^# Base model: (\S+)", text, re.M)
-    if dpo and model not in SHAPES and named:
-        model = named.group(1)
-    if model not in SHAPES:
-        raise SystemExit(f"error: {recipe}: no shape known for model '{model}' (train/plan.py: SHAPES)")
-    config_name, config = accelerate_config(text)
+    if not data.get("use_peft"):
+        raise InputError(
+            "the planner sizes LoRA and QLoRA runs; this recipe trains every weight", path=recipe
+        )
+    registry = read_registry()
+    entry = registry.entry_of(recipe)
+    dpo = "pairs_path" in data  # train/dpo.py: model_name_or_path is the SFT run, not its base
+    model = str(data.get("model_name_or_path", ""))
+    if base_model:
+        model = base_model
+    elif dpo and entry is not None:
+        model = registry.backbone_of(entry).base_model
+    shape = registry.shape_of_model(model)
+    if shape is None:
+        hint = "; name a DPO recipe's base model with --base-model" if dpo else ""
+        raise InputError(
+            f"no shape known for model '{model}' (the recipe registry {registry.path} lists them{hint})",
+            path=recipe,
+        )
+    config_name = None if accelerate_config is None else str(accelerate_config)
+    if accelerate_config is None and entry is not None:
+        config_name, accelerate_config = entry.accelerate_config, entry.accelerate_config_path()
+    config = (
+        {} if accelerate_config is None else read_yaml_mapping(accelerate_config, what="accelerate config")
+    )
     kind = str(config.get("distributed_type", "NO"))
     ds = config.get("deepspeed_config") or {}
     sharding = f"zero{ds.get('zero_stage', 2)}" if kind == "DEEPSPEED" else SHARDING_OF.get(kind, "none")
     quant = "8bit" if data.get("load_in_8bit") else "4bit" if data.get("load_in_4bit") else "bf16"
     rows = int(data.get("per_device_train_batch_size", 1))
     setup = Setup(
-        shape=SHAPES[model],
+        shape=shape,
         quant=quant,
         lora_r=int(data.get("lora_r", 16)),
         tokens=rows * int(data.get("max_length", 1024)),
@@ -300,8 +250,15 @@ def advice(setup: Setup, gpu_memory: float) -> list[str]:
     ]
 
 
-def report(recipe: str, gpus: int | None, gpu_memory: float) -> dict[str, Any]:
-    setup, where = setup_of(recipe, gpus)
+def report(
+    recipe: str,
+    gpus: int | None,
+    gpu_memory: float,
+    *,
+    accelerate_config: str | None = None,
+    base_model: str | None = None,
+) -> dict[str, Any]:
+    setup, where = setup_of(recipe, gpus, accelerate_config=accelerate_config, base_model=base_model)
     plan = estimate(setup)
     return {
         "recipe": str(recipe),
@@ -371,17 +328,15 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def shape_of_model(name_or_path: str, output_dir: str | None = None) -> Shape | None:
-    """The shape of a hub id the planner knows, or of a local folder's (or a tiny:// model's
-    built) config.json; None when neither."""
-    if name_or_path in SHAPES:
-        return SHAPES[name_or_path]
+    """The shape of a local folder's (or a tiny:// model's built) config.json, or of a model the
+    recipe registry knows; None when neither."""
     folder = Path(name_or_path).expanduser()
     if name_or_path.startswith("tiny://") and output_dir:
         folder = Path(output_dir) / "tiny-base"
     try:
         return Shape.from_config(json.loads((folder / "config.json").read_text(encoding="utf-8")))
     except (OSError, KeyError, ValueError, TypeError):
-        return None
+        return read_registry().shape_of_model(name_or_path)
 
 
 def run_values(argv: list[str]) -> dict[str, Any]:
@@ -476,14 +431,30 @@ def out_of_memory_line(
 @command_main
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m diaforge.train.plan", description=__doc__.split("\n\n")[0])
-    p.add_argument("recipe", help="a recipe YAML (its header names the accelerate config)")
+    p.add_argument(
+        "recipe", help="a recipe YAML (one of recipes/: its registry entry names the accelerate config)"
+    )
     p.add_argument("--gpus", type=int, help="GPUs (default: num_processes of the accelerate config)")
+    p.add_argument(
+        "--accelerate-config",
+        help="the accelerate config the recipe runs with (default: the recipe's in recipes/registry.yaml)",
+    )
+    p.add_argument(
+        "--base-model",
+        help="the base model to size (default: the recipe's; a DPO recipe's from the registry)",
+    )
     p.add_argument(
         "--gpu-memory", type=float, default=79.6, help="GiB of one GPU (default 79.6: an H100 80 GB)"
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     args = p.parse_args(argv)
-    r = report(args.recipe, args.gpus, args.gpu_memory)
+    r = report(
+        args.recipe,
+        args.gpus,
+        args.gpu_memory,
+        accelerate_config=args.accelerate_config,
+        base_model=args.base_model,
+    )
     print(json.dumps(r, indent=2) if args.json else format_report(r))
     return 0
 

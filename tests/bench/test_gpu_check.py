@@ -126,9 +126,10 @@ def test_slimming_keeps_the_cpu_and_chosen_cuda_libraries(tmp_path: Path) -> Non
 
 
 def test_the_model_shape_is_the_planners_llama_3b() -> None:
-    from diaforge.train.plan import SHAPES
+    from diaforge.train.recipe_registry import read_registry
 
-    assert gpu_check.model_shape("llama-3.2-3b", 4000) == SHAPES["meta-llama/Llama-3.2-3B-Instruct"]
+    planned = read_registry().shape_of_model("meta-llama/Llama-3.2-3B-Instruct")
+    assert gpu_check.model_shape("llama-3.2-3b", 4000) == planned
 
 
 def test_quantised_families_need_a_gpu(capsys) -> None:

@@ -1,5 +1,6 @@
 """The memory planner (train/plan.py) against what an H100 measured (field notes, section 4;
-bench/gpu_sft.py, Llama-3.2-3B shape, LoRA r16, bf16), and every GPU recipe's header against the planner.
+bench/gpu_sft.py, Llama-3.2-3B shape, LoRA r16, bf16), and every planner line of the recipe registry
+(recipes/registry.yaml) against the planner.
 
 Token counts of the padded baselines are those of the bench's corpus: its default 200 scripted
 dialogues sliced at 4,096 tokens with SmolLM2's tokenizer, shuffled with seed 0; among the timed
@@ -8,13 +9,15 @@ and warm-up steps the longest batch of 4 was padded to 2,742 tokens and the long
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from _repo import ROOT
-from diaforge.train.plan import SHAPES, USABLE, Setup, estimate, main, report
+from diaforge.train.plan import USABLE, Setup, estimate, main, report
+from diaforge.train.recipe_registry import CARDS, read_registry
 
-LLAMA_3B = SHAPES["meta-llama/Llama-3.2-3B-Instruct"]
+from diaforge.errors import InputError
+
+REGISTRY = read_registry()
+LLAMA_3B = REGISTRY.shape_of_model("meta-llama/Llama-3.2-3B-Instruct")
 TOLERANCE = 0.15
 
 # (what ran, the setup, peak GiB measured)
@@ -38,7 +41,7 @@ H100 = [
         12.6,
     ),
     # The Gemma-3-4B recipe (8-bit base, checkpointing, one 4,096-token sample).
-    ("gemma-3-4b recipe", Setup(SHAPES["google/gemma-3-4b-it"], "8bit", tokens=4096), 20.5),
+    ("gemma-3-4b recipe", Setup(REGISTRY.shape_of_model("google/gemma-3-4b-it"), "8bit", tokens=4096), 20.5),
 ]
 
 
@@ -55,7 +58,7 @@ def test_the_run_that_ran_out_of_memory_does_not_fit():
 
 
 def test_sharding_divides_what_it_shards():
-    base = Setup(SHAPES["meta-llama/Llama-3.3-70B-Instruct"], "bf16", tokens=4096)
+    base = Setup(REGISTRY.shape_of_model("meta-llama/Llama-3.3-70B-Instruct"), "bf16", tokens=4096)
     one = estimate(base).parts
     zero3 = estimate(Setup(**{**base.__dict__, "gpus": 8, "sharding": "zero3"})).parts
     zero2 = estimate(Setup(**{**base.__dict__, "gpus": 8, "sharding": "zero2"})).parts
@@ -66,29 +69,48 @@ def test_sharding_divides_what_it_shards():
     assert eight_bit["weights"] > zero3["weights"] * 3  # quantised weights do not shard
 
 
-GPU_RECIPES = sorted(
-    p for p in (ROOT / "recipes").rglob("*.yaml") if p.parent.name not in ("tiny", "smollm2-135m")
-)
+PLANNED = [entry for entry in REGISTRY.recipes() if entry.planner is not None]
 
 
-@pytest.mark.parametrize("recipe", GPU_RECIPES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_gpu_recipe_states_the_planners_numbers(recipe):
-    text = recipe.read_text()
-    match = re.search(
-        r"^# Planner \(python -m diaforge.train.plan\): (\d+) GPU\(s\), sharding (\S+), ([\d.]+) GiB per GPU at the peak; "
-        r"fits (an 80 GB GPU \(H100\)|a 141 GB GPU \(H200\))\.$",
-        text,
-        re.M,
-    )
-    assert match, "the header must carry the planner's line (see train/plan.py)"
-    card = 79.6 if "H100" in match.group(4) else 131.0
-    r = report(str(recipe), None, card)
-    assert int(match.group(1)) == r["gpus"] and match.group(2) == r["sharding"].split()[0]
-    assert float(match.group(3)) == pytest.approx(r["total_gib"], abs=0.05)
+@pytest.mark.parametrize("entry", PLANNED, ids=lambda e: e.key)
+def test_every_planner_line_of_the_registry_is_the_planners(entry):
+    line = entry.planner
+    card = CARDS[line.fits]
+    r = report(str(REGISTRY.folder / entry.key), None, card)
+    assert line.gpus == r["gpus"] and line.sharding == r["sharding"].split()[0]
+    assert line.peak_gib == pytest.approx(r["total_gib"], abs=0.05)
     assert r["fits"], r
-    if card > 79.6:  # it names the bigger card only when an H100 is too small
-        assert not report(str(recipe), None, 79.6)["fits"]
+    assert r["accelerate_config"] == entry.accelerate_config
+    if card > CARDS["H100"]:  # it names the bigger card only when an H100 is too small
+        assert not report(str(REGISTRY.folder / entry.key), None, CARDS["H100"])["fits"]
     assert USABLE * card >= r["total_gib"]
+
+
+def test_a_dpo_recipe_is_sized_by_its_backbones_base_model():
+    r = report(str(ROOT / "recipes/gemma-3-4b/dpo.yaml"), None, 79.6)
+    assert r["model"] == REGISTRY.backbones["gemma-3-4b"].base_model == "google/gemma-3-4b-it"
+
+
+def test_a_recipe_outside_the_registry_names_its_accelerate_config_and_base_model(tmp_path):
+    copy = tmp_path / "dpo.yaml"
+    copy.write_text((ROOT / "recipes/llama-3.3-70b/dpo.yaml").read_text())
+    with pytest.raises(
+        InputError, match=r"dpo.yaml: no shape known for model 'outputs/llama-3.3-70b/sft'.*--base-model"
+    ):
+        report(str(copy), None, 79.6)
+    r = report(str(copy), None, 79.6, base_model="meta-llama/Llama-3.3-70B-Instruct")
+    assert r["accelerate_config"] is None and r["gpus"] == 1  # one process without a config
+    assert r["total_gib"] == report(str(ROOT / "recipes/llama-3.3-70b/dpo.yaml"), None, 79.6)["total_gib"]
+    zero3 = ROOT / "accelerate_configs/deepspeed_zero3.yaml"
+    sft = tmp_path / "sft.yaml"
+    sft.write_text((ROOT / "recipes/llama-3.3-70b/sft_zero3.yaml").read_text())
+    r = report(str(sft), None, 79.6, accelerate_config=str(zero3))
+    assert r["sharding"] == "zero3" and r["gpus"] == 8
+
+
+def test_full_fine_tuning_is_not_planned():
+    with pytest.raises(InputError, match=r"demo.yaml: the planner sizes LoRA and QLoRA runs"):
+        report(str(ROOT / "recipes/smollm2-135m/demo.yaml"), None, 79.6)
 
 
 def test_command_line_prints_the_parts_and_the_advice(capsys):

@@ -1,15 +1,14 @@
-"""Every recipe parses against the pinned TRL (no GPU, no download), names an accelerate config
-that exists, and keeps the paper's LoRA settings; every accelerate config loads."""
+"""Every recipe parses against the pinned TRL (no GPU, no download), has its entry in the recipe
+registry (recipes/registry.yaml: base model, shape, accelerate config, memory to expect) and keeps
+the paper's LoRA settings; every accelerate config loads."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 import yaml
 from _repo import ROOT
 
-RECIPES = sorted((ROOT / "recipes").rglob("*.yaml"))
+RECIPES = sorted((ROOT / "recipes").glob("*/*.yaml"))  # one folder per backbone; registry.yaml beside them
 ACCELERATE_CONFIGS = sorted((ROOT / "accelerate_configs").rglob("*.yaml"))
 BACKBONES = [
     "llama-3.2-3b",
@@ -140,9 +139,11 @@ def test_the_gpu_curve_recipe_is_the_demo_recipe_with_gpu_precision():
     assert gpu["use_peft"] is False and gpu["learning_rate"] == pytest.approx(3e-4)
     assert gpu["num_train_epochs"] == 1 and gpu["per_device_train_batch_size"] == 1
     assert gpu["report_to"] == "wandb" and gpu["max_dialogues"] >= 5000
-    header = (folder / "curve-gpu.yaml").read_text()
-    assert "# Accelerate config: accelerate_configs/single_gpu.yaml" in header
-    assert "NOT YET RUN ON A GPU" in header and "make gpu-curve" in header
+    from diaforge.train.recipe_registry import read_registry
+
+    entry = read_registry().recipe("smollm2-135m/curve-gpu.yaml")
+    assert entry.accelerate_config == "accelerate_configs/single_gpu.yaml"
+    assert entry.memory_measured is False and entry.planner is None  # an estimate; full fine-tuning
 
 
 @pytest.mark.parametrize(
@@ -165,15 +166,147 @@ def test_gpu_recipes_follow_the_paper(recipe):
     assert "/" in data["model_name_or_path"]  # a hub id
 
 
+def test_every_recipe_has_a_registry_entry_and_every_entry_a_recipe():
+    from diaforge.train.recipe_registry import read_registry
+
+    registry = read_registry()
+    assert registry.path == ROOT / "recipes" / "registry.yaml"
+    assert sorted(e.key for e in registry.recipes()) == sorted(
+        rel(r).removeprefix("recipes/") for r in RECIPES
+    )
+    assert set(registry.backbones) == set(BACKBONES)
+
+
 @pytest.mark.parametrize("recipe", RECIPES, ids=rel)
-def test_recipe_names_an_existing_accelerate_config_and_gpu_memory(recipe):
-    text = recipe.read_text()
-    match = re.search(r"^# Accelerate config: (\S+)", text, re.M)
-    assert match, "the header must name the accelerate config"
-    assert (ROOT / match.group(1)).is_file()
-    assert re.search(r"^# (GPU memory to expect|Memory):", text, re.M)
+def test_registry_entry_of_the_recipe(recipe):
+    """Its accelerate config is bundled and loads, its memory to expect is said, its backbone's shape
+    is one the planner counts with, an SFT recipe loads its backbone's base model, and the planner
+    has a line for it exactly when it is a LoRA recipe for a GPU."""
+    from diaforge.train.plan import Setup, estimate
+    from diaforge.train.recipe_registry import read_registry
+
+    from diaforge.configs import read_yaml_mapping
+
+    registry = read_registry()
+    entry = registry.entry_of(recipe)
+    assert entry is not None and entry.key == rel(recipe).removeprefix("recipes/")
+    config = entry.accelerate_config_path()
+    assert config == ROOT / entry.accelerate_config and config.is_file()
+    assert read_yaml_mapping(config)["num_processes"] >= 1
+    assert entry.memory.strip()
+    backbone = registry.backbone_of(entry)
+    assert registry.shape_of_model(backbone.base_model) == backbone.shape
+    plan = estimate(Setup(backbone.shape))
+    assert plan.total > 0 and all(v >= 0 for v in plan.parts.values())
+    data = yaml.safe_load(recipe.read_text())
+    if not is_dpo(recipe):
+        assert data["model_name_or_path"] == backbone.base_model
+    on_gpu = "cpu" not in entry.accelerate_config
+    assert (entry.planner is not None) == (on_gpu and data.get("use_peft") is True)
+    # The launch command the recipe's comment shows is the one the registry names.
     script = "train/dpo.py" if is_dpo(recipe) else "train/sft.py"
-    assert f"{script} recipes/{recipe.parent.name}/{recipe.name}" in text
+    assert f"--config_file {entry.accelerate_config} {script} {rel(recipe)}" in recipe.read_text()
+
+
+def test_the_readme_tables_show_the_registry():
+    """Every row of recipes/README.md's tables names its recipe's accelerate config, its memory to
+    expect (a part of the registry's line) or the planner's peak, as the registry has them."""
+    from diaforge.train.recipe_registry import read_registry
+
+    registry = read_registry()
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in (ROOT / "recipes" / "README.md").read_text().splitlines()
+        if line.startswith("| `")
+    ]
+    assert {row[0].strip("`") for row in rows} == {e.key for e in registry.recipes()}
+    for key, _, config, last in rows:
+        entry = registry.recipe(key.strip("`"))
+        assert config == f"`{entry.accelerate_config.removeprefix('accelerate_configs/')}`", key
+        if entry.name == "dpo.yaml":
+            line = entry.planner
+            assert last == f"{line.peak_gib} GiB ({line.fits})" if line else last.startswith("none"), key
+        else:
+            assert last in entry.memory, key
+
+
+def _registry(tmp_path, text):
+    """A registry file in `tmp_path` beside a one-recipe backbone folder."""
+    (tmp_path / "tiny").mkdir(exist_ok=True)
+    (tmp_path / "tiny" / "sft.yaml").write_text((ROOT / "recipes/tiny/sft.yaml").read_text())
+    path = tmp_path / "registry.yaml"
+    path.write_text(text)
+    return path
+
+
+GOOD_REGISTRY = """\
+backbones:
+  tiny:
+    base_model: tiny://llama
+    shape: {hidden: 64, intermediate: 128, layers: 2, heads: 4, kv_heads: 4, head_dim: 16, vocab: 1024,
+            tied: false}
+    recipes:
+      sft.yaml:
+        accelerate_config: accelerate_configs/cpu.yaml
+        memory: well under 1 GB of RAM
+"""
+
+
+@pytest.mark.parametrize(
+    "old,new,message",
+    [
+        (
+            "accelerate_configs/cpu.yaml",
+            "accelerate_configs/nope.yaml",
+            r"field 'backbones.tiny.recipes.sft.yaml.accelerate_config': no bundled accelerate config",
+        ),
+        ("cpu.yaml", "cpu.yml", r"field 'backbones.tiny.recipes.sft.yaml.accelerate_config': must be "),
+        (
+            "sft.yaml:",
+            "other.yaml:",
+            r"field 'backbones.tiny.recipes.other.yaml': no recipe file tiny/other.yaml",
+        ),
+        (
+            "        memory: well under 1 GB of RAM\n",
+            "",
+            r"field 'backbones.tiny.recipes.sft.yaml': missing key 'memory'",
+        ),
+        ("layers: 2", "layers: two", r"field 'backbones.tiny.shape.layers': must be an integer, got 'two'"),
+        (
+            "layers: 2",
+            "layer: 2",
+            r"field 'backbones.tiny.shape': unknown key 'layer'; did you mean 'layers'\?",
+        ),
+        ("    base_model: tiny://llama\n", "", r"field 'backbones.tiny': missing key 'base_model'"),
+        (
+            "        memory: well under 1 GB of RAM\n",
+            "        memory: m\n        planner: {gpus: 1, sharding: zero4, peak_gib: 1.0, fits: H100}\n",
+            r"field 'backbones.tiny.recipes.sft.yaml.planner.sharding': must be one of none, zero2",
+        ),
+    ],
+)
+def test_a_bad_registry_entry_is_one_line_naming_the_file_and_the_entry(tmp_path, old, new, message):
+    from diaforge.train.recipe_registry import read_registry
+
+    from diaforge.errors import InputError
+
+    assert read_registry(_registry(tmp_path, GOOD_REGISTRY)).recipe("tiny/sft.yaml").memory
+    path = _registry(tmp_path, GOOD_REGISTRY.replace(old, new))
+    with pytest.raises(InputError, match=message) as caught:
+        read_registry(path)
+    assert str(caught.value).startswith(f"{path}, field ") and "\n" not in str(caught.value)
+
+
+def test_nothing_reads_the_recipes_header_comments():
+    """The registry holds what code and tests read about a recipe; its comments are prose. No
+    source names a header line of theirs (the labels are spelled here so as not to match)."""
+    labels = ["Accelerate config:", "Base model:", "GPU memory to expect:", "Memory:", "Planner ("]
+    needles = ["# " + label for label in labels] + ["NOT YET " + "RUN ON A GPU"]
+    for folder in ("diaforge", "data_gen", "train", "eval", "pipeline", "bench", "scripts", "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            found = [needle for needle in needles if needle in text]
+            assert not found, (path.relative_to(ROOT).as_posix(), found)
 
 
 @pytest.mark.parametrize("config", ACCELERATE_CONFIGS, ids=rel)
@@ -236,7 +369,7 @@ def test_an_unknown_key_near_a_known_one_says_which(tmp_path):
 
 def test_a_recipe_is_read_by_one_reader():
     """No code reads a recipe file with its own YAML call: `diaforge.train.config.read_recipe` does
-    (in train/plan.py the YAML calls left are an accelerate config and a command-line value)."""
+    (in train/plan.py the YAML call left is a command-line value)."""
     readers = {}
     for folder in ("diaforge", "data_gen", "train", "eval", "pipeline", "bench", "scripts"):
         for path in (ROOT / folder).rglob("*.py"):
@@ -246,7 +379,7 @@ def test_a_recipe_is_read_by_one_reader():
             if hits:
                 readers[path.relative_to(ROOT).as_posix()] = hits
     plan = readers.pop("train/plan.py")
-    assert len(plan) == 2 and "path.read_text" in plan[0] and "safe_load(value)" in plan[1], plan
+    assert len(plan) == 1 and "safe_load(value)" in plan[0], plan
     assert set(readers) <= {"diaforge/hygiene.py"}, readers  # the bounded loader under read_yaml_mapping
 
 
