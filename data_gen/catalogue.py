@@ -1,23 +1,17 @@
 """Load a tool catalogue from the formats people already have, and save it in ours.
 
-Supported inputs, detected from the content (pass `format=` to force one):
-
-* ``openai``: OpenAI function specs, as a JSON list, a ``{"tools": [...]}`` object or JSON Lines.
-  Each record is ``{"type": "function", "function": {"name", "description", "parameters"}}`` or
-  the bare ``{"name", "description", "parameters"}``. This also reads BFCL's function docs
-  (``"type": "dict"`` parameters, ``"float"`` types).
-* ``toolkit``: our own format, written by `save_catalogue`: bare records plus ``metadata``.
-* ``paper``: the DiaFORGE paper's maps, where a tool's ``parameters`` (or ``params``) is a flat
-  ``{param: {"type", "description", "required": true|false}}`` map, either per record or as a
-  whole file ``{tool_name: {"description", "parameters"/"params"}}``.
-* ``openapi``: an OpenAPI 3 document (JSON, or YAML for ``.yaml``/``.yml``): one tool per
-  operation, arguments from its path/query/header/cookie parameters and JSON request body
-  (read by `diaforge.data_gen.openapi`).
+Supported inputs, detected from the content (pass `format=` to force one): ``openapi`` (OpenAPI 3,
+JSON or YAML), ``paper`` (the DiaFORGE paper's maps), ``toolkit`` (ours, as `save_catalogue`
+writes it) and ``openai`` (OpenAI function specs and BFCL's function docs, as a list,
+``{"tools": [...]}`` or JSON Lines). Each is one entry of
+`diaforge.data_gen.catalogue_formats.CATALOGUE_FORMATS`, which describes them and the order they
+are asked in; the first that accepts the parsed file reads it.
 
 Every tool ends up as a `Tool` whose ``parameters`` is a JSON Schema object with normalised
 types (``dict``->``object``, ``float``->``number``, ``tuple``->``array``, ...). One record is read
-by `diaforge.tool_records`; this module finds the records in a file, collects them into a
-`Catalogue` (strict, or skipping invalid ones) and saves a catalogue.
+by `diaforge.tool_records`; the formats find the records in a parsed file; this module reads and
+parses the file, collects the records into a `Catalogue` (strict, or skipping invalid ones) and
+saves a catalogue.
 
 Bad input raises `InputError`, one line that names the file, the record and the field. Records
 are named by line number in JSON Lines (``line 3``), by position in a JSON list or map counting
@@ -33,19 +27,27 @@ import difflib
 import json
 import logging
 import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from diaforge.data_gen.openapi import openapi_entries
+from diaforge.data_gen.catalogue_formats import (
+    CATALOGUE_FORMATS,
+    DUPLICATE_KEY,
+    CatalogueFormat,
+    Document,
+    detect_format,
+    duplicate_key,
+    format_named,
+    written_as_yaml,
+)
 
 from diaforge.errors import InputError
 from diaforge.hygiene import MAX_DEPTH, check_regular_file, json_problem, load_yaml
 from diaforge.schema import Tool
-from diaforge.tool_records import FieldError, RecordEntry, RecordLabel, build_record, one_line, with_name
+from diaforge.tool_records import FieldError, RecordEntry, one_line, with_name
 
 __all__ = [
     "FORMATS",
@@ -57,7 +59,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-FORMATS = ("openai", "paper", "openapi", "toolkit")
+#: The names of the catalogue formats, in the order detection asks them (`CATALOGUE_FORMATS`).
+FORMATS = tuple(f.name for f in CATALOGUE_FORMATS)
 
 #: Largest catalogue file read (checked before a byte is read): about 40,000 tools of the bundled
 #: size, and far more than `MAX_TOOLS`; a 60 MB file is refused at once.
@@ -81,7 +84,7 @@ class LoadReport:
 
     path: str
     format: str
-    """One of `FORMATS`."""
+    """One of `FORMATS`: the one named by ``format=``, else the records' own (see `_collect`)."""
     records: int
     """Records seen (JSON Lines lines, list entries, map entries or OpenAPI operations)."""
     loaded: int
@@ -179,8 +182,11 @@ def _collect(
     path: str,
     fmt: str | None,
     strict: bool,
-    empty: str = "the catalogue holds no records",
+    reader: str,
 ) -> Catalogue:
+    """Build every entry into a `Catalogue`. `fmt`: the format ``format=`` named, reported as is;
+    without one, the report names the records' own format when they agree, ``paper`` when any
+    record is paper-style, and otherwise `reader` (the format that read the file)."""
     tools: list[Tool] = []
     first_at: dict[str, int | str] = {}
     skipped: list[str] = []
@@ -212,14 +218,14 @@ def _collect(
         kinds.add(kind)
         tools.append(tool)
     if not records:
-        raise InputError(f"no tools found: {empty}", path=path)
+        raise InputError("no tools found: the catalogue holds no records", path=path)
     if not tools:
         raise InputError(
             f"no tools found: all {_plural(records, 'record')} are invalid (first: {first_problem})",
             path=path,
         )
     if fmt is None:
-        fmt = "paper" if "paper" in kinds else "toolkit" if kinds == {"toolkit"} else "openai"
+        fmt = "paper" if "paper" in kinds else next(iter(kinds)) if len(kinds) == 1 else reader
     report = LoadReport(path=path, format=fmt, records=records, loaded=len(tools), skipped=skipped)
     if skipped:
         logger.warning("%s", report.summary())
@@ -263,7 +269,7 @@ def _parse_json(text: str, path: str | None = None) -> tuple[Any, list[tuple[str
 
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         last[0] = pairs
-        key = _duplicate(pairs)
+        key = duplicate_key(pairs)
         if key is not None:
             duplicates.append((key, pairs))
         return dict(pairs)
@@ -275,32 +281,11 @@ def _parse_json(text: str, path: str | None = None) -> tuple[Any, list[tuple[str
     # A tool named twice in a {tool_name: spec} map is reported by the collector, by record.
     nested = [key for key, pairs in duplicates if pairs is not last[0] or not isinstance(doc, dict)]
     if nested:
-        raise InputError(_DUPLICATE_KEY.format(nested[0]), path=path, field=nested[0])
+        raise InputError(DUPLICATE_KEY.format(nested[0]), path=path, field=nested[0])
     problem = json_problem(doc)
     if problem is not None:
         raise InputError(f"invalid JSON: {problem[1]}", path=path, field=problem[0])
     return doc, (last[0] if isinstance(doc, dict) else None)
-
-
-_DUPLICATE_KEY = "duplicate key {!r} in one object: JSON readers keep only the last, so remove one"
-
-
-def _duplicate(pairs: list[tuple[str, Any]]) -> str | None:
-    """The first key that appears twice among an object's (key, value) pairs, or None."""
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            return key
-        seen.add(key)
-    return None
-
-
-def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """`object_pairs_hook` refusing a key set twice in one object (`FieldError` naming it)."""
-    key = _duplicate(pairs)
-    if key is not None:
-        raise FieldError(key, _DUPLICATE_KEY.format(key))
-    return dict(pairs)
 
 
 def _parse_yaml(text: str, path: str) -> Any:
@@ -334,55 +319,27 @@ def _plain(node: Any, path: str, depth: int = 0) -> Any:
     return node
 
 
-def _jsonl_entries(text: str, mode: str | None) -> Iterator[RecordEntry]:
-    # Split on newlines only: JSON strings may hold U+2028 and friends, which `splitlines` splits on.
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-
-        def build(line: str = line) -> tuple[Tool, str | None, str]:
-            try:
-                obj = json.loads(line, object_pairs_hook=_strict_object)
-            except json.JSONDecodeError as exc:
-                raise FieldError(None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
-            except RecursionError:
-                raise FieldError(None, f"invalid JSON: nested deeper than {MAX_DEPTH} levels") from None
-            problem = json_problem(obj)
-            if problem is not None:
-                raise FieldError(problem[0], problem[1])
-            return build_record(obj, mode, strict_keys=True)
-
-        yield RecordEntry(position=lineno, build=build)
-
-
-def _list_entries(records: list[Any], mode: str | None) -> Iterator[RecordEntry]:
-    for i, obj in enumerate(records, start=1):
-        yield RecordEntry(
-            position=RecordLabel(str(i)), build=lambda obj=obj: build_record(obj, mode, strict_keys=True)
-        )
-
-
-def _map_entries(pairs: list[tuple[str, Any]], mode: str | None) -> Iterator[RecordEntry]:
-    """A `{tool_name: {"description", "parameters"/"params"}}` file."""
-    for i, (name, spec) in enumerate(pairs, start=1):
-
-        def build(name: str = name, spec: Any = spec) -> tuple[Tool, str | None, str]:
-            if not isinstance(spec, dict):
-                raise FieldError(None, f"a tool must be an object, got {type(spec).__name__}", name=name)
-            if "name" in spec and spec["name"] != name:
-                raise FieldError("name", f"name {spec['name']!r} differs from its key {name!r}", name=name)
-            try:
-                tool = build_record({**spec, "name": name}, mode, strict_keys=True)[0]
-            except FieldError as exc:
-                exc.name = name
-                raise
-            return tool, None, "paper"
-
-        yield RecordEntry(position=RecordLabel(str(i)), build=build)
-
-
-def _is_single_record(doc: dict[str, Any]) -> bool:
-    return "function" in doc or isinstance(doc.get("name"), str)
+def _read_document(text: str, p: Path, src: str, forced: CatalogueFormat | None) -> Document:
+    """The parsed file: ``.jsonl``/``.ndjson`` as JSON Lines, ``.yaml``/``.yml`` as YAML, anything
+    else as JSON, or, when it is not JSON, as YAML (text some format recognises as its YAML) or as
+    JSON Lines (several lines, the first one an object). JSON Lines only where the forced format,
+    if any, may be written so."""
+    lines_ok = forced is None or forced.json_lines
+    suffix = p.suffix.lower()
+    if suffix in _JSONL_SUFFIXES and lines_ok:
+        return Document(src, lines=text)
+    if suffix in _YAML_SUFFIXES:
+        return Document(src, value=_parse_yaml(text, src))
+    try:
+        value, pairs = _parse_json(text, src)
+    except json.JSONDecodeError as exc:
+        if written_as_yaml(text):
+            return Document(src, value=_parse_yaml(text, src))
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        if len(lines) > 1 and lines_ok and _parses_as_object(lines[0]):
+            return Document(src, lines=text)
+        raise _json_error(exc, text, src) from None
+    return Document(src, value=value, pairs=pairs)
 
 
 def load_catalogue(path: str | Path, *, strict: bool = True, format: str | None = None) -> Catalogue:
@@ -397,68 +354,11 @@ def load_catalogue(path: str | Path, *, strict: bool = True, format: str | None 
     """
     p = Path(path)
     src = str(path)
-    if format is not None and format not in FORMATS:
-        raise InputError(
-            f"unknown catalogue format {format!r} (expected one of {', '.join(FORMATS)})", path=src
-        )
-    text = _read_text(p)
-    suffix = p.suffix.lower()
-    mode = {"paper": "paper", "openai": "schema", "toolkit": "schema"}.get(format or "")
-
-    if suffix in _JSONL_SUFFIXES and format != "openapi":
-        return _collect(_jsonl_entries(text, mode), path=src, fmt=format, strict=strict)
-
-    pairs: list[tuple[str, Any]] | None = None
-    if suffix in _YAML_SUFFIXES:
-        doc = _parse_yaml(text, src)
-    else:
-        try:
-            doc, pairs = _parse_json(text, src)
-        except json.JSONDecodeError as exc:
-            lines = [ln for ln in text.splitlines() if ln.strip()]
-            if re.search(r"^(openapi|swagger)\s*:", text, re.MULTILINE):
-                doc = _parse_yaml(text, src)
-            elif len(lines) > 1 and format != "openapi" and _parses_as_object(lines[0]):
-                return _collect(_jsonl_entries(text, mode), path=src, fmt=format, strict=strict)
-            else:
-                raise _json_error(exc, text, src) from None
-
-    if format == "openapi" or (
-        format is None and isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc)
-    ):
-        return _collect(
-            openapi_entries(doc, src),
-            path=src,
-            fmt="openapi",
-            strict=strict,
-            empty="the OpenAPI document has no operations under 'paths'",
-        )
-
-    if isinstance(doc, dict) and isinstance(doc.get("tools", doc.get("functions")), list):
-        doc = doc.get("tools", doc.get("functions"))
-    if isinstance(doc, list):
-        if not doc:
-            raise InputError("no tools found: the list of tools is empty", path=src)
-        return _collect(_list_entries(doc, mode), path=src, fmt=format, strict=strict)
-    if isinstance(doc, dict):
-        if not doc:
-            raise InputError("no tools found: the document is an empty object", path=src)
-        if _is_single_record(doc):
-            return _collect(_list_entries([doc], mode), path=src, fmt=format, strict=strict)
-        if format in ("openai", "toolkit"):
-            raise InputError(
-                f"expected a list of tool records or {{'tools': [...]}} for format {format!r}, "
-                "got a {tool_name: spec} map; pass format='paper' or leave format unset",
-                path=src,
-            )
-        if all(isinstance(v, dict) for v in doc.values()):
-            if pairs is None:
-                pairs = list(doc.items())
-            return _collect(_map_entries(pairs, mode), path=src, fmt=format or "paper", strict=strict)
-    raise InputError(
-        "unrecognised catalogue: expected a list of tools, {'tools': [...]}, JSON Lines, "
-        f"a {{tool_name: spec}} map or an OpenAPI 3 document, got {type(doc).__name__}",
-        path=src,
+    forced = None if format is None else format_named(format, src)
+    doc = _read_document(_read_text(p), p, src, forced)
+    reader = forced or detect_format(doc)
+    return _collect(
+        reader.read(doc, forced is not None), path=src, fmt=format, strict=strict, reader=reader.name
     )
 
 

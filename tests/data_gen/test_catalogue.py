@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _repo import FIXTURES
-from diaforge.data_gen.catalogue import Catalogue, LoadReport, load_catalogue, save_catalogue
+from _repo import FIXTURES, ROOT
+from diaforge.data_gen import catalogue_formats
+from diaforge.data_gen.catalogue import FORMATS, Catalogue, LoadReport, load_catalogue, save_catalogue
+from diaforge.data_gen.catalogue_formats import CATALOGUE_FORMATS, CatalogueFormat, Document
 from diaforge.data_gen.openapi import tools_from_openapi
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diaforge.errors import InputError
 from diaforge.schema import Tool
-from diaforge.tool_records import tool_from_record
+from diaforge.tool_records import RecordEntry, RecordLabel, make_tool, tool_from_record
 
 FIXTURE = FIXTURES / "openapi_petstore_like.yaml"
 
@@ -316,6 +319,120 @@ def test_forced_format(tmp_path: Path) -> None:
     assert "line 1" in text and "field 'parameters'" in text and "format='paper'" in text
 
     assert "unknown catalogue format 'csv'" in load_error(paper, format="csv")
+
+
+# --------------------------------------------------------------------------------------------
+# The registry of formats
+# --------------------------------------------------------------------------------------------
+
+
+def test_formats_are_the_registry_in_order() -> None:
+    names = [f.name for f in CATALOGUE_FORMATS]
+    assert list(FORMATS) == names
+    assert len(set(names)) == len(names)
+    for fmt in CATALOGUE_FORMATS:
+        assert fmt.summary and "\n" not in fmt.summary, fmt.name
+
+
+def test_docs_list_every_format_in_order() -> None:
+    # docs/catalogues.md opens with the formats as a numbered list, in the order they are asked.
+    text = (ROOT / "docs" / "catalogues.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\d+\. `([a-z0-9_-]+)`", text.split("\n## ", 1)[0], re.MULTILINE)
+    assert listed == [f.name for f in CATALOGUE_FORMATS], (
+        "docs/catalogues.md: the numbered list at the top names the entries of "
+        "data_gen/catalogue_formats.py's CATALOGUE_FORMATS, in their order"
+    )
+
+
+def test_detection_picks_the_first_format_that_accepts(tmp_path: Path) -> None:
+    doc = openapi_doc()
+    cases = {
+        "openapi": doc,
+        "paper": {"ship": {"description": "Ship.", "params": PAPER_PARAMS}},
+        "toolkit": [{**bare("a", x="string"), "metadata": {"split": "train"}}],
+        "openai": {"tools": [wrapped("a", x="string")]},
+    }
+    for name, value in cases.items():
+        path = write_json(tmp_path / f"{name}.json", value)
+        assert load_catalogue(path).report.format == name
+        assert load_catalogue(path, format=name).report.format == name
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [
+        ({"nodes": [], "edges": []}, "an object whose 'nodes' is a list, not a tool"),
+        ("tools", "a string"),
+        (None, "null"),
+        (3, "a number"),
+    ],
+)
+def test_no_format_accepts(tmp_path: Path, value: Any, what: str) -> None:
+    text = load_error(write_json(tmp_path / "graph.json", value))
+    assert f"unrecognised catalogue: no known format accepts {what}; tried in order: " in text
+    tried = text.split("tried in order: ", 1)[1]
+    assert [part.split(" (", 1)[0] for part in tried.split("; ")] == list(FORMATS)
+
+
+def test_forced_format_that_cannot_read_the_document(tmp_path: Path) -> None:
+    known = ", ".join(FORMATS)
+    path = write_json(tmp_path / "s.json", "a string")
+    text = load_error(path, format="paper")
+    assert f"format 'paper' does not read a string (known formats: {known})" in text
+    text = load_error(write_json(tmp_path / "m.json", {"a": {"description": "A."}}), format="toolkit")
+    assert "for format 'toolkit', got a {tool_name: spec} map; pass format='paper'" in text
+    assert f"unknown catalogue format 'mcp' (expected one of {known})" in load_error(path, format="mcp")
+
+
+def _is_mcp(doc: Document) -> bool:
+    tools = doc.value.get("tools") if isinstance(doc.value, dict) else None
+    return (
+        isinstance(tools, list)
+        and bool(tools)
+        and all(isinstance(t, dict) and "inputSchema" in t for t in tools)
+    )
+
+
+def _mcp_entries(doc: Document, forced: bool) -> list[RecordEntry]:
+    if not _is_mcp(doc):
+        raise InputError("expected an MCP tools/list result", path=doc.path)
+
+    def build(record: dict[str, Any]) -> tuple[Tool, str | None, str]:
+        fields = {"name": "name", "description": "description", "parameters": "inputSchema"}
+        tool = make_tool(
+            name=record.get("name"),
+            description=record.get("description"),
+            parameters=record["inputSchema"],
+            metadata=None,
+            fields=fields,
+        )
+        return tool, "name", "mcp"
+
+    return [
+        RecordEntry(position=RecordLabel(str(i)), build=lambda r=r: build(r))
+        for i, r in enumerate(doc.value["tools"], start=1)
+    ]
+
+
+def test_a_new_format_is_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The route of docs/extending.md, "A catalogue format": one entry before `openai`, which
+    # would otherwise read {"tools": [...]} and refuse the unknown key inputSchema.
+    mcp = CatalogueFormat(
+        name="mcp", summary="an MCP server's tools/list result", accepts=_is_mcp, read=_mcp_entries
+    )
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    path = write_json(tmp_path / "tools.json", {"tools": [{"name": "get_weather", "inputSchema": schema}]})
+    assert "unknown key 'inputSchema'" in load_error(path)
+    monkeypatch.setattr(
+        catalogue_formats, "CATALOGUE_FORMATS", (*CATALOGUE_FORMATS[:-1], mcp, CATALOGUE_FORMATS[-1])
+    )
+    cat = load_catalogue(path)
+    assert cat.report.format == "mcp" and cat.get("get_weather").required == ["city"]
+    assert load_catalogue(path, format="mcp").report.format == "mcp"
+    other = write_json(tmp_path / "other.json", [bare("a")])
+    assert "expected an MCP tools/list result" in load_error(other, format="mcp")
+    text = load_error(write_json(tmp_path / "s.json", "x"))
+    assert "toolkit (a JSON list of records with metadata, as save_catalogue writes); mcp (" in text
 
 
 # --------------------------------------------------------------------------------------------
