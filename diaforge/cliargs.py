@@ -10,7 +10,7 @@ import math
 import sys
 import typing
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from types import UnionType
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -151,7 +151,8 @@ def add_field_flags(
 
     How a value is read follows the field: an integer with bounds (``ge=1``: `positive_int`,
     ``ge=0``: `non_negative_int`, both bounds: `int_between`), a share (a float in [0, 1]), a
-    list (several values), a boolean (``on`` or ``off``); `types` overrides that for a field and
+    list (several values), a boolean (``on`` or ``off``), a path (a `Path`, for a config whose
+    paths are Paths); `types` overrides that for a field and
     `choices` gives a field's allowed values (the constants its validator checks). A boolean in
     `switches` is a plain switch that sets it true; `off` maps a boolean to the flag of a switch
     that sets it false (``{"plots": "--no-plots"}``)."""
@@ -179,6 +180,8 @@ def add_field_flags(
             kwargs["nargs"] = "*"
         elif kind in (int, float):
             kwargs["type"] = _number_type(kind, *bounds)
+        elif kind is not None and issubclass(kind, PurePath):
+            kwargs["type"] = Path
         if name in choices:
             kwargs["choices"] = tuple(choices[name])
         parser.add_argument(_flag(name), help=text, **kwargs)
@@ -207,7 +210,7 @@ def _shown_default(value: Any) -> str:
 
 def _field_kind(info: FieldInfo) -> tuple[type | None, tuple[Any, Any]]:
     """The field's type with an optional None and its annotations taken off (int, float, bool,
-    str, list) and its (lower, upper) bounds from ``ge``/``le`` (None: unbounded)."""
+    str, Path, list) and its (lower, upper) bounds from ``ge``/``le`` (None: unbounded)."""
     import annotated_types
 
     annotation, metadata = info.annotation, list(info.metadata)

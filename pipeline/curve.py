@@ -17,7 +17,6 @@ from typing import Any
 
 from diaforge.pipeline.demo import (
     DEFAULT_CURVE_SIZES,
-    DemoConfig,
     Runner,
     complete_run,
     diaforge_argv,
@@ -27,9 +26,14 @@ from diaforge.pipeline.demo import (
     plain_config,
     train_command,
 )
+from diaforge.pipeline.demo_config import DemoConfig
 from diaforge.pipeline.device import check_device_present
 
 from diaforge.errors import InputError
+
+DEMO_ONLY_FIELDS = ("train_dialogues", "floors")
+"""The `DemoConfig` fields the curve does not take, and so not flags of ``demo-curve``: it trains
+at each of its sizes (not at `train_dialogues`) and evaluates no floors."""
 
 
 def run_curve(cfg: DemoConfig, sizes: Sequence[int] = DEFAULT_CURVE_SIZES) -> dict[str, Any]:

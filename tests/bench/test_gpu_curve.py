@@ -76,7 +76,7 @@ def test_the_dry_run_prints_the_whole_plan_and_runs_nothing(dry_run) -> None:
 def test_the_plan_runs_demo_curve_on_the_gpu_recipe_with_single_gpu_yaml(tmp_path: Path) -> None:
     """The plan's command as demo-curve itself parses it, and the accelerate config its train
     command then takes, are the ones the plan names."""
-    from diaforge.pipeline.cli import _config, build_parser
+    from diaforge.pipeline.cli import build_parser, demo_config
     from diaforge.pipeline.demo import train_command
 
     plan = gpu_curve.plan(GpuCurveConfig(out=tmp_path / "gc"))
@@ -86,7 +86,7 @@ def test_the_plan_runs_demo_curve_on_the_gpu_recipe_with_single_gpu_yaml(tmp_pat
     )
     assert plan["expected_accepted"] >= max(plan["sizes"]) > 0
     args = build_parser().parse_args(plan["argv"][3:])
-    cfg = _config(args)
+    cfg = demo_config(args)
     cfg.validate()
     assert args.sizes == "250,500,1000,2500,5000" and cfg.dialogues == 5600 and cfg.device == "cuda"
     assert (

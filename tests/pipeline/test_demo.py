@@ -172,10 +172,19 @@ def test_a_missing_run_gives_no_number_rather_than_a_made_up_one():
     ],
 )
 def test_bad_settings_are_refused_before_anything_runs(tmp_path, change, message):
-    cfg = DemoConfig(out=tmp_path / "demo", **change)
-    with pytest.raises(InputError, match=message):
-        cfg.validate()
+    """A value a field refuses is refused as the config is made, a missing file by `validate`; each
+    is one line naming the flag."""
+    with pytest.raises(InputError, match=message) as err:
+        DemoConfig(out=tmp_path / "demo", **change).validate()
+    assert "\n" not in str(err.value)
     assert not (tmp_path / "demo").exists()
+
+
+def test_validate_checks_a_field_changed_after_the_config_was_made(tmp_path):
+    cfg = DemoConfig(out=tmp_path / "demo")
+    cfg.limit = 0
+    with pytest.raises(InputError, match="^--limit must be at least 1, got 0$"):
+        cfg.validate()
 
 
 def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
