@@ -76,6 +76,9 @@ class Reply:
         return self.parsed.kind
 
 
+DECODING_AIDS = ("constrain_calls", "ground_values", "copy_thoughts")
+"""The decoding aids (fields of `ModelSpec`) that only the `hf` backend applies; any other backend
+refuses them rather than dropping them."""
 GROUND_NEEDS_CONSTRAINT = (
     "--ground-values on needs --constrain-calls on (it holds the values of constrained calls)"
 )
@@ -136,8 +139,16 @@ class ModelSpec:
         return self.prompt_format.prompt_mode == "native"
 
     def validate(self) -> None:
-        if self.constrain_calls and self.backend != "hf":
-            raise InputError("--constrain-calls on is implemented for the hf backend only")
+        if self.backend != "hf":
+            asked = [name for name in DECODING_AIDS if getattr(self, name)]
+            if asked:
+                flags = ", ".join(f"--{name.replace('_', '-')} on" for name in asked)
+                what = (
+                    f"the {self.backend} policy decodes nothing"
+                    if self.backend in POLICIES
+                    else f"the {self.backend} backend cannot apply it"
+                )
+                raise InputError(f"{flags}: decoding aids run inside the hf backend only; {what}")
         if self.ground_values and not self.constrain_calls:
             raise InputError(GROUND_NEEDS_CONSTRAINT)
         if self.copy_thoughts and not self.constrain_calls:

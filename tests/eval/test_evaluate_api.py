@@ -195,6 +195,24 @@ def test_copy_thoughts_wraps_each_dialogues_call_constraint(tiny_model: Path, sm
         model_spec(EvalConfig(model=str(tiny_model), copy_thoughts=True))
 
 
+@pytest.mark.parametrize("backend", ["openai", "vllm"])
+def test_a_decoding_aid_another_backend_cannot_apply_is_refused(tiny_model: Path, backend: str) -> None:
+    """The aids run inside the hf backend only: asked of another backend they are refused in one
+    line that names them, never dropped (the spec once kept them for `hf` alone, silently)."""
+    from diaforge.eval.model_spec import model_spec
+
+    config = EvalConfig(
+        model=str(tiny_model), backend=backend, base_url="http://127.0.0.1:9/v1", constrain_calls=True
+    )
+    with pytest.raises(InputError, match=rf"^--constrain-calls on: .*the {backend} backend cannot apply it"):
+        model_spec(config)
+    both = dataclasses.replace(config, copy_thoughts=True, ground_values=True)
+    with pytest.raises(InputError, match=r"^--constrain-calls on, --ground-values on, --copy-thoughts on: "):
+        model_spec(both)
+    spec, _ = model_spec(dataclasses.replace(config, constrain_calls=False))
+    assert not (spec.constrain_calls or spec.ground_values or spec.copy_thoughts)
+
+
 def test_respond_takes_explicit_messages(tiny_model: Path, small_bench: Path) -> None:
     """`respond(messages=...)` shows the model those messages instead of its own rendering."""
     model = ModelUnderTest(ModelSpec(model=str(tiny_model), max_new_tokens=6))
