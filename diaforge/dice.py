@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from diaforge.format.rendering import THINK_CLOSE, THINK_OPEN
 from diaforge.saying import inflect_engine, render_value
 from diaforge.schema import Dialogue, ToolCall
 from diaforge.text import stem, words
@@ -322,7 +323,7 @@ def dialogue_dice(
 
 
 _INT = re.compile(r"-?\d+")
-_THINK = re.compile(r"<think>.*?</think>", re.S)
+_THINK = re.compile(f"{re.escape(THINK_OPEN)}.*?{re.escape(THINK_CLOSE)}", re.S)
 
 
 async def _counts_by_dialogue(

@@ -101,9 +101,9 @@ def model_spec(config: EvalConfig) -> tuple[ModelSpec, FormatChoice]:
         device=config.device,
         seed=config.seed,
         loop_stop=config.loop_stop,
-        constrain_calls=config.constrain_calls and config.backend == "hf",
-        ground_values=config.ground_values and config.backend == "hf",
-        copy_thoughts=config.copy_thoughts and config.backend == "hf",
+        constrain_calls=config.constrain_calls,
+        ground_values=config.ground_values,
+        copy_thoughts=config.copy_thoughts,
     )
     cfg.validate()
     return cfg, choice

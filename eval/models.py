@@ -20,6 +20,7 @@ turn of the benchmark, rendered as the model must write it (with its thought, un
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import os
@@ -39,7 +40,6 @@ from diaforge.format import (
     parse_openai_message,
     shown_value,
 )
-from diaforge.llm.base import BackendConfigError
 from diaforge.llm.loops import LOOP_FINISH, LoopStop
 from diaforge.schema import Dialogue, Turn
 
@@ -76,6 +76,9 @@ class Reply:
         return self.parsed.kind
 
 
+DECODING_AIDS = ("constrain_calls", "ground_values", "copy_thoughts")
+"""The decoding aids (fields of `ModelSpec`) that only the `hf` backend applies; any other backend
+refuses them rather than dropping them."""
 GROUND_NEEDS_CONSTRAINT = (
     "--ground-values on needs --constrain-calls on (it holds the values of constrained calls)"
 )
@@ -136,8 +139,16 @@ class ModelSpec:
         return self.prompt_format.prompt_mode == "native"
 
     def validate(self) -> None:
-        if self.constrain_calls and self.backend != "hf":
-            raise InputError("--constrain-calls on is implemented for the hf backend only")
+        if self.backend != "hf":
+            asked = [name for name in DECODING_AIDS if getattr(self, name)]
+            if asked:
+                flags = ", ".join(f"--{name.replace('_', '-')} on" for name in asked)
+                what = (
+                    f"the {self.backend} policy decodes nothing"
+                    if self.backend in POLICIES
+                    else f"the {self.backend} backend cannot apply it"
+                )
+                raise InputError(f"{flags}: decoding aids run inside the hf backend only; {what}")
         if self.ground_values and not self.constrain_calls:
             raise InputError(GROUND_NEEDS_CONSTRAINT)
         if self.copy_thoughts and not self.constrain_calls:
@@ -331,7 +342,6 @@ class ModelUnderTest:
         self.cfg = cfg
         self.label = cfg.model
         self._backend = None
-        self._vllm = None
         self._policy = None
         self._token_texts: list[str] | None = None
         self._constraints: list[Any] = []
@@ -364,8 +374,17 @@ class ModelUnderTest:
                 default_max_tokens=cfg.max_new_tokens,
             )
         else:
-            self._vllm = _VLLMRunner(cfg)
-            self.info = self._vllm.info
+            from diaforge.llm.vllm_backend import VLLMBackend
+
+            info = describe_checkpoint(cfg.model)
+            self.info = info
+            adapter = info["kind"] == "adapter"
+            self._backend = VLLMBackend(
+                info["base"] if adapter else info["path"],
+                adapter=info["path"] if adapter else None,
+                temperature=cfg.temperature,
+                max_tokens=cfg.max_new_tokens,
+            )
 
     async def check(self) -> None:
         check = getattr(self._backend, "check", None)
@@ -410,8 +429,6 @@ class ModelUnderTest:
             raise ValueError(f"{len(convs)} message lists for {len(dialogues)} dialogues")
         tools = [self.tools(d) for d in dialogues]
         if self.cfg.backend == "hf":
-            import asyncio
-
             results = await asyncio.to_thread(
                 self._backend.generate_batch,
                 convs,
@@ -424,7 +441,6 @@ class ModelUnderTest:
             )
             return [self._text_reply(r.text, r.finish_reason) for r in results]
         if self.cfg.backend == "openai":
-            import asyncio
 
             async def one(msgs: list[dict], tls: list[dict] | None) -> Reply:
                 r = await self._backend.chat(msgs, temperature=self.cfg.temperature, seed=0, tools=tls)
@@ -442,7 +458,10 @@ class ModelUnderTest:
                 return self._text_reply(r.text, r.finish_reason)
 
             return await asyncio.gather(*(one(m, t) for m, t in zip(convs, tools, strict=True)))
-        return self._vllm.generate(convs, tools)
+        results = await asyncio.to_thread(
+            self._backend.generate_batch, convs, tools=tools if self.cfg.native else None
+        )
+        return [self._text_reply(r.text, r.finish_reason) for r in results]
 
     def _constraint(self, d: Dialogue) -> Any:
         """The call constraint of one dialogue (its candidates' schemas); counts are kept in
@@ -519,45 +538,6 @@ def reply_to_turn(reply: Reply, phase: str | None = None) -> Turn:
         phase=phase,
         metadata=metadata,
     )
-
-
-class _VLLMRunner:
-    """Offline vLLM generation with an optional LoRA adapter (the `vllm` extra, in its own
-    environment: its pins clash with ours)."""
-
-    def __init__(self, cfg: ModelSpec) -> None:
-        try:
-            from vllm import LLM, SamplingParams
-        except ImportError:
-            raise BackendConfigError(
-                "the vllm backend needs vLLM installed (in its own environment: its torch/transformers "
-                "pins clash with this toolkit's); use --backend hf, or serve the model and use --backend openai"
-            ) from None
-        info = describe_checkpoint(cfg.model)
-        self.info = info
-        self.cfg = cfg
-        base = info["base"] if info["kind"] == "adapter" else info["path"]
-        self.llm = LLM(model=base, enable_lora=info["kind"] == "adapter", max_lora_rank=64)
-        self.params = SamplingParams(temperature=cfg.temperature, max_tokens=cfg.max_new_tokens)
-        self.lora = None
-        if info["kind"] == "adapter":
-            from vllm.lora.request import LoRARequest
-
-            self.lora = LoRARequest("adapter", 1, info["path"])
-
-    def generate(self, convs: list[list[dict]], tools: list[list[dict] | None]) -> list[Reply]:
-        kwargs: dict[str, Any] = {"lora_request": self.lora} if self.lora else {}
-        if self.cfg.native and tools and tools[0]:
-            kwargs["tools"] = tools[0]
-        outs = self.llm.chat(convs, self.params, **kwargs)
-        return [
-            Reply(
-                parse_assistant(o.outputs[0].text),
-                o.outputs[0].text,
-                truncated=getattr(o.outputs[0], "finish_reason", None) == "length",
-            )
-            for o in outs
-        ]
 
 
 def offline_env() -> None:

@@ -129,9 +129,10 @@ def is_trained(folder: Path) -> bool:
     )
 
 
-def eval_args(cfg: DemoConfig, modes: str | None = None) -> list[str]:
+def eval_args(cfg: DemoConfig, modes: str | None = None, *, decoding: bool = True) -> list[str]:
     """The options every evaluation of the demo shares (same dialogues, same loop); `modes`
-    overrides the config's."""
+    overrides the config's. `decoding=False` leaves out the decoding aids, for the floors: a
+    policy decodes nothing, and `eval run` refuses an aid it cannot apply."""
     if cfg.no_tool_limit == 0:
         no_tool = ["--no-tool-bench", "none"]
     else:
@@ -147,11 +148,18 @@ def eval_args(cfg: DemoConfig, modes: str | None = None) -> list[str]:
         str(cfg.seed),
         "--t-max",
         str(cfg.t_max),
+        *(_decoding_args(cfg) if decoding else []),
+        *no_tool,
+    ]
+
+
+def _decoding_args(cfg: DemoConfig) -> list[str]:
+    """The decoding aids of the model evaluations (base and tuned alike)."""
+    return [
         "--constrain-calls",
         "on" if cfg.constrain_calls else "off",
         *(["--ground-values", "on"] if cfg.ground_values and cfg.constrain_calls else []),
         *(["--copy-thoughts", "on"] if cfg.copy_thoughts and cfg.constrain_calls else []),
-        *no_tool,
     ]
 
 
@@ -276,7 +284,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
                         "--out",
                         runs / policy,
                         "--quiet",
-                        *eval_args(cfg),
+                        *eval_args(cfg, decoding=False),
                     ),
                 )
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from diaforge.data_gen.values import render_value
 
-from diaforge.format import tool_signature
+from diaforge.format.lookup_thought import CHOSE, WHAT_EACH_DOES, options_list, tool_sentence
 from diaforge.schema import Tool
 from diaforge.text import humanise_param
 
@@ -86,15 +86,11 @@ def _value_lines(known: dict[str, Any], user_texts: list[str]) -> str:
     return "; ".join(parts)
 
 
-WHAT_EACH_DOES = "What each does: "
-
-
 def selection_thought(names: list[str], descriptors: dict[str, str]) -> str:
     """The `lookup` thought of a disambiguating question: the plausible candidates, then what each
     does with its name after the description."""
-    options = "; ".join(f"{descriptors[n]} ({n})" for n in names if n in descriptors)
     return (
-        f"Candidates that match the request: {', '.join(names)}. {WHAT_EACH_DOES}{options}. "
+        f"Candidates that match the request: {', '.join(names)}. {options_list(names, descriptors)}. "
         "I ask which one the user means, without naming tools."
     )
 
@@ -121,8 +117,8 @@ def completion_thought(
     """The `lookup` thought of an argument-completion turn (module docstring): the option the user
     chose (`chosen`, on the first completion turn after a question), the signature, the required
     keys, each known value with the user's words, then what is missing or the call."""
-    head = f"The user chose {chosen}. " if chosen else ""
-    head += f"The tool is {tool_signature(tool)}. Required: {', '.join(tool.required) or 'none'}."
+    head = f"{CHOSE}{chosen}. " if chosen else ""
+    head += tool_sentence(tool)
     values = _value_lines(known, user_texts)
     body = f" Known: {values}." if values else " Nothing is known yet."
     if not missing:

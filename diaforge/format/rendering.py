@@ -21,12 +21,15 @@ malformed).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 
 from diaforge.schema import ToolCall, Turn
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
+THINK_BLOCK = f"{re.escape(THINK_OPEN)}.*?{re.escape(THINK_CLOSE)}"
+"""A regular expression of one whole think block (with `re.S`), for code that strips thoughts."""
 
 
 def render_calls(calls: Iterable[ToolCall]) -> str:

@@ -34,10 +34,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from diaforge.format.rendering import THINK_CLOSE, THINK_OPEN
+
 _WS = " \t\n\r"
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9]\d*)(?:\.\d*)?(?:(?<=\d)[eE][+-]?\d*)?)?")
-THINK_CLOSE = "</think>"
 _SAID_NUMERAL = re.compile(r"(?<![\w.:-])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w:-])")
 """A numeral on its own: not part of a word, an identifier ("ACC-77"), a date or a clock time."""
 
@@ -404,7 +405,7 @@ def call_start(reply: str) -> int | None:
     """Where the call list of a reply begins (the index of its ``[``), when the reply (after its
     thought, if it has one) opens with one; None otherwise, or when the thought is still open."""
     body_at = 0
-    if reply.lstrip().startswith("<think>"):
+    if reply.lstrip().startswith(THINK_OPEN):
         close = reply.find(THINK_CLOSE)
         if close < 0:
             return None
@@ -495,9 +496,9 @@ class CallConstraint:
 def _body_is_not_a_call(reply: str) -> bool:
     """Whether the reply's body (after a closed thought, or the whole reply without one) has begun
     with something other than ``[`` (a reply still writing ``<think>`` has not begun its body)."""
-    if "<think>".startswith(reply.lstrip()):
+    if THINK_OPEN.startswith(reply.lstrip()):
         return False
-    if reply.lstrip().startswith("<think>"):
+    if reply.lstrip().startswith(THINK_OPEN):
         close = reply.find(THINK_CLOSE)
         if close < 0:
             return False

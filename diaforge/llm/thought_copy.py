@@ -31,14 +31,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from diaforge.format.prompt import tool_signature
-from diaforge.llm.constrain import THINK_CLOSE, CallConstraint, CallGrammar
+from diaforge.format.lookup_thought import CHOSE, TOOL_IS, WHAT_EACH_DOES, lookup_tail
+from diaforge.format.rendering import THINK_CLOSE, THINK_OPEN
+from diaforge.llm.constrain import CallConstraint, CallGrammar
 from diaforge.schema import Tool
 
-THINK_OPEN = "<think>"
-WHAT_EACH_DOES = "What each does: "
-CHOSE = "The user chose "
-TOOL_IS = "The tool is "
 _WORD = re.compile(r"[a-z0-9]+")
 _OPTION = re.compile(r"(?:^|; )([^;()\n]+?) \(([^()\n]*)(\)?)")
 """An option of a selection list: its description, the name being written, and its closing ``)``."""
@@ -61,9 +58,8 @@ class Listed:
 
     @classmethod
     def of(cls, tool: Tool) -> Listed:
-        required = ", ".join(tool.required) or "none"
         words = _words(tool.description) | set(tool.name.lower().split("_"))
-        return cls(tool.name, frozenset(words), f"{tool_signature(tool)}. Required: {required}.")
+        return cls(tool.name, frozenset(words), lookup_tail(tool))
 
 
 def name_matches(description: str, listed: Sequence[Listed]) -> list[str]:

@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diaforge.format.rendering import THINK_BLOCK
+
 __all__ = [
     "ACT_CLASSIFIERS",
     "TEXT_ACTS",
@@ -299,7 +301,7 @@ def _ask(text: str) -> str:
 def parse_act(answer: str) -> str | None:
     """The act an LLM's answer names (ours or CONFETTI's ``agent_...`` spelling, or a word of it:
     ``seek``, ``refuse``), the first one in the answer; None when it names none."""
-    low = re.sub(r"<think>.*?</think>", " ", answer or "", flags=re.S).lower().replace("agent_", "")
+    low = re.sub(THINK_BLOCK, " ", answer or "", flags=re.S).lower().replace("agent_", "")
     best: tuple[int, str] | None = None
     for act, words in _ACT_WORDS.items():
         for w in words:

@@ -68,6 +68,7 @@ from typing import Any, get_args
 from diaforge.data_gen.agents import offered_options
 from diaforge.eval.peers.acts import without_closings
 
+from diaforge.format.rendering import THINK_BLOCK
 from diaforge.schema import CALL_ACTIONS, Dialogue, SystemAction, Tool
 from diaforge.text import humanise_name, humanise_param, stem, words
 
@@ -245,7 +246,7 @@ _BRACKETED = re.compile(r"\[\s*([A-Za-z][A-Za-z_ -]*?)\s*[(\]]")
 
 def parse_action_label(text: str, labels: Sequence[str] = TOOLDIAL_ACTIONS) -> str:
     """An action name out of a model's answer (module docstring), or `UNPARSED`."""
-    text = re.sub(r"<think>.*?</think>", " ", text or "", flags=re.S)
+    text = re.sub(THINK_BLOCK, " ", text or "", flags=re.S)
     bracketed = _BRACKETED.search(text)
     if bracketed:  # DialogTool's output format: [action_name(explanations)]
         hit = {squash_label(a): a for a in labels}.get(squash_label(bracketed.group(1)))

@@ -182,7 +182,7 @@ CASES = [
         {},
         _run("--ground-values", "on"),
         ("--ground-values on", "--constrain-calls on"),
-        fix=Fix(argv=_run("--ground-values", "on", "--constrain-calls", "on")),
+        fix=Fix(argv=_run("--ground-values", "off")),
     ),
     Case(
         "eval-copy-thoughts-without-constraint",
@@ -190,7 +190,15 @@ CASES = [
         {},
         _run("--copy-thoughts", "on"),
         ("--copy-thoughts on", "--constrain-calls on"),
-        fix=Fix(argv=_run("--copy-thoughts", "on", "--constrain-calls", "on")),
+        fix=Fix(argv=_run("--copy-thoughts", "off")),
+    ),
+    Case(
+        "eval-decoding-aid-on-a-policy",
+        "eval",
+        {},
+        _run("--constrain-calls", "on", "--copy-thoughts", "on"),
+        ("--constrain-calls on, --copy-thoughts on", "random policy decodes nothing"),
+        fix=Fix(argv=_run("--constrain-calls", "off")),
     ),
     # --- python -m diaforge.eval
     Case(

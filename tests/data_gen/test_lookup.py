@@ -137,3 +137,59 @@ def test_the_chosen_option_is_copied_from_the_selection_thought() -> None:
     assert chosen_option(tool, ["Candidates that match the request: get_gl_account_balance."]) is None
     thought = completion_thought(tool, {}, ["gl_account"], ["gl_account"], ["the second"], chosen)
     assert thought.startswith(f"The user chose {chosen}. The tool is {tool_signature(tool)}.")
+
+
+def test_the_copy_rule_reads_every_lookup_thought_the_teacher_writes(tmp_path) -> None:
+    """Writer and reader of the lookup template, tied (both import `diaforge.format.lookup_thought`):
+    on a corpus generated from the bundled training catalogue, the rule finds the option the user
+    chose and the settled tool of every teacher thought, both the gold tool, and the settled tool's
+    signature span exactly as the rule holds it. The names after the options are judged by the
+    rule's word-overlap score (`name_matches`), which is a heuristic: it accepts the teacher's
+    name for at least 99 % of the thoughts (measured 585 of 586 and 832 of 839 on two larger
+    corpora; the misses are vague options such as "look up the leads")."""
+    import asyncio
+
+    from diaforge.data_gen.engine import generate
+    from diaforge.data_gen.gen_config import GenerationConfig
+
+    from diaforge.format.lookup_thought import CHOSE, TOOL_IS, WHAT_EACH_DOES, lookup_tail
+    from diaforge.llm.thought_copy import ThoughtCopy
+
+    cfg = GenerationConfig(
+        catalogue="data_gen/assets/catalogue_train.json",
+        out=str(tmp_path / "lookup"),
+        num_dialogues=60,
+        seed=7,
+        reasoning="lookup",
+        plots=False,
+        export=False,
+        progress=False,
+        encoder="tfidf",
+    )
+    asyncio.run(generate(cfg))
+    records = [
+        json.loads(line) for line in (tmp_path / "lookup" / "dialogues.jsonl").read_text().splitlines()
+    ]
+    seen = {WHAT_EACH_DOES: 0, CHOSE: 0, TOOL_IS: 0}
+    thoughts, refused = 0, []
+    for record in records:
+        candidates = [Tool.model_validate(c) for c in record["candidate_tools"]]
+        gold = next(t for t in candidates if t.name == record["seed_tool"])
+        reader = ThoughtCopy(candidates)
+        for turn in record["turns"]:
+            thought = turn.get("thought") if turn["role"] == "assistant" else None
+            if not thought:
+                continue
+            thoughts += 1
+            seen.update({k: v + (k in thought) for k, v in seen.items()})
+            if reader.broken(thought) is not None:
+                refused.append(thought)
+            if CHOSE in thought:
+                assert reader.chosen(thought) == gold.name, thought
+            if TOOL_IS in thought:
+                tail = thought[thought.rfind(TOOL_IS) + len(TOOL_IS) :]
+                assert tail.startswith(lookup_tail(gold)) and reader.by_name[gold.name].lookup == lookup_tail(
+                    gold
+                )
+    assert all(n >= 5 for n in seen.values()), seen
+    assert len(refused) <= thoughts // 100, refused

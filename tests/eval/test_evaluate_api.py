@@ -195,6 +195,67 @@ def test_copy_thoughts_wraps_each_dialogues_call_constraint(tiny_model: Path, sm
         model_spec(EvalConfig(model=str(tiny_model), copy_thoughts=True))
 
 
+@pytest.mark.parametrize("backend", ["openai", "vllm"])
+def test_a_decoding_aid_another_backend_cannot_apply_is_refused(tiny_model: Path, backend: str) -> None:
+    """The aids run inside the hf backend only: asked of another backend they are refused in one
+    line that names them, never dropped (the spec once kept them for `hf` alone, silently)."""
+    from diaforge.eval.model_spec import model_spec
+
+    config = EvalConfig(
+        model=str(tiny_model), backend=backend, base_url="http://127.0.0.1:9/v1", constrain_calls=True
+    )
+    with pytest.raises(InputError, match=rf"^--constrain-calls on: .*the {backend} backend cannot apply it"):
+        model_spec(config)
+    both = dataclasses.replace(config, copy_thoughts=True, ground_values=True)
+    with pytest.raises(InputError, match=r"^--constrain-calls on, --ground-values on, --copy-thoughts on: "):
+        model_spec(both)
+    spec, _ = model_spec(dataclasses.replace(config, constrain_calls=False))
+    assert not (spec.constrain_calls or spec.ground_values or spec.copy_thoughts)
+
+
+def test_the_vllm_backend_shows_each_dialogue_its_own_candidates(
+    tiny_model: Path, small_bench: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In native mode every dialogue's own candidate tools reach vLLM's chat template (the runner
+    once passed the first dialogue's tools to the whole batch). A stand-in `vllm` module records
+    the calls."""
+    import sys
+    import types
+    from types import SimpleNamespace
+
+    calls: list[dict] = []
+
+    class LLM:
+        def __init__(self, **kwargs: object) -> None:
+            pass
+
+        def chat(self, conversations: list, params: object, **kwargs: object) -> list:
+            calls.append({"n": len(conversations), "tools": kwargs.get("tools")})
+            out = SimpleNamespace(text="Which one do you mean?", finish_reason="stop")
+            return [SimpleNamespace(outputs=[out]) for _ in conversations]
+
+    fake = types.ModuleType("vllm")
+    fake.LLM, fake.SamplingParams = LLM, lambda **kw: kw
+    lora = types.ModuleType("vllm.lora")
+    request = types.ModuleType("vllm.lora.request")
+    request.LoRARequest = lambda *a: a
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    monkeypatch.setitem(sys.modules, "vllm.lora", lora)
+    monkeypatch.setitem(sys.modules, "vllm.lora.request", request)
+
+    from diaforge.eval.model_spec import model_spec
+
+    spec, _ = model_spec(EvalConfig(model=str(tiny_model), backend="vllm", prompt_mode="native"))
+    model = ModelUnderTest(spec)
+    dialogues = load_dialogues(small_bench)[:3]
+    replies = asyncio.run(model.respond(dialogues))
+    assert [r.raw for r in replies] == ["Which one do you mean?"] * 3
+    sent = [{t["function"]["name"] for t in c["tools"]} for c in calls]
+    wanted = [{t.name for t in d.candidate_tools} for d in dialogues]
+    assert sorted(map(sorted, sent)) == sorted(map(sorted, {frozenset(w) for w in wanted}))
+    assert sum(c["n"] for c in calls) == 3
+
+
 def test_respond_takes_explicit_messages(tiny_model: Path, small_bench: Path) -> None:
     """`respond(messages=...)` shows the model those messages instead of its own rendering."""
     model = ModelUnderTest(ModelSpec(model=str(tiny_model), max_new_tokens=6))

@@ -211,6 +211,12 @@ def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
     assert args[args.index("--copy-thoughts") + 1] == "on"
     assert "--copy-thoughts" not in eval_args(DemoConfig(copy_thoughts=False))
     assert "--copy-thoughts" not in eval_args(DemoConfig(copy_thoughts=True, constrain_calls=False))
+    # The floors get the same dialogues and loop but no decoding aid: a policy decodes nothing, and
+    # `eval run` refuses an aid its backend cannot apply.
+    floors = eval_args(DemoConfig(), decoding=False)
+    assert not {"--constrain-calls", "--ground-values", "--copy-thoughts"} & set(floors)
+    assert floors == [a for a in eval_args(DemoConfig()) if a not in ("--constrain-calls", "--ground-values",
+                                                                        "--copy-thoughts", "on")]  # fmt: skip
 
 
 def test_curve_sizes_must_fit_the_corpus(tmp_path):
