@@ -50,7 +50,6 @@ async def _engine_requests(base_url: str, concurrency: int, seeds: int, per_seed
     concurrency of seeds in flight (diaforge.data_gen.engine._run_seeds), every request through
     `seed_engine.LimitedBackend` sharing one limit of `concurrency` (engine.generate)."""
     from diaforge.data_gen.seed_engine import LimitedBackend
-
     from diaforge.llm.openai_backend import OpenAIBackend
 
     inner = OpenAIBackend("test-model", base_url=base_url, max_retries=0, timeout=60)

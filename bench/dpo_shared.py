@@ -33,7 +33,6 @@ VARIANTS = ("trl", "shared")
 def _rows(tokenizer) -> list[dict[str, Any]]:
     """The fixture's pairs as TRL's conversational preference rows in the demo's prompt format."""
     from diaforge.bench.inputs import demo_slicing
-
     from diaforge.format import PromptFormat, load_pair_records, preference_rows
 
     settings = demo_slicing()
@@ -46,9 +45,10 @@ def _trainer(variant: str, model_path: Path, tokenizer, rows, work: Path):
     """TRL's `DPOTrainer` or the shared-prompt one on `rows`, as the demo DPO recipe trains."""
     import datasets
     import torch
-    from diaforge.train.dpo_shared import shared_prompt_trainer_class
     from transformers import AutoModelForCausalLM
     from trl import DPOConfig, DPOTrainer
+
+    from diaforge.train.dpo_shared import shared_prompt_trainer_class
 
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32, attn_implementation="sdpa")
     args = DPOConfig(

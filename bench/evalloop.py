@@ -24,7 +24,6 @@ DEMO_SYSTEM_PROMPT = Path("recipes") / "smollm2-135m" / "system_prompt.txt"
 
 def _model(path: Path, root: Path, *, batch_size: int, prefix_cache: bool, loop_stop: bool, budget: int):
     from diaforge.eval.models import ModelSpec, ModelUnderTest
-
     from diaforge.format import PromptFormat, read_system_prompt_file
 
     fmt = PromptFormat(tool_style="compact", system_prompt=read_system_prompt_file(root / DEMO_SYSTEM_PROMPT))
@@ -120,7 +119,6 @@ def bench_dynamic_eval(
     from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
     from diaforge.eval.models import ModelSpec, ModelUnderTest
     from diaforge.eval.runner import DynamicConfig, run_dynamic
-
     from diaforge.format import PromptFormat
     from diaforge.schema import load_dialogues
 
@@ -215,7 +213,6 @@ def bench_eval_batching(
     from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
     from diaforge.eval.models import ModelSpec, ModelUnderTest
     from diaforge.eval.runner import DynamicConfig, run_dynamic, sample_benchmark
-
     from diaforge.format import PromptFormat
     from diaforge.schema import load_dialogues
 

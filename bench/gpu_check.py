@@ -98,12 +98,11 @@ def model_dir(args: argparse.Namespace) -> Path:
 def prepare_data(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     """Train the tokenizer (saved into `folder` unless a model is built there), slice the
     dialogues as train/sft.py will, and count samples, rows and tokens of one pass."""
+    from diaforge.schema import load_dialogues
     from diaforge.train.modeling import build_tiny_tokenizer, load_tokenizer
     from diaforge.train.prefix_shared import build_prefix_shared
     from diaforge.train.recipe_fields import DiaforgeArguments
     from diaforge.train.slicing import SliceConfig, TurnSlicer, check_training_dialogues, dialogue_texts
-
-    from diaforge.schema import load_dialogues
 
     dialogues = check_training_dialogues(load_dialogues(args.corpus), args.corpus)[: args.dialogues]
     if not (folder / MODEL_MARKER).is_file():
@@ -275,6 +274,7 @@ def recipe_problems(commands: dict[str, Any]) -> list[str]:
     """Parse and check every recipe as train/sft.py does; on a machine without a GPU with bf16
     off and use_cpu on, since TRL refuses bf16 there (every other key is checked as written)."""
     import torch
+
     from diaforge.train.config import RecipeError, device_defaults, parse_recipe
     from diaforge.train.recipe_checks import check_recipe
 

@@ -61,8 +61,9 @@ def worker(metrics_path: str, argv: list[str]) -> int:
     """`worker METRICS.json RECIPE.yaml [--key value ...]`: `train/sft.py`'s `main` with a
     callback that times each optimizer step (synchronising the GPU) and records peak memory."""
     import torch
-    from diaforge.train import sft
     from transformers import TrainerCallback
+
+    from diaforge.train import sft
 
     on_cuda = torch.cuda.is_available()
     record: dict[str, Any] = {"step_seconds": [], "peak_memory_gib": None}

@@ -103,10 +103,10 @@ class Batch:
 
 def load_samples(args: argparse.Namespace, work: Path) -> tuple[list[dict[str, Any]], Any]:
     """Turn-sliced samples of the corpus (dialogues consecutive, turns in order) and the tokenizer."""
-    from diaforge.train.slicing import SliceConfig, TurnSlicer
     from transformers import AutoTokenizer
 
     from diaforge.schema import load_dialogues
+    from diaforge.train.slicing import SliceConfig, TurnSlicer
 
     if args.corpus:
         dialogues = load_dialogues(args.corpus)
@@ -129,6 +129,7 @@ def load_samples(args: argparse.Namespace, work: Path) -> tuple[list[dict[str, A
 def baseline_batches(samples: Sequence[dict[str, Any]], batch_size: int, pad_id: int) -> Iterator[Batch]:
     """Consecutive `batch_size` samples, right-padded to the longest, with a 2D mask."""
     import torch
+
     from diaforge.train.slicing import IGNORE_INDEX
 
     for start in range(0, len(samples), batch_size):
@@ -195,6 +196,7 @@ def measure(
 ) -> dict[str, Any]:
     """Train `warmup` untimed steps, then up to `steps` timed ones; throughput and peak memory."""
     import torch
+
     from diaforge.train.prefix_shared import block_mask_from_dense
 
     on_cuda = torch.device(device).type == "cuda"
@@ -272,6 +274,7 @@ def warn_if_too_big(planned: dict[str, float] | None, device: Any) -> dict[str, 
     """Say which mode the planner expects to run out of this GPU's memory, before it does;
     returns `planned`."""
     import torch
+
     from diaforge.train.plan import USABLE
 
     if not planned or torch.device(device).type != "cuda":

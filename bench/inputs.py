@@ -26,7 +26,6 @@ def generate_corpus(out: Path, num_dialogues: int, seed: int = 0, **options: Any
     are further `GenerationConfig` fields (``dialogues_per_listing=6, reasoning="lookup"``)."""
     from diaforge.data_gen.engine import generate
     from diaforge.data_gen.gen_config import GenerationConfig
-
     from diaforge.schema import load_dialogues
 
     cfg = GenerationConfig(
@@ -60,10 +59,9 @@ def smollm2_path(out_dir: Path) -> Path:
 
 def demo_slicing() -> dict[str, Any]:
     """The slicing settings of recipes/smollm2-135m/demo.yaml (the recipe trained on this machine)."""
+    from diaforge.format import PromptFormat
     from diaforge.train.config import read_recipe
     from diaforge.train.slicing import SliceConfig
-
-    from diaforge.format import PromptFormat
 
     recipe = read_recipe(DEMO_RECIPE)
     defaults = {

@@ -115,9 +115,10 @@ def _full_ft_step(model_path: Path, tokenizer):
     """One optimizer step on one row as the demo trains (full fine-tuning, AdamW at lr 0, fp32,
     SDPA with the 4D mask, loss at the trained positions); it records each sample's mean loss."""
     import torch
+    from transformers import AutoModelForCausalLM
+
     from diaforge.train.loss_positions import trained_positions
     from diaforge.train.prefix_shared import PrefixSharedCollator
-    from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32, attn_implementation="sdpa")
     model.train()

@@ -26,11 +26,12 @@ def _trainer(model_path: Path, tokenizer, rows, work: Path):
     """A prefix-shared trainer with ``loss_positions: trained`` (switched per step) on SmolLM2 fp32
     with the demo recipe's LoRA (r=16, alpha 16, every linear layer, no dropout: same weights)."""
     import torch
-    from diaforge.train.prefix_shared import PrefixSharedCollator, prefix_shared_trainer_class
-    from diaforge.train.slicing import to_dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM
     from trl import SFTConfig
+
+    from diaforge.train.prefix_shared import PrefixSharedCollator, prefix_shared_trainer_class
+    from diaforge.train.slicing import to_dataset
 
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32, attn_implementation="sdpa")
     args = SFTConfig(
@@ -59,6 +60,7 @@ def _trainer(model_path: Path, tokenizer, rows, work: Path):
 def bench_loss_positions(dialogues, model_path: Path, tokenizer, rounds: int) -> dict[str, Any]:
     """Step time with `all` over `trained` on `rounds` rows (after one warm-up step of each)."""
     import torch
+
     from diaforge.bench.inputs import DEMO_RECIPE, ROOT, demo_slicing, slice_samples
     from diaforge.train.prefix_shared import build_prefix_shared
     from diaforge.train.slicing import IGNORE_INDEX

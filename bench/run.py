@@ -65,7 +65,6 @@ from diaforge.bench.inputs import (
     slice_samples,
     smollm2_path,
 )
-
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.format import HISTORY_REASONING
 
@@ -132,6 +131,7 @@ def bench_token_ratio(dialogues, tokenizer) -> dict[str, Any]:
 
 def _token_losses(logits, labels):
     import torch
+
     from diaforge.train.slicing import IGNORE_INDEX
 
     logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
@@ -147,11 +147,12 @@ def _lora_grads(model):
 
 def bench_loss_parity(dialogues, work: Path) -> dict[str, Any]:
     import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     from diaforge.train.modeling import build_tiny_model
     from diaforge.train.prefix_shared import PrefixSharedCollator, build_prefix_shared
     from diaforge.train.slicing import dialogue_texts
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = build_tiny_model(work / "tiny-parity", texts=dialogue_texts(dialogues), seed=0)
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -219,9 +220,10 @@ def bench_loss_parity(dialogues, work: Path) -> dict[str, Any]:
 
 def bench_step_speedup(dialogues, model_path: Path, tokenizer, num_dialogues: int) -> dict[str, Any]:
     import torch
-    from diaforge.train.prefix_shared import PrefixSharedCollator, build_prefix_shared
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
+
+    from diaforge.train.prefix_shared import PrefixSharedCollator, build_prefix_shared
 
     settings = demo_slicing()
     chosen = dialogues[: num_dialogues + 1]  # the first one only warms up
@@ -441,7 +443,6 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
     from diaforge.bench.datagen import bench_datagen
     from diaforge.bench.dpo_shared import bench_dpo_shared
     from diaforge.bench.loss_positions import bench_loss_positions
-
     from diaforge.schema import load_dialogues
 
     m = Measurements()

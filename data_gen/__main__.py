@@ -1,5 +1,4 @@
-from diaforge.data_gen.cli import main
-
 from diaforge.console import run_main
+from diaforge.data_gen.cli import main
 
 run_main(main)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from diaforge.data_gen.catalogue_formats import (
     CATALOGUE_FORMATS,
     DUPLICATE_KEY,
@@ -43,7 +44,6 @@ from diaforge.data_gen.catalogue_formats import (
     format_named,
     written_as_yaml,
 )
-
 from diaforge.errors import InputError
 from diaforge.hygiene import MAX_DEPTH, check_regular_file, json_problem, load_yaml
 from diaforge.schema import Tool

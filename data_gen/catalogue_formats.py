@@ -45,7 +45,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from diaforge.data_gen.openapi import openapi_entries
-
 from diaforge.errors import InputError
 from diaforge.hygiene import MAX_DEPTH, json_problem
 from diaforge.schema import Tool

@@ -12,16 +12,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from diaforge.data_gen.gen_config import (
-    BACKENDS,
-    CHOICES,
-    MAX_CONCURRENCY,
-    ROLE_DEFAULTS,
-    GenerationConfig,
-    RoleSpec,
-)
-from diaforge.data_gen.pairs_cli import add_pairs
-
 from diaforge.cliargs import (
     DefaultsHelpFormatter,
     OneLineArgumentParser,
@@ -34,6 +24,15 @@ from diaforge.cliargs import (
     positive_int,
 )
 from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
+from diaforge.data_gen.gen_config import (
+    BACKENDS,
+    CHOICES,
+    MAX_CONCURRENCY,
+    ROLE_DEFAULTS,
+    GenerationConfig,
+    RoleSpec,
+)
+from diaforge.data_gen.pairs_cli import add_pairs
 from diaforge.errors import InputError, command_main
 from diaforge.hygiene import check_output_dir, check_output_file
 
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from diaforge.data_gen.catalogue import check_catalogue_size, load_catalogue
     from diaforge.data_gen.catalogue_analysis import analyze_catalogue, check_analysis_text
-
     from diaforge.similarity import get_encoder
 
     if not 0.0 <= args.threshold <= 1.0:
@@ -98,7 +96,6 @@ def format_analysis(stats: dict, *, top: int = 10) -> str:
 
 def _cmd_analyze_corpus(args: argparse.Namespace) -> int:
     from diaforge.data_gen.corpus import analyze_corpus, format_corpus_report
-
     from diaforge.schema import load_dialogues
 
     dialogues = load_dialogues(args.dialogues)
@@ -212,7 +209,6 @@ def _cmd_ngram_overlap(args: argparse.Namespace) -> int:
     import json
 
     from diaforge.data_gen.overlap import ngram_overlap
-
     from diaforge.schema import load_dialogues
 
     stats = ngram_overlap(load_dialogues(args.train), load_dialogues(args.bench))
@@ -222,7 +218,6 @@ def _cmd_ngram_overlap(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from diaforge.data_gen.export import export_dialogues, lengths_line, summary_line, unchecked_note
-
     from diaforge.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="export folder")

@@ -38,7 +38,6 @@ from diaforge.data_gen.no_tool import no_tool_stats
 from diaforge.data_gen.personas import load_personas
 from diaforge.data_gen.run_stats import corpus_stats, export_corpus, plot_corpus, usage_split
 from diaforge.data_gen.seed_engine import Attempt, Engine, SeedOutcome, build_role_backends
-
 from diaforge.errors import InputError
 from diaforge.hygiene import sha256_file
 from diaforge.jsonl import JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl

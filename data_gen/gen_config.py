@@ -17,7 +17,6 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from diaforge.data_gen.wording import REASONING_STYLES, WORDING_CHOICES
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -36,6 +35,7 @@ from diaforge.configs import (
     config_error,
     read_yaml_mapping,
 )
+from diaforge.data_gen.wording import REASONING_STYLES, WORDING_CHOICES
 from diaforge.errors import InputError
 from diaforge.hygiene import sha256_file
 from diaforge.llm.base import ROLES

@@ -31,7 +31,6 @@ from typing import Any
 
 from diaforge.data_gen.agents import DialogueState, Teacher, User
 from diaforge.data_gen.agents.refusal import is_refusal
-
 from diaforge.llm.base import Usage
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, Tool, Turn

@@ -71,7 +71,6 @@ from diaforge.data_gen.agents.lookup import completion_thought
 from diaforge.data_gen.agents.refusal import is_refusal
 from diaforge.data_gen.phrasing import first_sentence
 from diaforge.data_gen.values import ValueGenerator, extract_value
-
 from diaforge.format import PAIR_KINDS, PromptFormat, pair_record, preference_rows
 from diaforge.jsonl import write_jsonl
 from diaforge.rng import seeded_rng

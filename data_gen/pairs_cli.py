@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from diaforge.data_gen.wording import WORDING_CHOICES
-
 from diaforge.cliargs import (
     DefaultsHelpFormatter,
     add_export_format_flags,
@@ -13,13 +11,13 @@ from diaforge.cliargs import (
     output_path,
 )
 from diaforge.console import emit
+from diaforge.data_gen.wording import WORDING_CHOICES
 from diaforge.errors import InputError
 from diaforge.hygiene import check_output_dir
 
 
 def run_pairs(args: argparse.Namespace) -> int:
     from diaforge.data_gen.pairs import KINDS, PairOptions, parse_mix, summary_line, write_pairs
-
     from diaforge.schema import load_dialogues
 
     check_output_dir(args.out, field="--out", what="pairs folder")
@@ -43,7 +41,6 @@ def run_pairs(args: argparse.Namespace) -> int:
 
 def add_pairs(sub: argparse._SubParsersAction) -> None:
     from diaforge.data_gen.pairs import KINDS
-
     from diaforge.format import EXPORT_FORMATS
 
     summary = (

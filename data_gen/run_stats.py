@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from diaforge.data_gen.agents import COMPLETION, SELECTION
 from diaforge.data_gen.validators import broken_phrase_counts, naturalness_shares
-
 from diaforge.llm.base import Usage
 from diaforge.schema import Dialogue
 
@@ -153,7 +152,6 @@ def export_corpus(dialogues: Sequence[Dialogue], out: Path) -> None:
     chat template renders; `python -m diaforge.data_gen export` writes other formats and checks them against
     a tokenizer's template."""
     from diaforge.data_gen.export import write_hf_export
-
     from diaforge.format import export_format
 
     write_hf_export(dialogues, out, export_format("hf-prompt"))

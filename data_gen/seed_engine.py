@@ -47,7 +47,6 @@ from diaforge.data_gen.no_tool import converse_miss, miss_candidates, miss_seeds
 from diaforge.data_gen.personas import PersonaSampler, load_personas
 from diaforge.data_gen.validators import run_rule_validators
 from diaforge.data_gen.values import ValueGenerator
-
 from diaforge.errors import InputError
 from diaforge.llm.base import ROLES, BackendConfigError, BackendError, ChatBackend, ChatResult, Usage
 from diaforge.rng import seeded_rng

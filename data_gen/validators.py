@@ -31,7 +31,6 @@ from diaforge.data_gen.phrasing import (
 )
 from diaforge.data_gen.phrasing.broken import KINDS, broken_phrases
 from diaforge.data_gen.values import check_arguments, render_value
-
 from diaforge.format import parse_assistant, render_assistant
 from diaforge.schema import ACT_OF_ACTION, CALL_ACTIONS, Dialogue, Tool, Verdict
 from diaforge.text import content_stems, line_of_business_key, name_tokens, stem, tool_stems

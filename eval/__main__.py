@@ -1,5 +1,4 @@
-from diaforge.eval.cli import main
-
 from diaforge.console import run_main
+from diaforge.eval.cli import main
 
 run_main(main)

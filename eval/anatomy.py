@@ -75,6 +75,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from diaforge.dice import DiceItem, item_mentioned, number_words
 from diaforge.eval.metrics import (
     _is_number,
     _normalise_text,
@@ -86,8 +87,6 @@ from diaforge.eval.metrics import (
     values_match,
 )
 from diaforge.eval.transcripts import Transcript
-
-from diaforge.dice import DiceItem, item_mentioned, number_words
 from diaforge.text import stem, words
 
 __all__ = [

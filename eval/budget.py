@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from diaforge.eval.models import ModelSpec, load_tokenizer
-
 from diaforge.errors import InputError
+from diaforge.eval.models import ModelSpec, load_tokenizer
 from diaforge.format import PromptFormat
 from diaforge.schema import Dialogue
 

@@ -24,6 +24,9 @@ import json
 import sys
 from collections.abc import Sequence
 
+from diaforge.cliargs import add_field_flags, output_path
+from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
+from diaforge.errors import command_main
 from diaforge.eval.cli_options import (
     EvalArgumentParser,
     add_wandb_args,
@@ -32,10 +35,6 @@ from diaforge.eval.cli_options import (
     wandb_config,
 )
 from diaforge.eval.model_spec import check_device
-
-from diaforge.cliargs import add_field_flags, output_path
-from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
-from diaforge.errors import command_main
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -12,11 +12,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, positive_int
 from diaforge.eval.model_spec import format_line, model_spec, slug
 from diaforge.eval.models import MODEL_BACKENDS
 from diaforge.eval.policies import POLICIES
-
-from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, positive_int
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
 
 if TYPE_CHECKING:

@@ -14,6 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+from diaforge.cliargs import finite_float, output_path, positive_int
+from diaforge.console import emit
+from diaforge.errors import InputError
 from diaforge.eval.cli_options import (
     add_model_args,
     add_wandb_args,
@@ -23,10 +26,6 @@ from diaforge.eval.cli_options import (
 )
 from diaforge.eval.eval_config import DEFAULT_BENCH
 from diaforge.eval.policies import POLICIES
-
-from diaforge.cliargs import finite_float, output_path, positive_int
-from diaforge.console import emit
-from diaforge.errors import InputError
 
 __all__ = ["IMPORTERS", "add_peer_parsers"]
 
@@ -134,7 +133,6 @@ def _cmd_bfcl(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> list:
     from diaforge.eval.runner import sample_benchmark
-
     from diaforge.schema import load_dialogues
 
     return sample_benchmark(load_dialogues(args.bench), args.limit, args.seed)

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.eval.anatomy import anatomy_breakdowns, compute_anatomy
 from diaforge.eval.clarification import decision_quality_section
 from diaforge.eval.decisions import read_legacy_keys
@@ -48,8 +49,6 @@ from diaforge.eval.tables import (
     table1,
 )
 from diaforge.eval.transcripts import MODES, Transcript, first_trials, read_transcripts
-
-from diaforge.errors import InputError
 
 __all__ = [
     "DEFAULT_COMPARE_DIR",

@@ -139,7 +139,6 @@ from diaforge.eval.moves import MODEL_MOVES, asks_missing_value, model_move, nam
 from diaforge.eval.tables import MODE_TITLE, counted_share, markdown_table
 from diaforge.eval.tool_specs import DialogueTools, ToolSpecs, check_covers
 from diaforge.eval.transcripts import SPLITS, Transcript
-
 from diaforge.schema import Persona, Tool, ToolCall, Turn
 
 if TYPE_CHECKING:  # numpy and the encoders load only when a run reads by meaning

@@ -24,12 +24,12 @@ import os
 from pathlib import Path
 from typing import Annotated, Any
 
-from diaforge.eval.models import BACKENDS
-from diaforge.eval.transcripts import MODES
 from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
 from diaforge.configs import Keys, check_choice, check_output_path, config_error, read_yaml_mapping
+from diaforge.eval.models import BACKENDS
+from diaforge.eval.transcripts import MODES
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
 
 __all__ = [

@@ -28,17 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from diaforge.errors import InputError
 from diaforge.eval.eval_config import EvalConfig
 from diaforge.eval.policies import POLICIES
-
-from diaforge.errors import InputError
 
 if TYPE_CHECKING:
     from diaforge.data_gen.agents import VotingUser
     from diaforge.eval.budget import Budget
     from diaforge.eval.models import FormatChoice, ModelSpec, ModelUnderTest
     from diaforge.eval.transcripts import Transcript
-
     from diaforge.llm.openai_backend import OpenAIBackend
     from diaforge.schema import Dialogue
 
@@ -124,7 +122,6 @@ class _Benchmarks:
 def _benchmarks(config: EvalConfig) -> _Benchmarks:
     from diaforge.eval.no_tool import check_positive_bench, load_no_tool_split, no_tool_bench_for
     from diaforge.eval.runner import sample_benchmark
-
     from diaforge.schema import load_dialogues
 
     full = load_dialogues(config.bench)
@@ -141,13 +138,12 @@ def _benchmarks(config: EvalConfig) -> _Benchmarks:
 
 async def aevaluate(config: EvalConfig) -> EvalResult:
     """`evaluate` as a coroutine, for a caller that runs its own event loop."""
+    from diaforge.console import quiet_library_bars
     from diaforge.eval.budget import run_budget
     from diaforge.eval.model_spec import check_device, format_line, model_spec, slug
     from diaforge.eval.models import ModelUnderTest, offline_env
     from diaforge.eval.report import write_run
     from diaforge.eval.tool_specs import specs_from_dialogues
-
-    from diaforge.console import quiet_library_bars
     from diaforge.hygiene import check_output_dir
 
     if config.quiet:
@@ -239,9 +235,8 @@ async def _play_modes(
 ) -> tuple[list[Transcript], dict[str, float]]:
     """Each mode of `config` on `bench` (the positive split, or the no-tool split): (transcripts,
     seconds per mode)."""
-    from diaforge.eval.runner import DynamicConfig, near_duplicate_flags, run_dynamic, run_static
-
     from diaforge import similarity
+    from diaforge.eval.runner import DynamicConfig, near_duplicate_flags, run_dynamic, run_static
 
     encoder = similarity.get_encoder()
     near_dup = near_duplicate_flags(bench, encoder)
@@ -272,7 +267,6 @@ async def _play_modes(
 async def _grade(config: EvalConfig, transcripts: list[Transcript]) -> None:
     """ConvRel grades from the `judge` model, into each transcript's `convrel`."""
     from diaforge.eval.judge import ConvRelJudge
-
     from diaforge.llm.openai_backend import OpenAIBackend
 
     judge_backend = OpenAIBackend(config.judge, base_url=config.judge_base_url)

@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
-from diaforge.eval.transcripts import MODES, Transcript
-
 from diaforge.dice import (
     DiceItem,
     LLMItemCounter,
@@ -39,6 +37,7 @@ from diaforge.dice import (
     dice_items,
     dice_score,
 )
+from diaforge.eval.transcripts import MODES, Transcript
 from diaforge.schema import ToolCall
 from diaforge.text import ngd, tokenize, ttr
 

@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from diaforge.eval.policies import POLICIES
-
 from diaforge.errors import InputError
+from diaforge.eval.policies import POLICIES
 
 if TYPE_CHECKING:
     from diaforge.eval.eval_config import EvalConfig

@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from diaforge.eval.policies import POLICIES, make_policy
-
 from diaforge.errors import InputError
+from diaforge.eval.policies import POLICIES, make_policy
 from diaforge.format import (
     PROMPT_FORMAT_FILE,
     ParsedMessage,

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from diaforge.data_gen.agents import ScriptedTeacher, is_refusal, offered_options
 from diaforge.eval.anatomy import asks
-
 from diaforge.schema import Tool
 from diaforge.text import humanise_param
 

@@ -54,13 +54,12 @@ from pathlib import Path
 from typing import Any
 
 from diaforge.data_gen.agents.refusal import is_refusal
+from diaforge.errors import InputError
 from diaforge.eval.metrics import first_call, split_by_mode
 from diaforge.eval.peers.when2call_scores import tool_hallucination_rate
 from diaforge.eval.stats import wilson
 from diaforge.eval.tables import DOWN, MODE_TITLE, UP, fmt, markdown_table, share_cell
 from diaforge.eval.transcripts import ENDINGS, MODES, Transcript
-
-from diaforge.errors import InputError
 from diaforge.schema import Dialogue, load_dialogues
 
 __all__ = [

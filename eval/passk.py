@@ -55,11 +55,10 @@ from fractions import Fraction
 from math import comb
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.eval.metrics import score_dialogue, split_by_mode
 from diaforge.eval.stats import mean_interval, share_interval
 from diaforge.eval.transcripts import Transcript
-
-from diaforge.errors import InputError
 
 __all__ = [
     "PASS_K_KEYS",

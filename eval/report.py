@@ -56,6 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from diaforge.errors import InputError
 from diaforge.eval.anatomy import anatomy_breakdowns, compute_anatomy
 from diaforge.eval.clarification import CLARIFICATION_SHARES, clarification_section, compute_clarification
 from diaforge.eval.decisions import compute_decisions, decisions_section, replay_all
@@ -81,8 +82,6 @@ from diaforge.eval.tool_specs import (
 )
 from diaforge.eval.tradeoff_plot import plot_tradeoff
 from diaforge.eval.transcripts import MODES, POSITIVE_ENDINGS, Transcript, first_trials, read_transcripts
-
-from diaforge.errors import InputError
 from diaforge.lineage import lineage_config
 
 if TYPE_CHECKING:
@@ -245,7 +244,6 @@ def run_tool_specs(run_dir: str | Path, bench: str | Path | None = None) -> Tool
     if bench is None:
         return None
     from diaforge.eval.no_tool import load_no_tool_split, no_tool_bench_for
-
     from diaforge.schema import load_dialogues
 
     records = load_dialogues(bench)

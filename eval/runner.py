@@ -32,13 +32,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from diaforge.data_gen.agents import COMPLETION, SELECTION, DialogueState, User
 from diaforge.data_gen.agents.refusal import is_refusal
 from diaforge.eval.models import TRUNCATED_REASON, ModelUnderTest, Reply, reply_to_turn
 from diaforge.eval.moves import asks_missing_value
 from diaforge.eval.transcripts import Transcript, TranscriptTurn
-from tqdm.auto import tqdm
-
 from diaforge.rng import seeded_rng
 from diaforge.schema import Dialogue, ToolCall, Turn
 from diaforge.similarity import NEAR_DUPLICATE_THRESHOLD, Encoder, pair_score

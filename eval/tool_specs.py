@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diaforge.eval.transcripts import Transcript
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
+from diaforge.eval.transcripts import Transcript
 from diaforge.schema import Dialogue, Tool
 
 __all__ = [

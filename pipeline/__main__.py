@@ -1,5 +1,4 @@
-from diaforge.pipeline.cli import main
-
 from diaforge.console import run_main
+from diaforge.pipeline.cli import main
 
 run_main(main)

@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from diaforge.pipeline.curve import DEMO_ONLY_FIELDS, run_curve
-from diaforge.pipeline.demo import DEFAULT_CURVE_SIZES, run_demo
-from diaforge.pipeline.demo_config import CHOICES, OUTPUT_FOLDERS, SWITCHES, DemoConfig
-
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, add_field_flags, output_folder
 from diaforge.console import results_only_on_stdout
 from diaforge.errors import InputError, command_main
+from diaforge.pipeline.curve import DEMO_ONLY_FIELDS, run_curve
+from diaforge.pipeline.demo import DEFAULT_CURVE_SIZES, run_demo
+from diaforge.pipeline.demo_config import CHOICES, OUTPUT_FOLDERS, SWITCHES, DemoConfig
 
 COMMANDS = {
     "demo": "the whole loop on SmolLM2 (what `make demo` runs): data, training, evaluation, report",

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.pipeline.demo import (
     DEFAULT_CURVE_SIZES,
     Runner,
@@ -28,8 +29,6 @@ from diaforge.pipeline.demo import (
 )
 from diaforge.pipeline.demo_config import DemoConfig
 from diaforge.pipeline.device import check_device_present
-
-from diaforge.errors import InputError
 
 DEMO_ONLY_FIELDS = ("train_dialogues", "floors")
 """The `DemoConfig` fields the curve does not take, and so not flags of ``demo-curve``: it trains

@@ -27,11 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diaforge.pipeline.demo_config import DemoConfig
-from diaforge.pipeline.device import check_device_present, gpu_accelerate_config, gpu_index
-
 from diaforge.errors import UserError
 from diaforge.packaged import packaged_path
+from diaforge.pipeline.demo_config import DemoConfig
+from diaforge.pipeline.device import check_device_present, gpu_accelerate_config, gpu_index
 
 
 def cpu_accelerate_config() -> Path:

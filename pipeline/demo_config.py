@@ -25,14 +25,14 @@ from dataclasses import field, fields, replace
 from pathlib import Path, PurePath
 from typing import Annotated, Any
 
-from diaforge.data_gen.wording import REASONING_STYLES
-from diaforge.pipeline.device import DEVICE_PATTERN, validate_device
 from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from diaforge.configs import Keys, check_output_path, config_error
+from diaforge.data_gen.wording import REASONING_STYLES
 from diaforge.errors import InputError
 from diaforge.packaged import packaged_path
+from diaforge.pipeline.device import DEVICE_PATTERN, validate_device
 
 FLOORS = ("reference", "name-overlap", "random")
 """The no-model policies evaluated beside the models (`diaforge.eval.policies`)."""

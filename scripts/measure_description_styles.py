@@ -34,11 +34,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.data_gen.catalogue import load_catalogue, save_catalogue
 from diaforge.data_gen.phrasing import contradicting_verbs, determiner_before_verb
 from diaforge.data_gen.validators import BROKEN_KINDS, foreign_jargon, phrase_findings
-
-from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.schema import load_dialogues
 
 ROOT = Path(__file__).resolve().parents[1]

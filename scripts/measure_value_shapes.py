@@ -20,10 +20,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.data_gen.catalogue import load_catalogue
 from diaforge.data_gen.values import ValueGenerator
-
-from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.rng import seeded_rng
 
 _MARKER = r"(?:\be\.\s?g\.?|\bfor (?:example|instance)\b|\bsuch as\b|\blike\b)"

@@ -134,7 +134,7 @@ def test_a_users_eval_or_train_in_the_working_folder_hides_nothing(tmp_path: Pat
     for argv in ([sys.executable, "-m", "diaforge.eval", "--help"], [str(script), "eval", "--help"]):
         proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        assert "usage: python -m diaforge.eval" in proc.stdout and "own" not in proc.stdout
+        assert "usage: python -m diaforge.eval" in proc.stdout and "the user's own" not in proc.stdout
 
 
 def test_console_script_is_declared() -> None:

@@ -98,9 +98,10 @@ def test_embedding_a_catalogue_counts_its_batches_on_a_terminal_and_not_in_a_log
 @pytest.fixture(scope="module")
 def tiny_adapter(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A LoRA adapter on a tiny base built on the spot, with its tokenizer."""
-    from diaforge.train.modeling import build_tiny_model
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from diaforge.train.modeling import build_tiny_model
 
     tmp = tmp_path_factory.mktemp("tiny")
     base = build_tiny_model(tmp / "base", texts=["a small corpus to train a tokenizer on"] * 4, seed=0)

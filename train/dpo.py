@@ -38,6 +38,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from diaforge.console import emit, results_only_on_stdout
+from diaforge.errors import InputError, command_main
+from diaforge.format import PromptFormat, load_pair_records, preference_rows
+from diaforge.hygiene import sha256_file
 from diaforge.train.config import resolved_recipe, split_recipe_argv
 from diaforge.train.dpo_config import (
     check_dpo_recipe,
@@ -49,17 +53,13 @@ from diaforge.train.modeling import ModelPathError, load_model, load_tokenizer
 from diaforge.train.sft import prepare_output_dir, result_line, setup_logging, train
 from diaforge.train.tracking import closing_wandb_run, log_model_artifact, run_callback, write_run_files
 
-from diaforge.console import emit, results_only_on_stdout
-from diaforge.errors import InputError, command_main
-from diaforge.format import PromptFormat, load_pair_records, preference_rows
-from diaforge.hygiene import sha256_file
-
 if TYPE_CHECKING:  # annotations only: `--help` must answer before torch, TRL or datasets load
     from datasets import Dataset
-    from diaforge.train.dpo_config import DpoArguments
     from peft import PeftConfig, PeftModel
     from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainingArguments
     from trl import DPOConfig, DPOTrainer, ModelConfig
+
+    from diaforge.train.dpo_config import DpoArguments
 
 logger = logging.getLogger("diaforge.dpo")
 
@@ -214,8 +214,9 @@ def build_trainer(
     """TRL's `DPOTrainer` on the rows (with `shared_prompt`, its subclass that reads each pair as
     one row: train/dpo_shared.py), with the callback that writes prompt_format.json into every
     checkpoint and records the run in W&B."""
-    from diaforge.train.dpo_shared import shared_prompt_trainer_class
     from trl import DPOTrainer
+
+    from diaforge.train.dpo_shared import shared_prompt_trainer_class
 
     wandb_config = {
         "stage": "dpo",

@@ -85,9 +85,8 @@ def find_config_file(args: argparse.Namespace) -> None:
     """`--config_file`: as given when it exists; else the bundled one of that name, found in the
     installed `accelerate_configs` package (`accelerate_configs/cpu.yaml`, `cpu.yaml` or just
     `cpu`, from any folder); else one line naming the file and the bundled choices (`RecipeError`)."""
-    from diaforge.train.config import RecipeError
-
     from diaforge.packaged import PackagedFileError, packaged_path
+    from diaforge.train.config import RecipeError
 
     given = getattr(args, "config_file", None)
     if not given or Path(given).expanduser().is_file():
@@ -112,6 +111,7 @@ def find_config_file(args: argparse.Namespace) -> None:
 def precheck_dpo(script_args: Sequence[str]) -> None:
     """Parse and check a `train/dpo.py` command line as the script will; `RecipeError` if it is wrong."""
     import torch
+
     from diaforge.train.config import split_recipe_argv
     from diaforge.train.dpo_config import check_dpo_recipe, dpo_device_defaults, parse_dpo_recipe
 
@@ -126,6 +126,7 @@ def precheck_dpo(script_args: Sequence[str]) -> None:
 def precheck(script_args: Sequence[str]) -> None:
     """Parse and check a `train/sft.py` command line as the script will; `RecipeError` if it is wrong."""
     import torch
+
     from diaforge.train.config import device_defaults, parse_recipe, split_recipe_argv
     from diaforge.train.recipe_checks import check_recipe
 

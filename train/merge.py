@@ -20,8 +20,6 @@ import sys
 import warnings
 from pathlib import Path
 
-from diaforge.train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer
-
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.console import (
     emit,
@@ -33,6 +31,7 @@ from diaforge.console import (
 from diaforge.errors import command_main
 from diaforge.format import PROMPT_FORMAT_FILE
 from diaforge.lineage import LINEAGE_FILES
+from diaforge.train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 MERGE_STEPS = 4

@@ -55,9 +55,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from diaforge.train.recipe_registry import Shape, read_registry
 
 from diaforge.errors import InputError, command_main
+from diaforge.train.recipe_registry import Shape, read_registry
 
 GIB = 2**30
 USABLE = 0.9  # of the card's memory a plan may use
@@ -154,9 +154,8 @@ def setup_of(
     recipe's base model from the recipe registry (`recipes/registry.yaml`) for a recipe of
     `recipes/`; `accelerate_config` and `base_model` name them for any recipe (a recipe outside
     `recipes/` without `accelerate_config` runs as one process)."""
-    from diaforge.train.config import read_recipe
-
     from diaforge.configs import read_yaml_mapping
+    from diaforge.train.config import read_recipe
 
     data = read_recipe(recipe)
     if not data.get("use_peft"):

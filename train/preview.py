@@ -17,13 +17,12 @@ import argparse
 import sys
 from typing import Any
 
-from diaforge.train.config import RecipeError, device_defaults, parse_recipe
-from diaforge.train.modeling import is_tiny, load_tokenizer, resolve_model_path
-from diaforge.train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer, dialogue_texts
-
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.errors import UserError, command_main
 from diaforge.schema import load_dialogues
+from diaforge.train.config import RecipeError, device_defaults, parse_recipe
+from diaforge.train.modeling import is_tiny, load_tokenizer, resolve_model_path
+from diaforge.train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer, dialogue_texts
 
 START, END = ">>>", "<<<"
 COLOR_START, COLOR_END = "\033[1;32m", "\033[0m"

@@ -112,6 +112,7 @@ class PrefixSharedLayout:
         """The rows are packed already (or not) and batched by their own collator: TRL must neither
         pack them nor drop their extra columns. The mask takes the dtype of the attention's queries."""
         import torch
+
         from diaforge.train.prefix_shared import PrefixSharedCollator, prefix_shared_trainer_class
 
         if training_args.bf16 or training_args.fp16:

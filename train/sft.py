@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from diaforge.console import emit, results_only_on_stdout
+from diaforge.errors import command_main
+from diaforge.schema import load_dialogues
 from diaforge.train.config import device_defaults, parse_recipe, resolved_recipe, split_recipe_argv
 from diaforge.train.modeling import (
     is_tiny,
@@ -50,19 +53,15 @@ from diaforge.train.tracking import (
     write_run_files,
 )
 
-from diaforge.console import emit, results_only_on_stdout
-from diaforge.errors import command_main
-from diaforge.schema import load_dialogues
-
 if TYPE_CHECKING:  # annotations only: `--help` must answer before torch, TRL or datasets load
     from datasets import Dataset
-    from diaforge.train.dpo_config import DpoArguments
-    from diaforge.train.recipe_fields import DiaforgeArguments
-    from diaforge.train.slicing import SliceStats
     from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainingArguments
     from trl import ModelConfig, SFTConfig, SFTTrainer
 
     from diaforge.schema import Dialogue
+    from diaforge.train.dpo_config import DpoArguments
+    from diaforge.train.recipe_fields import DiaforgeArguments
+    from diaforge.train.slicing import SliceStats
 
 logger = logging.getLogger("diaforge.sft")
 

@@ -17,11 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from diaforge.train.slicing import SliceConfig
-
 from diaforge.format import PROMPT_FORMAT_FILE, PromptFormat
 from diaforge.hygiene import sha256_file
 from diaforge.lineage import LINEAGE_FILES, TRAINING_RUN_FILE
+from diaforge.train.slicing import SliceConfig
 
 logger = logging.getLogger("diaforge.sft")
 

@@ -10,7 +10,6 @@ from typing import Any
 from diaforge.data_gen.phrasing import with_article
 from diaforge.data_gen.phrasing.render import action, param_noun
 from diaforge.data_gen.values import render_value
-
 from diaforge.llm.base import ChatBackend, Usage
 from diaforge.schema import Persona, Tool
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from diaforge.data_gen.agents.state import COMPLETION, SELECTION, transcript
 from diaforge.data_gen.phrasing import names_read_out
-
 from diaforge.llm.base import ChatBackend, Usage
 from diaforge.schema import Tool, Turn, Verdict
 from diaforge.text import content_stems, name_tokens, stem

@@ -31,7 +31,6 @@ import re
 from typing import Any
 
 from diaforge.data_gen.values import render_value
-
 from diaforge.format.lookup_thought import CHOSE, WHAT_EACH_DOES, options_list, tool_sentence
 from diaforge.schema import Tool
 from diaforge.text import humanise_param

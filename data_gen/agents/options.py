@@ -22,7 +22,6 @@ from diaforge.data_gen.phrasing import (
 )
 from diaforge.data_gen.phrasing.grammar import np_end, opens_with_verb, tokens
 from diaforge.data_gen.phrasing.render import action, choice, option_phrases, sound, with_tool
-
 from diaforge.schema import Tool
 from diaforge.text import KEEP_WORDS, STOPWORDS, content_stems, name_tokens, overlap, stem, tool_stems, words
 

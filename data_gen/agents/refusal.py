@@ -45,7 +45,6 @@ from diaforge.data_gen.phrasing import DETERMINERS, intent_of, verb_lemma
 from diaforge.data_gen.phrasing.english import _BOUNDARY
 from diaforge.data_gen.phrasing.render import action, sound
 from diaforge.data_gen.wording import Wording
-
 from diaforge.schema import Tool, Turn
 from diaforge.text import content_stems, join_options, tool_stems
 

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from diaforge.data_gen.agents.state import DialogueState, TeacherMove
-
 from diaforge.llm.base import Usage
 from diaforge.schema import Tool, Turn, Verdict
 

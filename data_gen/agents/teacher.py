@@ -15,7 +15,6 @@ from diaforge.data_gen.phrasing import first_sentence, option_descriptors
 from diaforge.data_gen.phrasing.render import action, option_phrases, param_item
 from diaforge.data_gen.values import extract_value
 from diaforge.data_gen.wording import REASONING_STYLES, get_wording
-
 from diaforge.format import parse_assistant, render_assistant, system_prompt
 from diaforge.llm.base import BackendError, ChatBackend, Usage
 from diaforge.schema import Tool, ToolCall, Turn

@@ -15,7 +15,6 @@ from diaforge.data_gen.phrasing import cap, catalogue_terms, subject_of, vague_r
 from diaforge.data_gen.phrasing.render import param_noun, sound, with_tool
 from diaforge.data_gen.values import extract_value, phrase_values, render_value
 from diaforge.data_gen.wording import DEFAULT_TONE, Wording, get_wording
-
 from diaforge.llm.base import BackendError, ChatBackend, Usage
 from diaforge.schema import Persona, Tool
 from diaforge.text import content_stems, humanise_param, tool_stems

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from diaforge.data_gen.agents.roles import User, Voter
 from diaforge.data_gen.agents.state import DialogueState, transcript
 from diaforge.data_gen.phrasing import names_read_out
-
 from diaforge.llm.base import ChatBackend, Usage
 from diaforge.text import humanise_param
 

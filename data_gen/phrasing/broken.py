@@ -47,7 +47,6 @@ from diaforge.data_gen.phrasing.grammar import (
     tokens,
     word_classes,
 )
-
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens
 

@@ -23,7 +23,6 @@ from diaforge.data_gen.phrasing.english import (
     stopword,
 )
 from diaforge.data_gen.phrasing.intents import LOOKUP_VERBS, Intent, catalogue_prefixes, intent_of
-
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, line_of_business_key, name_tokens, stem, tool_stems, words

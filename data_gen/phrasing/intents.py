@@ -35,7 +35,6 @@ from diaforge.data_gen.phrasing.english import (
 )
 from diaforge.data_gen.phrasing.grammar import TOOL_WORDS, VERB_LINKS, np_end, opens_with_verb
 from diaforge.data_gen.phrasing.objects import _dangling, _lower_obj, _noun_info, _object_words
-
 from diaforge.schema import Tool
 from diaforge.text import name_tokens, stem
 

@@ -37,7 +37,6 @@ from diaforge.data_gen.phrasing.grammar import (
     only_third_person_verb,
     word_classes,
 )
-
 from diaforge.saying import inflect_engine
 
 

@@ -35,7 +35,6 @@ from diaforge.data_gen.phrasing.grammar import (
 )
 from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
 from diaforge.data_gen.phrasing.objects import _lower_obj
-
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import content_stems, name_tokens, stem

@@ -29,7 +29,6 @@ from diaforge.data_gen.phrasing.grammar import (
 )
 from diaforge.data_gen.phrasing.intents import intent_of
 from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
-
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens

@@ -31,7 +31,6 @@ from diaforge.data_gen.values.extraction import extract_value
 from diaforge.data_gen.values.generator import ValueGenerator
 from diaforge.data_gen.values.patterns import UnsupportedPattern, sample_pattern
 from diaforge.data_gen.values.rendering import VALUE_PHRASES, phrase_values
-
 from diaforge.saying import render_value
 
 __all__ = [

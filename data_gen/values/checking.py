@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
-from diaforge.data_gen.values import formats
 from jsonschema import FormatChecker
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
+from diaforge.data_gen.values import formats
 from diaforge.json_schema import normalise_type
 from diaforge.schema import Tool
 

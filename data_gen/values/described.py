@@ -32,7 +32,6 @@ from diaforge.data_gen.values.vocabulary import (
     LANGUAGES,
     VOCAB_BY_LEN,
 )
-
 from diaforge.schema import Persona
 from diaforge.text import param_tokens
 

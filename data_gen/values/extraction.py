@@ -22,7 +22,6 @@ from diaforge.data_gen.values.checking import check_value, declared_types
 from diaforge.data_gen.values.generator import pick_type
 from diaforge.data_gen.values.rendering import mask_quotes
 from diaforge.data_gen.values.vocabulary import toggle_plural, word_list
-
 from diaforge.saying import LIST_STOP, render_value
 from diaforge.text import humanise_param, param_tokens
 

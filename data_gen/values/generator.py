@@ -25,7 +25,6 @@ from diaforge.data_gen.values.described import description_example, shaped, spel
 from diaforge.data_gen.values.names import DEFAULT_TODAY, Draws, number_hint
 from diaforge.data_gen.values.patterns import UnsupportedPattern, sample_pattern
 from diaforge.data_gen.values.vocabulary import ID_WORDS, singular
-
 from diaforge.json_schema import local_ref_target
 from diaforge.schema import Persona, Tool
 from diaforge.text import param_tokens

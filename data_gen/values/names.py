@@ -57,7 +57,6 @@ from diaforge.data_gen.values.vocabulary import (
     UNITS,
     WORDS,
 )
-
 from diaforge.schema import Persona
 from diaforge.text import param_tokens
 

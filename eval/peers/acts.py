@@ -206,10 +206,9 @@ def read_act_examples(path: str | Path) -> list[ActExample]:
     "ground_truth": ["agent_..."], "ground_truth_content": [call strings and text]}``): the text is
     the content strings that are not calls, the gold acts the labels other than function calling.
     A turn whose only label is function calling has no text act and is left out."""
+    from diaforge.errors import InputError
     from diaforge.eval.peers import need, read_json_lines
     from diaforge.eval.peers.confetti import ACT_LABELS, looks_like_calls
-
-    from diaforge.errors import InputError
 
     out = []
     for lineno, obj in read_json_lines(path):

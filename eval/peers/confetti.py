@@ -56,6 +56,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.eval.peers import (
     ImportReport,
     ImportResult,
@@ -66,8 +67,6 @@ from diaforge.eval.peers import (
     read_json_lines,
 )
 from diaforge.eval.peers.bfcl.entries import gold_calls
-
-from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Tool, ToolCall, Turn
 from diaforge.tool_records import tool_from_record
 

@@ -50,10 +50,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, need, parse_call_strings, read_json
 from diaforge.eval.peers.next_action import DIALOGTOOL_ACTIONS
-
-from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Tool, ToolCall, Turn
 
 __all__ = ["APPS_FILE", "DIALOGUES_FILE", "app_tools", "load_dialogtool", "parse_api_request"]

@@ -48,9 +48,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, read_json
-
 from diaforge.errors import InputError
+from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, read_json
 from diaforge.json_schema import normalise_type
 from diaforge.schema import Dialogue, Tool, ToolCall, Turn
 

@@ -32,10 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.eval.metrics import values_match
 from diaforge.eval.peers import read_json
-
-from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Turn
 
 __all__ = [

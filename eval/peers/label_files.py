@@ -81,9 +81,8 @@ def read_label_file(path: str | Path, *, key: str = "label") -> list[Any]:
     """A label file as ToolDial publishes it: a JSON array of labels (strings, or objects whose
     ``label`` holds the label, as its ``*_label.json`` files do); JSON Lines of the same also read.
     Returns the raw items (strings or objects); `InputError` naming the file otherwise."""
-    from diaforge.eval.peers import read_json, read_json_lines
-
     from diaforge.errors import InputError
+    from diaforge.eval.peers import read_json, read_json_lines
 
     p = Path(path)
     text = p.read_text(encoding="utf-8") if p.is_file() else None

@@ -67,7 +67,6 @@ from typing import Any, get_args
 
 from diaforge.data_gen.agents import offered_options
 from diaforge.eval.peers.acts import without_closings
-
 from diaforge.format.rendering import THINK_BLOCK
 from diaforge.schema import CALL_ACTIONS, Dialogue, SystemAction, Tool
 from diaforge.text import humanise_name, humanise_param, stem, words

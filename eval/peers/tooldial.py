@@ -63,9 +63,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, read_json
-
 from diaforge.errors import InputError
+from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, read_json
 from diaforge.json_schema import normalise_type
 from diaforge.schema import ACT_OF_ACTION, Dialogue, Tool, ToolCall, Turn
 

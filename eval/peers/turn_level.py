@@ -53,7 +53,6 @@ from typing import Any
 from diaforge.eval.metrics import values_match
 from diaforge.eval.peers.acts import classify_act
 from diaforge.eval.peers.bfcl.checker import standardize_string
-
 from diaforge.schema import ACT_OF_ACTION, Dialogue, ToolCall, Turn
 from diaforge.text import tokenize
 

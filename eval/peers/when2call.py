@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, read_json_lines
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
+from diaforge.eval.peers import ImportReport, ImportResult, make_dialogue, read_json_lines
 from diaforge.schema import ACT_OF_ACTION, Dialogue, Tool, ToolCall, Turn
 
 __all__ = [

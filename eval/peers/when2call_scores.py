@@ -49,10 +49,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.eval.peers import read_json_lines
 from diaforge.eval.peers.when2call import CATEGORIES, MalformedRecord, parse_item
-
-from diaforge.errors import InputError
 
 __all__ = [
     "Scored",

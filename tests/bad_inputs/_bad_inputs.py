@@ -119,7 +119,6 @@ def _fast_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
     """TF-IDF wherever an encoder is asked for: the reruns stay quick and need no MiniLM."""
     import diaforge.data_gen.personas
     import diaforge.data_gen.seed_engine
-
     import diaforge.similarity
 
     def tfidf(name: str = "auto") -> object:
@@ -192,6 +191,7 @@ def _rerun(case: Case, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         return
     if case.command in ("train", "launch"):
         import accelerate.commands.launch
+
         import diaforge.train.sft
 
         launched: list[object] = []

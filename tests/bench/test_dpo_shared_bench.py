@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 import torch
 from _repo import FIXTURES
+
+from diaforge.schema import load_dialogues
 from diaforge.train.modeling import build_tiny_model
 from diaforge.train.slicing import dialogue_texts
 
-from diaforge.schema import load_dialogues
-
 
 def test_both_trainers_timed_on_every_round(tmp_path: Path) -> None:
-    from diaforge.bench.dpo_shared import bench_dpo_shared
     from transformers import AutoTokenizer
+
+    from diaforge.bench.dpo_shared import bench_dpo_shared
 
     texts = dialogue_texts(load_dialogues(FIXTURES / "dialogues_small.jsonl"))
     path = build_tiny_model(tmp_path / "tiny", texts=texts, seed=0)

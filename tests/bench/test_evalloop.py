@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.bench.evalloop import bench_eval_batching, bench_eval_loop
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
@@ -15,9 +16,8 @@ BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
 @pytest.mark.slow(reason="evaluates a tiny model on the benchmark")
 def test_eval_loop_part_on_a_tiny_model(tmp_path: Path) -> None:
-    from diaforge.train.modeling import build_tiny_model
-
     from diaforge.schema import load_dialogues
+    from diaforge.train.modeling import build_tiny_model
 
     texts = [t.content for d in load_dialogues(BENCH)[:10] for t in d.turns if t.content]
     model = build_tiny_model(tmp_path / "tiny", texts=texts, seed=1)
@@ -35,9 +35,8 @@ def test_eval_loop_part_on_a_tiny_model(tmp_path: Path) -> None:
 def test_eval_batching_part_on_a_tiny_model(tmp_path: Path) -> None:
     """Chunks of 8 and continuous batching of 8 and 16 rows, the cache written in place or
     concatenated, give the same transcripts."""
-    from diaforge.train.modeling import build_tiny_model
-
     from diaforge.schema import load_dialogues
+    from diaforge.train.modeling import build_tiny_model
 
     texts = [t.content for d in load_dialogues(BENCH)[:10] for t in d.turns if t.content]
     model = build_tiny_model(tmp_path / "tiny", texts=texts, seed=2)

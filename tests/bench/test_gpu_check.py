@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.bench import gpu_check, gpu_check_runs, gpu_wheels
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.bench import gpu_curve, gpu_curve_pack, gpu_wheels
 from diaforge.bench.gpu_curve import GpuCurveConfig
 

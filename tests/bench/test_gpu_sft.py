@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+
 from diaforge.bench import gpu_sft
+from diaforge.schema import load_dialogues
 from diaforge.train.modeling import build_tiny_tokenizer
 from diaforge.train.slicing import SliceConfig, TurnSlicer, dialogue_texts
-
-from diaforge.schema import load_dialogues
 
 FIXTURE = FIXTURES / "dialogues_small.jsonl"
 

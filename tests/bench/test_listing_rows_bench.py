@@ -9,19 +9,20 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from diaforge.bench.inputs import CATALOGUE, demo_slicing
+from diaforge.schema import load_dialogues
 from diaforge.train.modeling import build_tiny_model
 from diaforge.train.slicing import dialogue_texts
-
-from diaforge.schema import load_dialogues
 
 
 @pytest.mark.slow(reason="generates, then times forward passes")
 def test_layouts_timed_on_the_same_dialogues(tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
     from diaforge.bench.listing_rows import bench_listing_rows
     from diaforge.data_gen.engine import generate
     from diaforge.data_gen.gen_config import GenerationConfig
-    from transformers import AutoTokenizer
 
     cfg = GenerationConfig(
         catalogue=str(CATALOGUE),

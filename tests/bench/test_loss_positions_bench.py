@@ -8,17 +8,18 @@ from pathlib import Path
 
 import torch
 from _repo import FIXTURES
-from diaforge.train.modeling import build_tiny_model
-from diaforge.train.slicing import dialogue_texts
 
 from diaforge.schema import load_dialogues
+from diaforge.train.modeling import build_tiny_model
+from diaforge.train.slicing import dialogue_texts
 
 FIXTURE = FIXTURES / "dialogues_small.jsonl"
 
 
 def test_both_variants_timed_on_every_round(tmp_path: Path) -> None:
-    from diaforge.bench.loss_positions import bench_loss_positions
     from transformers import AutoTokenizer
+
+    from diaforge.bench.loss_positions import bench_loss_positions
 
     dialogues = load_dialogues(FIXTURE)
     path = build_tiny_model(tmp_path / "tiny", texts=dialogue_texts(dialogues), seed=0)

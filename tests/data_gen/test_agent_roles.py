@@ -10,6 +10,7 @@ import random
 from typing import Any
 
 import pytest
+
 from diaforge.data_gen.agents import (
     CritiqueJudge,
     DialogueState,
@@ -28,7 +29,6 @@ from diaforge.data_gen.agents import (
     Voter,
     VotingUser,
 )
-
 from diaforge.llm.base import ChatResult, Usage
 from diaforge.schema import Persona, Tool
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from diaforge.data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
 from diaforge.data_gen.agents.options import gold_choice, narrow
 from diaforge.data_gen.catalogue import load_catalogue
@@ -30,7 +31,6 @@ from diaforge.data_gen.phrasing.render import (
 )
 from diaforge.data_gen.run_stats import corpus_stats, reject_reason
 from diaforge.data_gen.validators import naturalness_validator, phrase_findings
-
 from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues
 
 ROOT = Path(__file__).resolve().parents[2]

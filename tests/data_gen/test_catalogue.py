@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 from _repo import FIXTURES, ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from diaforge.data_gen import catalogue_formats
 from diaforge.data_gen.catalogue import FORMATS, Catalogue, LoadReport, load_catalogue, save_catalogue
 from diaforge.data_gen.catalogue_formats import CATALOGUE_FORMATS, CatalogueFormat, Document
 from diaforge.data_gen.openapi import tools_from_openapi
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from diaforge.errors import InputError
 from diaforge.schema import Tool
 from diaforge.tool_records import RecordEntry, RecordLabel, make_tool, tool_from_record

@@ -11,13 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-import diaforge.data_gen.catalogue_analysis as analysis
 import numpy as np
 import pytest
 from _repo import ROOT
+
+import diaforge.data_gen.catalogue_analysis as analysis
 from diaforge.data_gen.catalogue import MAX_TOOLS, load_catalogue
 from diaforge.data_gen.catalogue_analysis import analyze_catalogue
-
 from diaforge.schema import Tool
 from diaforge.similarity import DistractorRetriever, TfidfEncoder, composite_matrix, pair_score
 

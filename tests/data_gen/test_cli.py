@@ -124,9 +124,8 @@ def _walk(parser: argparse.ArgumentParser, path: str = "python -m diaforge.data_
 
 
 def test_every_option_has_help_and_shows_its_default() -> None:
-    from diaforge.data_gen.cli import build_parser
-
     from diaforge.cliargs import DefaultsHelpFormatter
+    from diaforge.data_gen.cli import build_parser
 
     missing_help, missing_default, commands = [], [], 0
     for path, parser in _walk(build_parser()):

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from _repo import ROOT
 from _slow import slow_fixture
+
 from diaforge.data_gen.cli import main as data_gen_main
 from diaforge.data_gen.corpus import ACTIONS, ACTS, analyze_corpus, format_corpus_report, label_violations
 from diaforge.data_gen.engine import generate
 from diaforge.data_gen.gen_config import GenerationConfig
 from diaforge.data_gen.validators import format_validator
 from diaforge.eval.metrics import ngd, ttr
-
 from diaforge.schema import ACT_OF_ACTION, Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
 
 

@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
+
 from diaforge.data_gen.agents import DialogueState, ScriptedTeacher, ScriptedUser
 from diaforge.data_gen.catalogue import load_catalogue
 from diaforge.data_gen.engine import generate
@@ -24,7 +25,6 @@ from diaforge.data_gen.phrasing import (
 )
 from diaforge.data_gen.run_stats import reject_reason
 from diaforge.data_gen.validators import naturalness_shares, naturalness_validator
-
 from diaforge.schema import Persona, Tool, Turn, load_dialogues
 
 ROOT = Path(__file__).resolve().parents[2]

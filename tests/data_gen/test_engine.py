@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
+
 from diaforge.data_gen.catalogue import load_catalogue
 from diaforge.data_gen.engine import generate
 from diaforge.data_gen.gen_config import GenerationConfig, RoleSpec, load_config
 from diaforge.data_gen.phrasing.broken import KINDS as BROKEN_PHRASE_KINDS
 from diaforge.data_gen.validators import run_rule_validators
-
 from diaforge.errors import InputError
 from diaforge.format import render_calls
 from diaforge.schema import Dialogue, load_dialogues

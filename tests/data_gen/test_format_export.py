@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
-from diaforge.data_gen.cli import main
 
+from diaforge.data_gen.cli import main
 from diaforge.format import render_assistant, render_calls
 from diaforge.schema import load_dialogues
 
@@ -149,8 +149,9 @@ def test_prompt_export_renders_the_final_call_with_smollm2(smollm2_tokenizer_dir
 def test_trl_default_max_length_is_the_one_the_export_reports() -> None:
     import dataclasses
 
-    from diaforge.data_gen.export import TRL_DEFAULT_MAX_LENGTH
     from trl import SFTConfig
+
+    from diaforge.data_gen.export import TRL_DEFAULT_MAX_LENGTH
 
     defaults = {f.name: f.default for f in dataclasses.fields(SFTConfig)}
     assert defaults["max_length"] == TRL_DEFAULT_MAX_LENGTH

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from diaforge.data_gen.agents.lookup import chosen_option, completion_thought, selection_thought, value_quote
 
+from diaforge.data_gen.agents.lookup import chosen_option, completion_thought, selection_thought, value_quote
 from diaforge.format import compact_tool, tool_signature
 from diaforge.schema import Tool
 
@@ -151,7 +151,6 @@ def test_the_copy_rule_reads_every_lookup_thought_the_teacher_writes(tmp_path) -
 
     from diaforge.data_gen.engine import generate
     from diaforge.data_gen.gen_config import GenerationConfig
-
     from diaforge.format.lookup_thought import CHOSE, TOOL_IS, WHAT_EACH_DOES, lookup_tail
     from diaforge.llm.thought_copy import ThoughtCopy
 

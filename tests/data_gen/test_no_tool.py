@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.data_gen.agents import DialogueState, ScriptedTeacher
 from diaforge.data_gen.agents.refusal import is_refusal, miss_progress, set_apart
 from diaforge.data_gen.catalogue import load_catalogue
@@ -20,7 +21,6 @@ from diaforge.data_gen.engine import generate
 from diaforge.data_gen.gen_config import GenerationConfig, load_config
 from diaforge.data_gen.no_tool import miss_count, miss_seeds
 from diaforge.data_gen.validators import no_tool_validator, run_rule_validators
-
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn, load_dialogues
 from diaforge.similarity import DistractorRetriever, get_encoder

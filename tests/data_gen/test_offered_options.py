@@ -4,7 +4,6 @@ words hold an "or" is one option, not two."""
 from __future__ import annotations
 
 from diaforge.data_gen.agents import offered_options, options_in_thought
-
 from diaforge.schema import Tool
 
 

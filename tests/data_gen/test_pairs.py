@@ -8,10 +8,10 @@ import json
 import pytest
 from _repo import ROOT
 from _slow import slow_fixture
+
 from diaforge.data_gen.agents.refusal import is_refusal
 from diaforge.data_gen.cli import main
 from diaforge.data_gen.pairs import KINDS, PairOptions, apply_mix, make_pairs, parse_mix, rename_tool
-
 from diaforge.format import PromptFormat, parse_assistant, record_turns
 from diaforge.schema import Dialogue, load_dialogues
 from diaforge.similarity import composite_matrix, get_encoder

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from diaforge.data_gen.personas import PersonaSampler, same_line_of_business
 
+from diaforge.data_gen.personas import PersonaSampler, same_line_of_business
 from diaforge.schema import Persona, Tool
 from diaforge.similarity import get_encoder
 

@@ -10,6 +10,7 @@ import re
 
 import pytest
 from _repo import ROOT
+
 from diaforge.data_gen.agents import COMPLETION, DialogueState, ScriptedTeacher, ScriptedUser
 from diaforge.data_gen.agents.options import narrow
 from diaforge.data_gen.catalogue import load_catalogue
@@ -25,7 +26,6 @@ from diaforge.data_gen.phrasing import (
 )
 from diaforge.data_gen.validators import naturalness_shares, naturalness_validator
 from diaforge.data_gen.wording import HELDOUT, TRAIN
-
 from diaforge.schema import Persona, Tool, Turn, load_dialogues
 
 BUNDLED = load_catalogue(ROOT / "data_gen" / "assets" / "catalogue.json").tools

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.bench.fake_server import FaultyOpenAIServer
 from diaforge.data_gen.engine import generate
 from diaforge.data_gen.gen_config import GenerationConfig, RoleSpec, load_config
-
 from diaforge.errors import InputError
 from diaforge.hygiene import json_problem, load_json, load_yaml, repair_text, repair_value
 from diaforge.jsonl import JsonlAppender, UnsavableRecord, dump_record, iter_jsonl, write_jsonl

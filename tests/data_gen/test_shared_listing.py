@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.data_gen.engine import generate
 from diaforge.data_gen.gen_config import GenerationConfig, load_config
 from diaforge.data_gen.seed_engine import LISTING_GROUP
 from diaforge.data_gen.validators import run_rule_validators
-
 from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 from diaforge.data_gen.agents import SELECTION, DialogueState, ScriptedTeacher, options_in_thought
-
 from diaforge.schema import Persona, Tool, Turn
 
 

@@ -11,6 +11,9 @@ from datetime import date
 
 import pytest
 from _repo import FIXTURES, ROOT
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
 from diaforge.data_gen.values import (
     VALUE_PHRASES,
     UnsupportedPattern,
@@ -22,9 +25,6 @@ from diaforge.data_gen.values import (
     render_value,
     sample_pattern,
 )
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-
 from diaforge.rng import seeded_rng
 from diaforge.schema import Persona, Tool
 from diaforge.text import humanise_param

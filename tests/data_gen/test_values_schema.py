@@ -8,8 +8,8 @@ import random
 from typing import Any
 
 import pytest
-from diaforge.data_gen.values import ValueGenerator, check_arguments, check_value
 
+from diaforge.data_gen.values import ValueGenerator, check_arguments, check_value
 from diaforge.rng import seeded_rng
 from diaforge.schema import Tool
 

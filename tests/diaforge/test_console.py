@@ -9,9 +9,9 @@ import sys
 
 import pytest
 from _repo import FIXTURES, ROOT
-from diaforge.data_gen.cli import main
 
 from diaforge.console import EXIT_BROKEN_PIPE, emit, results_only_on_stdout, run_main
+from diaforge.data_gen.cli import main
 
 
 def test_stray_prints_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,9 +17,9 @@ import asyncio
 import math
 from dataclasses import dataclass
 
-import diaforge.eval.metrics as metrics
 import pytest
 
+import diaforge.eval.metrics as metrics
 from diaforge import dice
 from diaforge.dice import (
     DiceItem,

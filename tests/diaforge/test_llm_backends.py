@@ -12,8 +12,8 @@ import time
 from typing import Any
 
 import pytest
-from diaforge.bench.fake_server import FaultyOpenAIServer
 
+from diaforge.bench.fake_server import FaultyOpenAIServer
 from diaforge.llm.base import BackendConfigError, BackendError, ChatBackend
 from diaforge.llm.cache import RequestCache, is_cacheable, make_key
 from diaforge.llm.factory import BackendSpec, build_backend

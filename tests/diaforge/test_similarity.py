@@ -7,10 +7,10 @@ import sys
 
 import numpy as np
 import pytest
-from diaforge.data_gen.catalogue_analysis import analyze_catalogue
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from diaforge.data_gen.catalogue_analysis import analyze_catalogue
 from diaforge.schema import Tool
 from diaforge.similarity import (
     DistractorRetriever,

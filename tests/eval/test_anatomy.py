@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from diaforge.eval.anatomy import (
     ANATOMY_KEYS,
     anatomy_breakdowns,

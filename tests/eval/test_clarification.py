@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from diaforge.eval.clarification import (
     CLARIFICATION_KEYS,
     clarification_section,
@@ -19,7 +20,6 @@ from diaforge.eval.decisions import replay
 from diaforge.eval.report import write_run
 from diaforge.eval.tool_specs import DialogueTools, ToolSpecs
 from diaforge.eval.transcripts import Transcript
-
 from tests.eval.test_decisions import (
     CANDIDATES,
     PASSWORD,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 
 import pytest
-from diaforge.eval.cli import build_parser, main
 
 from diaforge.cliargs import DefaultsHelpFormatter
+from diaforge.eval.cli import build_parser, main
 
 
 def _walk(parser: argparse.ArgumentParser, path: str = "python -m diaforge.eval"):

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from diaforge.eval.compare import compare_runs
 from diaforge.eval.report import write_run
 from diaforge.eval.transcripts import Transcript

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from _repo import ROOT
 from _slow import slow_fixture
+
+from diaforge.errors import InputError
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.decisions import (
     MODEL_MOVES,
@@ -34,8 +36,6 @@ from diaforge.eval.tool_specs import (
     write_tool_specs,
 )
 from diaforge.eval.transcripts import Transcript, TranscriptTurn
-
-from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
@@ -570,7 +570,6 @@ def test_an_older_metrics_json_is_read_under_the_new_names(tmp_path: Path) -> No
     from diaforge.eval.compare import compare_runs
     from diaforge.eval.decisions import read_legacy_keys
     from diaforge.eval.tables import counted_share
-
     from diaforge.similarity import get_encoder
 
     old = {

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
+from diaforge.errors import InputError
 from diaforge.eval import EvalConfig, EvalResult, evaluate, load_eval_config
 from diaforge.eval.cli import build_parser
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.eval_config import EXAMPLE_CONFIG, config_defaults
 from diaforge.eval.models import ModelSpec, ModelUnderTest, Reply
 from diaforge.eval.transcripts import Transcript
-
-from diaforge.errors import InputError
 from diaforge.jsonl import write_jsonl
 from diaforge.schema import Dialogue, Provenance, load_dialogues
 
@@ -147,7 +147,6 @@ def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(
     """`ground_values` reaches the call constraint of every dialogue with what its user said so
     far (and nothing of another dialogue or of the assistant); without `constrain_calls` it is refused."""
     from diaforge.eval.model_spec import model_spec
-
     from diaforge.llm.constrain import Grounding
 
     spec, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True, ground_values=True))
@@ -169,7 +168,6 @@ def test_copy_thoughts_wraps_each_dialogues_call_constraint(tiny_model: Path, sm
     """`copy_thoughts` gives every dialogue a `CopyingRule` over its own candidates, whose counts
     reach `constraint_stats`; without `constrain_calls` it is refused."""
     from diaforge.eval.model_spec import model_spec
-
     from diaforge.llm.thought_copy import CopyingRule
 
     spec, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True, copy_thoughts=True))

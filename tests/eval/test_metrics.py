@@ -8,6 +8,7 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 import pytest
+
 from diaforge.eval.judge import ConvRelJudge, parse_grade
 from diaforge.eval.metrics import (
     METRIC_KEYS,

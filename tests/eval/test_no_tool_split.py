@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from diaforge.data_gen.agents.refusal import is_refusal
+from diaforge.errors import InputError
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.compare import compare_runs
 from diaforge.eval.metrics import compute_metrics
@@ -30,8 +32,6 @@ from diaforge.eval.policies import POLICIES
 from diaforge.eval.report import summarise, write_run
 from diaforge.eval.runner import DynamicConfig, run_dynamic, run_static
 from diaforge.eval.transcripts import Transcript
-
-from diaforge.errors import InputError
 from diaforge.jsonl import write_jsonl
 from diaforge.schema import load_dialogues
 

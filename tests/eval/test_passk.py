@@ -9,6 +9,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+
+from diaforge.errors import InputError
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.passk import (
     compute_pass_k,
@@ -30,8 +32,6 @@ from diaforge.eval.transcripts import (
     read_transcripts,
     write_transcripts,
 )
-
-from diaforge.errors import InputError
 from diaforge.rng import seeded_rng
 from diaforge.schema import ToolCall
 

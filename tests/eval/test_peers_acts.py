@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from _repo import FIXTURES
+
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.models import Reply
 from diaforge.eval.peers.acts import (

@@ -13,6 +13,8 @@ import types
 from pathlib import Path
 
 import pytest
+
+from diaforge.errors import InputError
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.models import Reply
 from diaforge.eval.peers import read_json_lines
@@ -22,8 +24,6 @@ from diaforge.eval.peers.bfcl.entries import gold_args
 from diaforge.eval.peers.bfcl.importer import load_bfcl, load_bfcl_categories
 from diaforge.eval.peers.bfcl.multi_turn import MISS_PARAM_REPLY
 from diaforge.eval.peers.bfcl.runner import compare_bfcl, run_bfcl
-
-from diaforge.errors import InputError
 from diaforge.format import parse_assistant, render_calls
 from diaforge.schema import Dialogue, Tool, ToolCall, load_dialogues
 

@@ -12,6 +12,7 @@ import sys
 import types
 
 import pytest
+
 from diaforge.eval.models import Reply
 from diaforge.eval.peers import read_json_lines
 from diaforge.eval.peers.bfcl.categories import (
@@ -26,7 +27,6 @@ from diaforge.eval.peers.bfcl.entries import gold_args
 from diaforge.eval.peers.bfcl.importer import load_bfcl, load_bfcl_categories
 from diaforge.eval.peers.bfcl.multi_turn import MISS_FUNC_REPLY, MISSED_FUNCTION_PROMPT
 from diaforge.eval.peers.bfcl.runner import prompt_examples, run_bfcl
-
 from diaforge.format import parse_assistant, render_calls
 from diaforge.schema import Dialogue
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
-from diaforge.eval.cli import main as eval_main
-from diaforge.eval.peers.confetti import load_confetti
 
 from diaforge.errors import InputError
+from diaforge.eval.cli import main as eval_main
+from diaforge.eval.peers.confetti import load_confetti
 from diaforge.schema import load_dialogues
 
 FIXTURE = FIXTURES / "peers" / "confetti"

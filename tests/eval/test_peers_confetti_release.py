@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from _repo import FIXTURES
+
 from diaforge.eval.peers import parse_call_string, parse_call_strings
 from diaforge.eval.peers.confetti import chain_lengths, load_confetti
 from diaforge.eval.peers.turn_level import call_examples, score_call, turn_level_metrics

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+
+from diaforge.errors import InputError
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.models import Reply
 from diaforge.eval.peers.dialogtool import load_dialogtool, parse_api_request
 from diaforge.eval.peers.next_action import build_examples, run_next_action
-
-from diaforge.errors import InputError
 from diaforge.format import parse_assistant
 
 FIXTURE = FIXTURES / "peers" / "dialogtool"

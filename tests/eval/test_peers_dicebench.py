@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+
 from diaforge.data_gen.corpus import analyze_corpus
+from diaforge.dice import DiceBenchItemCounter, dialogue_dice_counts, item_mentioned
+from diaforge.errors import InputError
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.models import Reply
 from diaforge.eval.peers import ImportResult
@@ -22,9 +25,6 @@ from diaforge.eval.peers.dicebench_em import (
     run_dicebench,
     score_dice_predictions,
 )
-
-from diaforge.dice import DiceBenchItemCounter, dialogue_dice_counts, item_mentioned
-from diaforge.errors import InputError
 from diaforge.format import ParsedMessage
 from diaforge.schema import ToolCall, load_dialogues
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.models import Reply
 from diaforge.eval.peers.next_action import (
@@ -23,7 +24,6 @@ from diaforge.eval.peers.next_action import (
     score_next_action,
     write_next_action_run,
 )
-
 from diaforge.format import parse_assistant, render_assistant, render_calls
 from diaforge.schema import Dialogue, Tool, ToolCall, load_dialogues
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.peers.label_files import (
     canonical_label,

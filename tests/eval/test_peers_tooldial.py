@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+
 from diaforge.data_gen.corpus import label_violations
+from diaforge.errors import InputError
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.peers.tooldial import load_tooldial, tooldial_action
-
-from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
 
 FIXTURE = FIXTURES / "peers" / "tooldial"

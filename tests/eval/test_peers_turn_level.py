@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from _repo import FIXTURES
+
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.models import Reply
 from diaforge.eval.peers.confetti import load_confetti
@@ -17,7 +18,6 @@ from diaforge.eval.peers.turn_level import (
     soft_string_score,
     write_turn_level_run,
 )
-
 from diaforge.format import parse_assistant, render_assistant, render_calls
 from diaforge.schema import Dialogue, Persona, Tool, ToolCall, Turn
 

@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 from _repo import FIXTURES
+
 from diaforge.data_gen.corpus import label_violations
+from diaforge.errors import InputError
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.peers.when2call import load_when2call, read_when2call
 from diaforge.eval.peers.when2call_scores import (
@@ -28,8 +30,6 @@ from diaforge.eval.peers.when2call_scores import (
     score_when2call,
     tool_hallucination_rate,
 )
-
-from diaforge.errors import InputError
 from diaforge.schema import load_dialogues
 
 FIXTURE = FIXTURES / "peers" / "when2call"

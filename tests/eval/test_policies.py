@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.models import ModelSpec, ModelUnderTest
 from diaforge.eval.policies import POLICIES, NameOverlapPolicy, RandomPolicy, ReferencePolicy, make_policy
-
 from diaforge.format import parse_assistant
 from diaforge.jsonl import write_jsonl
 from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from diaforge.errors import InputError
 from diaforge.eval.compare import compare_runs
 from diaforge.eval.metrics import METRIC_KEYS, compute_breakdowns, metrics_by_mode
 from diaforge.eval.report import (
@@ -18,8 +20,6 @@ from diaforge.eval.report import (
     write_run,
 )
 from diaforge.eval.transcripts import Transcript, read_transcripts
-
-from diaforge.errors import InputError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import torch
 from _repo import ROOT
+
 from diaforge.eval.cli import main as eval_main
 from diaforge.eval.metrics import METRIC_KEYS
-from diaforge.train.modeling import build_tiny_model
-
 from diaforge.jsonl import write_jsonl
 from diaforge.schema import load_dialogues
+from diaforge.train.modeling import build_tiny_model
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
@@ -242,7 +242,6 @@ def test_dynamic_repeats_redraw_only_the_users_wording() -> None:
 
     from diaforge.eval.models import ModelSpec, ModelUnderTest
     from diaforge.eval.runner import DynamicConfig, run_dynamic, run_static
-
     from diaforge.llm.base import Usage
     from diaforge.rng import seeded_rng
 

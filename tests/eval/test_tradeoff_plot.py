@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from diaforge.eval.tradeoff_plot import SIZE_KEY, plot_tradeoff, tradeoff_figure
 from matplotlib.legend import Legend
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
+
+from diaforge.eval.tradeoff_plot import SIZE_KEY, plot_tradeoff, tradeoff_figure
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

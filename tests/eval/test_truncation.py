@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
+
 from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
 from diaforge.eval.budget import AUTO_MIN_MARGIN, FALLBACK_MAX_NEW_TOKENS, auto_max_new_tokens
 from diaforge.eval.cli import main as eval_main
@@ -21,11 +22,10 @@ from diaforge.eval.models import Reply, load_tokenizer, reply_to_turn
 from diaforge.eval.report import score_transcripts, write_run
 from diaforge.eval.runner import DynamicConfig, run_dynamic, run_static
 from diaforge.eval.transcripts import Transcript, TranscriptTurn
-from diaforge.train.modeling import build_tiny_model
-
 from diaforge.format import parse_assistant, render_assistant
 from diaforge.jsonl import write_jsonl
 from diaforge.schema import Dialogue, Persona, Tool, Turn, load_dialogues
+from diaforge.train.modeling import build_tiny_model
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from diaforge.eval.cli import main
 
+from diaforge.eval.cli import main
 from diaforge.wandb_offline import wait_for_offline_run
 
 

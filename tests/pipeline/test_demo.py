@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
-from diaforge.pipeline.curve import curve_figure, plot_curve, point_line, run_curve
-from diaforge.pipeline.demo import DemoConfig, eval_args, gain_summary, render_gain
 
 from diaforge.errors import InputError
+from diaforge.pipeline.curve import curve_figure, plot_curve, point_line, run_curve
+from diaforge.pipeline.demo import DemoConfig, eval_args, gain_summary, render_gain
 
 
 def _runs(tuned: float, base: float, floor: float, ftr_tuned: float, ftr_base: float) -> dict:
@@ -303,9 +303,8 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
     import json
 
     from diaforge.pipeline.demo import run_demo
-    from diaforge.train.modeling import build_tiny_model
-
     from diaforge.schema import load_dialogues
+    from diaforge.train.modeling import build_tiny_model
 
     bench = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
     texts = [t.content for d in load_dialogues(bench)[:20] for t in d.turns if t.content]

@@ -11,14 +11,14 @@ from pathlib import Path, PurePath
 from typing import Any
 
 import pytest
-from diaforge.data_gen.wording import REASONING_STYLES
-from diaforge.pipeline import cli
-from diaforge.pipeline.curve import DEMO_ONLY_FIELDS
-from diaforge.pipeline.demo_config import DemoConfig, PositiveInt
 from pydantic import ConfigDict
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from diaforge.cliargs import field_help
+from diaforge.data_gen.wording import REASONING_STYLES
+from diaforge.pipeline import cli
+from diaforge.pipeline.curve import DEMO_ONLY_FIELDS
+from diaforge.pipeline.demo_config import DemoConfig, PositiveInt
 
 FIELDS = DemoConfig.__pydantic_fields__
 #: The options of each command that are not `DemoConfig` fields.

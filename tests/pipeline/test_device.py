@@ -8,14 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import diaforge.pipeline.curve as curve
 import pytest
 from _repo import ROOT
+
+import diaforge.pipeline.curve as curve
+from diaforge.errors import InputError
 from diaforge.pipeline.cli import main
 from diaforge.pipeline.demo import DemoConfig, Runner, model_eval_command, plain_config, train_command
 from diaforge.pipeline.device import gpu_accelerate_config, gpu_curve_recipe
-
-from diaforge.errors import InputError
 
 GPU_RECIPE = ROOT / "recipes" / "smollm2-135m" / "curve-gpu.yaml"
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from _repo import ROOT
-from diaforge.pipeline.cli import build_parser, main
-from diaforge.pipeline.demo import cpu_accelerate_config
-from diaforge.pipeline.demo_config import DemoConfig, demo_recipe
 
 from diaforge.cliargs import DefaultsHelpFormatter
 from diaforge.packaged import PackagedFileError, packaged_path
+from diaforge.pipeline.cli import build_parser, main
+from diaforge.pipeline.demo import cpu_accelerate_config
+from diaforge.pipeline.demo_config import DemoConfig, demo_recipe
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -22,6 +22,7 @@ import math
 import pytest
 import torch
 from _repo import FIXTURES
+
 from diaforge.train.dpo_shared import (
     PAIR_BRANCH,
     PairView,
@@ -138,12 +139,12 @@ def test_the_collator_and_the_view_of_trls_batch():
 def tiny(tmp_path_factory):
     """(policy path, reference path, tokenizer, preference rows): two tiny random Llamas with one
     tokenizer (seeds 0 and 1), and the first 6 pairs of the fixture in the default prompt format."""
-    from diaforge.train.modeling import build_tiny_model
-    from diaforge.train.slicing import dialogue_texts
     from transformers import AutoTokenizer
 
     from diaforge.format import PromptFormat, load_pair_records, preference_rows
     from diaforge.schema import load_dialogues
+    from diaforge.train.modeling import build_tiny_model
+    from diaforge.train.slicing import dialogue_texts
 
     texts = dialogue_texts(load_dialogues(FIXTURES / "dialogues_small.jsonl"))
     root = tmp_path_factory.mktemp("dpo-shared")

@@ -21,6 +21,7 @@ import json
 import pytest
 import torch
 from _repo import ROOT
+
 from diaforge.train.prefix_shared import (
     PrefixSharedCollator,
     build_prefix_shared,
@@ -42,9 +43,10 @@ def one_thread():
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory, dialogues):
     """(model path, tokenizer, samples) of a tiny random Llama whose tokenizer knows the dialogues."""
+    from transformers import AutoTokenizer
+
     from diaforge.train.modeling import build_tiny_model
     from diaforge.train.slicing import dialogue_texts
-    from transformers import AutoTokenizer
 
     path = build_tiny_model(tmp_path_factory.mktemp("tiny") / "base", texts=dialogue_texts(dialogues), seed=0)
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -260,8 +262,9 @@ def test_recipe_key_reaches_the_trainer(tmp_path, monkeypatch, capsys):
 def test_accumulated_training_is_the_same(tmp_path, slicing):
     """Four optimizer steps of two micro-batches (two rows each for naive slicing, padded): the
     same logged losses, accuracies and token counts, and the same adapter, either way."""
-    from diaforge.train import sft
     from safetensors.torch import load_file
+
+    from diaforge.train import sft
 
     runs = {}
     for positions in ("all", "trained"):

@@ -4,10 +4,10 @@ the refusal, the last one, is trained exactly (its thought, its reply, its end o
 from __future__ import annotations
 
 from _repo import ROOT
-from diaforge.train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer
 
 from diaforge.format import render_assistant
 from diaforge.schema import load_dialogues
+from diaforge.train.slicing import IGNORE_INDEX, SliceConfig, TurnSlicer
 
 SPLIT = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1_no_tool.jsonl"
 

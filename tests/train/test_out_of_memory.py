@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from _repo import ROOT
+
 from diaforge.train.plan import is_out_of_memory, out_of_memory_line
 
 LLAMA_3B = str(ROOT / "recipes" / "llama-3.2-3b" / "sft.yaml")
@@ -61,6 +62,7 @@ def test_training_that_runs_out_of_memory_exits_3_with_one_line(tmp_path, monkey
     """The whole script up to the trainer's `train`, which raises torch's OutOfMemoryError."""
     import torch
     import transformers
+
     from diaforge.train import sft
 
     def out_of_memory(self, *args, **kwargs):
@@ -84,6 +86,7 @@ def test_training_that_runs_out_of_memory_exits_3_with_one_line(tmp_path, monkey
 
 def test_other_runtime_errors_keep_their_traceback(tmp_path, monkeypatch):
     import transformers
+
     from diaforge.train import sft
 
     def broken(self, *args, **kwargs):

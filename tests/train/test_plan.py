@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 from _repo import ROOT
-from diaforge.train.plan import USABLE, Setup, estimate, main, report
-from diaforge.train.recipe_registry import CARDS, read_registry
 
 from diaforge.errors import InputError
+from diaforge.train.plan import USABLE, Setup, estimate, main, report
+from diaforge.train.recipe_registry import CARDS, read_registry
 
 REGISTRY = read_registry()
 LLAMA_3B = REGISTRY.shape_of_model("meta-llama/Llama-3.2-3B-Instruct")

@@ -18,6 +18,7 @@ import pytest
 import torch
 from _repo import ROOT
 from _train_support import DIALOGUES
+
 from diaforge.train.prefix_shared import (
     GroupBuilder,
     PrefixSharedCollator,
@@ -45,7 +46,6 @@ def generated(tmp_path_factory):
     """A few dialogues from the scripted generator (tool calls, more varied turn counts)."""
     from diaforge.data_gen.engine import generate
     from diaforge.data_gen.gen_config import GenerationConfig
-
     from diaforge.schema import load_dialogues
 
     out = tmp_path_factory.mktemp("corpus")
@@ -71,9 +71,10 @@ def corpus(dialogues, generated):
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory, corpus):
     """(model path, tokenizer) of a tiny random Llama whose tokenizer knows the corpus."""
+    from transformers import AutoTokenizer
+
     from diaforge.train.modeling import build_tiny_model
     from diaforge.train.slicing import dialogue_texts
-    from transformers import AutoTokenizer
 
     path = build_tiny_model(tmp_path_factory.mktemp("tiny") / "base", texts=dialogue_texts(corpus), seed=0)
     return path, AutoTokenizer.from_pretrained(path)
@@ -342,8 +343,9 @@ def test_per_sample_loss_and_lora_gradients_equal_naive(tiny, corpus, history, p
 @pytest.mark.slow
 def test_flex_attention_block_mask_matches_sdpa(tiny, dialogues):
     """The flex-attention path (meant for GPUs) on CPU, where torch compiles it: same logits."""
-    from diaforge.train.prefix_shared import block_mask_from_dense
     from transformers import AutoModelForCausalLM
+
+    from diaforge.train.prefix_shared import block_mask_from_dense
 
     path, tokenizer = tiny
     rows, _ = build_prefix_shared(slice_corpus(tokenizer, dialogues[:2], "strip"))
@@ -373,12 +375,12 @@ def test_training_with_prefix_shared_slicing(tmp_path, monkeypatch):
     metric counts the real tokens, and the loss falls."""
     import json
 
-    from diaforge.train import sft
-    from diaforge.train.loss_positions import TrainedPositionsLoss
-    from diaforge.train.modeling import load_tokenizer
     from transformers import AutoModelForCausalLM
 
     from diaforge.schema import load_dialogues
+    from diaforge.train import sft
+    from diaforge.train.loss_positions import TrainedPositionsLoss
+    from diaforge.train.modeling import load_tokenizer
 
     seen = []
     original = TrainedPositionsLoss.compute_loss
@@ -471,7 +473,6 @@ def siblings(tmp_path_factory):
     """Six scripted dialogues in two groups of three over one listing each (dialogues_per_listing)."""
     from diaforge.data_gen.engine import generate
     from diaforge.data_gen.gen_config import GenerationConfig
-
     from diaforge.schema import load_dialogues
 
     out = tmp_path_factory.mktemp("siblings")
@@ -495,9 +496,10 @@ def siblings(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tiny_siblings(tmp_path_factory, siblings):
+    from transformers import AutoTokenizer
+
     from diaforge.train.modeling import build_tiny_model
     from diaforge.train.slicing import dialogue_texts
-    from transformers import AutoTokenizer
 
     path = build_tiny_model(
         tmp_path_factory.mktemp("tiny-sib") / "base", texts=dialogue_texts(siblings), seed=0

@@ -101,9 +101,10 @@ def test_the_format_travels_with_every_saved_model(trained):
 def _training_prompt_ids(out: Path, dialogue, turn_index: int) -> list[int]:
     """The token ids training put before the target of `turn_index`, rebuilt from the run's
     resolved recipe exactly as train/sft.py slices."""
+    from transformers import AutoTokenizer
+
     from diaforge.train.config import device_defaults, parse_recipe
     from diaforge.train.slicing import SliceConfig, TurnSlicer
-    from transformers import AutoTokenizer
 
     args, training_args, _, _ = parse_recipe(
         [str(out / "recipe_resolved.yaml")], device_defaults=device_defaults(False)
@@ -118,7 +119,6 @@ def _eval_prompt_ids(model: Path, out_dir: Path, bench: Path, monkeypatch, *extr
     """`python -m diaforge.eval run --model MODEL` (what `make eval MODEL=...` runs) on one dialogue, static
     only, recording the token ids the hf backend gives the model."""
     from diaforge.eval.cli import main
-
     from diaforge.llm.hf_backend import HFBackend
 
     seen: list[list[int]] = []
@@ -221,10 +221,9 @@ def test_the_built_in_prompt_is_recorded_with_its_text():
     """Without `system_prompt_file` the recipe's format holds the reference prompt as a template
     (its text and hash go to prompt_format.json), and it renders exactly the messages the built-in
     prompt gives."""
-    from diaforge.train.config import parse_recipe
-
     from diaforge.format import PromptFormat
     from diaforge.schema import Dialogue
+    from diaforge.train.config import parse_recipe
 
     args = parse_recipe([str(ROOT / "recipes" / "tiny" / "sft.yaml")])[0]
     args.system_prompt_file = None
@@ -257,7 +256,6 @@ def test_eval_names_the_training_run_the_data_and_the_adapter_artifact(
     trained, bench, tmp_path, offline_wandb
 ):
     from diaforge.eval.cli import main
-
     from diaforge.wandb_offline import wait_for_offline_run
 
     out, merged = trained

@@ -51,9 +51,10 @@ def test_every_backbone_has_a_recipe():
 def test_recipe_parses_with_trl(recipe):
     """The raw TRL parser (what `trl sft --config` does) accepts every key and value."""
     import torch
+    from trl import DPOConfig, ModelConfig, SFTConfig, TrlParser
+
     from diaforge.train.dpo_config import DpoArguments
     from diaforge.train.recipe_fields import DiaforgeArguments
-    from trl import DPOConfig, ModelConfig, SFTConfig, TrlParser
 
     data = yaml.safe_load(recipe.read_text())
     if not torch.cuda.is_available():
@@ -182,10 +183,9 @@ def test_registry_entry_of_the_recipe(recipe):
     """Its accelerate config is bundled and loads, its memory to expect is said, its backbone's shape
     is one the planner counts with, an SFT recipe loads its backbone's base model, and the planner
     has a line for it exactly when it is a LoRA recipe for a GPU."""
+    from diaforge.configs import read_yaml_mapping
     from diaforge.train.plan import Setup, estimate
     from diaforge.train.recipe_registry import read_registry
-
-    from diaforge.configs import read_yaml_mapping
 
     registry = read_registry()
     entry = registry.entry_of(recipe)
@@ -286,9 +286,8 @@ backbones:
     ],
 )
 def test_a_bad_registry_entry_is_one_line_naming_the_file_and_the_entry(tmp_path, old, new, message):
-    from diaforge.train.recipe_registry import read_registry
-
     from diaforge.errors import InputError
+    from diaforge.train.recipe_registry import read_registry
 
     assert read_registry(_registry(tmp_path, GOOD_REGISTRY)).recipe("tiny/sft.yaml").memory
     path = _registry(tmp_path, GOOD_REGISTRY.replace(old, new))

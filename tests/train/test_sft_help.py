@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from _repo import ROOT
+
 from diaforge.train.launch import help_text
 from diaforge.train.recipe_fields import DiaforgeArguments
 from diaforge.train.recipe_help import help_requested, recipe_help

@@ -83,12 +83,12 @@ def last_logits(model, tokenizer, text):
 
 def test_train_reload_and_merge(tmp_path):
     import torch
-    from diaforge.train.config import device_defaults, parse_recipe
-    from diaforge.train.slicing import TurnSlicer
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from diaforge.schema import load_dialogues
+    from diaforge.train.config import device_defaults, parse_recipe
+    from diaforge.train.slicing import TurnSlicer
 
     out = tmp_path / "run"
     run(out, "--max_steps", "24", "--logging_steps", "2", "--save_strategy", "no")

@@ -72,9 +72,10 @@ def test_inspect_as_a_module(tmp_path):
 
 
 def test_tiny_model_is_deterministic_and_loads(tmp_path, dialogues):
+    from transformers import AutoModelForCausalLM
+
     from diaforge.train.modeling import build_tiny_model, load_tokenizer, resolve_model_path
     from diaforge.train.slicing import dialogue_texts
-    from transformers import AutoModelForCausalLM
 
     texts = dialogue_texts(dialogues)
     a = build_tiny_model(tmp_path / "a", texts=texts, seed=3)

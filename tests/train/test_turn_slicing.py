@@ -7,6 +7,9 @@ import json
 
 import pytest
 from _train_support import TEMPLATE_SPECS
+
+from diaforge.errors import InputError
+from diaforge.format import render_assistant, system_prompt, tool_listing
 from diaforge.train.slicing import (
     IGNORE_INDEX,
     SliceConfig,
@@ -15,9 +18,6 @@ from diaforge.train.slicing import (
     slice_dialogues,
     to_dataset,
 )
-
-from diaforge.errors import InputError
-from diaforge.format import render_assistant, system_prompt, tool_listing
 
 
 def expected_target(turn, *, template: str, mode: str, include_thought: bool) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
 from diaforge.train.tracking import configure_wandb
 
 

@@ -43,9 +43,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from diaforge.eval.peers.bfcl.categories import language_of
-
 from diaforge.errors import InputError
+from diaforge.eval.peers.bfcl.categories import language_of
 from diaforge.schema import Tool, ToolCall
 
 __all__ = ["AstVerdict", "bfcl_type", "check_call", "check_calls", "standardize_string"]

@@ -17,11 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.eval.peers import make_dialogue, need
 from diaforge.eval.peers.bfcl.categories import language_of
 from diaforge.eval.peers.bfcl.checker import bfcl_type
-
-from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Tool, ToolCall, Turn
 from diaforge.tool_records import tool_from_record
 

@@ -65,6 +65,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.eval.peers import ImportReport, ImportResult, need, read_answers, read_json_lines
 from diaforge.eval.peers.bfcl.categories import (
     ALL_CATEGORIES,
@@ -84,8 +85,6 @@ from diaforge.eval.peers.bfcl.entries import (
     question_messages,
 )
 from diaforge.eval.peers.bfcl.multi_turn import multi_turn_dialogue
-
-from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Tool, Turn
 
 __all__ = ["load_bfcl", "load_bfcl_categories"]

@@ -18,10 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from diaforge.errors import InputError
 from diaforge.eval.peers import need, parse_call_string, read_json_lines
 from diaforge.eval.peers.bfcl.entries import answer_of, bfcl_dialogue
-
-from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Tool, ToolCall, Turn
 from diaforge.tool_records import tool_from_record
 

@@ -30,7 +30,6 @@ from diaforge.eval.peers.bfcl.categories import (
     RELEVANCE,
 )
 from diaforge.eval.peers.bfcl.checker import AstVerdict, check_calls
-
 from diaforge.schema import Dialogue
 
 __all__ = [
