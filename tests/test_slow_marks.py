@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import platform
 import subprocess
 import subprocess as sp
@@ -68,3 +69,30 @@ def test_the_guard_refuses_a_process_and_minilm_but_not_the_platform_probe() -> 
         assert isinstance(platform._Processor.from_subprocess(), str)  # `uname -p`, let through
     # outside the guard, processes start again
     assert subprocess.run(["true"], check=True).returncode == 0
+
+
+def _item(slow: bool) -> object:
+    from types import SimpleNamespace
+
+    marker = pytest.mark.slow.mark if slow else None
+    config = SimpleNamespace(getoption=lambda name: "")  # a full run: no `-m "not slow"`
+    return SimpleNamespace(nodeid="t.py::t", config=config, get_closest_marker=lambda name: marker)
+
+
+@pytest.mark.parametrize("slow", [False, True], ids=["unmarked", "marked"])
+def test_the_guard_wraps_every_unmarked_test_of_a_full_run(slow: bool) -> None:
+    """The run-test hook of tests/conftest.py puts the guard around an unmarked test whatever the
+    run's mark expression, so `make test` (CI) fails an unmarked test that starts a process, as
+    `make test-fast` does; a marked test runs without it."""
+    import conftest
+
+    before = subprocess.Popen._execute_child
+    hook = conftest.pytest_runtest_protocol(_item(slow), None)
+    next(hook)
+    try:
+        guarded = subprocess.Popen._execute_child is not before
+    finally:
+        with contextlib.suppress(StopIteration):
+            next(hook)
+    assert guarded is not slow
+    assert subprocess.Popen._execute_child is before
