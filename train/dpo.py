@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from diaforge.console import emit, results_only_on_stdout
 from diaforge.errors import InputError, command_main
-from diaforge.format import PromptFormat, load_pair_records, preference_rows
+from diaforge.format import PromptFormat, attach_response_template, load_pair_records, preference_rows
 from diaforge.hygiene import sha256_file
 from diaforge.train.config import resolved_recipe, split_recipe_argv
 from diaforge.train.dpo_config import (
@@ -81,6 +81,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         trust_remote_code=training_args.trust_remote_code,
         chat_template_path=getattr(training_args, "chat_template_path", None),
     )
+    attach_response_template(tokenizer, fmt)  # saved with the tokenizer: stock engines parse the model
     train_rows, eval_rows, counts = load_rows(args, fmt)
     fingerprint = record_run(
         args, training_args, model_args, folder, base, fmt, train_rows, counts, resume_from

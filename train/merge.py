@@ -6,7 +6,8 @@
 The base is the one recorded in the adapter (`adapter_config.json`, `base_model_name_or_path`)
 unless `--base` says otherwise. The tokenizer (with its chat template) is taken from the adapter
 folder when `train/sft.py` saved it there, else from the base, and the adapter's
-`prompt_format.json` is copied, so evaluating the merged model prompts it as it was trained, with
+`prompt_format.json` is copied (and its response template set in the saved tokenizer config, so
+stock engines parse the merged model), so evaluating the merged model prompts it as it was trained, with
 `data_fingerprint.json` and `training_run.json`, so its evaluation names the training run and data.
 Problems with the paths give one line and exit code 2.
 """
@@ -29,7 +30,7 @@ from diaforge.console import (
     stage_bar,
 )
 from diaforge.errors import command_main
-from diaforge.format import PROMPT_FORMAT_FILE
+from diaforge.format import PROMPT_FORMAT_FILE, PromptFormat, attach_response_template
 from diaforge.lineage import LINEAGE_FILES
 from diaforge.train.modeling import ModelPathError, check_model_path, gguf_file_in, load_tokenizer
 
@@ -92,6 +93,9 @@ def merge(
             tokenizer = load_tokenizer(
                 str(adapter_dir) if has_tokenizer else base_path, trust_remote_code=trust_remote_code
             )
+            fmt = PromptFormat.load(adapter_dir)
+            if fmt is not None:  # the base's tokenizer lacks it; an older adapter's too
+                attach_response_template(tokenizer, fmt)
             tokenizer.save_pretrained(out)
     for name in (PROMPT_FORMAT_FILE, *LINEAGE_FILES):
         if (adapter_dir / name).is_file():

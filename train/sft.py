@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from diaforge.console import emit, results_only_on_stdout
 from diaforge.errors import command_main
+from diaforge.format import attach_response_template
 from diaforge.schema import load_dialogues
 from diaforge.train.config import device_defaults, parse_recipe, resolved_recipe, split_recipe_argv
 from diaforge.train.modeling import (
@@ -92,6 +93,8 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     dialogues, eval_dialogues = load_data(args)
     model_path, tokenizer = load_model_tokenizer(model_args, training_args, output_dir, dialogues)
     data = slice_data(args, training_args, tokenizer, layout, dialogues, eval_dialogues)
+    # Saved with the tokenizer (run folder and every checkpoint): stock engines parse the model.
+    attach_response_template(tokenizer, data.slice_config.prompt_format)
     fingerprint = record_run(
         args, training_args, model_args, data, layout, tokenizer, model_path, resume_from
     )
@@ -294,8 +297,9 @@ def train(trainer: Trainer, resume_from: str | None) -> None:
     trainer.save_state()
 
 
-# 9. Save the adapter (or full model) and the tokenizer with its chat template; with W&B, log the
-# folder as a model artifact.
+# 9. Save the adapter (or full model) and the tokenizer with its chat template and the response
+# template of the prompt format (diaforge/format/response_template.py); with W&B, log the folder
+# as a model artifact.
 def save(
     trainer: SFTTrainer,
     tokenizer: PreTrainedTokenizerBase,

@@ -13,7 +13,8 @@ Two ways of showing a dialogue to a model:
 The package's modules: `options` (the allowed values of every format option), `rendering` (a turn
 as text), `parsing` (text or a native response message back to a turn, with its rules), `prompt`
 (system prompts and tool specs), `messages` (a dialogue as chat messages), `prompt_format`
-(`PromptFormat` and ``prompt_format.json``), `trl_rows` (the export's prompt-completion rows,
+(`PromptFormat` and ``prompt_format.json``), `response_template` (the declarative parser saved
+in ``tokenizer_config.json`` for stock engines), `trl_rows` (the export's prompt-completion rows,
 one per assistant turn) and `preference` (preference pairs as TRL's prompt/chosen/rejected rows). Import from the package: its names below are the interface. Each submodule is imported when one of
 its names is first asked for, so a command reads only the parts it uses.
 """
@@ -74,6 +75,12 @@ if TYPE_CHECKING:
         render_assistant,
         render_calls,
     )
+    from diaforge.format.response_template import (
+        REASONING_FIELD,
+        attach_response_template,
+        generation_prompt,
+        response_template_for,
+    )
     from diaforge.format.trl_rows import (
         EXPORT_FORMATS,
         ROW_KEYS,
@@ -87,11 +94,13 @@ if TYPE_CHECKING:
 _SUBMODULE = {
     "ARGUMENTS_AS": "options",
     "assistant_message": "messages",
+    "attach_response_template": "response_template",
     "compact_tool": "prompt",
     "export_format": "trl_rows",
     "EXPORT_FORMATS": "trl_rows",
     "export_rows_jsonl": "trl_rows",
     "fill_system_prompt": "prompt",
+    "generation_prompt": "response_template",
     "HISTORY_REASONING": "options",
     "iter_rows": "trl_rows",
     "Kind": "parsing",
@@ -113,10 +122,12 @@ _SUBMODULE = {
     "PROMPT_MODES": "options",
     "PromptFormat": "prompt_format",
     "read_system_prompt_file": "prompt",
+    "REASONING_FIELD": "response_template",
     "record_turns": "preference",
     "reference_prompt_template": "prompt",
     "render_assistant": "rendering",
     "render_calls": "rendering",
+    "response_template_for": "response_template",
     "ROW_KEYS": "trl_rows",
     "shown_value": "prompt_format",
     "system_prompt": "prompt",
@@ -139,6 +150,7 @@ __all__ = [
     "PROMPT_FORMAT_FILE",
     "PROMPT_FORMAT_VERSION",
     "PROMPT_MODES",
+    "REASONING_FIELD",
     "ROW_KEYS",
     "TARGET_REASONING",
     "THINK_CLOSE",
@@ -148,10 +160,12 @@ __all__ = [
     "ParsedMessage",
     "PromptFormat",
     "assistant_message",
+    "attach_response_template",
     "compact_tool",
     "export_format",
     "export_rows_jsonl",
     "fill_system_prompt",
+    "generation_prompt",
     "iter_rows",
     "native_system_prompt",
     "load_pair_records",
@@ -167,6 +181,7 @@ __all__ = [
     "render_assistant",
     "record_turns",
     "render_calls",
+    "response_template_for",
     "shown_value",
     "system_prompt",
     "to_chat_messages",

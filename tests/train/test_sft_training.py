@@ -120,6 +120,7 @@ def test_train_reload_and_merge(tmp_path):
     base_path = json.loads((out / "adapter_config.json").read_text())["base_model_name_or_path"]
     assert base_path == str(out / "tiny-base")
     tokenizer = AutoTokenizer.from_pretrained(out)
+    assert tokenizer.response_template["fields"]["tool_calls"]["transform_each"]  # stock engines parse it
     dialogue = load_dialogues(DIALOGUES)[1]
     slicer = TurnSlicer(tokenizer)
     prompts = [
@@ -150,6 +151,7 @@ def test_train_reload_and_merge(tmp_path):
     merged = AutoModelForCausalLM.from_pretrained(merged_dir, dtype=torch.float32).eval()
     merged_tokenizer = AutoTokenizer.from_pretrained(merged_dir)
     assert merged_tokenizer.chat_template == tokenizer.chat_template
+    assert merged_tokenizer.response_template == tokenizer.response_template
     assert torch.allclose(last_logits(merged, tokenizer, prompts[0]), adapted_logits, atol=1e-4)
     assert greedy(merged, tokenizer, prompts) == adapted_out
 
