@@ -25,6 +25,7 @@ DEMO_SYSTEM_PROMPT = Path("recipes") / "smollm2-135m" / "system_prompt.txt"
 def _model(path: Path, root: Path, *, batch_size: int, prefix_cache: bool, loop_stop: bool, budget: int):
     from diaforge.eval.models import ModelSpec, ModelUnderTest
     from diaforge.format import PromptFormat, read_system_prompt_file
+    from diaforge.llm.decoding import DecodingConfig
 
     fmt = PromptFormat(tool_style="compact", system_prompt=read_system_prompt_file(root / DEMO_SYSTEM_PROMPT))
     return ModelUnderTest(
@@ -34,7 +35,7 @@ def _model(path: Path, root: Path, *, batch_size: int, prefix_cache: bool, loop_
             batch_size=batch_size,
             prompt_format=fmt,
             prefix_cache=prefix_cache,
-            loop_stop=loop_stop,
+            decoding=DecodingConfig(loop_stop=loop_stop),
         )
     )
 
@@ -214,6 +215,7 @@ def bench_eval_batching(
     from diaforge.eval.models import ModelSpec, ModelUnderTest
     from diaforge.eval.runner import DynamicConfig, run_dynamic, sample_benchmark
     from diaforge.format import PromptFormat
+    from diaforge.llm.decoding import DecodingConfig
     from diaforge.schema import load_dialogues
 
     bench = sample_benchmark(load_dialogues(bench_path), num_dialogues, 0)
@@ -232,7 +234,7 @@ def bench_eval_batching(
             max_new_tokens=budget,
             batch_size=size,
             prompt_format=fmt,
-            constrain_calls=True,
+            decoding=DecodingConfig(constrain_calls=True),
         )
         model = ModelUnderTest(spec)
         if chunked:

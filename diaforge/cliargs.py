@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import typing
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -142,6 +143,7 @@ def add_field_flags(
     types: Mapping[str, Callable[[str], Any]] | None = None,
     switches: Collection[str] = (),
     off: Mapping[str, str] | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> None:
     """One flag for each of `names`, fields of a pydantic config (`fields`: its
     ``model_fields``), so that each option is documented once, on its field. The flag of
@@ -155,8 +157,10 @@ def add_field_flags(
     paths are Paths); `types` overrides that for a field and
     `choices` gives a field's allowed values (the constants its validator checks). A boolean in
     `switches` is a plain switch that sets it true; `off` maps a boolean to the flag of a switch
-    that sets it false (``{"plots": "--no-plots"}``)."""
-    choices, types, off = choices or {}, types or {}, off or {}
+    that sets it false (``{"plots": "--no-plots"}``). `defaults` gives the default of a field that
+    the config nesting it sets otherwise (the demo's decoding rules, on): the help shows it, its
+    documentation's own ``Default ...`` sentence left out."""
+    choices, types, off, defaults = choices or {}, types or {}, off or {}, defaults or {}
     for name in names:
         info = fields[name]
         kind, bounds = _field_kind(info)
@@ -167,6 +171,8 @@ def add_field_flags(
             parser.add_argument(off[name], action="store_const", const=False, help=text, **kwargs)
             continue
         default = info.get_default(call_default_factory=True)
+        if name in defaults:
+            default, text = defaults[name], _DEFAULT_SENTENCE.sub("", text)
         if "default" not in text.lower():
             text = f"{text.rstrip('.')} (default: {_shown_default(default)})"
         if name in switches:
@@ -185,6 +191,9 @@ def add_field_flags(
         if name in choices:
             kwargs["choices"] = tuple(choices[name])
         parser.add_argument(_flag(name), help=text, **kwargs)
+
+
+_DEFAULT_SENTENCE = re.compile(r"\s*Default[^.]*\.$")
 
 
 def field_help(info: FieldInfo) -> str:

@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from diaforge.cliargs import add_field_flags, output_path
 from diaforge.console import emit, quiet_library_bars, results_only_on_stdout
@@ -35,14 +36,18 @@ from diaforge.eval.cli_options import (
     wandb_config,
 )
 from diaforge.eval.model_spec import check_device
+from diaforge.llm.decoding import decoding_class, decoding_keys
+
+if TYPE_CHECKING:
+    from diaforge.llm.decoding import DecodingConfig
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     """``eval run``: the --config file and the flags given over it, as an `EvalConfig`, evaluated."""
-    from diaforge.eval.eval_config import config_defaults, load_eval_config
+    from diaforge.eval.eval_config import flag_keys, load_eval_config
     from diaforge.eval.evaluation import evaluate
 
-    given = {key: getattr(args, key) for key in config_defaults()}
+    given = {key: getattr(args, key) for key in flag_keys()}
     result = evaluate(load_eval_config(args.config, **given))
     for line in result.summary_lines():
         emit(line)
@@ -81,7 +86,8 @@ WANDB_KEYS = ("wandb_project", "wandb_entity", "wandb_run_name", "wandb_tags")
 
 def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     """``eval run``: ``--config`` and one flag for each `EvalConfig` field, its help the field's
-    documentation."""
+    documentation; the nested `decoding` is one flag for each of its own fields
+    (`add_decoding_flags`)."""
     from diaforge.eval.eval_config import CHOICES, EvalConfig
 
     r = sub.add_parser("run", help="evaluate a model on a benchmark, statically and/or dynamically")
@@ -91,7 +97,7 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
         "a flag given here overrides its key (default: none, the built-in defaults)",
     )
     fields = EvalConfig.__pydantic_fields__
-    headed = (*FORMAT_KEYS, "prompt_format", *WANDB_KEYS)
+    headed = (*FORMAT_KEYS, "prompt_format", *WANDB_KEYS, "decoding")
     places = [
         (r, [name for name in fields if name not in headed]),
         (r.add_argument_group("prompt format"), [*FORMAT_KEYS, "prompt_format"]),
@@ -109,7 +115,19 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
             types={"modes": _modes_arg, "max_new_tokens": max_new_tokens_arg, "out": output_path},
             switches=("quiet",),
         )
+    add_decoding_flags(
+        r.add_argument_group("decoding", "the decoding rules (a YAML config's decoding: mapping)"),
+        decoding_class(EvalConfig),
+    )
     r.set_defaults(func=_cmd_run)
+
+
+def add_decoding_flags(
+    place: argparse.ArgumentParser | argparse._ArgumentGroup, config: type[DecodingConfig]
+) -> None:
+    """One ``--<name> on|off`` flag for each field of `config` (`EvalConfig`'s `decoding`: a new
+    field is a new flag with no edit here), its help the field's documentation."""
+    add_field_flags(place, config.__pydantic_fields__, decoding_keys(config))
 
 
 #: Commands whose --out is a folder they write (the others' --out is a file).

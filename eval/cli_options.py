@@ -17,6 +17,7 @@ from diaforge.eval.model_spec import format_line, model_spec, slug
 from diaforge.eval.models import MODEL_BACKENDS
 from diaforge.eval.policies import POLICIES
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
+from diaforge.llm.decoding import decoding_keys
 
 if TYPE_CHECKING:
     from diaforge.eval.eval_config import EvalConfig
@@ -165,7 +166,8 @@ def wandb_config(args: argparse.Namespace) -> dict | None:
     }
 
 
-#: The `EvalConfig` keys that name the model under test and say how to query it (`add_model_args`).
+#: The `EvalConfig` keys that name the model under test and say how to query it (`add_model_args`),
+#: and the decoding rules (`diaforge.llm.decoding.DecodingConfig`'s fields, flat as their flags).
 MODEL_KEYS = (
     "model",
     "backend",
@@ -174,10 +176,7 @@ MODEL_KEYS = (
     "max_new_tokens",
     "device",
     "seed",
-    "loop_stop",
-    "constrain_calls",
-    "ground_values",
-    "copy_thoughts",
+    *decoding_keys(),
     "prompt_mode",
     "tool_style",
     "history_reasoning",

@@ -1,6 +1,9 @@
 """The configuration of one evaluation run: `EvalConfig`, whose fields are the keys of
-``python -m diaforge.eval run --config FILE`` (one flat YAML mapping), the flags of ``eval run`` (a flag
+``python -m diaforge.eval run --config FILE`` (one YAML mapping), the flags of ``eval run`` (a flag
 given on the command line overrides the file's key) and the arguments of `diaforge.eval.evaluate`.
+The decoding rules are one nested config, `decoding` (`diaforge.llm.decoding.DecodingConfig`): a
+``decoding:`` mapping in YAML, flat flags made from its fields on the command line
+(``--constrain-calls on``).
 
 A YAML config holds any subset of the fields; the rest keep their defaults. Relative paths are
 read from the folder the command runs in, as the flags' are. Types are strict (``limit: "5"``,
@@ -24,20 +27,24 @@ import os
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.dataclasses import dataclass
+from pydantic_core import ArgsKwargs
 
 from diaforge.configs import Keys, check_choice, check_output_path, config_error, read_yaml_mapping
 from diaforge.eval.models import BACKENDS
 from diaforge.eval.transcripts import MODES
 from diaforge.format import HISTORY_REASONING, PROMPT_MODES, TARGET_REASONING, TOOL_STYLES
+from diaforge.llm.decoding import DecodingConfig, decoding_class, decoding_keys, fold_decoding
 
 __all__ = [
     "CHOICES",
     "EXAMPLE_CONFIG",
     "MODES",
+    "DecodingConfig",
     "EvalConfig",
     "config_defaults",
+    "flag_keys",
     "load_eval_config",
     "parse_modes",
 ]
@@ -134,21 +141,11 @@ class EvalConfig:
     model's tokenizer plus 25 % (at least 32; `diaforge.eval.budget.auto_max_new_tokens`). Default `auto`."""
     device: str = "cpu"
     """Torch device of an `hf` model (`cpu`, `cuda`, `cuda:1`, `mps`). Default `cpu`."""
-    loop_stop: bool = True
-    """`hf`: end a reply whose tail repeats one block three times in a row (it counts as truncated,
-    as the budget would have made it). Default true."""
-    constrain_calls: bool = False
-    """`hf`: once a reply opens a call list, keep it a valid call to a candidate (strict function
-    calling); apply it alike to every model compared. Default false."""
-    ground_values: bool = False
-    """`hf`, with `constrain_calls`: a call's string and number values must also copy words the user
-    said in the dialogue, as `diaforge.eval.anatomy` counts a value grounded (copy-constrained
-    decoding, `diaforge.llm.constrain.Grounding`). Default false."""
-    copy_thoughts: bool = False
-    """`hf`, with `constrain_calls`: hold the copy spans of `lookup` thoughts to the tool listing
-    (the name after an option's description, the signature and required keys after ``The tool
-    is``) and the call's tool to the one the thought settled on (`diaforge.llm.thought_copy`).
-    Default false."""
+    decoding: DecodingConfig = dataclasses.field(default_factory=DecodingConfig)
+    """The decoding rules (`diaforge.llm.decoding.DecodingConfig`: `loop_stop`, `constrain_calls`,
+    `ground_values`, `copy_thoughts`), a mapping in YAML. Each is also a flag of ``eval run``
+    (``--constrain-calls on``) and may be given as a top-level key, the flag's spelling, which
+    overrides the mapping's. Default: every rule at its default (the loop stop alone)."""
     prompt_mode: str | None = None
     """`prompt` or `native`. This and the four format keys below default to unset: the model
     folder's ``prompt_format.json`` decides (a warning for each key that contradicts it)."""
@@ -178,6 +175,16 @@ class EvalConfig:
     """W&B run name. Default: unset, the model's label."""
     wandb_tags: list[str] = dataclasses.field(default_factory=list)
     """Tags of the W&B run. Default: none."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_decoding(cls, values: Any) -> Any:
+        """The decoding keys given at the top (``EvalConfig(constrain_calls=True)``, a flag, an
+        older YAML file) moved into `decoding`, over it (`diaforge.llm.decoding.fold_decoding`)."""
+        keys = decoding_keys(decoding_class(cls))
+        if isinstance(values, ArgsKwargs) and values.kwargs:
+            return ArgsKwargs(values.args, fold_decoding(values.kwargs, keys=keys))
+        return fold_decoding(values, keys=keys) if isinstance(values, dict) else values
 
     @field_validator(*_PATH_FIELDS, mode="before")
     @classmethod
@@ -228,8 +235,17 @@ def config_defaults() -> dict[str, Any]:
     return {f.name: getattr(EvalConfig(), f.name) for f in dataclasses.fields(EvalConfig)}
 
 
-#: The keys of an eval config, as its errors name them.
-CONFIG_KEYS = Keys(list(config_defaults()), otherwise=" (the keys are EvalConfig's fields)")
+def flag_keys() -> list[str]:
+    """The keys of ``eval run``'s flags, as `load_eval_config` takes them: every `EvalConfig` field
+    but `decoding`, whose own fields stand in its place (``--constrain-calls``, ...)."""
+    return [k for k in config_defaults() if k != "decoding"] + decoding_keys(decoding_class(EvalConfig))
+
+
+#: The keys of an eval config and of its ``decoding`` mapping, as its errors name them.
+CONFIG_KEYS = Keys([*config_defaults(), *decoding_keys()], otherwise=" (the keys are EvalConfig's fields)")
+DECODING_KEYS = Keys(
+    decoding_keys(), word="decoding key", otherwise=" (the keys are DecodingConfig's fields)"
+)
 
 
 def load_eval_config(path: str | Path | None = None, **overrides: Any) -> EvalConfig:
@@ -237,11 +253,17 @@ def load_eval_config(path: str | Path | None = None, **overrides: Any) -> EvalCo
     flags; a None value is not an override). A wrong key or value is an `InputError` naming the
     file and the key."""
     raw = {str(k): v for k, v in read_yaml_mapping(path).items()} if path is not None else {}
-    bad = sorted(set(overrides) - set(CONFIG_KEYS.known))
+    bad = sorted(set(overrides) - {*config_defaults(), *flag_keys()})
     if bad:
         raise TypeError(f"not an EvalConfig field: {bad[0]!r}")
     raw.update({k: v for k, v in overrides.items() if v is not None})
+    raw = fold_decoding(raw, keys=decoding_keys(decoding_class(EvalConfig)))
     try:
         return EvalConfig(**raw)
     except ValidationError as exc:
-        raise config_error(exc, path, raw, keys=CONFIG_KEYS) from None
+        raise config_error(exc, path, raw, keys=_keys_of) from None
+
+
+def _keys_of(parent: str) -> Keys:
+    """The keys of the mapping at dotted key `parent` ("" for the top), for `config_error`."""
+    return DECODING_KEYS if parent == "decoding" else CONFIG_KEYS

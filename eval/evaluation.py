@@ -298,10 +298,9 @@ def _settings(
         "budget": budget.as_dict() if budget else None,
         "decoding": {
             "greedy": True,
-            "loop_stop": spec.loop_stop and spec.backend == "hf",
-            "constrain_calls": spec.constrain_calls,
-            "ground_values": spec.ground_values,
-            "copy_thoughts": spec.copy_thoughts,
+            **spec.decoding.as_dict(),
+            "executor": spec.backend,
+            "unapplied": spec.decoding.unapplied(spec.backend),
             "constraint_stats": model.constraint_stats,
             "prefix_cache": model.cache_stats,
         },

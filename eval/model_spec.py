@@ -63,18 +63,9 @@ def model_spec(config: EvalConfig) -> tuple[ModelSpec, FormatChoice]:
     model folder's prompt_format.json, the options over it; a warning on stderr for each option
     that contradicts the file). A local checkpoint path is checked here, before anything is
     loaded. A reference policy needs no model (its name is the label); every other backend does."""
-    from diaforge.eval.models import (
-        COPY_NEEDS_CONSTRAINT,
-        GROUND_NEEDS_CONSTRAINT,
-        ModelSpec,
-        choose_prompt_format,
-        describe_checkpoint,
-    )
+    from diaforge.eval.models import ModelSpec, choose_prompt_format, describe_checkpoint
 
-    if config.ground_values and not config.constrain_calls:
-        raise InputError(GROUND_NEEDS_CONSTRAINT)
-    if config.copy_thoughts and not config.constrain_calls:
-        raise InputError(COPY_NEEDS_CONSTRAINT)
+    config.decoding.check(config.backend, policy=config.backend in POLICIES)  # before any file is read
     model = config.model
     if not model:
         if config.backend not in POLICIES:
@@ -99,10 +90,7 @@ def model_spec(config: EvalConfig) -> tuple[ModelSpec, FormatChoice]:
         batch_size=config.batch_size,
         device=config.device,
         seed=config.seed,
-        loop_stop=config.loop_stop,
-        constrain_calls=config.constrain_calls,
-        ground_values=config.ground_values,
-        copy_thoughts=config.copy_thoughts,
+        decoding=config.decoding,
     )
     cfg.validate()
     return cfg, choice

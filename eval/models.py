@@ -39,6 +39,7 @@ from diaforge.format import (
     parse_openai_message,
     shown_value,
 )
+from diaforge.llm.decoding import DecodingConfig
 from diaforge.llm.loops import LOOP_FINISH, LoopStop
 from diaforge.schema import Dialogue, Turn
 
@@ -75,17 +76,6 @@ class Reply:
         return self.parsed.kind
 
 
-DECODING_AIDS = ("constrain_calls", "ground_values", "copy_thoughts")
-"""The decoding aids (fields of `ModelSpec`) that only the `hf` backend applies; any other backend
-refuses them rather than dropping them."""
-GROUND_NEEDS_CONSTRAINT = (
-    "--ground-values on needs --constrain-calls on (it holds the values of constrained calls)"
-)
-COPY_NEEDS_CONSTRAINT = (
-    "--copy-thoughts on needs --constrain-calls on (it hands each reply's call to the call constraint)"
-)
-
-
 @dataclass
 class ModelSpec:
     """The model under test: where it is, how to query it, and the prompt format it is shown."""
@@ -109,19 +99,10 @@ class ModelSpec:
     """0 = greedy (the default: evaluation should be deterministic)."""
     batch_size: int = 16
     device: str = "cpu"
-    constrain_calls: bool = False
-    """`hf`: constrained decoding of call lists (`diaforge.llm.constrain`): once a reply opens
-    ``[``, the tool name comes from the dialogue's candidates and the argument keys and value types
-    from its JSON Schema, as strict function calling does. Greedy only."""
-    ground_values: bool = False
-    """With `constrain_calls`: a call's string and number values must also copy what the user
-    said in the dialogue so far (`diaforge.llm.constrain.Grounding`)."""
-    copy_thoughts: bool = False
-    """With `constrain_calls`: the copy spans of `lookup` thoughts follow the tool listing and the
-    call's tool the thought's (`diaforge.llm.thought_copy.CopyingRule`)."""
-    loop_stop: bool = True
-    """`hf`: end a reply whose tail repeats one block over and over (`diaforge.llm.loops`) instead of
-    generating it to the budget; it counts as truncated, as the budget would have made it."""
+    decoding: DecodingConfig = field(default_factory=DecodingConfig)
+    """The decoding rules (`diaforge.llm.decoding.DecodingConfig`: the loop stop, constrained calls,
+    grounded values, copied thoughts), as the run's config gives them; `validate` checks them
+    against the backend (`DecodingConfig.check`)."""
     prefix_cache: bool = True
     """`hf`: reuse the keys and values of each dialogue's earlier turns and of the shared system
     prompt (`diaforge.llm.prefix_cache`); False recomputes every prompt with `model.generate`."""
@@ -138,20 +119,11 @@ class ModelSpec:
         return self.prompt_format.prompt_mode == "native"
 
     def validate(self) -> None:
-        if self.backend != "hf":
-            asked = [name for name in DECODING_AIDS if getattr(self, name)]
-            if asked:
-                flags = ", ".join(f"--{name.replace('_', '-')} on" for name in asked)
-                what = (
-                    f"the {self.backend} policy decodes nothing"
-                    if self.backend in POLICIES
-                    else f"the {self.backend} backend cannot apply it"
-                )
-                raise InputError(f"{flags}: decoding aids run inside the hf backend only; {what}")
-        if self.ground_values and not self.constrain_calls:
-            raise InputError(GROUND_NEEDS_CONSTRAINT)
-        if self.copy_thoughts and not self.constrain_calls:
-            raise InputError(COPY_NEEDS_CONSTRAINT)
+        if not isinstance(self.decoding, DecodingConfig):
+            raise InputError(
+                f"decoding must be a diaforge.llm.decoding.DecodingConfig, got {self.decoding!r}"
+            )
+        self.decoding.check(self.backend, policy=self.is_policy)
         if self.backend not in BACKENDS:
             raise InputError(f"unknown model backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
         if not isinstance(self.prompt_format, PromptFormat):
@@ -359,7 +331,7 @@ class ModelUnderTest:
                 max_new_tokens=cfg.max_new_tokens,
                 default_temperature=cfg.temperature or None,
                 prefix_cache=cfg.prefix_cache,
-                loop_stop=LoopStop() if cfg.loop_stop else None,
+                loop_stop=LoopStop() if cfg.decoding.loop_stop else None,
             )
         elif cfg.backend == "openai":
             from diaforge.llm.openai_backend import OpenAIBackend
@@ -436,7 +408,9 @@ class ModelUnderTest:
                 seed=0,
                 tools=tools if self.cfg.native else None,
                 batch_size=self.cfg.batch_size,
-                constraints=[self._constraint(d) for d in dialogues] if self.cfg.constrain_calls else None,
+                constraints=[self._constraint(d) for d in dialogues]
+                if self.cfg.decoding.constrain_calls
+                else None,
             )
             return [self._text_reply(r.text, r.finish_reason) for r in results]
         if self.cfg.backend == "openai":
@@ -474,13 +448,13 @@ class ModelUnderTest:
         rule: Any = CallConstraint(
             CallGrammar(
                 {t.name: t.parameters for t in d.candidate_tools},
-                Grounding.of(said) if self.cfg.ground_values else None,
+                Grounding.of(said) if self.cfg.decoding.ground_values else None,
             ),
             self._token_texts,
             self._backend.eos_token_ids,
             lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
         )
-        if self.cfg.copy_thoughts:
+        if self.cfg.decoding.copy_thoughts:
             from diaforge.llm.thought_copy import CopyingRule, ThoughtCopy
 
             rule = CopyingRule(ThoughtCopy(d.candidate_tools), rule)
@@ -492,7 +466,7 @@ class ModelUnderTest:
         """Tokens chosen under the call constraint, the times none of the best `max_scan` tokens
         was allowed (the rest of the vocabulary was scanned) and the times no token was (the
         model's own token then stood); None when calls were not constrained."""
-        if not self.cfg.constrain_calls:
+        if not self.cfg.decoding.constrain_calls:
             return None
         return {
             "constrained_tokens": sum(c.steps for c in self._constraints),
@@ -503,7 +477,7 @@ class ModelUnderTest:
                     "thought_copies": sum(c.copies for c in self._constraints),
                     "copy_fallbacks": sum(c.copy_fallbacks for c in self._constraints),
                 }
-                if self.cfg.copy_thoughts
+                if self.cfg.decoding.copy_thoughts
                 else {}
             ),
         }

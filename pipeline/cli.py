@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, add_field_flags, output_folder
 from diaforge.console import results_only_on_stdout
 from diaforge.errors import InputError, command_main
+from diaforge.llm.decoding import decoding_class, decoding_keys
 from diaforge.pipeline.curve import DEMO_ONLY_FIELDS, run_curve
 from diaforge.pipeline.demo import DEFAULT_CURVE_SIZES, run_demo
 from diaforge.pipeline.demo_config import CHOICES, OUTPUT_FOLDERS, SWITCHES, DemoConfig
@@ -41,11 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=DefaultsHelpFormatter)
         add_field_flags(
             p,
-            DemoConfig.__pydantic_fields__,
+            {**DemoConfig.__pydantic_fields__, **decoding_class(DemoConfig).__pydantic_fields__},
             demo_flags(name),
             choices=CHOICES,
             types=dict.fromkeys(OUTPUT_FOLDERS, output_folder),
             switches=SWITCHES,
+            defaults=DemoConfig().decoding.as_dict(),
         )
         if name == "demo":
             p.set_defaults(func=_cmd_demo)
@@ -62,16 +64,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def demo_flags(command: str) -> list[str]:
     """The `DemoConfig` fields that are flags of `command`: every one, but those the curve does not
-    take (`DEMO_ONLY_FIELDS`) for ``demo-curve``."""
-    return [
+    take (`DEMO_ONLY_FIELDS`) for ``demo-curve``; the nested `decoding` is its own fields'
+    flags, in its place (``--constrain-calls``, ...)."""
+    names = [
         name for name in DemoConfig.__pydantic_fields__ if command == "demo" or name not in DEMO_ONLY_FIELDS
     ]
+    at = names.index("decoding")
+    return [*names[:at], *decoding_keys(decoding_class(DemoConfig)), *names[at + 1 :]]
 
 
 def demo_config(args: argparse.Namespace) -> DemoConfig:
     """The `DemoConfig` of a command line: the fields whose flags were given (a flag left out is
-    None, so the field's default stands)."""
-    given = {k: v for k, v in vars(args).items() if k in DemoConfig.__pydantic_fields__ and v is not None}
+    None, so the field's default stands; a decoding flag goes into `decoding`, over the demo's)."""
+    keys = demo_flags("demo")
+    given = {k: v for k, v in vars(args).items() if k in keys and v is not None}
     return DemoConfig(**given)
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from diaforge.errors import UserError
+from diaforge.llm.decoding import NEEDS
 from diaforge.packaged import packaged_path
 from diaforge.pipeline.demo_config import DemoConfig
 from diaforge.pipeline.device import check_device_present, gpu_accelerate_config, gpu_index
@@ -153,13 +154,17 @@ def eval_args(cfg: DemoConfig, modes: str | None = None, *, decoding: bool = Tru
 
 
 def _decoding_args(cfg: DemoConfig) -> list[str]:
-    """The decoding aids of the model evaluations (base and tuned alike)."""
-    return [
-        "--constrain-calls",
-        "on" if cfg.constrain_calls else "off",
-        *(["--ground-values", "on"] if cfg.ground_values and cfg.constrain_calls else []),
-        *(["--copy-thoughts", "on"] if cfg.copy_thoughts and cfg.constrain_calls else []),
-    ]
+    """The decoding rules of the model evaluations (base and tuned alike), as `eval run`'s flags,
+    from `cfg.decoding`: ``--constrain-calls`` always, every other rule where it differs from
+    `eval run`'s default, and a rule that needs `constrain_calls` (`NEEDS`) only with it."""
+    decoding, default = cfg.decoding.as_dict(), type(cfg.decoding)().as_dict()
+    args = []
+    for name, value in decoding.items():
+        if name in NEEDS and not decoding["constrain_calls"]:
+            continue
+        if name == "constrain_calls" or value != default[name]:
+            args += ["--" + name.replace("_", "-"), "on" if value else "off"]
+    return args
 
 
 def model_and_corpus(runner: Runner, cfg: DemoConfig, data: Path) -> None:

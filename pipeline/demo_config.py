@@ -27,10 +27,12 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.dataclasses import dataclass as pydantic_dataclass
+from pydantic_core import ArgsKwargs
 
 from diaforge.configs import Keys, check_output_path, config_error
 from diaforge.data_gen.wording import REASONING_STYLES
 from diaforge.errors import InputError
+from diaforge.llm.decoding import DecodingConfig, decoding_class, decoding_keys, fold_decoding
 from diaforge.packaged import packaged_path
 from diaforge.pipeline.device import DEVICE_PATTERN, validate_device
 
@@ -51,6 +53,11 @@ def training_catalogue() -> Path:
 def heldout_bench() -> Path:
     """The bundled held-out benchmark (lines of business the training corpus never sees)."""
     return packaged_path("diaforge.eval", "benchmarks", "diabench_heldout_v1.jsonl")
+
+
+def demo_decoding() -> DecodingConfig:
+    """The demo's decoding: calls constrained, values grounded, thoughts copied, the loop stop."""
+    return DecodingConfig(constrain_calls=True, ground_values=True, copy_thoughts=True)
 
 
 PositiveInt = Annotated[int, Field(ge=1)]
@@ -111,19 +118,15 @@ class DemoConfig:
     """Style of the teacher's thoughts in the corpus (`data generate --reasoning`): `lookup` copies
     the tool's signature and quotes the user's words before each value, which is what lets SmolLM2
     fill calls (the recipe table in recipes/smollm2-135m/README.md)."""
-    constrain_calls: bool = True
-    """Constrained call decoding for every model evaluated (`eval run --constrain-calls`): the same
-    decoding for the base and the tuned model, recorded in each run's metrics."""
-    ground_values: bool = True
-    """With `constrain_calls` (ignored without it): hold each call's string and number values to
-    the user's words (`eval run --ground-values`), the same for every model. On by default: it cut
-    the calls carrying a value nobody said from 30 to 10 of 67 on the demo's own model (recipe
-    README, "Grounded values")."""
-    copy_thoughts: bool = True
-    """With `constrain_calls` (ignored without it): hold the copy spans of `lookup` thoughts to the
-    tool listing and the call's tool to the thought's (`eval run --copy-thoughts`), the same for
-    every model. On by default: on the demo's own model it took dynamic Acc from 0.325 to 0.5375
-    on 80 held-out dialogues (recipe README, "Copied thoughts")."""
+    decoding: DecodingConfig = field(default_factory=demo_decoding)
+    """How every model evaluated decodes (`diaforge.llm.decoding.DecodingConfig`; `eval run`'s
+    decoding flags), the same for the base and the tuned model and recorded in each run's metrics.
+    Each rule is its own flag (``--constrain-calls on|off``, ``--ground-values``,
+    ``--copy-thoughts``, ``--loop-stop``). The demo turns on constrained calls, grounded values
+    (they cut the calls carrying a value nobody said from 30 to 10 of 67 on the demo's own model;
+    recipe README, "Grounded values") and copied thoughts (dynamic Acc from 0.325 to 0.5375 on 80
+    held-out dialogues; "Copied thoughts"); a rule that needs `constrain_calls` is ignored without
+    it."""
     no_tool_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
     """Share of the corpus's seeds that become retrieval misses (`data generate --no-tool-share`);
     0, as in the generator, keeps the demo's corpus as it was."""
@@ -188,6 +191,19 @@ class DemoConfig:
             return tuple(value)
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_decoding(cls, values: Any) -> Any:
+        """The decoding rules given as flags (``DemoConfig(ground_values=False)``) moved into
+        `decoding`, over the demo's own (`demo_decoding`)."""
+        keys, base = (
+            decoding_keys(decoding_class(cls)),
+            cls.__pydantic_fields__["decoding"].get_default(call_default_factory=True),
+        )
+        if isinstance(values, ArgsKwargs) and values.kwargs:
+            return ArgsKwargs(values.args, fold_decoding(values.kwargs, base=base, keys=keys))
+        return fold_decoding(values, base=base, keys=keys) if isinstance(values, dict) else values
+
     @model_validator(mode="wrap")
     @classmethod
     def _one_line(cls, values: Any, handler: Callable[[Any], DemoConfig]) -> DemoConfig:
@@ -196,10 +212,16 @@ class DemoConfig:
             return handler(values)
         except ValidationError as exc:
             given = getattr(values, "kwargs", None) or {}
+            given = fold_decoding(
+                given,
+                base=cls.__pydantic_fields__["decoding"].get_default(call_default_factory=True),
+                keys=decoding_keys(decoding_class(cls)),
+            )
             error = config_error(exc, None, given, keys=_DEMO_KEYS)
             if error.field is None:
                 raise error from None
-            raise InputError(f"--{error.field.replace('_', '-')} {error.message}") from None
+            flag = error.field.split(".")[-1] if error.field.startswith("decoding.") else error.field
+            raise InputError(f"--{flag.replace('_', '-')} {error.message}") from None
 
     def validate(self) -> None:
         """Every field checked again (after a change to one), the files read exist and the device
@@ -213,7 +235,7 @@ class DemoConfig:
 
 
 _DEMO_KEYS = Keys(
-    [f.name for f in fields(DemoConfig)],
+    [*(f.name for f in fields(DemoConfig)), *decoding_keys()],
     word="DemoConfig field",
     otherwise=" (the keys are the fields of DemoConfig, pipeline/demo_config.py)",
 )

@@ -19,7 +19,7 @@ from diaforge.errors import InputError
 from diaforge.eval import EvalConfig, EvalResult, evaluate, load_eval_config
 from diaforge.eval.cli import build_parser
 from diaforge.eval.cli import main as eval_main
-from diaforge.eval.eval_config import EXAMPLE_CONFIG, config_defaults
+from diaforge.eval.eval_config import EXAMPLE_CONFIG, config_defaults, flag_keys
 from diaforge.eval.models import ModelSpec, ModelUnderTest, Reply
 from diaforge.eval.transcripts import Transcript
 from diaforge.jsonl import write_jsonl
@@ -127,6 +127,7 @@ def test_evaluate_a_tiny_hf_model(tiny_model: Path, small_bench: Path, tmp_path:
     assert result.budget is not None and result.budget.as_dict()["source"] == "explicit"
     assert result.metrics["checkpoint"]["kind"] == "model" and result.metrics["model"] == "tiny"
     assert result.metrics["max_new_tokens"] == 8 and result.metrics["decoding"]["loop_stop"] is True
+    assert result.metrics["decoding"]["executor"] == "hf" and result.metrics["decoding"]["unapplied"] == []
     # What the prefix cache served: the dynamic mode's second turns start with their first turn.
     cache = result.metrics["decoding"]["prefix_cache"]
     assert 0 < cache["reused_tokens"] < cache["prompt_tokens"]
@@ -150,7 +151,7 @@ def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(
     from diaforge.llm.constrain import Grounding
 
     spec, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True, ground_values=True))
-    assert spec.ground_values and spec.constrain_calls
+    assert spec.decoding.ground_values and spec.decoding.constrain_calls
     model = ModelUnderTest(spec)
     first, second = load_dialogues(small_bench)[:2]
     prefix = first.model_copy(update={"turns": first.turns[:3]})
@@ -171,7 +172,7 @@ def test_copy_thoughts_wraps_each_dialogues_call_constraint(tiny_model: Path, sm
     from diaforge.llm.thought_copy import CopyingRule
 
     spec, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True, copy_thoughts=True))
-    assert spec.copy_thoughts and spec.constrain_calls
+    assert spec.decoding.copy_thoughts and spec.decoding.constrain_calls
     model = ModelUnderTest(spec)
     first, second = load_dialogues(small_bench)[:2]
     rules = [model._constraint(d) for d in (first, second)]
@@ -204,11 +205,11 @@ def test_a_decoding_aid_another_backend_cannot_apply_is_refused(tiny_model: Path
     )
     with pytest.raises(InputError, match=rf"^--constrain-calls on: .*the {backend} backend cannot apply it"):
         model_spec(config)
-    both = dataclasses.replace(config, copy_thoughts=True, ground_values=True)
+    both = dataclasses.replace(config, copy_thoughts=True, ground_values=True)  # flat keys fold into decoding
     with pytest.raises(InputError, match=r"^--constrain-calls on, --ground-values on, --copy-thoughts on: "):
         model_spec(both)
     spec, _ = model_spec(dataclasses.replace(config, constrain_calls=False))
-    assert not (spec.constrain_calls or spec.ground_values or spec.copy_thoughts)
+    assert not spec.decoding.aids()
 
 
 def test_the_vllm_backend_shows_each_dialogue_its_own_candidates(
@@ -301,13 +302,13 @@ def test_flags_override_keys_only_when_given(tmp_path: Path) -> None:
 
     def load(*flags: str) -> EvalConfig:
         args = parser.parse_args(["run", "--config", str(config), *flags])
-        return load_eval_config(args.config, **{k: getattr(args, k) for k in config_defaults()})
+        return load_eval_config(args.config, **{k: getattr(args, k) for k in flag_keys()})
 
     kept = load()
-    assert (kept.seed, kept.modes, kept.loop_stop, kept.max_new_tokens) == (5, ["static"], False, 64)
+    assert (kept.seed, kept.modes, kept.decoding.loop_stop, kept.max_new_tokens) == (5, ["static"], False, 64)
     assert kept.t_max == 10 and kept.backend == "hf"  # neither file nor flag: the defaults
     given = load("--seed", "0", "--modes", "static,dynamic", "--loop-stop", "on", "--max-new-tokens", "auto")
-    assert (given.seed, given.modes, given.loop_stop, given.max_new_tokens) == (
+    assert (given.seed, given.modes, given.decoding.loop_stop, given.max_new_tokens) == (
         0,
         ["static", "dynamic"],
         True,

@@ -16,11 +16,13 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from diaforge.cliargs import field_help
 from diaforge.data_gen.wording import REASONING_STYLES
+from diaforge.llm.decoding import DecodingConfig
 from diaforge.pipeline import cli
 from diaforge.pipeline.curve import DEMO_ONLY_FIELDS
 from diaforge.pipeline.demo_config import DemoConfig, PositiveInt
 
-FIELDS = DemoConfig.__pydantic_fields__
+#: The fields with a flag: `DemoConfig`'s, and for its nested `decoding` the fields of `DecodingConfig`.
+FIELDS = {**DemoConfig.__pydantic_fields__, **DecodingConfig.__pydantic_fields__}
 #: The options of each command that are not `DemoConfig` fields.
 OWN_OPTIONS = {"demo": set(), "demo-curve": {"sizes"}}
 
@@ -46,12 +48,14 @@ def _shown(value: Any) -> str:
 
 
 SUBPARSERS = _subparsers(cli.build_parser())
+#: The demo's decoding rules (its defaults, not `eval run`'s).
+DEMO_DECODING = DemoConfig().decoding.as_dict()
 
 
 def test_the_curve_takes_every_field_but_the_demos_own() -> None:
     assert set(DEMO_ONLY_FIELDS) <= set(FIELDS)
-    assert cli.demo_flags("demo") == list(FIELDS)
-    assert cli.demo_flags("demo-curve") == [n for n in FIELDS if n not in DEMO_ONLY_FIELDS]
+    assert set(cli.demo_flags("demo")) == set(FIELDS) - {"decoding"}
+    assert cli.demo_flags("demo-curve") == [n for n in cli.demo_flags("demo") if n not in DEMO_ONLY_FIELDS]
 
 
 @pytest.mark.parametrize("command", sorted(SUBPARSERS))
@@ -66,8 +70,10 @@ def test_every_field_is_exactly_one_flag_with_its_help_and_default(command: str)
         assert action.default is None, name  # a flag left out leaves the field's default
         text = " ".join(formatter._expand_help(action).split())
         documentation = field_help(FIELDS[name]).replace("%%", "%").rstrip(".")
-        assert documentation and documentation in text, name
         default = FIELDS[name].get_default(call_default_factory=True)
+        if name in DEMO_DECODING:  # the demo's own default replaces the documentation's sentence
+            documentation, default = documentation.rsplit(" Default", 1)[0].rstrip("."), DEMO_DECODING[name]
+        assert documentation and documentation in text, name
         if "default" not in documentation.lower():  # else the documentation says it
             assert text.endswith(f"(default: {_shown(default)})"), (name, text)
 
@@ -98,6 +104,7 @@ GIVEN = {
     "batch_size": ("4", 4),
     "seed": ("7", 7),
     "reasoning": ("summary", "summary"),
+    "loop_stop": ("off", False),
     "constrain_calls": ("off", False),
     "ground_values": ("off", False),
     "copy_thoughts": ("off", False),
@@ -111,14 +118,17 @@ GIVEN = {
 
 
 def test_every_flag_sets_its_field() -> None:
-    assert set(GIVEN) == set(FIELDS), "give the new field a value here"
+    assert set(GIVEN) == set(FIELDS) - {"decoding"}, "give the new field a value here"
     argv = ["demo"]
     for name, (text, _) in GIVEN.items():
         argv += ["--" + name.replace("_", "-"), *([] if text is None else [text])]
     cfg = cli.demo_config(cli.build_parser().parse_args(argv))
     for name, (_, value) in GIVEN.items():
-        assert getattr(cfg, name) == value, name
-        assert getattr(cfg, name) != getattr(DemoConfig(), name), name  # the flag changed it
+        holder, default = (
+            (cfg.decoding, DemoConfig().decoding) if name in DEMO_DECODING else (cfg, DemoConfig())
+        )
+        assert getattr(holder, name) == value, name
+        assert getattr(holder, name) != getattr(default, name), name  # the flag changed it
 
 
 @pytest.mark.parametrize(
