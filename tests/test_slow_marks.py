@@ -8,6 +8,7 @@ import platform
 import subprocess
 import subprocess as sp
 import sys
+from pathlib import Path
 
 import pytest
 from _slow import fast_loop_guard, starts_a_process
@@ -80,12 +81,19 @@ def _item(slow: bool) -> object:
 
 
 @pytest.mark.parametrize("slow", [False, True], ids=["unmarked", "marked"])
-def test_the_guard_wraps_every_unmarked_test_of_a_full_run(slow: bool) -> None:
+def test_the_guard_wraps_every_unmarked_test_of_a_full_run(
+    slow: bool, request: pytest.FixtureRequest
+) -> None:
     """The run-test hook of tests/conftest.py puts the guard around an unmarked test whatever the
     run's mark expression, so `make test` (CI) fails an unmarked test that starts a process, as
     `make test-fast` does; a marked test runs without it."""
-    import conftest
-
+    # The root conftest as pytest registered it (`import conftest` may find another folder's).
+    root = Path(__file__).with_name("conftest.py").resolve()
+    (conftest,) = [
+        plugin
+        for plugin in request.config.pluginmanager.get_plugins()
+        if Path(getattr(plugin, "__file__", "") or "/").resolve() == root
+    ]
     before = subprocess.Popen._execute_child
     hook = conftest.pytest_runtest_protocol(_item(slow), None)
     next(hook)
