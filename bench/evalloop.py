@@ -184,19 +184,13 @@ class _Chunked:
     def __init__(self, backend: Any, size: int) -> None:
         self.backend, self.size, self.batched = backend, size, backend.generate_batch
 
-    def __call__(self, conversations: list, *, tools: Any = None, constraints: Any = None, **kw: Any) -> list:
-        tools_each = tools if tools is not None else [None] * len(conversations)
-        lengths = [len(self.backend._encode(m, t)) for m, t in zip(conversations, tools_each, strict=True)]
-        order = sorted(range(len(conversations)), key=lambda i: -lengths[i])
-        results: list[Any] = [None] * len(conversations)
+    def __call__(self, requests: list, **kw: Any) -> list:
+        lengths = [len(self.backend._encode(r.messages, r.tools)) for r in requests]
+        order = sorted(range(len(requests)), key=lambda i: -lengths[i])
+        results: list[Any] = [None] * len(requests)
         for start in range(0, len(order), self.size):
             chunk = order[start : start + self.size]
-            replies = self.batched(
-                [conversations[i] for i in chunk],
-                tools=None if tools is None else [tools[i] for i in chunk],
-                constraints=None if constraints is None else [constraints[i] for i in chunk],
-                **{**kw, "batch_size": self.size},
-            )
+            replies = self.batched([requests[i] for i in chunk], batch_size=self.size)
             for i, reply in zip(chunk, replies, strict=True):
                 results[i] = reply
         return results

@@ -20,7 +20,6 @@ turn of the benchmark, rendered as the model must write it (with its thought, un
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import os
@@ -39,8 +38,9 @@ from diaforge.format import (
     parse_openai_message,
     shown_value,
 )
+from diaforge.llm.base import ChatResult, GenerationRequest, generate_replies
 from diaforge.llm.decoding import DecodingConfig
-from diaforge.llm.loops import LOOP_FINISH, LoopStop
+from diaforge.llm.loops import LOOP_FINISH
 from diaforge.schema import Dialogue, Turn
 
 if TYPE_CHECKING:
@@ -314,8 +314,7 @@ class ModelUnderTest:
         self.label = cfg.model
         self._backend = None
         self._policy = None
-        self._token_texts: list[str] | None = None
-        self._constraints: list[Any] = []
+        self._counters: dict[str, int] = {}
         if cfg.is_policy:
             self._policy = make_policy(cfg.backend, seed=cfg.seed)
             self.info = {"kind": "policy", "path": None, "base": None, "policy": cfg.backend}
@@ -331,7 +330,6 @@ class ModelUnderTest:
                 max_new_tokens=cfg.max_new_tokens,
                 default_temperature=cfg.temperature or None,
                 prefix_cache=cfg.prefix_cache,
-                loop_stop=LoopStop() if cfg.decoding.loop_stop else None,
             )
         elif cfg.backend == "openai":
             from diaforge.llm.openai_backend import OpenAIBackend
@@ -398,89 +396,51 @@ class ModelUnderTest:
         convs = list(messages) if messages is not None else [self.messages(d) for d in dialogues]
         if len(convs) != len(dialogues):
             raise ValueError(f"{len(convs)} message lists for {len(dialogues)} dialogues")
-        tools = [self.tools(d) for d in dialogues]
-        if self.cfg.backend == "hf":
-            results = await asyncio.to_thread(
-                self._backend.generate_batch,
-                convs,
-                temperature=self.cfg.temperature,
-                max_tokens=self.cfg.max_new_tokens,
-                seed=0,
-                tools=tools if self.cfg.native else None,
-                batch_size=self.cfg.batch_size,
-                constraints=[self._constraint(d) for d in dialogues]
-                if self.cfg.decoding.constrain_calls
-                else None,
-            )
-            return [self._text_reply(r.text, r.finish_reason) for r in results]
-        if self.cfg.backend == "openai":
+        requests = [self.request(d, m) for d, m in zip(dialogues, convs, strict=True)]
+        results = await generate_replies(self._backend, requests, batch_size=self.cfg.batch_size)
+        for r in results:
+            for key, n in r.counters.items():
+                self._counters[key] = self._counters.get(key, 0) + n
+        return [self._reply(r) for r in results]
 
-            async def one(msgs: list[dict], tls: list[dict] | None) -> Reply:
-                r = await self._backend.chat(msgs, temperature=self.cfg.temperature, seed=0, tools=tls)
-                if r.tool_calls:
-                    message = {
-                        "content": r.text,
-                        "tool_calls": r.tool_calls,
-                        "reasoning_content": r.reasoning,
-                    }
-                    return Reply(
-                        parse_openai_message(message),
-                        json.dumps(message, ensure_ascii=False, default=str),
-                        truncated=r.finish_reason == "length",
-                    )
-                return self._text_reply(r.text, r.finish_reason)
-
-            return await asyncio.gather(*(one(m, t) for m, t in zip(convs, tools, strict=True)))
-        results = await asyncio.to_thread(
-            self._backend.generate_batch, convs, tools=tools if self.cfg.native else None
+    def request(self, d: Dialogue, messages: list[dict[str, Any]] | None = None) -> GenerationRequest:
+        """What the backend is asked for the next turn of `d`: its conversation (`messages`, else
+        `self.messages(d)`), its tools, what its user said, and the run's decoding."""
+        return GenerationRequest(
+            self.messages(d) if messages is None else messages,
+            tools=self.tools(d),
+            candidates=tuple(d.candidate_tools),
+            said=tuple(t.content for t in d.turns if t.role == "user" and t.content),
+            decoding=self.cfg.decoding,
+            temperature=self.cfg.temperature,
+            max_tokens=self.cfg.max_new_tokens,
+            seed=0,
         )
-        return [self._text_reply(r.text, r.finish_reason) for r in results]
 
-    def _constraint(self, d: Dialogue) -> Any:
-        """The call constraint of one dialogue (its candidates' schemas); counts are kept in
-        `constraint_stats`."""
-        from diaforge.llm.constrain import CallConstraint, CallGrammar, Grounding, token_texts_of
-
-        if self._token_texts is None:
-            self._token_texts = token_texts_of(self._backend.tokenizer)
-        tokenizer = self._backend.tokenizer
-        said = [t.content for t in d.turns if t.role == "user"]
-        rule: Any = CallConstraint(
-            CallGrammar(
-                {t.name: t.parameters for t in d.candidate_tools},
-                Grounding.of(said) if self.cfg.decoding.ground_values else None,
-            ),
-            self._token_texts,
-            self._backend.eos_token_ids,
-            lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
+    def _reply(self, r: ChatResult) -> Reply:
+        """A backend's reply as a `Reply`: native tool calls parsed from the message, text parsed
+        as the model wrote it."""
+        if not r.tool_calls:
+            return self._text_reply(r.text, r.finish_reason)
+        message = {"content": r.text, "tool_calls": r.tool_calls, "reasoning_content": r.reasoning}
+        return Reply(
+            parse_openai_message(message),
+            json.dumps(message, ensure_ascii=False, default=str),
+            truncated=r.finish_reason == "length",
         )
-        if self.cfg.decoding.copy_thoughts:
-            from diaforge.llm.thought_copy import CopyingRule, ThoughtCopy
-
-            rule = CopyingRule(ThoughtCopy(d.candidate_tools), rule)
-        self._constraints.append(rule)
-        return rule
 
     @property
     def constraint_stats(self) -> dict[str, int] | None:
-        """Tokens chosen under the call constraint, the times none of the best `max_scan` tokens
-        was allowed (the rest of the vocabulary was scanned) and the times no token was (the
-        model's own token then stood); None when calls were not constrained."""
+        """What the decoding rules counted over the run (`diaforge.llm.rules`): tokens chosen under
+        the call rule, the times none of the best tokens was allowed (the rest of the vocabulary was
+        scanned) and the times no token was (the model's own token then stood), and with copied
+        thoughts the copies made and given up; None when calls were not constrained."""
         if not self.cfg.decoding.constrain_calls:
             return None
-        return {
-            "constrained_tokens": sum(c.steps for c in self._constraints),
-            "deep_scans": sum(c.deep_scans for c in self._constraints),
-            "fallbacks": sum(c.fallbacks for c in self._constraints),
-            **(
-                {
-                    "thought_copies": sum(c.copies for c in self._constraints),
-                    "copy_fallbacks": sum(c.copy_fallbacks for c in self._constraints),
-                }
-                if self.cfg.decoding.copy_thoughts
-                else {}
-            ),
-        }
+        keys = ["constrained_tokens", "deep_scans", "fallbacks"]
+        if self.cfg.decoding.copy_thoughts:
+            keys += ["thought_copies", "copy_fallbacks"]
+        return {**dict.fromkeys(keys, 0), **self._counters}
 
     @property
     def cache_stats(self) -> dict[str, Any] | None:

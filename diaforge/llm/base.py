@@ -7,6 +7,9 @@ talks to: an OpenAI-compatible server (`openai`), a local transformers model (`h
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -85,6 +88,41 @@ class ChatResult:
     """Set when the served reply held invalid Unicode (lone surrogates) that the backend replaced
     with U+FFFD so that it can be stored and sent on: says what was repaired. A generation run
     rejects the attempt that received it; an evaluation keeps the repaired text."""
+    counters: dict[str, int] = field(default_factory=dict)
+    """What the decoding rules did while writing this reply (`diaforge.llm.rules`), summed by name;
+    empty when no rule counted anything or the backend applies none."""
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One reply asked of a backend's `generate_batch`: the conversation, what the prompt shows,
+    and how to decode it. Every model backend (hf, openai, vllm) answers a list of these."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    """Tool specs handed to the chat template or the server (native mode); None when the prompt
+    lists the tools itself."""
+    candidates: tuple[Any, ...] = ()
+    """The `diaforge.schema.Tool`s the reply may call: what the call rule holds a call to (the
+    listing's tools whether they travel in `tools` or in the prompt)."""
+    said: tuple[str, ...] | None = None
+    """What the user said, which grounded values copy; None: the user messages' text."""
+    decoding: Any = None
+    """The `diaforge.llm.decoding.DecodingConfig` of this reply; None: the backend's default."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+    def user_texts(self) -> tuple[str, ...]:
+        """`said`, or the text of every user message when it is not given."""
+        if self.said is not None:
+            return self.said
+        return tuple(
+            m["content"]
+            for m in self.messages
+            if m.get("role") == "user" and isinstance(m.get("content"), str)
+        )
 
 
 @runtime_checkable
@@ -106,3 +144,13 @@ class ChatBackend(Protocol):
     ) -> ChatResult: ...
 
     async def aclose(self) -> None: ...
+
+
+async def generate_replies(
+    backend: Any, requests: Sequence[GenerationRequest], **options: Any
+) -> list[ChatResult]:
+    """`backend.generate_batch(requests, **options)`, awaited: a coroutine is awaited as it is, a
+    blocking one runs in a worker thread so the event loop stays free."""
+    if inspect.iscoroutinefunction(backend.generate_batch):
+        return await backend.generate_batch(list(requests), **options)
+    return await asyncio.to_thread(backend.generate_batch, list(requests), **options)

@@ -18,10 +18,11 @@ one (a premature call stays wrong), but a value can no longer be corrupted while
 viable prefix can be completed one character at a time and decoding never strands.
 
 `CallGrammar.viable(text)` says whether `text` (the reply from its ``[`` on) can still be completed
-into such a list; `CallConstraint` turns that into a token choice: the highest-scoring token whose
-text keeps the call viable (greedy decoding restricted to the grammar, found by scanning tokens in
-descending logit order). Text before the call list (the thought, or a reply that is not a call) is
-never constrained, so a model that asks a question asks it as it would.
+into such a list; `diaforge.llm.call_rule.CallRule` turns that into a decoding rule (`diaforge.llm.rules`) whose mask
+allows the tokens whose text keeps the call viable, so that the chain writes the highest-scoring
+such token (greedy decoding restricted to the grammar). Text before the call list (the thought, or
+a reply that is not a call) is never constrained, so a model that asks a question asks it as it
+would.
 """
 
 from __future__ import annotations
@@ -417,83 +418,7 @@ def call_start(reply: str) -> int | None:
     return body_at + len(body) - len(stripped)
 
 
-class CallConstraint:
-    """Greedy decoding restricted to `grammar` once a reply opens its call list (module docstring).
-
-    `token_texts` holds each token id's text (`token_texts_of`); `eos_ids` the end-of-turn tokens.
-    `choose` returns the token to write instead of the model's free choice, or None when the reply
-    is not in a call list (or no token of the vocabulary keeps it viable, which `fallbacks` counts:
-    the model's own choice then stands and the parser judges the result). The best `max_scan`
-    tokens are tried first; only when none fits is the rest scanned (`deep_scans`)."""
-
-    def __init__(
-        self,
-        grammar: CallGrammar,
-        token_texts: Sequence[str],
-        eos_ids: Sequence[int],
-        decode: Any,
-        *,
-        max_scan: int = 4096,
-    ) -> None:
-        self.grammar = grammar
-        self.token_texts = token_texts
-        self.eos_ids = list(eos_ids)
-        self.decode = decode
-        self.max_scan = max_scan
-        self.steps = 0
-        """Tokens chosen under the constraint."""
-        self.free = False
-        """The reply's body has begun with something other than a call list: it never will be one,
-        so later tokens skip decoding the reply."""
-        self.deep_scans = 0
-        """Tokens for which none of the best `max_scan` kept the call valid, so the rest of the
-        vocabulary was scanned."""
-        self.fallbacks = 0
-        """Tokens for which no token at all kept the call valid (the model's own choice stood)."""
-
-    def choose(self, new_ids: Sequence[int], logits: Any) -> int | None:
-        """The token to write next, given the reply's tokens so far and the next-token logits."""
-        if self.free:
-            return None
-        text = self.decode(list(new_ids)) if new_ids else ""
-        start = call_start(text)
-        if start is None:
-            self.free = _body_is_not_a_call(text)
-            return None
-        call = text[start:]
-        self.steps += 1
-        if self.grammar.state(call) == "complete":
-            return self.eos_ids[0]
-        import torch
-
-        scores = logits.float()
-        k = min(self.max_scan, scores.shape[-1])
-        best = torch.topk(scores, k).indices
-        token = self._first_viable(call, best.tolist())
-        if token is None and k < scores.shape[-1]:
-            # Past the best `max_scan`, the rest of the vocabulary in order: a token that keeps
-            # the call valid exists whenever the grammar can go on (every single character is one).
-            self.deep_scans += 1
-            rest = torch.ones_like(scores, dtype=torch.bool)
-            rest[best] = False
-            others = torch.nonzero(rest).squeeze(-1)
-            order = others[torch.argsort(scores[others], descending=True)]
-            token = self._first_viable(call, order.tolist())
-        if token is None:
-            self.fallbacks += 1
-        return token
-
-    def _first_viable(self, call: str, tokens: Sequence[int]) -> int | None:
-        for token in tokens:
-            piece = self.token_texts[token]
-            if not piece or token in self.eos_ids:  # special tokens carry no text to check
-                continue
-            if self.grammar.viable(call + piece):
-                return int(token)
-        return None
-
-
-def _body_is_not_a_call(reply: str) -> bool:
+def body_is_not_a_call(reply: str) -> bool:
     """Whether the reply's body (after a closed thought, or the whole reply without one) has begun
     with something other than ``[`` (a reply still writing ``<think>`` has not begun its body)."""
     if THINK_OPEN.startswith(reply.lstrip()):
@@ -505,10 +430,3 @@ def _body_is_not_a_call(reply: str) -> bool:
         reply = reply[close + len(THINK_CLOSE) :]
     body = reply.lstrip()
     return bool(body) and not body.startswith("[")
-
-
-def token_texts_of(tokenizer: Any) -> list[str]:
-    """The text of every token id of `tokenizer` on its own (special tokens as empty text)."""
-    special = set(getattr(tokenizer, "all_special_ids", []) or [])
-    size = len(tokenizer)
-    return ["" if i in special else tokenizer.decode([i]) for i in range(size)]

@@ -18,8 +18,9 @@ still refused. A new field takes a strict type too.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+import importlib
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, StrictBool
 from pydantic.dataclasses import dataclass
@@ -31,21 +32,37 @@ __all__ = [
     "NEEDS",
     "NOT_AIDS",
     "DecodingConfig",
+    "Rule",
+    "build_chain",
     "decoding_class",
     "decoding_keys",
     "fold_decoding",
+    "rule_of",
 ]
 
-#: The executor that applies the decoding aids (`DecodingConfig.aids`); another refuses them.
-APPLIED_BY = "hf"
-#: The fields that are not aids: the loop stop is a budget rule, left out where it cannot run
-#: (``metrics.json`` says so under ``unapplied``) instead of refused.
-NOT_AIDS = ("loop_stop",)
-#: The aids that need `constrain_calls`, and why (the end of their refusal).
-NEEDS = {
-    "ground_values": "it holds the values of constrained calls",
-    "copy_thoughts": "it hands each reply's call to the call constraint",
-}
+#: The executors that apply the decoding aids (`DecodingConfig.aids`); another refuses them. Both
+#: drive `diaforge.llm.rules.RuleChain` inside the hf generator.
+APPLIED_BY = ("hf", "diaforge-serve")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a decoding field turns on, written beside the field (``Annotated[StrictBool, Rule(...)]``):
+    the rule's factory, its place in the chain, what it needs. Adding a rule is its module and one
+    field carrying this; nothing else changes (docs/decoding-rules.md)."""
+
+    factory: str | None
+    """``"module:callable"``: called with a `diaforge.llm.rules.RuleContext`, it returns the row's
+    rule (or None when the row has nothing for it to do); None for a field that only tunes another
+    rule (``ground_values`` tunes the call rule)."""
+    order: int = 50
+    """Place in the chain (lower first): rules that end replies, then the thought, then the call."""
+    needs: str | None = None
+    """A field that must be on too."""
+    why: str = ""
+    """Why it needs that field (the end of the refusal's line)."""
+    aid: bool = True
+    """False for a budget rule (the loop stop): left out, not refused, where it cannot run."""
 
 
 @dataclass(config=ConfigDict(extra="forbid", use_attribute_docstrings=True))
@@ -53,48 +70,59 @@ class DecodingConfig:
     """The decoding rules of the model under test (``eval run``'s decoding flags; a YAML config's
     ``decoding:`` mapping)."""
 
-    loop_stop: StrictBool = True
+    loop_stop: Annotated[StrictBool, Rule("diaforge.llm.loops:LoopRule.build", order=20, aid=False)] = True
     """`hf`: end a reply whose tail repeats one block three times in a row (`diaforge.llm.loops`;
     it counts as truncated, as the budget would have made it). Default true."""
-    constrain_calls: StrictBool = False
+    constrain_calls: Annotated[StrictBool, Rule("diaforge.llm.call_rule:CallRule.build", order=40)] = False
     """`hf`: once a reply opens a call list, keep it a valid call to a candidate (strict function
     calling, `diaforge.llm.constrain`); apply it alike to every model compared. Default false."""
-    ground_values: StrictBool = False
+    ground_values: Annotated[
+        StrictBool, Rule(None, needs="constrain_calls", why="it holds the values of constrained calls")
+    ] = False
     """`hf`, with `constrain_calls`: a call's string and number values must also copy words the user
     said in the dialogue, as `diaforge.eval.anatomy` counts a value grounded (copy-constrained
     decoding, `diaforge.llm.constrain.Grounding`). Default false."""
-    copy_thoughts: StrictBool = False
+    copy_thoughts: Annotated[
+        StrictBool,
+        Rule(
+            "diaforge.llm.thought_copy:ThoughtRule.build",
+            order=30,
+            needs="constrain_calls",
+            why="it hands each reply's call to the call constraint",
+        ),
+    ] = False
     """`hf`, with `constrain_calls`: hold the copy spans of `lookup` thoughts to the tool listing
     (the name after an option's description, the signature and required keys after ``The tool
     is``) and the call's tool to the one the thought settled on (`diaforge.llm.thought_copy`).
     Default false."""
 
     def aids(self) -> list[str]:
-        """The aids turned on: every true field but `NOT_AIDS`, in field order."""
+        """The aids turned on: every true field whose `Rule` is an aid, in field order."""
         return [name for name, value in self.as_dict().items() if value is True and name not in NOT_AIDS]
 
     def check(self, backend: str, *, policy: bool = False) -> None:
-        """What the rules need, checked in one place: an aid of `NEEDS` without `constrain_calls`,
-        then any aid asked of an executor other than `APPLIED_BY` (`backend`; `policy`: it is a
+        """What the rules need, checked in one place: a field whose `Rule` needs another that is
+        off, then any aid asked of an executor not in `APPLIED_BY` (`backend`; `policy`: it is a
         reference policy, which decodes nothing). Each refusal is one `InputError` line naming the
         flags."""
-        for name, why in NEEDS.items():
-            if getattr(self, name) and not self.constrain_calls:
-                raise InputError(f"{_flag(name)} on needs --constrain-calls on ({why})")
+        for name in decoding_keys(type(self)):
+            rule = rule_of(type(self), name)
+            if getattr(self, name) and rule is not None and rule.needs and not getattr(self, rule.needs):
+                raise InputError(f"{_flag(name)} on needs {_flag(rule.needs)} on ({rule.why})")
         asked = self.aids()
-        if backend != APPLIED_BY and asked:
+        if backend not in APPLIED_BY and asked:
             flags = ", ".join(f"{_flag(name)} on" for name in asked)
             what = (
                 f"the {backend} policy decodes nothing"
                 if policy
                 else f"the {backend} backend cannot apply it"
             )
-            raise InputError(f"{flags}: decoding aids run inside the {APPLIED_BY} backend only; {what}")
+            raise InputError(f"{flags}: decoding aids run inside the {APPLIED_BY[0]} backend only; {what}")
 
     def unapplied(self, backend: str) -> list[str]:
         """The rules turned on that `backend` leaves out (after `check`, the loop stop alone)."""
         return (
-            [] if backend == APPLIED_BY else [name for name, value in self.as_dict().items() if value is True]
+            [] if backend in APPLIED_BY else [name for name, value in self.as_dict().items() if value is True]
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -133,5 +161,53 @@ def fold_decoding(
     return out
 
 
+def rule_of(config: type, name: str) -> Rule | None:
+    """The `Rule` written beside field `name` of a decoding config class, or None."""
+    info = config.__pydantic_fields__[name]
+    return next((m for m in info.metadata if isinstance(m, Rule)), None)
+
+
+def build_chain(
+    decoding: DecodingConfig,
+    vocab: Any,
+    *,
+    candidates: Sequence[Any] = (),
+    said: Sequence[str] = (),
+    stop: Sequence[str] = (),
+) -> Any:
+    """The `diaforge.llm.rules.RuleChain` of one row: the stop strings of the request first, then
+    the rule of every field that is on, in the order of their `Rule`s. `candidates` are the
+    tools the row may call, `said` what the user said (grounded values copy it)."""
+    from diaforge.llm.rules import RuleChain, RuleContext, StopStrings
+
+    context = RuleContext(decoding, vocab, tuple(candidates), tuple(said), tuple(s for s in stop if s))
+    rules: list[tuple[int, Any]] = []
+    if context.stop:
+        rules.append((0, StopStrings(context.stop)))
+    for name in decoding_keys(type(decoding)):
+        rule = rule_of(type(decoding), name)
+        if rule is None or rule.factory is None or getattr(decoding, name) is not True:
+            continue
+        built = _load(rule.factory)(context)
+        if built is not None:
+            rules.append((rule.order, built))
+    return RuleChain([r for _, r in sorted(rules, key=lambda pair: pair[0])], vocab)
+
+
+def _load(path: str) -> Any:
+    """The callable a ``"module:attr.attr"`` path names."""
+    module, _, attrs = path.partition(":")
+    target: Any = importlib.import_module(module)
+    for attr in attrs.split("."):
+        target = getattr(target, attr)
+    return target
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
+
+
+#: The fields that are not aids (budget rules, left out where they cannot run, not refused).
+NOT_AIDS = tuple(n for n in decoding_keys() if (r := rule_of(DecodingConfig, n)) is not None and not r.aid)
+#: The fields that need another on, and why (the end of their refusal).
+NEEDS = {n: r.why for n in decoding_keys() if (r := rule_of(DecodingConfig, n)) is not None and r.needs}

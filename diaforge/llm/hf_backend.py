@@ -27,14 +27,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from diaforge.llm.base import BackendConfigError, ChatResult, Usage
-from diaforge.llm.loops import LOOP_FINISH, LoopStop
-from diaforge.llm.prefix_cache import PrefixCachedGenerator, supports_prefix_cache
+from diaforge.llm.base import BackendConfigError, ChatResult, GenerationRequest, Usage
+from diaforge.llm.decoding import DecodingConfig, build_chain
+from diaforge.llm.prefix_cache import Generated, PrefixCachedGenerator, supports_prefix_cache
+from diaforge.llm.rules import LENGTH_FINISH, ChainProcessor, ChainStopper, RuleChain, Vocab
 
 logger = logging.getLogger(__name__)
 
@@ -94,54 +96,6 @@ class _SeededSampler:
         return out.scatter(-1, chosen, 0.0)
 
 
-class _StopOnStrings:
-    """Stopping criterion: a row is done once its decoded new text contains a stop string.
-
-    transformers' own `stop_strings` needs a tokenizer whose vocabulary it can reconstruct as
-    text, which fails for some tokenizers; decoding the tail of each row works for all."""
-
-    def __init__(self, tokenizer: Any, stop: list[str], prompt_width: int) -> None:
-        self.tokenizer = tokenizer
-        self.stop = [s for s in stop if s]
-        self.prompt_width = prompt_width
-        # A stop string of n characters spans at most n tokens (plus a little for merges).
-        self.window = max(len(s) for s in self.stop) + 4
-
-    def holds_stop(self, new_ids: list[int]) -> bool:
-        """Whether the decoded tail of a row's new tokens contains a stop string."""
-        tail = self.tokenizer.decode(new_ids[-self.window :], skip_special_tokens=True)
-        return any(s in tail for s in self.stop)
-
-    def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
-        tails = input_ids[:, max(self.prompt_width, input_ids.shape[1] - self.window) :].tolist()
-        done = [self.holds_stop(tail) for tail in tails]
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
-
-
-class _StopOnLoop:
-    """Stopping criterion of `model.generate`: a row is done once its new tokens loop (`LoopStop`)."""
-
-    def __init__(self, loop_stop: LoopStop, prompt_width: int) -> None:
-        self.loop_stop = loop_stop
-        self.prompt_width = prompt_width
-
-    def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
-        done = [self.loop_stop(row) for row in input_ids[:, self.prompt_width :].tolist()]
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
-
-
-def _row_constraint(constraints: list[Any] | None) -> Any:
-    """The `constrain` hook of `PrefixCachedGenerator.generate` for per-prompt constraints."""
-    if not constraints or all(c is None for c in constraints):
-        return None
-
-    def constrain(index: int, new_ids: list[int], logits: torch.Tensor) -> int | None:
-        rule = constraints[index]
-        return None if rule is None else rule.choose(new_ids, logits)
-
-    return constrain
-
-
 class HFBackend:
     """Local transformers model as a chat backend.
 
@@ -159,8 +113,9 @@ class HFBackend:
             True; ignored for models whose cache cannot be reused that way.
         max_cached_tokens: how many tokens of keys and values the prefix cache keeps (None: as
             many as its memory bound, `prefix_cache.DEFAULT_MAX_CACHED_BYTES`, holds).
-        loop_stop: end a reply whose tail loops (`diaforge.llm.loops.LoopStop`) with
-            ``finish_reason="loop"``; None (the default) lets it run to the budget.
+        decoding: the decoding rules (`diaforge.llm.decoding.DecodingConfig`) of a request that
+            names none (`chat`, `generate_one`); None (the default): no rule, so a reply runs to
+            its end of turn or its budget. A `GenerationRequest` carries its own.
     """
 
     name = "hf"
@@ -176,7 +131,7 @@ class HFBackend:
         top_p: float = 1.0,
         prefix_cache: bool = True,
         max_cached_tokens: int | None = None,
-        loop_stop: LoopStop | None = None,
+        decoding: DecodingConfig | None = None,
     ) -> None:
         path = Path(model_path).expanduser()
         if not path.is_dir():
@@ -199,7 +154,7 @@ class HFBackend:
             raise BackendConfigError(f"cannot move the model to device {device!r}: {exc}") from None
         self._setup(model, tokenizer, str(path), max_new_tokens, default_temperature, top_p)
         self._use_prefix_cache(prefix_cache, max_cached_tokens)
-        self.loop_stop = loop_stop
+        self.decoding = decoding
 
     @classmethod
     def from_model(
@@ -213,13 +168,13 @@ class HFBackend:
         top_p: float = 1.0,
         prefix_cache: bool = True,
         max_cached_tokens: int | None = None,
-        loop_stop: LoopStop | None = None,
+        decoding: DecodingConfig | None = None,
     ) -> HFBackend:
         """Wrap an already loaded model (e.g. a base model with a PEFT adapter) and tokenizer."""
         self = cls.__new__(cls)
         self._setup(model, tokenizer, model_name, max_new_tokens, default_temperature, top_p)
         self._use_prefix_cache(prefix_cache, max_cached_tokens)
-        self.loop_stop = loop_stop
+        self.decoding = decoding
         return self
 
     def _use_prefix_cache(self, wanted: bool, max_cached_tokens: int | None) -> None:
@@ -256,6 +211,14 @@ class HFBackend:
         self._async_lock: asyncio.Lock | None = None
         self._async_lock_loop: asyncio.AbstractEventLoop | None = None
         self._warned_tools = False
+        self._vocab: Vocab | None = None
+
+    @property
+    def vocab(self) -> Vocab:
+        """The tokenizer as the decoding rules see it (`diaforge.llm.rules.Vocab`), built once."""
+        if self._vocab is None:
+            self._vocab = Vocab.of(self.tokenizer, self.eos_token_ids)
+        return self._vocab
 
     def _end_of_turn_ids(self) -> list[int]:
         ids: list[int] = []
@@ -297,6 +260,21 @@ class HFBackend:
 
     # -- generation ----------------------------------------------------------------------------
 
+    def chain(self, request: GenerationRequest) -> RuleChain | None:
+        """The decoding rules of one request (its own `decoding`, else the backend's), or None
+        when it has none."""
+        decoding = request.decoding if request.decoding is not None else self.decoding
+        if decoding is None and not request.stop:
+            return None
+        chain = build_chain(
+            decoding if decoding is not None else DecodingConfig(loop_stop=False),
+            self.vocab,
+            candidates=request.candidates,
+            said=request.user_texts(),
+            stop=request.stop,
+        )
+        return chain if chain.rules else None
+
     def _generate_ids(
         self,
         prompts: list[list[int]],
@@ -304,30 +282,26 @@ class HFBackend:
         temperature: float | None,
         max_new_tokens: int,
         seed: int | None,
-        stop: list[str] | None,
-        constraints: list[Any] | None = None,
+        chains: list[RuleChain | None],
         max_rows: int | None = None,
-    ) -> list[list[int]]:
-        """Left-pad, generate, and return each row's new tokens up to and including its first
-        end-of-turn token (which `completion_tokens` counts, as servers do). `constraints` holds
-        one `CallConstraint` (or None) per prompt: constrained call decoding, greedy and
-        prefix-cached only. `max_rows`: through the prefix cache, the most rows decoded at once
-        (the rest wait and take the place of rows that end)."""
-        constrained = constraints is not None and any(c is not None for c in constraints)
-        if constrained and (self.prefix_cache is None or temperature):
-            raise BackendConfigError(
-                f"{self.model}: constrained call decoding needs greedy decoding through the prefix cache"
-            )
+    ) -> list[Generated]:
+        """Each prompt's new tokens up to and including its first end-of-turn token (which
+        `completion_tokens` counts, as servers do), and why it stopped. `chains` holds each
+        row's decoding rules (or None); a chain that masks tokens needs greedy decoding.
+        `max_rows`: through the prefix cache, the most rows decoded at once (the rest wait and
+        take the place of rows that end); `model.generate` takes them all at once."""
+        if temperature and any(c is not None and c.masks for c in chains):
+            raise BackendConfigError(f"{self.model}: constrained decoding rules need greedy decoding")
+        sampler = _SeededSampler(temperature, self.top_p, seed) if temperature else None
+
+        def choose(logits: torch.Tensor) -> torch.Tensor:
+            return (sampler(None, logits) if sampler is not None else logits).argmax(dim=-1)
+
         if self.prefix_cache is not None:
-            return self._generate_cached(
-                prompts,
-                temperature=temperature,
-                max_new_tokens=max_new_tokens,
-                seed=seed,
-                stop=stop,
-                constraints=constraints,
-                max_rows=max_rows,
-            )
+            with self._thread_lock:
+                return self.prefix_cache.generate(
+                    prompts, max_new_tokens=max_new_tokens, choose=choose, chains=chains, max_rows=max_rows
+                )
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         width = max(len(p) for p in prompts)
@@ -346,91 +320,40 @@ class HFBackend:
             eos_token_id=list(self.eos_token_ids),
             pad_token_id=self.pad_token_id,
         )
-        processors = LogitsProcessorList()
-        if temperature:
-            processors.append(_SeededSampler(temperature, self.top_p, seed))
-        criteria = StoppingCriteriaList()
-        if stop and any(stop):
-            criteria.append(_StopOnStrings(self.tokenizer, list(stop), width))
-        if self.loop_stop is not None:
-            criteria.append(_StopOnLoop(self.loop_stop, width))
+        bare = Vocab((), tuple(self.eos_token_ids), lambda ids: "")
+        rows = [c if c is not None else RuleChain([], bare) for c in chains]
+        for chain, prompt in zip(rows, prompts, strict=True):
+            chain.admit(prompt)
+        processor = ChainProcessor(rows, width, choose)
         with self._thread_lock, torch.inference_mode():
-            output = self.hf_model.generate(
+            self.hf_model.generate(
                 input_ids=input_ids,
                 attention_mask=attention_mask,
                 generation_config=config,
-                logits_processor=processors,
-                stopping_criteria=criteria,
+                logits_processor=LogitsProcessorList([processor]),
+                stopping_criteria=StoppingCriteriaList([ChainStopper(processor)]),
             )
-        rows = []
-        eos = set(self.eos_token_ids)
-        for row in output[:, width:].tolist():
-            kept = []
-            for token in row:
-                kept.append(token)
-                if token in eos:
-                    break
-            else:
-                # A row stopped early (stop string) while others went on is padded after its end.
-                while kept and kept[-1] == self.pad_token_id:
-                    kept.pop()
-            rows.append(kept)
-        return rows
-
-    def _generate_cached(
-        self,
-        prompts: list[list[int]],
-        *,
-        temperature: float | None,
-        max_new_tokens: int,
-        seed: int | None,
-        stop: list[str] | None,
-        constraints: list[Any] | None = None,
-        max_rows: int | None = None,
-    ) -> list[list[int]]:
-        """`_generate_ids` through the prefix cache (same contract)."""
-        sampler = _SeededSampler(temperature, self.top_p, seed) if temperature else None
-
-        def choose(logits: torch.Tensor) -> torch.Tensor:
-            if sampler is not None:
-                logits = sampler(None, logits)
-            return logits.argmax(dim=-1)
-
-        stops = _StopOnStrings(self.tokenizer, list(stop), 0) if stop and any(stop) else None
-        loops = self.loop_stop
-
-        def stopped(new_ids: list[int]) -> bool:
-            return (stops is not None and stops.holds_stop(new_ids)) or (loops is not None and loops(new_ids))
-
-        with self._thread_lock:
-            generated = self.prefix_cache.generate(
-                prompts,
-                max_new_tokens=max_new_tokens,
-                choose=choose,
-                stopped_by_text=stopped if stops is not None or loops is not None else None,
-                constrain=_row_constraint(constraints),
-                max_rows=max_rows,
-            )
-        return [g.ids for g in generated]
+        out = []
+        for chain, finish in zip(rows, processor.finish, strict=True):
+            chain.retire()
+            out.append(Generated(chain.row.ids, finish or LENGTH_FINISH))
+        return out
 
     def _to_result(
-        self, prompt_len: int, new_ids: list[int], stop: list[str] | None, max_new_tokens: int
+        self, prompt_len: int, generated: Generated, stop: Sequence[str], chain: RuleChain | None
     ) -> ChatResult:
+        new_ids = generated.ids
         text = self.tokenizer.decode(
             [t for t in new_ids if t not in self.eos_token_ids], skip_special_tokens=True
         )
-        stopped = any(t in self.eos_token_ids for t in new_ids)
-        if stop:
-            cuts = [text.find(s) for s in stop if s and s in text]
-            if cuts:
-                text = text[: min(cuts)]
-                stopped = True
-        # No end-of-turn token and no stop string within the budget: the reply was cut off.
-        finish = "stop" if stopped or len(new_ids) < max_new_tokens else "length"
-        if finish == "stop" and not stopped and self.loop_stop is not None and self.loop_stop.period(new_ids):
-            finish = LOOP_FINISH
+        cuts = [text.find(s) for s in stop if s and s in text]
+        if cuts:
+            text = text[: min(cuts)]
         usage = Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids), requests=1)
-        return ChatResult(text=text, usage=usage, model=self.model, finish_reason=finish)
+        counters = chain.counters() if chain is not None else {}
+        return ChatResult(
+            text=text, usage=usage, model=self.model, finish_reason=generated.finish, counters=counters
+        )
 
     def _effective_temperature(self, temperature: float | None) -> float | None:
         return self.default_temperature if temperature is None else temperature
@@ -446,18 +369,10 @@ class HFBackend:
         stop: list[str] | None = None,
     ) -> ChatResult:
         """Blocking version of `chat` (for scripts that have no event loop)."""
-        prompt = self._encode(messages, tools)
-        budget = max_tokens or self.max_new_tokens
-        new_ids = self._generate_ids(
-            [prompt],
-            temperature=self._effective_temperature(temperature),
-            max_new_tokens=budget,
-            seed=seed,
-            stop=stop,
-        )[0]
-        result = self._to_result(len(prompt), new_ids, stop, budget)
-        self.usage.add(result.usage)
-        return result
+        request = GenerationRequest(
+            messages, tools, temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop or ())
+        )
+        return self.generate_batch([request], batch_size=1)[0]
 
     def _lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -489,59 +404,42 @@ class HFBackend:
             )
 
     def generate_batch(
-        self,
-        conversations: list[list[dict[str, Any]]],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-        tools: list[dict[str, Any]] | list[list[dict[str, Any]] | None] | None = None,
-        stop: list[str] | None = None,
-        batch_size: int = 8,
-        constraints: list[Any] | None = None,
+        self, requests: Sequence[GenerationRequest], *, batch_size: int = 8
     ) -> list[ChatResult]:
-        """Replies to several conversations, in their order, generated `batch_size` at a time
-        with left padding (conversations of similar length are grouped to limit padding). Through
-        the prefix cache the batch is continuous: every conversation goes to one call that decodes
-        `batch_size` rows at once, and a row that ends gives its place to the next conversation.
-
-        `tools` is either one list of tool specs shared by every conversation, or one entry per
-        conversation (a list of specs or None). Greedy replies equal one-by-one `chat` replies;
-        sampled replies with a seed are reproducible for the same batch composition.
-        `constraints` (one per conversation, or None) constrain the call lists of greedy replies
-        (`diaforge.llm.constrain`).
-        """
-        if not conversations:
+        """Replies to several requests, in their order. Through the prefix cache the batch is
+        continuous: one call decodes `batch_size` rows at once, and a row that ends gives its place
+        to the next request; `model.generate` takes `batch_size` requests at a time (grouped by
+        length to limit padding). Requests that differ in temperature, budget or seed are decoded
+        in separate groups. Greedy replies equal one-by-one `chat` replies; sampled replies with a
+        seed are reproducible for the same batch composition."""
+        requests = list(requests)
+        if not requests:
             return []
-        if tools and all(t is None or isinstance(t, list) for t in tools):
-            if len(tools) != len(conversations):
-                raise ValueError(f"tools has {len(tools)} entries for {len(conversations)} conversations")
-            per_item: list[Any] = list(tools)
-        else:
-            per_item = [tools] * len(conversations)
-        prompts = [self._encode(m, t) for m, t in zip(conversations, per_item, strict=True)]
-        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
-        results: list[ChatResult | None] = [None] * len(prompts)
-        effective = self._effective_temperature(temperature)
-        budget = max_tokens or self.max_new_tokens
+        prompts = [self._encode(r.messages, r.tools) for r in requests]
+        chains = [self.chain(r) for r in requests]
+        results: list[ChatResult | None] = [None] * len(requests)
         size = max(1, batch_size)
-        # Through the prefix cache one call takes every prompt and keeps `size` rows decoding;
-        # `model.generate` takes `size` prompts at a time.
-        step = len(order) if self.prefix_cache is not None else size
-        for start in range(0, len(order), step):
-            chunk = order[start : start + step]
-            rows = self._generate_ids(
-                [prompts[i] for i in chunk],
-                temperature=effective,
-                max_new_tokens=budget,
-                seed=None if seed is None else seed + start,
-                stop=stop,
-                constraints=None if constraints is None else [constraints[i] for i in chunk],
-                max_rows=size,
-            )
-            for i, new_ids in zip(chunk, rows, strict=True):
-                results[i] = self._to_result(len(prompts[i]), new_ids, stop, budget)
-                self.usage.add(results[i].usage)
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for i, r in enumerate(requests):
+            key = (self._effective_temperature(r.temperature), r.max_tokens or self.max_new_tokens, r.seed)
+            groups.setdefault(key, []).append(i)
+        for (temperature, budget, seed), members in groups.items():
+            order = sorted(members, key=lambda i: -len(prompts[i]))
+            # Through the prefix cache one call takes every prompt and keeps `size` rows decoding.
+            step = len(order) if self.prefix_cache is not None else size
+            for start in range(0, len(order), step):
+                chunk = order[start : start + step]
+                rows = self._generate_ids(
+                    [prompts[i] for i in chunk],
+                    temperature=temperature,
+                    max_new_tokens=budget,
+                    seed=None if seed is None else seed + start,
+                    chains=[chains[i] for i in chunk],
+                    max_rows=size,
+                )
+                for i, generated in zip(chunk, rows, strict=True):
+                    results[i] = self._to_result(len(prompts[i]), generated, requests[i].stop, chains[i])
+                    self.usage.add(results[i].usage)
         return [r for r in results if r is not None]
 
     async def aclose(self) -> None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from diaforge.llm.rules import BaseRule, Row, RuleContext
+
 LOOP_FINISH = "loop"
 """`ChatResult.finish_reason` of a reply ended by `LoopStop`."""
 
@@ -59,3 +61,21 @@ class LoopStop:
         """Whether the reply whose new tokens are `ids` has fallen into a loop (checked only at
         multiples of `every` tokens)."""
         return len(ids) % self.every == 0 and self.period(ids) > 0
+
+
+class LoopRule(BaseRule):
+    """`LoopStop` as a decoding rule (`diaforge.llm.rules`): it masks nothing and ends a row whose
+    tail loops with finish reason ``"loop"`` (``DecodingConfig.loop_stop``)."""
+
+    name = "loop_stop"
+
+    def __init__(self, stop: LoopStop | None = None) -> None:
+        super().__init__()
+        self.stop = stop if stop is not None else LoopStop()
+
+    @classmethod
+    def build(cls, context: RuleContext) -> LoopRule:
+        return cls()
+
+    def advance(self, row: Row, token: int) -> str | None:
+        return LOOP_FINISH if self.stop(row.ids) else None

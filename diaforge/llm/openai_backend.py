@@ -25,13 +25,14 @@ import logging
 import os
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import openai
 
 from diaforge.hygiene import json_problem, repair_value
-from diaforge.llm.base import BackendConfigError, BackendError, ChatResult, Usage
+from diaforge.llm.base import BackendConfigError, BackendError, ChatResult, GenerationRequest, Usage
 from diaforge.llm.cache import RequestCache, is_cacheable, make_key
 
 logger = logging.getLogger(__name__)
@@ -287,6 +288,28 @@ class OpenAIBackend:
         if key is not None and self.cache is not None and result.repaired is None:
             self.cache.set(key, result)
         return result
+
+    async def generate_batch(
+        self, requests: Sequence[GenerationRequest], *, batch_size: int | None = None
+    ) -> list[ChatResult]:
+        """One reply per request, in their order, at most `batch_size` requests in flight at once
+        (None: all). Decoding rules are the server's business: a request's `decoding` is not sent
+        (`DecodingConfig.check` refuses aids for this backend)."""
+        requests = list(requests)
+        gate = asyncio.Semaphore(batch_size or max(1, len(requests)))
+
+        async def one(r: GenerationRequest) -> ChatResult:
+            async with gate:
+                return await self.chat(
+                    r.messages,
+                    temperature=r.temperature,
+                    max_tokens=r.max_tokens,
+                    seed=r.seed,
+                    tools=r.tools,
+                    stop=list(r.stop) or None,
+                )
+
+        return list(await asyncio.gather(*(one(r) for r in requests)))
 
     async def _create_with_retries(self, request: dict[str, Any], call: Usage) -> ChatResult:
         """The reply of `request`, retrying transient HTTP failures and malformed 200 replies

@@ -37,6 +37,8 @@ from typing import Any
 
 import torch
 
+from diaforge.llm.rules import LENGTH_FINISH, RuleChain, Vocab
+
 DEFAULT_MAX_CACHED_BYTES = 6 * 2**30
 """Bytes of keys and values kept between calls (about 136,000 tokens of SmolLM2-135M in fp32)."""
 
@@ -104,8 +106,14 @@ class Generated:
     """One row's output: the new token ids (up to and including an end-of-turn token) and why it stopped."""
 
     ids: list[int]
-    stopped: bool
-    """An end-of-turn token or a stop string ended it (False: the token budget did)."""
+    finish: str
+    """``"stop"`` (an end-of-turn token or a stop string), ``"length"`` (the token budget) or a
+    rule's own reason (``"loop"``, `diaforge.llm.loops`)."""
+
+    @property
+    def stopped(self) -> bool:
+        """Whether something other than the token budget ended it."""
+        return self.finish != LENGTH_FINISH
 
 
 class PrefixCachedGenerator:
@@ -142,6 +150,8 @@ class PrefixCachedGenerator:
         concatenation, the way before (kept for `make bench`'s comparison)."""
         self.stats = CacheStats()
         self._logits_to_keep = True
+        self._bare = Vocab((), tuple(self.eos), lambda ids: "")
+        """The vocabulary of a row without rules: its end-of-turn tokens alone."""
 
     # -- the store ---------------------------------------------------------------------------
 
@@ -264,48 +274,52 @@ class PrefixCachedGenerator:
         *,
         max_new_tokens: int,
         choose: Callable[[torch.Tensor], torch.Tensor],
-        stopped_by_text: Callable[[list[int]], bool] | None = None,
-        constrain: Callable[[int, list[int], torch.Tensor], int | None] | None = None,
+        chains: Sequence[RuleChain | None] | None = None,
         max_rows: int | None = None,
     ) -> list[Generated]:
         """New tokens for each prompt, decoded together, in the order of `prompts`.
 
-        `choose` maps a ``[rows, vocab]`` logits tensor to the chosen token ids (greedy: argmax);
-        `stopped_by_text(new_ids)` says whether a row's text so far holds a stop string;
-        `constrain(prompt_index, new_ids, row_logits)` may replace a row's choice with another
-        token (constrained decoding, `diaforge.llm.constrain`), or return None to keep it.
+        `choose` maps a ``[rows, vocab]`` logits tensor to the model's own token ids (greedy:
+        argmax); `chains` (one per prompt, or None) are the rows' decoding rules
+        (`diaforge.llm.rules.RuleChain`): each may mask the model's choice and end its row.
         `max_rows` caps the rows decoded at once (None: all); a row that ends gives its place to
         the next waiting prompt (continuous batching)."""
         if not prompts:
             return []
         cap = len(prompts) if max_rows is None else max(1, int(max_rows))
         waiting, pinned = deque(range(len(prompts))), self._pin(prompts)
-        outputs: list[list[int]] = [[] for _ in prompts]
+        chain_of = [
+            (chains[i] if chains is not None and chains[i] is not None else RuleChain([], self._bare))
+            for i in range(len(prompts))
+        ]
+        masking = [c.masks for c in chain_of]
         done: list[Generated | None] = [None] * len(prompts)
         rows = _Rows(self.model.device, self.grow_in_place)
 
         def pick(logits: torch.Tensor, indices: list[int]) -> torch.Tensor:
             token = choose(logits)
-            if constrain is not None:
-                for b, i in enumerate(indices):
-                    forced = constrain(i, outputs[i], logits[b])
-                    if forced is not None:
-                        token[b] = forced
+            for b, i in enumerate(indices):
+                if masking[i]:
+                    token[b] = chain_of[i].pick(logits[b], int(token[b]))
             return token
 
         def take(i: int, t: int) -> bool:
             """Append `t` to row `i`'s reply; True when the reply has ended."""
-            outputs[i].append(t)
-            ended = t in self.eos or (stopped_by_text is not None and stopped_by_text(outputs[i]))
-            if ended or len(outputs[i]) >= max_new_tokens:
-                done[i] = Generated(outputs[i], stopped=ended)
-                return True
-            return False
+            chain = chain_of[i]
+            finish = chain.accept(t)
+            if finish is None and len(chain.row.ids) >= max_new_tokens:
+                finish = LENGTH_FINISH
+            if finish is None:
+                return False
+            done[i] = Generated(chain.row.ids, finish)
+            chain.retire()
+            return True
 
         while True:
             joining = []
             while waiting and len(rows.active) + len(joining) < cap:
                 i = waiting.popleft()
+                chain_of[i].admit(prompts[i])
                 joining.append((i, *self._prefill(prompts[i], pinned[i])))
             if joining:
                 firsts = pick(torch.cat([logits for _, logits, _ in joining]), [i for i, _, _ in joining])
@@ -333,7 +347,7 @@ class PrefixCachedGenerator:
             keep = []
             for b, i in enumerate(rows.active):
                 if take(i, int(rows.token[b])):
-                    self._keep(prompts[i], outputs[i], rows.cache, b)
+                    self._keep(prompts[i], chain_of[i].row.ids, rows.cache, b)
                 else:
                     keep.append(b)
             rows.select(keep)

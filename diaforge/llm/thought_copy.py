@@ -14,9 +14,9 @@ the model. The name after a description may be only a listed tool whose descript
 the most distinctive words with the description written (`name_matches`: word overlap weighted by
 how few of the listed tools hold the word; ties stay the model's choice). After ``The tool is ``
 comes a listed tool's signature and its required keys, exactly as the listing has them, and the
-tool is the one the same thought chose where it chose one. Once the thought closes, `CopyingRule`
-holds the call's tool to the one the thought settled on and hands the reply to the call
-constraint (`diaforge.llm.constrain.CallConstraint`).
+tool is the one the same thought chose where it chose one. Once the thought closes, `ThoughtRule`
+notes the tool the thought settled on, and the call rule (`diaforge.llm.call_rule.CallRule`)
+holds the call's tool to it.
 
 The matcher reads only what the model sees (the listing) and what it wrote (the description):
 it uses no gold label. On the teacher's own thoughts of a 440-seed corpus it names the tool the
@@ -33,7 +33,7 @@ from typing import Any
 
 from diaforge.format.lookup_thought import CHOSE, TOOL_IS, WHAT_EACH_DOES, lookup_tail
 from diaforge.format.rendering import THINK_CLOSE, THINK_OPEN
-from diaforge.llm.constrain import CallConstraint, CallGrammar
+from diaforge.llm.rules import BaseRule, Choice, Mask, Row, RuleContext
 from diaforge.schema import Tool
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -134,81 +134,72 @@ def thought_of(reply: str) -> str | None:
     return body[len(THINK_OPEN) :]
 
 
-class CopyingRule:
-    """`ThoughtCopy` inside the thought, then the call constraint on the reply's call list with its
-    tool held to the one the thought settled on (``The tool is NAME``), where that is a candidate.
+class ThoughtRule(BaseRule):
+    """`ThoughtCopy` as a decoding rule (`diaforge.llm.rules`): inside an open thought its mask
+    allows the tokens that keep every copy span a copy of the listing (among the best tokens
+    only: where none does, the span is left to the model from then on); once the thought closes
+    it leaves the tool its ``The tool is NAME`` settled on in ``row.notes["tool"]``, which the call
+    rule (`diaforge.llm.call_rule.CallRule`) holds the call to.
 
-    The same interface as `CallConstraint` (`choose`, `free`, and its counts), plus `copies`: the
-    tokens inside thoughts where the model's own choice would have broken a copy span."""
+    Counters: ``thought_copies`` (tokens inside thoughts where the model's own choice would have
+    broken a copy span) and ``copy_fallbacks`` (tokens where no token among the best kept it)."""
 
-    def __init__(self, copy: ThoughtCopy, call: CallConstraint, *, max_scan: int = 4096) -> None:
+    name = "thought"
+
+    def __init__(self, copy: ThoughtCopy) -> None:
+        super().__init__()
         self.copy = copy
-        self.call = call
-        self.max_scan = max_scan
-        self.copies = 0
-        self.copy_fallbacks = 0
-        self._narrowed = False
+        self.counters = {"thought_copies": 0, "copy_fallbacks": 0}
+        self._settled = False
+        self._thought = ""
         self._abandoned: frozenset[int] = frozenset()
 
-    @property
-    def free(self) -> bool:
-        return self.call.free
+    @classmethod
+    def build(cls, context: RuleContext) -> ThoughtRule | None:
+        return cls(ThoughtCopy(context.candidates)) if context.candidates else None
 
-    @property
-    def steps(self) -> int:
-        return self.call.steps
-
-    @property
-    def deep_scans(self) -> int:
-        return self.call.deep_scans
-
-    @property
-    def fallbacks(self) -> int:
-        return self.call.fallbacks
-
-    def choose(self, new_ids: Sequence[int], logits: Any) -> int | None:
-        """The token to write instead of the model's, or None where the model's own stands."""
-        if self.call.free:
-            return None
-        text = self.call.decode(list(new_ids)) if new_ids else ""
-        thought = thought_of(text)
+    def mask(self, row: Row) -> Mask | None:
+        thought = thought_of(row.text)
         if thought is None:
-            self._narrow(text)
-            return self.call.choose(new_ids, logits)
-        import torch
+            self._settle(row)
+            return None
+        self._thought = thought
+        texts, eos = row.vocab.texts, row.vocab.eos
 
-        scores = logits.float()
-        order = torch.topk(scores, min(self.max_scan, scores.shape[-1])).indices.tolist()
-        texts = self.call.token_texts
-        for rank, token in enumerate(order):
+        def allows(token: int) -> bool:
             piece = texts[token]
-            if token in self.call.eos_ids or not piece:
-                continue
+            if token in eos or not piece:
+                return False
             cut = piece.find(THINK_CLOSE)
             candidate = thought + (piece if cut < 0 else piece[:cut])
-            at = self.copy.broken(candidate, since=len(thought), skip=self._abandoned)
-            if at is None:
-                self.copies += rank > 0
-                return int(token) if rank > 0 else None
+            return self.copy.broken(candidate, since=len(thought), skip=self._abandoned) is None
+
+        return Mask(allows, deep=False)
+
+    def chosen(self, row: Row, choice: Choice) -> None:
+        if not choice.fallback:
+            self.count("thought_copies", int(choice.rank > 0))
+            return
         # No token among the best keeps the span a copy: it is left to the model from here on.
-        self.copy_fallbacks += 1
-        at = self.copy.broken(thought + texts[order[0]], since=len(thought), skip=self._abandoned)
+        self.count("copy_fallbacks")
+        thought = self._thought
+        at = self.copy.broken(
+            thought + row.vocab.texts[choice.token], since=len(thought), skip=self._abandoned
+        )
         if at is not None:
             self._abandoned = self._abandoned | {at}
-        return None
 
-    def _narrow(self, reply: str) -> None:
-        """Once the thought has closed, hold the call's tool to the thought's ``The tool is`` name."""
-        body = reply.lstrip()
+    def _settle(self, row: Row) -> None:
+        """Once the thought has closed, note the tool of its ``The tool is`` for the call rule."""
+        body = row.text.lstrip()
         close = body.find(THINK_CLOSE)
-        if self._narrowed or not body.startswith(THINK_OPEN) or close < 0:
+        if self._settled or not body.startswith(THINK_OPEN) or close < 0:
             return
-        self._narrowed = True
+        self._settled = True
         thought = body[len(THINK_OPEN) : close]
         at = thought.rfind(TOOL_IS)
         if at < 0:
             return
         name = re.match(r"[\w.-]+", thought[at + len(TOOL_IS) :])
-        grammar = self.call.grammar
-        if name and name.group(0) in grammar.tools:
-            self.call.grammar = CallGrammar({name.group(0): grammar.tools[name.group(0)]}, grammar.grounding)
+        if name and name.group(0) in self.copy.by_name:
+            row.notes["tool"] = name.group(0)

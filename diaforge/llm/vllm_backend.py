@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from diaforge.llm.base import BackendConfigError, ChatResult
+from diaforge.llm.base import BackendConfigError, ChatResult, GenerationRequest
 
 __all__ = ["VLLMBackend", "group_by_tools"]
 
@@ -61,31 +61,38 @@ class VLLMBackend:
             except ImportError:
                 raise BackendConfigError(VLLM_MISSING) from None
             self.llm = LLM(model=base, enable_lora=adapter is not None, max_lora_rank=64)
-            self.params: Any = SamplingParams(temperature=temperature, max_tokens=max_tokens)
+            self._sampling: Any = SamplingParams
             self.lora: Any = LoRARequest("adapter", 1, adapter) if adapter else None
         else:  # a stand-in LLM (tests): the settings travel as plain mappings
             self.llm = llm_factory(model=base, enable_lora=adapter is not None, max_lora_rank=64)
-            self.params = {"temperature": temperature, "max_tokens": max_tokens}
+            self._sampling = None
             self.lora = {"lora_name": "adapter", "lora_int_id": 1, "lora_path": adapter} if adapter else None
+        self.temperature, self.max_tokens = temperature, max_tokens
 
     def generate_batch(
-        self,
-        conversations: list[list[dict[str, Any]]],
-        *,
-        tools: Sequence[list[dict[str, Any]] | None] | None = None,
+        self, requests: Sequence[GenerationRequest], *, batch_size: int | None = None
     ) -> list[ChatResult]:
-        """One reply per conversation, in their order; `tools` (one entry per conversation, or
-        None) go to the chat template with their own conversations only."""
-        per_item = list(tools) if tools is not None else [None] * len(conversations)
-        if len(per_item) != len(conversations):
-            raise ValueError(f"tools has {len(per_item)} entries for {len(conversations)} conversations")
-        results: list[ChatResult | None] = [None] * len(conversations)
-        for tls, indices in group_by_tools(per_item):
+        """One reply per request, in their order; each request's `tools` go to the chat template
+        with their own conversations only, and its temperature and budget (where it sets them)
+        to its own sampling settings. vLLM batches the whole list itself (`batch_size` is not
+        used)."""
+        requests = list(requests)
+        results: list[ChatResult | None] = [None] * len(requests)
+        for tls, indices in group_by_tools([r.tools for r in requests]):
             kwargs: dict[str, Any] = {"lora_request": self.lora} if self.lora else {}
             if tls:
                 kwargs["tools"] = tls
-            outs = self.llm.chat([conversations[i] for i in indices], self.params, **kwargs)
+            params = [self._params(requests[i]) for i in indices]
+            outs = self.llm.chat([requests[i].messages for i in indices], params, **kwargs)
             for i, out in zip(indices, outs, strict=True):
                 first = out.outputs[0]
                 results[i] = ChatResult(first.text, finish_reason=getattr(first, "finish_reason", None))
         return [r for r in results if r is not None]
+
+    def _params(self, request: GenerationRequest) -> Any:
+        """The sampling settings of one request: the backend's, with the request's own over them."""
+        temperature = self.temperature if request.temperature is None else request.temperature
+        max_tokens = request.max_tokens or self.max_tokens
+        if self._sampling is None:  # a stand-in LLM (tests): the settings as a plain mapping
+            return {"temperature": temperature, "max_tokens": max_tokens}
+        return self._sampling(temperature=temperature, max_tokens=max_tokens)

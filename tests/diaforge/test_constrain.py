@@ -9,7 +9,9 @@ import string
 import pytest
 import torch
 
-from diaforge.llm.constrain import CallConstraint, CallGrammar, Grounding, call_start
+from diaforge.llm.call_rule import CallRule
+from diaforge.llm.constrain import CallGrammar, Grounding, call_start
+from tests._chain import chain_of, feed, toy_vocab
 
 SCHEMAS = {
     "get_balance": {
@@ -89,31 +91,27 @@ VOCAB = [
 ]
 
 
-def _decode(ids: list[int]) -> str:
-    return "".join(VOCAB[i] for i in ids)
-
-
 @pytest.mark.parametrize("seed", range(8))
 def test_greedy_decoding_under_the_constraint_ends_in_a_valid_call(seed):
     """Random logits, slightly favouring the structural tokens: every step keeps the text viable,
     and the reply ends (end of turn) with a call list that parses, names a candidate and carries
     its required keys."""
     eos = len(VOCAB)
-    rule = CallConstraint(GRAMMAR, [*VOCAB, ""], [eos], _decode, max_scan=len(VOCAB) + 1)
+    rule = CallRule(GRAMMAR)
+    chain = chain_of([rule], toy_vocab(VOCAB), max_scan=len(VOCAB) + 1)
     g = torch.Generator().manual_seed(seed)
-    ids = [VOCAB.index("[")]
+    feed(chain, "[")
     for _ in range(2000):
         logits = torch.randn(len(VOCAB) + 1, generator=g)
         logits[[VOCAB.index('"'), VOCAB.index("}"), VOCAB.index("]"), VOCAB.index(",")]] += 2.0
-        token = rule.choose(ids, logits)
-        assert token is not None
-        if token == eos:
+        token = chain.pick(logits, int(logits.argmax()))
+        if chain.accept(token) is not None:
+            assert token == eos
             break
-        ids.append(token)
-        assert GRAMMAR.viable(_decode(ids))
+        assert GRAMMAR.viable(chain.row.text)
     else:
         pytest.fail("no end of turn")
-    calls = json.loads(_decode(ids))
+    calls = json.loads(chain.row.text)
     assert calls and all(c["name"] in SCHEMAS for c in calls)
     for c in calls:
         assert (
@@ -121,39 +119,56 @@ def test_greedy_decoding_under_the_constraint_ends_in_a_valid_call(seed):
             <= set(c["args"])
             <= set(SCHEMAS[c["name"]]["properties"])
         )
-    assert rule.fallbacks == 0
+    assert rule.counters["fallbacks"] == 0 and rule.counters["constrained_tokens"] > 0
 
 
 def test_past_the_best_tokens_the_rest_of_the_vocabulary_is_scanned():
     """When none of the best `max_scan` tokens keeps the call valid, the best one of the rest that
     does is chosen (not the model's invalid token): no fallback."""
-    eos = len(VOCAB)
     logits = -torch.arange(len(VOCAB) + 1, dtype=torch.float)  # the vocabulary's order is the ranking
-    opened = [VOCAB.index("[")]
     expected = next(i for i, piece in enumerate(VOCAB) if GRAMMAR.viable("[" + piece))
     assert expected >= 2  # "0" and "1" rank first and cannot follow "["
-    rule = CallConstraint(GRAMMAR, [*VOCAB, ""], [eos], _decode, max_scan=2)
-    assert rule.choose(opened, logits) == expected
-    assert (rule.deep_scans, rule.fallbacks) == (1, 0)
-    wide = CallConstraint(GRAMMAR, [*VOCAB, ""], [eos], _decode)
-    assert wide.choose(opened, logits) == expected and wide.deep_scans == 0
+    rule = CallRule(GRAMMAR)
+    narrow = chain_of([rule], toy_vocab(VOCAB), max_scan=2)
+    feed(narrow, "[")
+    assert narrow.pick(logits, 0) == expected
+    assert (rule.counters["deep_scans"], rule.counters["fallbacks"]) == (1, 0)
+    wide_rule = CallRule(GRAMMAR)
+    wide = chain_of([wide_rule], toy_vocab(VOCAB))
+    feed(wide, "[")
+    assert wide.pick(logits, 0) == expected and wide_rule.counters["deep_scans"] == 0
+
+
+def test_a_complete_call_list_allows_only_the_end_of_turn():
+    rule = CallRule(GRAMMAR)
+    chain = chain_of([rule], toy_vocab(VOCAB))
+    feed(chain, '[{"name": "ping", "args": {}}]')
+    logits = torch.zeros(len(VOCAB) + 1)
+    logits[VOCAB.index(" ")] = 5.0  # the model would go on
+    assert chain.pick(logits, VOCAB.index(" ")) == len(VOCAB)
+    assert chain.accept(len(VOCAB)) == "stop"
 
 
 def test_text_before_a_call_is_left_alone():
-    rule = CallConstraint(GRAMMAR, [*VOCAB, ""], [len(VOCAB)], _decode)
-    assert rule.choose([VOCAB.index("H")], torch.zeros(len(VOCAB) + 1)) is None
-    assert rule.steps == 0
+    rule = CallRule(GRAMMAR)
+    chain = chain_of([rule], toy_vocab(VOCAB))
+    feed(chain, "H")
+    assert chain.pick(torch.zeros(len(VOCAB) + 1), 7) == 7
+    assert rule.counters["constrained_tokens"] == 0
 
 
 def test_a_reply_that_answers_in_words_is_left_alone_from_then_on():
-    rule = CallConstraint(GRAMMAR, [*VOCAB, ""], [len(VOCAB)], _decode)
-    opening = [VOCAB.index(c) for c in "<thi"]
-    assert rule.choose(opening, torch.zeros(len(VOCAB) + 1)) is None and not rule.free
-    words = [VOCAB.index(c) for c in "<think>ok</think> Wh"]
-    assert rule.choose(words, torch.zeros(len(VOCAB) + 1)) is None and rule.free
-    call = [VOCAB.index(c) for c in "<think>ok</think>["]
-    fresh = CallConstraint(GRAMMAR, [*VOCAB, ""], [len(VOCAB)], _decode)
-    assert fresh.choose(call, torch.zeros(len(VOCAB) + 1)) is not None and not fresh.free
+    rule = CallRule(GRAMMAR)
+    chain = chain_of([rule], toy_vocab(VOCAB))
+    feed(chain, "<thi")
+    assert chain.pick(torch.zeros(len(VOCAB) + 1), 7) == 7 and not rule.free
+    feed(chain, "nk>ok</think> Wh")
+    assert chain.pick(torch.zeros(len(VOCAB) + 1), 7) == 7 and rule.free
+    fresh_rule = CallRule(GRAMMAR)
+    fresh = chain_of([fresh_rule], toy_vocab(VOCAB))
+    feed(fresh, "<think>ok</think>[")
+    assert fresh.pick(torch.zeros(len(VOCAB) + 1), VOCAB.index("0")) != VOCAB.index("0")
+    assert not fresh_rule.free
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,12 +304,8 @@ def test_grounded_decoding_copies_the_said_value_instead_of_a_corrupted_one():
     preferred = ["[{\"name\": \"", "get_balance", '", "args": {"', "account", '": "', "Lis", "ão",
                  '", "', "period", '": "', "Q3", " 2026", '"}}]']  # fmt: skip
 
-    def decode(ids: list[int]) -> str:
-        return "".join(vocab[i] for i in ids)
-
     def run(grammar: CallGrammar) -> str:
-        rule = CallConstraint(grammar, [*vocab, ""], [eos], decode)
-        ids: list[int] = []
+        chain = chain_of([CallRule(grammar)], toy_vocab(vocab))
         for step in range(40):
             logits = torch.zeros(len(vocab) + 1)
             want = preferred[min(step, len(preferred) - 1)]
@@ -302,14 +313,13 @@ def test_grounded_decoding_copies_the_said_value_instead_of_a_corrupted_one():
             logits[vocab.index("bon")] = 2.0
             logits[vocab.index(want)] = 3.0
             logits -= torch.arange(len(vocab) + 1) * 1e-3
-            token = rule.choose(ids, logits) if ids else vocab.index(want)
-            token = token if token is not None else int(logits.argmax())
+            token = chain.pick(logits, int(logits.argmax())) if step else vocab.index(want)
             if token == eos:
                 break
-            ids.append(token)
-            if decode(ids).endswith('"}}]'):
+            chain.accept(token)
+            if chain.row.text.endswith('"}}]'):
                 break
-        return decode(ids)
+        return chain.row.text
 
     said = ["Use Lisbon for the account, period Q3 2026."]
     free = json.loads(run(CallGrammar(SCHEMAS)))

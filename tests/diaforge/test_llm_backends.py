@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from diaforge.bench.fake_server import FaultyOpenAIServer
-from diaforge.llm.base import BackendConfigError, BackendError, ChatBackend
+from diaforge.llm.base import BackendConfigError, BackendError, ChatBackend, GenerationRequest
 from diaforge.llm.cache import RequestCache, is_cacheable, make_key
 from diaforge.llm.factory import BackendSpec, build_backend
 from diaforge.llm.openai_backend import OpenAIBackend, _retry_after_seconds
@@ -466,7 +466,9 @@ def test_hf_greedy_is_deterministic_and_seeded_sampling_reproducible(hf_backend)
 
 def test_hf_generate_batch_equals_one_by_one_greedy(hf_backend):
     one_by_one = [hf_backend.generate_one(c, temperature=0) for c in CONVERSATIONS]
-    batched = hf_backend.generate_batch(CONVERSATIONS, temperature=0, batch_size=3)
+    batched = hf_backend.generate_batch(
+        [GenerationRequest(c, temperature=0) for c in CONVERSATIONS], batch_size=3
+    )
     assert [r.text for r in batched] == [r.text for r in one_by_one]
     assert [r.usage.completion_tokens for r in batched] == [r.usage.completion_tokens for r in one_by_one]
     assert [r.usage.prompt_tokens for r in batched] == [r.usage.prompt_tokens for r in one_by_one]
@@ -490,7 +492,9 @@ def test_hf_stops_at_end_of_turn(tiny_model_dir, hf_backend):
     assert im_end in hf_backend.eos_token_ids
     # Make the first greedy token the end of turn: the reply is then empty and costs one token.
     prompt = hf_backend._encode(CONVERSATIONS[0], None)
-    first = hf_backend._generate_ids([prompt], temperature=0, max_new_tokens=1, seed=None, stop=None)[0][0]
+    first = hf_backend._generate_ids([prompt], temperature=0, max_new_tokens=1, seed=None, chains=[None])[
+        0
+    ].ids[0]
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
     hf_backend.hf_model.generation_config.eos_token_id = first
     try:
@@ -526,18 +530,23 @@ def test_hf_missing_folder_is_a_config_error(tmp_path):
 
 
 def test_hf_batch_with_stop_strings_and_per_conversation_tools(hf_backend):
-    full = [r.text for r in hf_backend.generate_batch(CONVERSATIONS, temperature=0)]
+    full = [
+        r.text
+        for r in hf_backend.generate_batch([GenerationRequest(c, temperature=0) for c in CONVERSATIONS])
+    ]
     stop_word = full[2].split()[1]
     one_by_one = [hf_backend.generate_one(c, temperature=0, stop=[stop_word]) for c in CONVERSATIONS]
-    batched = hf_backend.generate_batch(CONVERSATIONS, temperature=0, stop=[stop_word], batch_size=3)
+    stopping = [GenerationRequest(c, temperature=0, stop=(stop_word,)) for c in CONVERSATIONS]
+    batched = hf_backend.generate_batch(stopping, batch_size=3)
     assert [r.text for r in batched] == [r.text for r in one_by_one]
     assert [r.usage.completion_tokens for r in batched] == [r.usage.completion_tokens for r in one_by_one]
+    assert batched[2].finish_reason == "stop" and stop_word not in batched[2].text
     tools = [[{"name": "find_order_status"}], None, [{"name": "w1"}]]
-    with_tools = hf_backend.generate_batch(CONVERSATIONS, temperature=0, tools=tools)
+    with_tools = hf_backend.generate_batch(
+        [GenerationRequest(c, t, temperature=0) for c, t in zip(CONVERSATIONS, tools, strict=True)]
+    )
     expected = [
         hf_backend.generate_one(c, temperature=0, tools=t) for c, t in zip(CONVERSATIONS, tools, strict=True)
     ]
     assert [r.text for r in with_tools] == [r.text for r in expected]
     assert with_tools[0].usage.prompt_tokens == len(hf_backend._encode(CONVERSATIONS[0], tools[0]))
-    with pytest.raises(ValueError, match="2 entries for 3 conversations"):
-        hf_backend.generate_batch(CONVERSATIONS, tools=[None, None])

