@@ -429,3 +429,21 @@ def test_bfcl_passes_each_entry_system_message_as_messages() -> None:
     assert shown[1:] == model.messages(entry)[1:]
     assert metrics["categories"]["irrelevance"]["accuracy"] == 1.0
     assert "messages" not in vars(model)
+
+
+@pytest.mark.parametrize(
+    ("given", "modes"),
+    [
+        ("both", ["static", "dynamic"]),
+        ("static", ["static"]),
+        ("dynamic,static", ["dynamic", "static"]),
+        (["both"], ["static", "dynamic"]),
+    ],
+)
+def test_modes_take_the_word_both_as_the_help_says(given: Any, modes: list[str]) -> None:
+    """``--modes both`` was refused while its own error line offered "both"."""
+    from diaforge.eval.eval_config import parse_modes
+
+    assert parse_modes(given) == modes
+    with pytest.raises(ValueError, match="use static, dynamic or both"):
+        parse_modes("bothways")
