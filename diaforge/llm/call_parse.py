@@ -474,6 +474,7 @@ _N_DONE = frozenset((_N_ZERO, _N_INT, _N_FRACTION, _N_EXPONENT))
 
 
 def _digit(c: str) -> bool:
+    """Whether `c` is a digit to ``\\d`` (ASCII at once; the rest by the pattern itself)."""
     return "0" <= c <= "9" or (c > "\x7f" and _UNICODE_DIGIT.match(c) is not None)
 
 
@@ -856,6 +857,8 @@ class CallParse:
         return CallParse(top, below, steps)
 
     def _frames(self) -> list[tuple[type, Any]]:
+        """The stack from the top down, each frame with its type (tuples of one shape compare
+        equal whatever their type)."""
         frames = [(type(self._top), self._top)]
         below = self._below
         while below is not None:
@@ -881,6 +884,7 @@ its prepared schemas, and are the same parse after the same text."""
 
 
 def _prepared(grammar: CallGrammar) -> _Grammar:
+    """`grammar` prepared, once while it lives (`_PREPARED`)."""
     key = id(grammar)
     entry = _PREPARED.get(key)
     if entry is not None and entry[0]() is grammar:
