@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, StrictBool
+from pydantic import ConfigDict, Field, StrictBool, StrictInt
 from pydantic.dataclasses import dataclass
 
 from diaforge.errors import InputError
@@ -49,7 +49,7 @@ APPLIED_BY = ("hf", "diaforge-serve")
 class Rule:
     """What a decoding field turns on, written beside the field (``Annotated[StrictBool, Rule(...)]``):
     the rule's factory, its place in the chain, what it needs. Adding a rule is its module and one
-    field carrying this; nothing else changes (docs/decoding-rules.md)."""
+    field carrying this; nothing else changes (docs/extending.md, "A decoding rule")."""
 
     factory: str | None
     """``"module:callable"``: called with a `diaforge.llm.rules.RuleContext`, it returns the row's
@@ -95,6 +95,11 @@ class DecodingConfig:
     (the name after an option's description, the signature and required keys after ``The tool
     is``) and the call's tool to the one the thought settled on (`diaforge.llm.thought_copy`).
     Default false."""
+    speculate: Annotated[StrictInt, Field(ge=0, le=64)] = 0
+    """`hf`, greedy, through the prefix cache: draft up to this many tokens per step from the
+    row's own prompt and reply (prompt lookup, `diaforge.llm.prefix_cache.PromptLookup`) and
+    verify them in one forward pass; the reply is the one decoding without it writes, in fewer
+    passes. 0 turns it off. Default 0."""
 
     def aids(self) -> list[str]:
         """The aids turned on: every true field whose `Rule` is an aid, in field order."""

@@ -284,12 +284,15 @@ class HFBackend:
         seed: int | None,
         chains: list[RuleChain | None],
         max_rows: int | None = None,
+        speculate: int = 0,
     ) -> list[Generated]:
         """Each prompt's new tokens up to and including its first end-of-turn token (which
         `completion_tokens` counts, as servers do), and why it stopped. `chains` holds each
         row's decoding rules (or None); a chain that masks tokens needs greedy decoding.
         `max_rows`: through the prefix cache, the most rows decoded at once (the rest wait and
-        take the place of rows that end); `model.generate` takes them all at once."""
+        take the place of rows that end); `model.generate` takes them all at once. `speculate`:
+        prompt-lookup drafts per step, greedy and through the prefix cache only (elsewhere the same
+        replies come one pass a token)."""
         if temperature and any(c is not None and c.masks for c in chains):
             raise BackendConfigError(f"{self.model}: constrained decoding rules need greedy decoding")
         sampler = _SeededSampler(temperature, self.top_p, seed) if temperature else None
@@ -300,7 +303,12 @@ class HFBackend:
         if self.prefix_cache is not None:
             with self._thread_lock:
                 return self.prefix_cache.generate(
-                    prompts, max_new_tokens=max_new_tokens, choose=choose, chains=chains, max_rows=max_rows
+                    prompts,
+                    max_new_tokens=max_new_tokens,
+                    choose=choose,
+                    chains=chains,
+                    max_rows=max_rows,
+                    speculate=0 if temperature else speculate,
                 )
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -421,9 +429,16 @@ class HFBackend:
         size = max(1, batch_size)
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
-            key = (self._effective_temperature(r.temperature), r.max_tokens or self.max_new_tokens, r.seed)
+            decoding = r.decoding if r.decoding is not None else self.decoding
+            speculate = decoding.speculate if decoding is not None else 0
+            key = (
+                self._effective_temperature(r.temperature),
+                r.max_tokens or self.max_new_tokens,
+                r.seed,
+                speculate,
+            )
             groups.setdefault(key, []).append(i)
-        for (temperature, budget, seed), members in groups.items():
+        for (temperature, budget, seed, speculate), members in groups.items():
             order = sorted(members, key=lambda i: -len(prompts[i]))
             # Through the prefix cache one call takes every prompt and keeps `size` rows decoding.
             step = len(order) if self.prefix_cache is not None else size
@@ -436,6 +451,7 @@ class HFBackend:
                     seed=None if seed is None else seed + start,
                     chains=[chains[i] for i in chunk],
                     max_rows=size,
+                    speculate=speculate,
                 )
                 for i, generated in zip(chunk, rows, strict=True):
                     results[i] = self._to_result(len(prompts[i]), generated, requests[i].stop, chains[i])

@@ -22,7 +22,7 @@ The chain is executor-neutral: `diaforge.llm.prefix_cache.PrefixCachedGenerator`
 at a time, and `ChainProcessor` / `ChainStopper` drive it inside ``model.generate`` as a
 transformers `LogitsProcessor` and `StoppingCriteria`.
 
-Adding a rule: see docs/decoding-rules.md (its module, one `DecodingConfig` field, its tests).
+Adding a rule: docs/extending.md, "A decoding rule" (its module, one `DecodingConfig` field, its tests).
 """
 
 from __future__ import annotations

@@ -193,13 +193,7 @@ def test_copy_thoughts_puts_a_thought_rule_before_each_dialogues_call_rule(
     prefix = first.model_copy(update={"turns": [t for t in first.turns if t.role == "user"][:1]})
     asyncio.run(model.respond([prefix]))
     stats = model.constraint_stats
-    assert list(stats) == [
-        "constrained_tokens",
-        "deep_scans",
-        "fallbacks",
-        "thought_copies",
-        "copy_fallbacks",
-    ]
+    assert set(stats) == {"constrained_tokens", "deep_scans", "fallbacks", "thought_copies", "copy_fallbacks"}
     assert all(isinstance(n, int) and n >= 0 for n in stats.values())
     plain, _ = model_spec(EvalConfig(model=str(tiny_model), constrain_calls=True))
     assert list(_rules(ModelUnderTest(plain), first)) == ["loop_stop", "call"]
