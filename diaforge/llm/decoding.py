@@ -5,10 +5,12 @@ run's record (``metrics.json["decoding"]``).
 
 Each field is documented once, on itself: its docstring is the help of its flag, which
 ``eval run``, ``diaforge demo`` and ``diaforge demo-curve`` make from the field
-(`diaforge.cliargs.add_field_flags`), so a new rule is a new field and no parser changes. What a
-rule needs is checked once, in `DecodingConfig.check`: a rule that holds a call's text needs
-`constrain_calls` (`NEEDS`), and every rule but the loop stop runs inside the hf backend, so any
-other executor refuses it in one line rather than dropping it.
+(`diaforge.cliargs.add_field_flags`), so a new rule is a new field and no parser changes. A
+rule's field carries its `Rule` (the factory that builds it for a row, its place in the chain,
+the field it needs), which `build_chain` reads to assemble a row's `diaforge.llm.rules.RuleChain`.
+What a rule needs is checked once, in `DecodingConfig.check`: a rule that holds a call's text
+needs `constrain_calls` (`NEEDS`), and the aids run only where the chain runs (`APPLIED_BY`), so
+any other executor refuses them in one line rather than dropping them.
 
 The class is lax and its fields strict (``StrictBool``): a config that nests it (`EvalConfig`,
 `DemoConfig`) then takes a mapping for it, as a YAML file gives it, while ``constrain_calls: 1`` is

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -118,6 +118,8 @@ class Generated:
     finish: str
     """``"stop"`` (an end-of-turn token or a stop string), ``"length"`` (the token budget) or a
     rule's own reason (``"loop"``, `diaforge.llm.loops`)."""
+    drafted: list[int] = field(default_factory=list)
+    """Positions in `ids` of the tokens that came from accepted prompt-lookup drafts."""
 
     @property
     def stopped(self) -> bool:
@@ -344,6 +346,7 @@ class PrefixCachedGenerator:
         masking = [c.masks for c in chain_of]
         done: list[Generated | None] = [None] * len(prompts)
         lookups: list[PromptLookup | None] = [None] * len(prompts)
+        drafted: list[list[int]] = [[] for _ in prompts]
         rows = _Rows(self.model.device, self.grow_in_place)
 
         def pick(logits: torch.Tensor, indices: list[int]) -> torch.Tensor:
@@ -363,7 +366,7 @@ class PrefixCachedGenerator:
                 finish = LENGTH_FINISH
             if finish is None:
                 return False
-            done[i] = Generated(chain.row.ids, finish)
+            done[i] = Generated(chain.row.ids, finish, drafted[i])
             chain.retire()
             return True
 
@@ -419,10 +422,12 @@ class PrefixCachedGenerator:
                     if masking[i]:
                         t = chain_of[i].pick(logits[b, j], t)
                     n += 1
+                    if j < len(draft) and t == draft[j]:
+                        drafted[i].append(len(chain_of[i].row.ids))
+                        self.stats.accepted_tokens += 1
                     ended = take(i, t)
                     if ended or j == len(draft) or t != draft[j]:
                         break
-                self.stats.accepted_tokens += n - 1
                 rows.hide(b, width - n)
                 rows.positions[b] += n
                 rows.token[b] = t
