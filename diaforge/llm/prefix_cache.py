@@ -91,6 +91,8 @@ class CacheStats:
     """Tokens proposed by prompt lookup (`speculate`) and fed for verification."""
     accepted_tokens: int = 0
     """Drafted tokens the model agreed with (each saved a forward pass)."""
+    peak_cached_bytes: int = 0
+    """The most memory the store's keys and values took at once."""
 
     @property
     def reuse_share(self) -> float:
@@ -107,6 +109,7 @@ class CacheStats:
             "forward_passes": self.forward_passes,
             "drafted_tokens": self.drafted_tokens,
             "accepted_tokens": self.accepted_tokens,
+            "peak_cached_mb": round(self.peak_cached_bytes / 2**20, 1),
         }
 
 
@@ -258,6 +261,7 @@ class PrefixCachedGenerator:
             del self._entries[victim]
             self._pins.pop(victim, None)
             self.stats.evicted_entries += 1
+        self.stats.peak_cached_bytes = max(self.stats.peak_cached_bytes, self.cached_bytes)
 
     def _pin(self, prompts: Sequence[list[int]]) -> list[int | None]:
         """Pin the entry each prompt will reuse until that prompt is prefilled; the keys, per prompt."""

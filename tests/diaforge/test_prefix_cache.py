@@ -165,6 +165,7 @@ def test_the_store_stays_within_its_memory_bound(model):
         gen.generate([prompt], max_new_tokens=3, choose=_greedy)
         assert gen.cached_bytes == gen.cached_tokens * per_token <= 60 * per_token
     assert gen.stats.evicted_entries >= 2
+    assert 40 * per_token <= gen.stats.peak_cached_bytes <= 60 * per_token  # what metrics.json reports
 
 
 @pytest.mark.parametrize("max_rows", [1, 2])
