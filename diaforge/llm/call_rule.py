@@ -11,7 +11,7 @@ __all__ = ["CallRule"]
 
 
 class CallRule(BaseRule):
-    """Greedy decoding restricted to `grammar` once a reply opens its call list (module docstring),
+    """Greedy decoding restricted to `grammar` once a reply opens its call list (`diaforge.llm.constrain`),
     as a decoding rule (`diaforge.llm.rules`): its mask allows the tokens whose text keeps the call
     viable (any of the vocabulary: the chain scans past the best tokens when it must), and only the
     end of turn once the list is complete. Text before the call list is never masked; once the

@@ -7,7 +7,7 @@ Each field is documented once, on itself: its docstring is the help of its flag,
 ``eval run``, ``diaforge demo`` and ``diaforge demo-curve`` make from the field
 (`diaforge.cliargs.add_field_flags`), so a new rule is a new field and no parser changes. A
 rule's field carries its `Rule` (the factory that builds it for a row, its place in the chain,
-the field it needs), which `build_chain` reads to assemble a row's `diaforge.llm.rules.RuleChain`.
+the field it needs), which `diaforge.llm.rules.build_chain` reads to assemble a row's chain.
 What a rule needs is checked once, in `DecodingConfig.check`: a rule that holds a call's text
 needs `constrain_calls` (`NEEDS`), and the aids run only where the chain runs (`APPLIED_BY`), so
 any other executor refuses them in one line rather than dropping them.
@@ -20,8 +20,7 @@ still refused. A new field takes a strict type too.
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, StrictBool, StrictInt
@@ -35,7 +34,6 @@ __all__ = [
     "NOT_AIDS",
     "DecodingConfig",
     "Rule",
-    "build_chain",
     "decoding_class",
     "decoding_keys",
     "fold_decoding",
@@ -172,42 +170,6 @@ def rule_of(config: type, name: str) -> Rule | None:
     """The `Rule` written beside field `name` of a decoding config class, or None."""
     info = config.__pydantic_fields__[name]
     return next((m for m in info.metadata if isinstance(m, Rule)), None)
-
-
-def build_chain(
-    decoding: DecodingConfig,
-    vocab: Any,
-    *,
-    candidates: Sequence[Any] = (),
-    said: Sequence[str] = (),
-    stop: Sequence[str] = (),
-) -> Any:
-    """The `diaforge.llm.rules.RuleChain` of one row: the stop strings of the request first, then
-    the rule of every field that is on, in the order of their `Rule`s. `candidates` are the
-    tools the row may call, `said` what the user said (grounded values copy it)."""
-    from diaforge.llm.rules import RuleChain, RuleContext, StopStrings
-
-    context = RuleContext(decoding, vocab, tuple(candidates), tuple(said), tuple(s for s in stop if s))
-    rules: list[tuple[int, Any]] = []
-    if context.stop:
-        rules.append((0, StopStrings(context.stop)))
-    for name in decoding_keys(type(decoding)):
-        rule = rule_of(type(decoding), name)
-        if rule is None or rule.factory is None or getattr(decoding, name) is not True:
-            continue
-        built = _load(rule.factory)(context)
-        if built is not None:
-            rules.append((rule.order, built))
-    return RuleChain([r for _, r in sorted(rules, key=lambda pair: pair[0])], vocab)
-
-
-def _load(path: str) -> Any:
-    """The callable a ``"module:attr.attr"`` path names."""
-    module, _, attrs = path.partition(":")
-    target: Any = importlib.import_module(module)
-    for attr in attrs.split("."):
-        target = getattr(target, attr)
-    return target
 
 
 def _flag(name: str) -> str:

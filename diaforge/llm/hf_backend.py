@@ -4,7 +4,7 @@ The prompt is the tokenizer's own chat template (`add_generation_prompt=True`, `
 through when given), generation stops at the end-of-turn token (the model's eos ids plus the
 template's end-of-turn marker such as `<|im_end|>` or `<|eot_id|>`), and only the new tokens are
 decoded. Each request's decoding rules (`diaforge.llm.rules`, built from its `DecodingConfig` by
-`diaforge.llm.decoding.build_chain`: stop strings, the loop stop, copied thoughts, the call rule)
+`diaforge.llm.rules.build_chain`: stop strings, the loop stop, copied thoughts, the call rule)
 run as one chain per row, and the row's finish reason comes from where it ended:
 `finish_reason="length"` when the token budget cut it off, `"loop"` when the loop stop ended it,
 `"stop"` for an end-of-turn token or a stop string.
@@ -38,9 +38,9 @@ import torch
 
 from diaforge.llm.base import BackendConfigError, ChatResult, GenerationRequest, Usage
 from diaforge.llm.constrain import span_kind
-from diaforge.llm.decoding import DecodingConfig, build_chain
+from diaforge.llm.decoding import DecodingConfig
 from diaforge.llm.prefix_cache import Generated, PrefixCachedGenerator, supports_prefix_cache
-from diaforge.llm.rules import LENGTH_FINISH, ChainProcessor, ChainStopper, RuleChain, Vocab
+from diaforge.llm.rules import LENGTH_FINISH, ChainProcessor, ChainStopper, RuleChain, Vocab, build_chain
 
 logger = logging.getLogger(__name__)
 
