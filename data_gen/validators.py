@@ -215,6 +215,10 @@ def naturalness_validator(d: Dialogue) -> Verdict:
         if broken:
             kind, evidence = broken[0]
             return _fail(name, f"{kind}: turn {i}: '{evidence}'")
+        judged = fluency_flags(d, text)
+        if judged:
+            kind, phrase = judged[0]
+            return _fail(name, f"fluency_{kind}: turn {i}: '{phrase}'")
     gold = d.gold_tool or d.withheld_tool  # what the user needs
     if gold is not None and d.turns and d.turns[0].role == "user":
         wrong = contradicting_verbs(d.turns[0].content, gold, d.candidate_tools)
@@ -238,6 +242,14 @@ def naturalness_validator(d: Dialogue) -> Verdict:
                     f"unsettled_choice: the user never said what separates {gold.name} from {other.name}",
                 )
     return Verdict(validator=name, passed=True)
+
+
+def fluency_flags(d: Dialogue, text: str) -> list[tuple[str, str]]:
+    """`(kind, phrase)` for each phrase the fluency judge flagged while this dialogue was rendered
+    (`provenance.fluency`, written by the generator when the judge is on) that `text` holds."""
+    logged = (d.provenance.model_extra or {}).get("fluency") or {}
+    low = text.lower()
+    return [(k, p) for k, p in logged.get("flagged", []) if p and p.lower() in low]
 
 
 def foreign_jargon(d: Dialogue) -> list[tuple[int, str]]:

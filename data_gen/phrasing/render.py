@@ -28,7 +28,9 @@ from diaforge.data_gen.phrasing.grammar import (
     word_classes,
 )
 from diaforge.data_gen.phrasing.intents import intent_of
+from diaforge.data_gen.phrasing.judging import active_judge, judged
 from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
+from diaforge.data_gen.phrasing.readings import readings
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens
@@ -86,10 +88,18 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
 
 def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[Tool] = ()) -> str:
     """What a tool does, as a verb phrase: its intent when that reads well, else "use" and the
-    plain noun phrase of `fallback_option`."""
+    plain noun phrase of `fallback_option`. With a fluency judge in use (`judging.judging_with`),
+    the intent and the description's other `readings` that read well by rule are candidates,
+    and the judge keeps the one it prefers, or the fallback when it flags every one."""
+    tools = with_tool(tool, tools)
     phrase = intent_of(tool, prefixes).phrase
-    return (
-        phrase if sound(phrase, with_tool(tool, tools)) else f"use {fallback_option(tool, prefixes, tools)}"
+    candidates = [phrase] if sound(phrase, tools) else []
+    if active_judge() is not None:  # without a judge, the rule reading alone (as before)
+        candidates += [r for r in readings(tool) if r not in candidates and sound(r, tools)]
+    return judged(
+        "action",
+        candidates,
+        f"use {fallback_option(tool, prefixes, tools)}",
     )
 
 
@@ -120,7 +130,7 @@ def option_phrases(
             vp = f"{verb} {d}"
         else:
             vp = d or intent.phrase
-        vps[o.name] = vp if sound(vp, tools) else action(o, prefixes, tools)
+        vps[o.name] = judged("option", [vp] if sound(vp, tools) else [], action(o, prefixes, tools))
     if verb and len(nps) == len(options) and all(vps[n] == f"{verb} {d}" for n, d in nps.items()):
         return verb, nps
     return None, vps
@@ -134,7 +144,9 @@ def _participle_word(word: str) -> bool:
 def choice(gold: Tool, options: Sequence[Tool], phrase: str, prefixes: frozenset[str] = frozenset()) -> str:
     """The user's words for the option it wants: `phrase` when it reads well, else the plain
     noun phrase of `fallback_option`."""
-    return phrase if sound(phrase, with_tool(gold, options)) else fallback_option(gold, prefixes, options)
+    return judged(
+        "choice", [phrase] if sound(phrase, with_tool(gold, options)) else [], fallback_option(gold, prefixes, options)
+    )
 
 
 _SOURCE = {"from": "source", "to": "target", "since": "start", "until": "end", "till": "end"}

@@ -1,0 +1,69 @@
+"""Other readings of a description, for where the parse is unsure.
+
+`intents.intent_of` commits to one reading of a description's opening. Where that opening can be
+read two ways (a word that is a verb or a noun: "List", "Reports", "Notes", "Backup"; a
+third-person opening: "Returns whether a unit is vacant"; a clause the object is cut from: "Puts
+a sales order on delivery hold"), `readings` offers the other verb phrases a person could say,
+each a candidate the fluency judge (`judging`) ranks against the rule reading and the fallback.
+They are only candidates: each still passes `render.sound` before the judge sees it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diaforge.data_gen.phrasing.english import _lemmas, first_sentence
+from diaforge.data_gen.phrasing.intents import strip_lead_in
+from diaforge.schema import Tool
+
+MAX_WORDS = 12
+"""Longest reading offered: a verb phrase longer than this is no way a person names an action."""
+
+_CLAUSE_END = re.compile(r"\s*(?:[.;:(\[]|,|\s-\s|\s–\s|\bso that\b|\bwhich\b|\bbut\b)")
+_WHETHER = re.compile(r"^(?:returns|tells|says|shows|indicates|checks)\s+(whether|if)\s+", re.I)
+_GIVES = re.compile(r"^(?:returns|gives|provides|yields)\s+", re.I)
+
+
+def _clause(text: str) -> str:
+    """The text up to its first clause break (a stop, a semicolon, a comma, a bracket, "which")."""
+    m = _CLAUSE_END.search(text)
+    return (text[: m.start()] if m else text).strip()
+
+
+def _verb_base(word: str) -> str | None:
+    """The base form of `word` read as a verb ("Lists" -> list, "List" -> list), None when it
+    cannot be one (or is a participle: "Scheduled" opens a noun phrase)."""
+    low = word.lower()
+    verbs = _lemmas(low).get("VERB")
+    if not verbs or low.endswith(("ed", "ing")):
+        return None
+    return verbs[0]
+
+
+def readings(tool: Tool) -> list[str]:
+    """Verb phrases a description's first clause can be read as, beside the rule parse's: the
+    opening word as a verb ("Reports scrapped quantity ..." -> "report scrapped quantity on a
+    production order"), "whether" after a verb of saying as "check whether" ("Returns whether a
+    unit is vacant" -> "check whether a unit is vacant"), a verb of giving as "get" ("Returns the
+    current gas price" -> "get the current gas price"). Each is at most `MAX_WORDS` words, in the
+    description's words; none when the description is empty."""
+    sentence = strip_lead_in(first_sentence(tool.description or "").strip())
+    clause = _clause(sentence)
+    words = clause.split()
+    if len(words) < 2:
+        return []
+    out: list[str] = []
+    m = _WHETHER.match(clause)
+    if m:
+        out.append(f"check {m.group(1).lower()} {clause[m.end() :]}")
+    elif _GIVES.match(clause):
+        out.append(f"get {_GIVES.sub('', clause, count=1)}")
+    base = _verb_base(words[0])
+    if base and not m:
+        out.append(" ".join([base, *words[1:]]))
+    # each also without a second thing joined by "and" ("... whether a unit is vacant | and the first date")
+    out += [r.split(" and ")[0] for r in out if " and " in r and len(r.split(" and ")[0].split()) > 2]
+    return [r for r in dict.fromkeys(out) if len(r.split()) <= MAX_WORDS]
+
+
+__all__ = ["MAX_WORDS", "readings"]
