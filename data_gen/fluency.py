@@ -1,11 +1,17 @@
 """The fluency judge: the bundled SmolLM2-135M-Instruct reads each phrase the scripted agents
 render, in its sentence, against the same sentence with the plain fallback wording.
 
-A phrase's *surprisal* is the mean negative log-likelihood (nats per token) the model gives the
-tokens from where the phrase starts to the end of its sentence (`phrasing.judging.FRAMES`), so a
-phrase cut before its predicate ("a spare part that is?") pays for the words that follow it too.
-Its *score* is that surprisal minus the fallback's in the same frame: how much worse than the
-always-correct wording it reads. A score above `threshold` flags the phrase.
+A phrase's *surprisal* (the `mean_tail` statistic) is the mean negative log-likelihood (nats per
+token) the model gives the tokens from where the phrase starts to the end of its sentence
+(`phrasing.judging.FRAMES`), plus `tail_weight` times the nats of the frame's words after the
+phrase: a phrase cut before its predicate ("a spare part that is", "the purchase orders you")
+makes the ", I need ..." that follows it unlikely, and pays for it. Its *score* is that surprisal
+minus the fallback's in the same frame: how much worse than the always-correct wording it reads.
+A score above `threshold` flags the phrase; among candidates the lowest score wins.
+
+On 22 hand-made pairs (a broken rendering and its repair, same fallback) the lower score is the
+repair's in 20 with `mean_tail`, 15 with `mean`, 9 with `total`; as an absolute flag against the
+fallback SmolLM2-135M is weak (docs/data.md gives the held-out precision and recall).
 
 Scores are cached by `(kind, phrase)`: a corpus pays once per distinct phrase, and the same
 option offered in a hundred questions is read once. The model is loaded on first use (a run
@@ -59,10 +65,13 @@ class FluencyJudgeConfig:
     """Score (nats per token above the fallback wording) above which a phrase is flagged."""
     batch_size: int = 32
     """Sentences scored per forward pass."""
-    statistic: str = "total"
-    """How a sentence's surprisal is summed up: `total` nats from the phrase to the end of the
-    sentence (a phrase that says more than the fallback pays for every word, so words pasted
-    in, "look up the list past ...", cost what they add), or `mean` nats per token."""
+    statistic: str = "mean_tail"
+    """How a sentence's surprisal is summed up: `mean_tail` (mean nats per token from the phrase
+    to the end, plus `tail_weight` times the nats of the words after the phrase), `mean`, or
+    `total` (nats from the phrase to the end)."""
+    tail_weight: float = 0.3
+    """Weight of the words after the phrase in `mean_tail` (0.3: best pair ordering on the
+    labelled phrases, 20 of 22)."""
     threads: int = 1
     """Torch CPU threads while scoring (0: leave torch's setting). One keeps a generation run's
     other work and the machine's other users responsive; the model is small."""
@@ -78,10 +87,10 @@ class FluencyJudgeConfig:
             raise InputError(f"fluency threads must be 0 or more, got {self.threads}")
 
 
-Scorer = Callable[[Sequence[tuple[str, str]]], list[tuple[float, int]]]
-"""Surprisal of each `(sentence prefix, rest of the sentence)` pair: the nats of the rest given
-the prefix, summed over its tokens, and how many tokens it has."""
-STATISTICS = ("total", "mean")
+Scorer = Callable[[Sequence[tuple[str, str, str]]], list[tuple[float, int, float]]]
+"""Surprisal of each `(before, phrase, after)` sentence: the nats of phrase and after given
+before, summed over their tokens; how many tokens that is; and the nats of `after` alone."""
+STATISTICS = ("mean_tail", "mean", "total")
 
 
 @dataclass
@@ -93,20 +102,20 @@ class FluencyJudge:
 
     config: FluencyJudgeConfig = field(default_factory=FluencyJudgeConfig)
     scorer: Scorer | None = None
-    cache: dict[tuple[str, str], tuple[float, int]] = field(default_factory=dict)
+    cache: dict[tuple[str, str], tuple[float, int, float]] = field(default_factory=dict)
     flag_counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FRAMES, 0))
     calls: int = 0
     """Sentences the model actually read (cache misses)."""
     seconds: float = 0.0
     """Time spent in the model."""
 
-    def _pairs(self, kind: str, phrase: str) -> tuple[str, str]:
+    def _sentence(self, kind: str, phrase: str) -> tuple[str, str, str]:
         if kind not in FRAMES:
             raise InputError(f"unknown phrase kind {kind!r}; expected one of {', '.join(FRAMES)}")
         before, after = FRAMES[kind].split("{}")
         if before.endswith(" "):  # the space goes with the phrase's first word, as a BPE tokenizer reads it
-            return before[:-1], f" {phrase}{after}"
-        return before, phrase + after
+            return before[:-1], f" {phrase}", after
+        return before, phrase, after
 
     def surprisals(self, kind: str, phrases: Sequence[str]) -> list[float]:
         """Surprisal of each phrase and the rest of its frame, as `config.statistic` sums it up
@@ -117,17 +126,21 @@ class FluencyJudge:
             start = time.perf_counter()
             for i in range(0, len(todo), self.config.batch_size):
                 chunk = todo[i : i + self.config.batch_size]
-                for p, s in zip(chunk, score([self._pairs(kind, p) for p in chunk]), strict=True):
+                for p, s in zip(chunk, score([self._sentence(kind, p) for p in chunk]), strict=True):
                     self.cache[(kind, p)] = s
             self.calls += len(todo)
             self.seconds += time.perf_counter() - start
-        if self.config.statistic == "mean":
-            return [self.cache[(kind, p)][0] / max(self.cache[(kind, p)][1], 1) for p in phrases]
-        return [self.cache[(kind, p)][0] for p in phrases]
+        return [self._summed(*self.cache[(kind, p)]) for p in phrases]
+
+    def _summed(self, nats: float, tokens: int, tail: float) -> float:
+        if self.config.statistic == "total":
+            return nats
+        mean = nats / max(tokens, 1)
+        return mean + self.config.tail_weight * tail if self.config.statistic == "mean_tail" else mean
 
     def score(self, kind: str, phrase: str, fallback: str) -> float:
-        """How much worse than `fallback` the phrase reads, in nats (per token with the `mean`
-        statistic; 0 for the fallback itself)."""
+        """How much worse than `fallback` the phrase reads, as `config.statistic` sums it up
+        (0 for the fallback itself)."""
         if phrase == fallback:
             return 0.0
         mine, plain = self.surprisals(kind, [phrase, fallback])
@@ -177,14 +190,13 @@ def load_scorer(config: FluencyJudgeConfig) -> Scorer:
         tokenizer.pad_token = tokenizer.eos_token
     bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None else []
 
-    def score(pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def score(sentences: Sequence[tuple[str, str, str]]) -> list[tuple[float, int, float]]:
         rows, spans = [], []
-        for before, rest in pairs:
-            head = tokenizer(before, add_special_tokens=False)["input_ids"]
-            tail = tokenizer(rest, add_special_tokens=False)["input_ids"]
-            ids = bos + head + tail
+        for before, phrase, after in sentences:
+            head, mid, tail = (tokenizer(x, add_special_tokens=False)["input_ids"] for x in (before, phrase, after))
+            ids = bos + head + mid + tail
             rows.append(ids)
-            spans.append((len(bos) + len(head), len(ids)))
+            spans.append((len(bos) + len(head), len(bos) + len(head) + len(mid), len(ids)))
         width = max(len(r) for r in rows)
         pad = tokenizer.pad_token_id
         input_ids = torch.tensor([r + [pad] * (width - len(r)) for r in rows])
@@ -200,9 +212,9 @@ def load_scorer(config: FluencyJudgeConfig) -> Scorer:
         logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
         nll = -logp.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
         out = []
-        for i, (start, end) in enumerate(spans):
-            span = nll[i, max(start - 1, 0) : end - 1]
-            out.append((float(span.sum()), int(span.numel())))
+        for i, (start, middle, end) in enumerate(spans):
+            span = nll[i, max(start - 1, 0) : end - 1]  # position t-1 predicts token t
+            out.append((float(span.sum()), int(span.numel()), float(nll[i, middle - 1 : end - 1].sum())))
         return out
 
     return score
@@ -295,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("command", choices=["calibrate"])
     ap.add_argument("labelled", help="JSONL of labelled phrases (tests/fixtures/fluency/labelled.jsonl)")
     ap.add_argument("--model-dir", default="", help="model folder (default: SmolLM2 from the wheel)")
-    ap.add_argument("--statistic", choices=STATISTICS, default="total", help="how a surprisal is summed up")
+    ap.add_argument("--statistic", choices=STATISTICS, default="mean_tail", help="how a surprisal is summed up")
     ap.add_argument("--min-precision", type=float, default=0.9, help="precision the threshold must keep")
     ap.add_argument("--out", default="", help="also write the scores and the result as JSON here")
     args = ap.parse_args(argv)

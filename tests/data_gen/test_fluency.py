@@ -31,12 +31,12 @@ LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "fluency" / "label
 def fake_scorer(costs: dict[str, float], seen: list[str]):
     """A scorer that charges each sentence the cost of the phrase it holds (words: 1 nat each)."""
 
-    def score(pairs: Sequence[tuple[str, str]]) -> list[tuple[float, int]]:
+    def score(sentences: Sequence[tuple[str, str, str]]) -> list[tuple[float, int, float]]:
         out = []
-        for _, rest in pairs:
-            seen.append(rest)
-            phrase = max((p for p in costs if p in rest), key=len, default=None)
-            out.append((costs[phrase] if phrase else float(len(rest.split())), len(rest.split())))
+        for _, phrase, after in sentences:
+            seen.append(phrase + after)
+            cost = max((p for p in costs if p in phrase), key=len, default=None)
+            out.append((costs[cost] if cost else float(len(phrase.split())), 1, 0.0))
         return out
 
     return score
