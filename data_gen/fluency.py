@@ -46,7 +46,7 @@ def fluency_judge_default() -> bool:
     return os.environ.get(FLUENCY_JUDGE_ENV, "1").strip() != "0"
 
 
-DEFAULT_THRESHOLD = 0.55
+DEFAULT_THRESHOLD = 1.394
 """Nats per token above the fallback at which a phrase is flagged: calibrated on the labelled
 phrases (`tests/fixtures/fluency/labelled.jsonl`, the calibration half; docs/data.md gives the
 held-out precision and recall and the command)."""
