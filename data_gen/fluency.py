@@ -119,18 +119,27 @@ class FluencyJudge:
 
     def surprisals(self, kind: str, phrases: Sequence[str]) -> list[float]:
         """Surprisal of each phrase and the rest of its frame, as `config.statistic` sums it up
-        (cached by phrase)."""
-        todo = list(dict.fromkeys(p for p in phrases if (kind, p) not in self.cache))
+        (cached by frame and phrase: the kinds read in one sentence share their scores)."""
+        self.prepare(kind, phrases)
+        frame = FRAMES[kind]
+        return [self._summed(*self.cache[(frame, p)]) for p in phrases]
+
+    def prepare(self, kind: str, phrases: Sequence[str]) -> None:
+        """Score the phrases not yet cached, `batch_size` sentences a forward pass: a run
+        prepares every tool's renderings at its start, where batches are full."""
+        if kind not in FRAMES:
+            raise InputError(f"unknown phrase kind {kind!r}; expected one of {', '.join(FRAMES)}")
+        frame = FRAMES[kind]
+        todo = list(dict.fromkeys(p for p in phrases if (frame, p) not in self.cache))
         if todo:
             score = self._scorer()
             start = time.perf_counter()
             for i in range(0, len(todo), self.config.batch_size):
                 chunk = todo[i : i + self.config.batch_size]
                 for p, s in zip(chunk, score([self._sentence(kind, p) for p in chunk]), strict=True):
-                    self.cache[(kind, p)] = s
+                    self.cache[(frame, p)] = s
             self.calls += len(todo)
             self.seconds += time.perf_counter() - start
-        return [self._summed(*self.cache[(kind, p)]) for p in phrases]
 
     def _summed(self, nats: float, tokens: int, tail: float) -> float:
         if self.config.statistic == "total":

@@ -47,6 +47,7 @@ from diaforge.data_gen.gen_config import GenerationConfig
 from diaforge.data_gen.no_tool import converse_miss, miss_candidates, miss_seeds
 from diaforge.data_gen.personas import PersonaSampler, load_personas
 from diaforge.data_gen.phrasing.judging import PhraseLog, judging_with, phrase_log
+from diaforge.data_gen.phrasing.render import action_renderings
 from diaforge.data_gen.validators import run_rule_validators
 from diaforge.data_gen.values import ValueGenerator
 from diaforge.errors import InputError
@@ -218,7 +219,12 @@ class Engine:
             else None
         )
         """The fluency judge the scripted agents render with (None: off, or every phrasing role is a
-        model); its model loads on the first phrase it reads."""
+        model); its model loads here, and reads every tool's action renderings in full batches."""
+        if self.judge is not None:
+            self.judge.prepare("action", action_renderings(self.pool))
+        self.value_draws = {"seeds": 0, "generic": 0}
+        """Value draws of this session by the scripted values: attempts, and strings that fell
+        back to a word token (`stats.json` -> `values`)."""
         order = list(range(len(self.tools)))
         random.Random(cfg.seed).shuffle(order)
         self._order = order
@@ -403,7 +409,10 @@ class Engine:
             gold_args, u = await llm_values(self.backends["values"], gold, persona, rng)
             usage.add(u)
         if gold_args is None:
-            gold_args = ValueGenerator(rng).gold_args(gold, persona)
+            values = ValueGenerator(rng)
+            gold_args = values.gold_args(gold, persona)
+            self.value_draws["seeds"] += 1
+            self.value_draws["generic"] += values.generic_draws
         if self.backends.get("goal") is not None:
             goal, u = await llm_goal(self.backends["goal"], gold, persona, gold_args, rng)
             usage.add(u)

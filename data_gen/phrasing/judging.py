@@ -22,14 +22,16 @@ from typing import Protocol
 
 #: The kinds of phrase the judge reads, and the sentence each is said in (``{}`` is the phrase).
 #: An action is a verb phrase after "to" (the teacher's "To {act}, I need ..."), an option a
-#: verb phrase the question offers, a choice the noun phrase a user picks, a parameter the noun
-#: an argument is asked by, an offer the verb phrase a refusal suggests instead.
+#: verb phrase the question offers, an offer the verb phrase a refusal suggests instead: all
+#: three are read in the action's sentence, so a phrase is scored once whatever its role. A
+#: choice is the noun phrase a user picks, a parameter the noun an argument is asked by.
+_VERB_PHRASE = "Sure. To {}, I need a few details."
 FRAMES: dict[str, str] = {
-    "action": "Sure. To {}, I need a few details.",
-    "option": "Which one do you need: to {}, or something else?",
+    "action": _VERB_PHRASE,
+    "option": _VERB_PHRASE,
+    "offer": _VERB_PHRASE,
     "choice": "I'd like {}, please.",
     "param": "What is the {} you want to use?",
-    "offer": "I can't do that here, but I can {} instead.",
 }
 KINDS = tuple(FRAMES)
 
@@ -91,15 +93,16 @@ def phrase_log() -> Iterator[PhraseLog]:
         _LOG.reset(token)
 
 
-def judged(kind: str, candidates: Sequence[str], fallback: str) -> str:
-    """The rendering to say: with no judge in use, the first candidate (the rule path's pick) or
-    `fallback` when there is none; with a judge, the candidate it prefers among those it does not
-    flag, else `fallback`. Each candidate the judge flags is logged."""
+def judged(kind: str, candidates: Sequence[str], fallback: str, *, sure: bool = False) -> str:
+    """The rendering to say: with no judge in use, or where the parse is `sure`, the first
+    candidate (the rule path's pick) or `fallback` when there is none; with a judge, the
+    candidate it prefers among those it does not flag, else `fallback`. Each candidate the judge
+    flags is logged."""
     if kind not in FRAMES:
         raise ValueError(f"unknown phrase kind {kind!r}; expected one of {', '.join(KINDS)}")
     cands = list(dict.fromkeys(c for c in candidates if c))
     judge = _JUDGE.get()
-    if judge is None:
+    if judge is None or sure:
         return cands[0] if cands else fallback
     picked = judge.rank(kind, cands, fallback) if cands else fallback
     log = _LOG.get()

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 from diaforge.data_gen.phrasing.english import _lemmas, first_sentence
-from diaforge.data_gen.phrasing.intents import strip_lead_in
+from diaforge.data_gen.phrasing.grammar import word_classes
+from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
 from diaforge.schema import Tool
 
 MAX_WORDS = 12
@@ -66,4 +67,21 @@ def readings(tool: Tool) -> list[str]:
     return [r for r in dict.fromkeys(out) if len(r.split()) <= MAX_WORDS]
 
 
-__all__ = ["MAX_WORDS", "readings"]
+def unsure(tool: Tool, prefixes: frozenset[str] = frozenset()) -> bool:
+    """Whether the parse of a tool's description may have read it wrong, so that its renderings
+    go to the fluency judge: a noun-phrase reading ("look up the ...") of a description whose
+    first word can be a verb ("List", "Reports", "Backup", "Browse"), an opening of saying or
+    giving ("Returns whether ...", "Returns the ..."), or a phrase read from the tool's name.
+    Where none holds, the rule rendering stands unjudged: a language model on a CPU costs about a
+    fifth of a second a sentence."""
+    sentence = strip_lead_in(first_sentence(tool.description or "").strip())
+    words = sentence.split()
+    intent = intent_of(tool, prefixes)
+    if not words or intent.source == "name":
+        return True
+    if _WHETHER.match(sentence) or _GIVES.match(sentence):
+        return True
+    return intent.phrase.startswith("look up ") and "VERB" in word_classes(words[0].strip(",.;:"))
+
+
+__all__ = ["MAX_WORDS", "readings", "unsure"]

@@ -27,10 +27,10 @@ from diaforge.data_gen.phrasing.grammar import (
     third_person,
     word_classes,
 )
-from diaforge.data_gen.phrasing.intents import intent_of
+from diaforge.data_gen.phrasing.intents import catalogue_prefixes, intent_of
 from diaforge.data_gen.phrasing.judging import active_judge, judged
 from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
-from diaforge.data_gen.phrasing.readings import readings
+from diaforge.data_gen.phrasing.readings import readings, unsure
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens
@@ -94,13 +94,22 @@ def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[T
     tools = with_tool(tool, tools)
     phrase = intent_of(tool, prefixes).phrase
     candidates = [phrase] if sound(phrase, tools) else []
-    if active_judge() is not None:  # without a judge, the rule reading alone (as before)
+    sure = active_judge() is None or not unsure(tool, prefixes)
+    if not sure:  # without a judge, or where the parse is sure, the rule reading alone (as before)
         candidates += [r for r in readings(tool) if r not in candidates and sound(r, tools)]
-    return judged(
-        "action",
-        candidates,
-        f"use {fallback_option(tool, prefixes, tools)}",
-    )
+    return judged("action", candidates, f"use {fallback_option(tool, prefixes, tools)}", sure=sure)
+
+
+def action_renderings(tools: Sequence[Tool]) -> list[str]:
+    """Every verb phrase `action` may weigh for the tools of a catalogue whose parse is `unsure`
+    (the tool's intent, its other readings and its fallback), for a judge to score in full
+    batches before a run."""
+    prefixes = catalogue_prefixes(tools)
+    out: list[str] = []
+    for t in tools:
+        if unsure(t, prefixes):
+            out += [intent_of(t, prefixes).phrase, *readings(t), f"use {fallback_option(t, prefixes, [t])}"]
+    return list(dict.fromkeys(out))
 
 
 def option_phrases(
@@ -130,7 +139,12 @@ def option_phrases(
             vp = f"{verb} {d}"
         else:
             vp = d or intent.phrase
-        vps[o.name] = judged("option", [vp] if sound(vp, tools) else [], action(o, prefixes, tools))
+        vps[o.name] = judged(
+            "option",
+            [vp] if sound(vp, tools) else [],
+            action(o, prefixes, tools),
+            sure=active_judge() is None or not unsure(o, prefixes),
+        )
     if verb and len(nps) == len(options) and all(vps[n] == f"{verb} {d}" for n, d in nps.items()):
         return verb, nps
     return None, vps
@@ -145,7 +159,10 @@ def choice(gold: Tool, options: Sequence[Tool], phrase: str, prefixes: frozenset
     """The user's words for the option it wants: `phrase` when it reads well, else the plain
     noun phrase of `fallback_option`."""
     return judged(
-        "choice", [phrase] if sound(phrase, with_tool(gold, options)) else [], fallback_option(gold, prefixes, options)
+        "choice",
+        [phrase] if sound(phrase, with_tool(gold, options)) else [],
+        fallback_option(gold, prefixes, options),
+        sure=active_judge() is None or not unsure(gold, prefixes),
     )
 
 
@@ -198,6 +215,7 @@ def param_item(tool: Tool, key: str, hint: str = "") -> str:
 
 __all__ = [
     "action",
+    "action_renderings",
     "choice",
     "fallback_option",
     "option_phrases",

@@ -19,6 +19,9 @@ from typing import Any
 
 from diaforge.data_gen.values.described import description_example, shaped
 from diaforge.data_gen.values.vocabulary import (
+    MEDICAL_TERMS,
+    MEDICAL_WORDS,
+    SPECIALTIES,
     CITIES,
     COMPANIES,
     COMPANY_WORDS,
@@ -75,6 +78,8 @@ class Draws:
     def __init__(self, rng: random.Random, today: date = DEFAULT_TODAY) -> None:
         self.rng = rng
         self.today = today
+        self.word_tokens = 0
+        """How many word tokens were drawn (the last resort, `word_token`)."""
 
     def formatted(self, fmt: str, name: str, persona: Persona | None) -> str:
         """A value of a JSON Schema `format` (`formats.CHECKED`); a word token for others."""
@@ -142,7 +147,8 @@ class Draws:
         return f"https://intranet.example.com/{self.rng.choice(WORDS)}/{self.rng.randint(100, 99999)}"
 
     def word_token(self) -> str:
-        """The last resort: ``cedar``, ``cedar-onyx`` or ``cedar-42``."""
+        """The last resort: ``cedar``, ``cedar-onyx`` or ``cedar-42`` (counted in `word_tokens`)."""
+        self.word_tokens += 1
         rng = self.rng
         first = rng.choice(WORDS)
         shape = rng.random()
@@ -242,6 +248,10 @@ class Draws:
             return rng.choice(COURSES)
         if ts & {"role", "position", "job"}:
             return rng.choice(JOB_TITLES)
+        if ts & MEDICAL_WORDS:  # "event_term", "symptom": a clinical term, never a word token
+            return rng.choice(MEDICAL_TERMS)
+        if ts & {"specialty", "speciality"}:
+            return rng.choice(SPECIALTIES)
         if ts & COMPANY_WORDS:
             return self.company(persona) if "employer" in ts else rng.choice(COMPANIES)
         if ts & {"status", "state"}:
@@ -283,6 +293,8 @@ class Draws:
             return rng.choice(PRODUCTS)
         if ts & {"course", "training"}:
             return rng.choice(COURSES)
+        if ts & {"role", "position", "job"}:  # "role_name": a role, never a person's name
+            return rng.choice(JOB_TITLES)
         if ts & {"department", "dept"}:
             return (
                 persona.department if persona is not None and persona.department else rng.choice(DEPARTMENTS)

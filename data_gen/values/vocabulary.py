@@ -179,6 +179,24 @@ LANGUAGES = ("en", "de", "fr", "es", "ja", "pt", "it", "nl")
 LOCALES = ("en-US", "en-GB", "de-DE", "fr-FR", "es-ES", "ja-JP")
 STATUSES = ("open", "pending", "approved", "rejected", "closed", "on_hold")
 PRIORITIES = ("low", "medium", "high", "critical")
+#: Clinical terms a person reports as an event, symptom or reaction (MedDRA-style preferred terms).
+MEDICAL_TERMS = (
+    "headache",
+    "nausea",
+    "dizziness",
+    "skin rash",
+    "fatigue",
+    "injection site pain",
+    "shortness of breath",
+    "vomiting",
+    "fever",
+    "insomnia",
+)
+MEDICAL_WORDS = frozenset(
+    "event symptom symptoms diagnosis condition reaction adverse allergy allergen side effect".split()
+)
+#: Medical specialties a referral names.
+SPECIALTIES = ("cardiology", "dermatology", "neurology", "orthopaedics", "gastroenterology", "oncology")
 UNITS = ("EA", "kg", "hours", "box", "pack", "litre")
 FILE_EXTS = ("pdf", "xlsx", "docx", "csv", "pptx")
 

