@@ -10,6 +10,7 @@ They are only candidates: each still passes `render.sound` before the judge sees
 
 from __future__ import annotations
 
+import functools
 import re
 
 from diaforge.data_gen.phrasing.english import _lemmas, first_sentence
@@ -68,6 +69,16 @@ def readings(tool: Tool) -> list[str]:
 
 
 def unsure(tool: Tool, prefixes: frozenset[str] = frozenset()) -> bool:
+    """`_unsure`, cached by the tool's name and description (the agents ask it every turn)."""
+    return _unsure_cached(tool.name, tool.description or "", prefixes)
+
+
+@functools.lru_cache(maxsize=65536)
+def _unsure_cached(name: str, description: str, prefixes: frozenset[str]) -> bool:
+    return _unsure(Tool(name=name, description=description), prefixes)
+
+
+def _unsure(tool: Tool, prefixes: frozenset[str] = frozenset()) -> bool:
     """Whether the parse of a tool's description may have read it wrong, so that its renderings
     go to the fluency judge: a noun-phrase reading ("look up the ...") of a description whose
     first word can be a verb ("List", "Reports", "Backup", "Browse"), an opening of saying or
