@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from diaforge.data_gen.phrasing.english import _lemmas, first_sentence
+from diaforge.data_gen.phrasing.english import DETERMINERS, _lemmas, first_sentence
 from diaforge.data_gen.phrasing.grammar import word_classes
 from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
 from diaforge.schema import Tool
@@ -61,8 +61,13 @@ def readings(tool: Tool) -> list[str]:
     elif _GIVES.match(clause):
         out.append(f"get {_GIVES.sub('', clause, count=1)}")
     base = _verb_base(words[0])
-    if base and not m:
+    second = words[1].strip(",.;:").lower()
+    classes = word_classes(second)
+    bare_singular = "NOUN" in classes and classes <= {"NOUN", "VERB"} and not second.endswith("s")
+    if base and not m and not (bare_singular and base == words[0].lower()):  # never "credit limit", "change history"
         out.append(" ".join([base, *words[1:]]))
+    if _noun_compound(words):  # "Damage report for goods ...": the noun reading, looked up
+        out.append(f"look up the {words[0].lower()} {' '.join(words[1:])}")
     # each also without a second thing joined by "and" ("... whether a unit is vacant | and the first date")
     out += [r.split(" and ")[0] for r in out if " and " in r and len(r.split(" and ")[0].split()) > 2]
     return [r for r in dict.fromkeys(out) if len(r.split()) <= MAX_WORDS]
@@ -92,7 +97,25 @@ def _unsure(tool: Tool, prefixes: frozenset[str] = frozenset()) -> bool:
         return True
     if _WHETHER.match(sentence) or _GIVES.match(sentence):
         return True
+    if _noun_compound(words) and not intent.phrase.startswith("look up "):
+        return True  # "Damage report for ...", "Pick list for ...": read as "damage report"
     return intent.phrase.startswith("look up ") and "VERB" in word_classes(words[0].strip(",.;:"))
+
+
+def _noun_compound(words: list[str]) -> bool:
+    """Whether a description opens with a word that is a verb and a noun followed by a noun, no
+    determiner between ("Damage report", "Pick list", "Reorder threshold"): a noun compound as
+    often as an order."""
+    if len(words) < 2 or words[1].lower() in DETERMINERS:
+        return False
+    first, second = (w.strip(",.;:").lower() for w in words[:2])
+    base = _verb_base(first)
+    return (
+        base == first  # a base form: "Starts onboarding" is a verb in the third person
+        and {"VERB", "NOUN"} <= word_classes(first)
+        and "NOUN" in word_classes(second)
+        and second not in DETERMINERS
+    )
 
 
 __all__ = ["MAX_WORDS", "readings", "unsure"]
