@@ -63,7 +63,9 @@ def readings(tool: Tool) -> list[str]:
     base = _verb_base(words[0])
     second = words[1].strip(",.;:").lower()
     classes = word_classes(second)
-    bare_singular = "NOUN" in classes and classes <= {"NOUN", "VERB"} and not second.endswith("s")
+    bare_singular = (
+        "NOUN" in classes and classes <= {"NOUN", "VERB"} and not second.endswith("s") and not words[1].isupper()
+    )  # "close PR w/o merging": an acronym is a name, the verb reading stands
     if base and not m and not (bare_singular and base == words[0].lower()):  # never "credit limit", "change history"
         out.append(" ".join([base, *words[1:]]))
     if _noun_compound(words):  # "Damage report for goods ...": the noun reading, looked up

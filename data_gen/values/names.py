@@ -146,6 +146,16 @@ class Draws:
         """An intranet URL under ``example.com``."""
         return f"https://intranet.example.com/{self.rng.choice(WORDS)}/{self.rng.randint(100, 99999)}"
 
+    def branch(self) -> str:
+        """A git branch: ``main``, ``release/2.4`` or ``feature/cedar-onyx``."""
+        rng = self.rng
+        shape = rng.random()
+        if shape < 0.2:
+            return rng.choice(("main", "develop"))
+        if shape < 0.4:
+            return f"release/{rng.randint(1, 5)}.{rng.randint(0, 12)}"
+        return f"{rng.choice(('feature', 'fix'))}/{rng.choice(WORDS)}-{rng.choice(WORDS)}"
+
     def word_token(self) -> str:
         """The last resort: ``cedar``, ``cedar-onyx`` or ``cedar-42`` (counted in `word_tokens`)."""
         self.word_tokens += 1
@@ -248,6 +258,10 @@ class Draws:
             return rng.choice(COURSES)
         if ts & {"role", "position", "job"}:
             return rng.choice(JOB_TITLES)
+        if "branch" in ts:
+            return self.branch()
+        if ts & {"sha", "commit", "hash", "digest"}:  # "commit_sha": hexadecimal, never a word
+            return "".join(rng.choice("0123456789abcdef") for _ in range(rng.choice((7, 12, 40))))
         if ts & MEDICAL_WORDS:  # "event_term", "symptom": a clinical term, never a word token
             return rng.choice(MEDICAL_TERMS)
         if ts & {"specialty", "speciality"}:
@@ -293,6 +307,8 @@ class Draws:
             return rng.choice(PRODUCTS)
         if ts & {"course", "training"}:
             return rng.choice(COURSES)
+        if "branch" in ts:  # "branch_name": a git branch, never a person's name
+            return self.branch()
         if ts & {"role", "position", "job"}:  # "role_name": a role, never a person's name
             return rng.choice(JOB_TITLES)
         if ts & {"department", "dept"}:
