@@ -309,6 +309,10 @@ class Draws:
             return rng.choice(COURSES)
         if "branch" in ts:  # "branch_name": a git branch, never a person's name
             return self.branch()
+        if ts & {"street", "road"}:  # "street_name": a street, never a person's name
+            return rng.choice(STREETS)
+        if ts & {"premises", "shop", "store", "restaurant", "pub", "venue", "business"}:
+            return rng.choice(COMPANIES)  # a place of business, never a person's name
         if ts & {"role", "position", "job"}:  # "role_name": a role, never a person's name
             return rng.choice(JOB_TITLES)
         if ts & {"department", "dept"}:

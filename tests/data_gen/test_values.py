@@ -858,7 +858,7 @@ def test_free_text_values_fit_what_their_parameter_calls_for():
     import random as _random
 
     from diaforge.data_gen.values import ValueGenerator
-    from diaforge.data_gen.values.vocabulary import JOB_TITLES, MEDICAL_TERMS, SPECIALTIES
+    from diaforge.data_gen.values.vocabulary import COMPANIES, JOB_TITLES, MEDICAL_TERMS, SPECIALTIES, STREETS
     from diaforge.schema import Tool as _Tool
 
     props = {
@@ -867,6 +867,8 @@ def test_free_text_values_fit_what_their_parameter_calls_for():
         "specialty": {"type": "string", "description": "Specialty referred to."},
         "branch_name": {"type": "string", "description": "Branch name."},
         "commit_sha": {"type": "string", "description": "Commit SHA."},
+        "street_name": {"type": "string", "description": "Street the pothole is on."},
+        "premises_name": {"type": "string", "description": "Name of the premises."},
         "frobnicator": {"type": "string"},
     }
     tool = _Tool(name="t", description="d", parameters={"type": "object", "properties": props, "required": list(props)})
@@ -878,4 +880,5 @@ def test_free_text_values_fit_what_their_parameter_calls_for():
         assert args["specialty"] in SPECIALTIES
         assert args["branch_name"] in ("main", "develop") or "/" in args["branch_name"]
         assert all(c in "0123456789abcdef" for c in args["commit_sha"])
+        assert args["street_name"] in STREETS and args["premises_name"] in COMPANIES
         assert gen.generic_draws >= 1  # the frobnicator
