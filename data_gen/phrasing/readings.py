@@ -70,6 +70,7 @@ def readings(tool: Tool) -> list[str]:
         out.append(" ".join([base, *words[1:]]))
     if _noun_compound(words):  # "Damage report for goods ...": the noun reading, looked up
         out.append(f"look up the {words[0].lower()} {' '.join(words[1:])}")
+        out.append(f"look up the {words[0].lower()} {words[1]}")  # the compound alone: "look up the pick list"
     # each also without a second thing joined by "and" ("... whether a unit is vacant | and the first date")
     out += [r.split(" and ")[0] for r in out if " and " in r and len(r.split(" and ")[0].split()) > 2]
     return [r for r in dict.fromkeys(out) if len(r.split()) <= MAX_WORDS]

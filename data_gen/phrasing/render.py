@@ -36,19 +36,23 @@ from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens
 
 
-def sound(phrase: str, tools: Sequence[Tool] = ()) -> bool:
+def sound(phrase: str, tools: Sequence[Tool] = (), *, noun_reading: bool = False) -> bool:
     """Whether a rendered phrase reads as written by a person: none of the validator's findings
     (`broken_phrases`, `artefacts`, `determiner_before_verb`, a tool name read out) and a last
     word a phrase may end on. A phrase that opens with a base verb is read after "to", as the
-    templates say it ("to take a query and retrieves ..." is caught)."""
+    templates say it ("to take a query and retrieves ..." is caught). With `noun_reading`, a
+    word the tools' descriptions open with as a verb may be read as a noun after a determiner
+    ("look up the damage report" for "Damage report for goods ..."): the fluency judge weighs
+    that reading against the verb one instead of the rules ruling it out."""
     words = phrase.split()
     said = f"to {phrase}" if words and is_base_verb(words[0]) else phrase
+    waived = {"verb_read_as_noun"} if noun_reading else set()
     return bool(
         words
         and ends_cleanly([w.strip(".,;:?!") for w in words])
-        and not broken_phrases(said, tools)
+        and not [k for k, _ in broken_phrases(said, tools) if k not in waived]
         and not artefacts(phrase)
-        and not determiner_before_verb(phrase, tools)
+        and (noun_reading or not determiner_before_verb(phrase, tools))
         and not names_read_out(phrase, tools)
     )
 
@@ -96,7 +100,7 @@ def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[T
     candidates = [phrase] if sound(phrase, tools) else []
     sure = active_judge() is None or not unsure(tool, prefixes)
     if not sure:  # without a judge, or where the parse is sure, the rule reading alone (as before)
-        candidates += [r for r in readings(tool) if r not in candidates and sound(r, tools)]
+        candidates += [r for r in readings(tool) if r not in candidates and sound(r, tools, noun_reading=True)]
     return judged("action", candidates, f"use {fallback_option(tool, prefixes, tools)}", sure=sure)
 
 

@@ -205,3 +205,17 @@ def test_smollm2_prefers_the_repair_of_each_broken_phrase_of_the_issue():
     for broken, repaired, fallback in pairs:
         assert judge.rank("action", [broken, repaired], fallback) == repaired, broken
         assert judge.score("action", repaired, fallback) < judge.score("action", broken, fallback)
+
+
+def test_a_noun_reading_the_judge_kept_is_not_rejected_by_the_rule_that_reads_a_verb():
+    tool = Tool(
+        name="warehouse_damage_report",
+        description="Damage report for goods received broken or spoiled, with a photo reference.",
+        parameters={"type": "object", "properties": {"receipt_number": {"type": "string"}}, "required": []},
+    )
+    d = _dialogue("I need to look up the damage report.", [])
+    d = d.model_copy(update={"candidate_tools": [tool], "seed_tool": tool.name, "gold_args": {}})
+    d.provenance.fluency = {"flagged": [], "kept": []}
+    assert not naturalness_validator(d).passed  # the rules read "Damage" as a verb
+    d.provenance.fluency = {"flagged": [], "kept": [["action", "look up the damage report"]]}
+    assert naturalness_validator(d).passed
