@@ -82,7 +82,9 @@ class FluencyJudgeConfig:
         if self.batch_size < 1:
             raise InputError(f"fluency batch_size must be at least 1, got {self.batch_size}")
         if self.statistic not in STATISTICS:
-            raise InputError(f"fluency statistic must be one of {', '.join(STATISTICS)}, got {self.statistic!r}")
+            raise InputError(
+                f"fluency statistic must be one of {', '.join(STATISTICS)}, got {self.statistic!r}"
+            )
         if self.threads < 0:
             raise InputError(f"fluency threads must be 0 or more, got {self.threads}")
 
@@ -189,7 +191,9 @@ def load_scorer(config: FluencyJudgeConfig) -> Scorer:
 
     from diaforge.llm.smollm2 import materialise_smollm2
 
-    path = Path(config.model_dir) if config.model_dir else materialise_smollm2(config.cache_dir, progress=False)
+    path = (
+        Path(config.model_dir) if config.model_dir else materialise_smollm2(config.cache_dir, progress=False)
+    )
     if not (path / "config.json").is_file():
         raise InputError(f"no model folder at {path} (config.json missing): set fluency model_dir")
     tokenizer = AutoTokenizer.from_pretrained(str(path))
@@ -202,7 +206,9 @@ def load_scorer(config: FluencyJudgeConfig) -> Scorer:
     def score(sentences: Sequence[tuple[str, str, str]]) -> list[tuple[float, int, float]]:
         rows, spans = [], []
         for before, phrase, after in sentences:
-            head, mid, tail = (tokenizer(x, add_special_tokens=False)["input_ids"] for x in (before, phrase, after))
+            head, mid, tail = (
+                tokenizer(x, add_special_tokens=False)["input_ids"] for x in (before, phrase, after)
+            )
             ids = bos + head + mid + tail
             rows.append(ids)
             spans.append((len(bos) + len(head), len(bos) + len(head) + len(mid), len(ids)))
@@ -299,7 +305,11 @@ def calibrate(scores: Sequence[float], broken: Sequence[bool], min_precision: fl
     best = None
     for t in options:
         pr = precision_recall(scores, broken, t)
-        key = (pr["precision"] >= min_precision, pr["recall"] if pr["precision"] >= min_precision else pr["precision"], t)
+        key = (
+            pr["precision"] >= min_precision,
+            pr["recall"] if pr["precision"] >= min_precision else pr["precision"],
+            t,
+        )
         if best is None or key > best[0]:
             best = (key, t)
     assert best is not None
@@ -316,7 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("command", choices=["calibrate"])
     ap.add_argument("labelled", help="JSONL of labelled phrases (tests/fixtures/fluency/labelled.jsonl)")
     ap.add_argument("--model-dir", default="", help="model folder (default: SmolLM2 from the wheel)")
-    ap.add_argument("--statistic", choices=STATISTICS, default="mean_tail", help="how a surprisal is summed up")
+    ap.add_argument(
+        "--statistic", choices=STATISTICS, default="mean_tail", help="how a surprisal is summed up"
+    )
     ap.add_argument("--min-precision", type=float, default=0.9, help="precision the threshold must keep")
     ap.add_argument("--out", default="", help="also write the scores and the result as JSON here")
     args = ap.parse_args(argv)
@@ -339,10 +351,18 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=1))
     if args.out:
         detail = [
-            {"kind": r.kind, "phrase": r.phrase, "broken": r.broken, "heldout": r.heldout, "score": round(s, 3)}
+            {
+                "kind": r.kind,
+                "phrase": r.phrase,
+                "broken": r.broken,
+                "heldout": r.heldout,
+                "score": round(s, 3),
+            }
             for r, s in zip(rows, scores, strict=True)
         ]
-        Path(args.out).write_text(json.dumps({"result": result, "scores": detail}, indent=1) + "\n", encoding="utf-8")
+        Path(args.out).write_text(
+            json.dumps({"result": result, "scores": detail}, indent=1) + "\n", encoding="utf-8"
+        )
     return 0
 
 

@@ -169,7 +169,9 @@ class ScriptedTeacher:
             act=action(gold, prefixes_of(state.candidates), state.candidates),
             items=items,
             them="them" if len(ask) > 1 or plural_name(param_noun(ask[0])) else "it",
-            is_are="are" if len(ask) > 1 or plural_name(param_noun(ask[0])) else "is",  # "the damaged units are"
+            is_are="are"
+            if len(ask) > 1 or plural_name(param_noun(ask[0]))
+            else "is",  # "the damaged units are"
         )
         thought = lookup or (
             f"The tool is {gold.name}. Required arguments: {', '.join(gold.required)}; known: {have}. "

@@ -233,7 +233,23 @@ _WANTS_OBJECT_WORDS = (
 _WANTS_OBJECT = frozenset(_WANTS_OBJECT_WORDS.split())
 
 
-_COPULAS = frozenset("is are was were be been being becomes become remains remain stays stay".split())
+_COPULAS = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "becomes",
+        "become",
+        "remains",
+        "remain",
+        "stays",
+        "stay",
+    ]
+)
 
 
 def ends_cleanly(words: Sequence[str]) -> bool:

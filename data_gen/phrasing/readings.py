@@ -64,13 +64,20 @@ def readings(tool: Tool) -> list[str]:
     second = words[1].strip(",.;:").lower()
     classes = word_classes(second)
     bare_singular = (
-        "NOUN" in classes and classes <= {"NOUN", "VERB"} and not second.endswith("s") and not words[1].isupper()
+        "NOUN" in classes
+        and classes <= {"NOUN", "VERB"}
+        and not second.endswith("s")
+        and not words[1].isupper()
     )  # "close PR w/o merging": an acronym is a name, the verb reading stands
-    if base and not m and not (bare_singular and base == words[0].lower()):  # never "credit limit", "change history"
+    if (
+        base and not m and not (bare_singular and base == words[0].lower())
+    ):  # never "credit limit", "change history"
         out.append(" ".join([base, *words[1:]]))
     if _noun_compound(words):  # "Damage report for goods ...": the noun reading, looked up
         out.append(f"look up the {words[0].lower()} {' '.join(words[1:])}")
-        out.append(f"look up the {words[0].lower()} {words[1]}")  # the compound alone: "look up the pick list"
+        out.append(
+            f"look up the {words[0].lower()} {words[1]}"
+        )  # the compound alone: "look up the pick list"
     # each also without a second thing joined by "and" ("... whether a unit is vacant | and the first date")
     out += [r.split(" and ")[0] for r in out if " and " in r and len(r.split(" and ")[0].split()) > 2]
     return [r for r in dict.fromkeys(out) if len(r.split()) <= MAX_WORDS]

@@ -100,7 +100,9 @@ def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[T
     candidates = [phrase] if sound(phrase, tools) else []
     sure = active_judge() is None or not unsure(tool, prefixes)
     if not sure:  # without a judge, or where the parse is sure, the rule reading alone (as before)
-        candidates += [r for r in readings(tool) if r not in candidates and sound(r, tools, noun_reading=True)]
+        candidates += [
+            r for r in readings(tool) if r not in candidates and sound(r, tools, noun_reading=True)
+        ]
     return judged("action", candidates, f"use {fallback_option(tool, prefixes, tools)}", sure=sure)
 
 

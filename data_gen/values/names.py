@@ -19,9 +19,6 @@ from typing import Any
 
 from diaforge.data_gen.values.described import description_example, shaped
 from diaforge.data_gen.values.vocabulary import (
-    MEDICAL_TERMS,
-    MEDICAL_WORDS,
-    SPECIALTIES,
     CITIES,
     COMPANIES,
     COMPANY_WORDS,
@@ -41,6 +38,9 @@ from diaforge.data_gen.values.vocabulary import (
     LANGUAGES,
     LAST_NAMES,
     LOCALES,
+    MEDICAL_CONTEXT,
+    MEDICAL_TERMS,
+    MEDICAL_WORDS,
     MONEY_WORDS,
     OFFICES,
     PAST_DATE_WORDS,
@@ -51,6 +51,7 @@ from diaforge.data_gen.values.vocabulary import (
     PROJECTS,
     QUANTITY_WORDS,
     REGIONS,
+    SPECIALTIES,
     STATUSES,
     STREETS,
     TEAMS,
@@ -222,6 +223,8 @@ class Draws:
             return self.formatted("date-time", name, persona)
         if last == "time":
             return f"{rng.randint(8, 17):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+        if ts & {"event", "term", "reaction", "condition"} and MEDICAL_CONTEXT.search(description):
+            return rng.choice(MEDICAL_TERMS)  # "event_term: MedDRA preferred term": a clinical term
         return self._by_topic(ts, persona)
 
     def _by_topic(self, ts: set[str], persona: Persona | None) -> str:
@@ -262,7 +265,7 @@ class Draws:
             return self.branch()
         if ts & {"sha", "commit", "hash", "digest"}:  # "commit_sha": hexadecimal, never a word
             return "".join(rng.choice("0123456789abcdef") for _ in range(rng.choice((7, 12, 40))))
-        if ts & MEDICAL_WORDS:  # "event_term", "symptom": a clinical term, never a word token
+        if ts & MEDICAL_WORDS:  # "symptom", "adverse_reaction": a clinical term, never a word token
             return rng.choice(MEDICAL_TERMS)
         if ts & {"specialty", "speciality"}:
             return rng.choice(SPECIALTIES)

@@ -10,6 +10,8 @@ where a value is a single item.
 
 from __future__ import annotations
 
+import re
+
 from diaforge.text import param_tokens
 
 
@@ -192,9 +194,9 @@ MEDICAL_TERMS = (
     "fever",
     "insomnia",
 )
-MEDICAL_WORDS = frozenset(
-    "event symptom symptoms diagnosis condition reaction adverse allergy allergen side effect".split()
-)
+MEDICAL_WORDS = frozenset(["symptom", "symptoms", "diagnosis", "adverse", "allergy", "allergen"])
+#: Words of a parameter's description that make an event or a term a clinical one.
+MEDICAL_CONTEXT = re.compile(r"\b(?:meddra|adverse|clinical|patient|symptom|medical|treatment)", re.I)
 #: Medical specialties a referral names.
 SPECIALTIES = ("cardiology", "dermatology", "neurology", "orthopaedics", "gastroenterology", "oncology")
 UNITS = ("EA", "kg", "hours", "box", "pack", "litre")

@@ -42,8 +42,12 @@ def fake_scorer(costs: dict[str, float], seen: list[str]):
     return score
 
 
-def judge_with(costs: dict[str, float], seen: list[str] | None = None, threshold: float = 1.0) -> FluencyJudge:
-    return FluencyJudge(FluencyJudgeConfig(threshold=threshold), scorer=fake_scorer(costs, [] if seen is None else seen))
+def judge_with(
+    costs: dict[str, float], seen: list[str] | None = None, threshold: float = 1.0
+) -> FluencyJudge:
+    return FluencyJudge(
+        FluencyJudgeConfig(threshold=threshold), scorer=fake_scorer(costs, [] if seen is None else seen)
+    )
 
 
 def test_rank_keeps_the_cheapest_candidate_that_passes_and_falls_back_when_none_does():
@@ -89,7 +93,9 @@ def _vacancy_tool() -> Tool:
 
 def test_readings_offer_check_whether_for_a_third_person_opening():
     assert "check whether a unit is vacant" in readings(_vacancy_tool())
-    listing = Tool(name="fleet_history", description="List past maintenance services performed on a fleet vehicle.")
+    listing = Tool(
+        name="fleet_history", description="List past maintenance services performed on a fleet vehicle."
+    )
     assert "list past maintenance services performed on a fleet vehicle" in readings(listing)
 
 
@@ -130,7 +136,9 @@ def test_the_validator_rejects_a_flagged_phrase_with_the_phrase_in_the_reason():
     verdict = naturalness_validator(_dialogue(f"I need to {phrase}.", [["action", phrase]]))
     assert not verdict.passed
     assert verdict.reason.startswith("fluency_action: turn 0") and phrase in verdict.reason
-    assert naturalness_validator(_dialogue("I need to check whether a unit is vacant.", [["action", phrase]])).passed
+    assert naturalness_validator(
+        _dialogue("I need to check whether a unit is vacant.", [["action", phrase]])
+    ).passed
     assert naturalness_validator(_dialogue(f"I need to {phrase}.", [])).passed
 
 
@@ -190,7 +198,11 @@ def test_smollm2_prefers_the_repair_of_each_broken_phrase_of_the_issue():
     folder = materialise_smollm2(ROOT / "outputs" / "models" / "SmolLM2-135M-Instruct", progress=False)
     judge = FluencyJudge(FluencyJudgeConfig(model_dir=str(folder)))
     pairs = [
-        ("look up the returns whether a unit is vacant", "check whether a unit is vacant", "use the option about units"),
+        (
+            "look up the returns whether a unit is vacant",
+            "check whether a unit is vacant",
+            "use the option about units",
+        ),
         (
             "look up the list past maintenance services performed on a fleet vehicle",
             "list past maintenance services performed on a fleet vehicle",

@@ -871,7 +871,9 @@ def test_free_text_values_fit_what_their_parameter_calls_for():
         "premises_name": {"type": "string", "description": "Name of the premises."},
         "frobnicator": {"type": "string"},
     }
-    tool = _Tool(name="t", description="d", parameters={"type": "object", "properties": props, "required": list(props)})
+    tool = _Tool(
+        name="t", description="d", parameters={"type": "object", "properties": props, "required": list(props)}
+    )
     for seed in range(20):
         gen = ValueGenerator(_random.Random(seed))
         args = gen.gold_args(tool, None)
