@@ -263,10 +263,12 @@ def _waived(d: Dialogue, kind: str, evidence: str) -> bool:
 
 def fluency_flags(d: Dialogue, text: str) -> list[tuple[str, str]]:
     """`(kind, phrase)` for each phrase the fluency judge flagged while this dialogue was rendered
-    (`provenance.fluency`, written by the generator when the judge is on) that `text` holds."""
+    (`provenance.fluency`, written by the generator when the judge is on) that `text` holds and
+    that the judge did not keep elsewhere in the dialogue."""
     logged = (d.provenance.model_extra or {}).get("fluency") or {}
+    kept = {p for _, p in logged.get("kept", [])}  # dropped in one sentence, chosen in another: kept
     low = text.lower()
-    return [(k, p) for k, p in logged.get("flagged", []) if p and p.lower() in low]
+    return [(k, p) for k, p in logged.get("flagged", []) if p and p not in kept and p.lower() in low]
 
 
 def foreign_jargon(d: Dialogue) -> list[tuple[int, str]]:
