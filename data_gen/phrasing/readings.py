@@ -17,6 +17,7 @@ from diaforge.data_gen.phrasing.english import DETERMINERS, _lemmas, first_sente
 from diaforge.data_gen.phrasing.grammar import word_classes
 from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
 from diaforge.schema import Tool
+from diaforge.text import name_tokens
 
 MAX_WORDS = 12
 """Longest reading offered: a verb phrase longer than this is no way a person names an action."""
@@ -69,15 +70,17 @@ def readings(tool: Tool) -> list[str]:
         and not second.endswith("s")
         and not words[1].isupper()
     )  # "close PR w/o merging": an acronym is a name, the verb reading stands
-    if (
-        base and not m and not (bare_singular and base == words[0].lower())
-    ):  # never "credit limit", "change history"
+    first = words[0].lower()
+    # A base form that is also a noun is read as a verb only where the tool's name opens with it
+    # ("browse_attractions"), never "help articles most viewed ..." for
+    # get_knowledge_base_top_articles; and never before a bare singular noun ("credit limit").
+    named = first in name_tokens(tool)[:2]
+    verb_reading = base is not None and (base != first or named or "NOUN" not in word_classes(first))
+    if verb_reading and not m and not (bare_singular and base == first):
         out.append(" ".join([base, *words[1:]]))
     if _noun_compound(words):  # "Damage report for goods ...": the noun reading, looked up
         out.append(f"look up the {words[0].lower()} {' '.join(words[1:])}")
-        out.append(
-            f"look up the {words[0].lower()} {words[1]}"
-        )  # the compound alone: "look up the pick list"
+        out.append(f"look up the {words[0].lower()} {words[1]}")  # the compound alone
     # each also without a second thing joined by "and" ("... whether a unit is vacant | and the first date")
     out += [r.split(" and ")[0] for r in out if " and " in r and len(r.split(" and ")[0].split()) > 2]
     return [r for r in dict.fromkeys(out) if len(r.split()) <= MAX_WORDS]

@@ -94,9 +94,14 @@ def _vacancy_tool() -> Tool:
 def test_readings_offer_check_whether_for_a_third_person_opening():
     assert "check whether a unit is vacant" in readings(_vacancy_tool())
     listing = Tool(
-        name="fleet_history", description="List past maintenance services performed on a fleet vehicle."
+        name="list_maintenance", description="List past maintenance services performed on a fleet vehicle."
     )
     assert "list past maintenance services performed on a fleet vehicle" in readings(listing)
+    help_articles = Tool(
+        name="get_knowledge_base_top_articles",
+        description="Help articles most viewed by customers in the last seven days.",
+    )
+    assert not [r for r in readings(help_articles) if r.startswith("help ")]  # never "to help articles ..."
 
 
 def test_action_asks_the_judge_and_logs_what_it_flagged():
