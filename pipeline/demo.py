@@ -153,10 +153,13 @@ def is_trained(folder: Path) -> bool:
     )
 
 
-def eval_args(cfg: DemoConfig, modes: str | None = None, *, decoding: bool = True) -> list[str]:
+def eval_args(
+    cfg: DemoConfig, modes: str | None = None, *, decoding: bool = True, limit: int | None = None
+) -> list[str]:
     """The options every evaluation of the demo shares (same dialogues, same loop); `modes`
-    overrides the config's. `decoding=False` leaves out the decoding aids, for the floors: a
-    policy decodes nothing, and `eval run` refuses an aid it cannot apply."""
+    overrides the config's, `limit` its number of dialogues (the first of the same seeded sample).
+    `decoding=False` leaves out the decoding aids: for the floors (a policy decodes nothing, and
+    `eval run` refuses an aid it cannot apply) and for the tuned model served without them."""
     if cfg.no_tool_limit == 0:
         no_tool = ["--no-tool-bench", "none"]
     else:
@@ -167,7 +170,7 @@ def eval_args(cfg: DemoConfig, modes: str | None = None, *, decoding: bool = Tru
         "--modes",
         modes or cfg.modes,
         "--limit",
-        str(cfg.limit),
+        str(limit or cfg.limit),
         "--seed",
         str(cfg.seed),
         "--t-max",
@@ -249,9 +252,12 @@ def train_command(cfg: DemoConfig, data: Path, output_dir: Path, train_dialogues
     return command
 
 
-def model_eval_command(cfg: DemoConfig, model: Path, label: str, out: Path, fmt_from: Path) -> list[str]:
+def model_eval_command(
+    cfg: DemoConfig, model: Path, label: str, out: Path, fmt_from: Path, *, aided: bool = True
+) -> list[str]:
     """`eval run` of a model; the base is prompted in the tuned model's format (`fmt_from`), so
-    that the two differ only by the fine-tuning."""
+    that the two differ only by the fine-tuning. `aided=False`: every decoding aid off, on
+    `unaided_limit` dialogues (`unaided_command`)."""
     return diaforge_argv(
         "eval",
         "run",
@@ -267,8 +273,17 @@ def model_eval_command(cfg: DemoConfig, model: Path, label: str, out: Path, fmt_
         cfg.device,
         "--prompt-format",
         fmt_from / "prompt_format.json",
-        *eval_args(cfg),
+        *(eval_args(cfg) if aided else eval_args(cfg, decoding=False, limit=unaided_count(cfg))),
     )
+
+
+UNAIDED = "tuned-unaided"
+"""The label of the tuned model's evaluation with every decoding aid off."""
+
+
+def unaided_count(cfg: DemoConfig) -> int:
+    """How many dialogues the unaided evaluation takes (0: none)."""
+    return min(cfg.limit, cfg.limit if cfg.unaided_limit is None else cfg.unaided_limit)
 
 
 def run_demo(cfg: DemoConfig) -> dict[str, Any]:
@@ -281,7 +296,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     if cfg.fresh and out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
-    runner = Runner(cfg.threads, total=7)
+    runner = Runner(cfg.threads, total=8 if unaided_count(cfg) else 7)
     started = time.monotonic()
     data, sft, runs = out / "data", out / "sft", out / "eval"
 
@@ -297,6 +312,14 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
             f"eval {label}",
             complete_run(folder),
             lambda s, m=model, lb=label, f=folder: runner.run(s, model_eval_command(cfg, m, lb, f, sft)),
+        )
+    models = ["base", "tuned"]
+    if unaided_count(cfg):
+        models.insert(1, UNAIDED)  # before "tuned": the pair is stored as tuned minus unaided
+        runner.stage(
+            "eval tuned unaided",
+            complete_run(runs / UNAIDED),
+            lambda s: runner.run(s, model_eval_command(cfg, sft, UNAIDED, runs / UNAIDED, sft, aided=False)),
         )
 
     def floors(stage: Stage) -> None:
@@ -322,19 +345,16 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
 
     def compare(stage: Stage) -> None:
         stage.commands.append(
-            "diaforge eval compare " + " ".join(str(runs / r) for r in ("base", "tuned", *cfg.floors))
+            "diaforge eval compare " + " ".join(str(runs / r) for r in (*models, *cfg.floors))
         )
-        print(
-            compare_runs(
-                [runs / r for r in ("base", "tuned", *cfg.floors)], out_dir=out, json_path=report_path
-            )
-        )
+        print(compare_runs([runs / r for r in (*models, *cfg.floors)], out_dir=out, json_path=report_path))
 
     runner.stage("compare", False, compare)
     runs_report = json.loads(report_path.read_text(encoding="utf-8"))
     report = {
         **runs_report,
         "gain": gain_summary(runs_report),
+        "served": served_summary(runs_report, unaided_count(cfg), cfg.limit),
         "wall_seconds": round(time.monotonic() - started, 1),
         "timings": {s.name: s.seconds for s in runner.stages},
         "peak_rss_mb": {s.name: s.peak_rss_mb for s in runner.stages if s.peak_rss_mb is not None},
@@ -348,6 +368,8 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     report["splits"] = split_summary(runs_report)  # each run's positive row beside its no-tool row
     report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(render_gain(report["gain"]))
+    if report["served"]:
+        print(render_served(report["served"]))
     print(render_split_summary(report["splits"]))
     print(f"demo: {report['wall_seconds'] / 60:.1f} min; report in {report_path}")
     return report
@@ -446,6 +468,52 @@ def gain_summary(runs: dict[str, Any]) -> dict[str, Any]:
             and (over_floor.get("diff") or 0) > 0
         )
     return summary
+
+
+def served_summary(runs: dict[str, Any], unaided: int, limit: int) -> dict[str, Any] | None:
+    """The tuned model's Acc with the demo's decoding aids and with none (what a stock server
+    gives), per mode, and their paired difference (aided minus unaided, on the dialogues both
+    evaluated: ``report["tuned"]["paired"]["tuned-unaided"]``); None when the unaided run was
+    skipped. ``sample`` says when the unaided run took fewer dialogues than the aided one."""
+    if not unaided or UNAIDED not in runs:
+        return None
+    out: dict[str, Any] = {
+        "unaided_dialogues": unaided,
+        "aided_dialogues": limit,
+        "sample": (
+            f"the unaided run took the first {unaided} of the {limit} dialogues of the same seeded sample"
+            if unaided < limit
+            else None
+        ),
+    }
+    for mode in ("static", "dynamic"):
+        aided, bare = _metric(runs, "tuned", mode, "Acc"), _metric(runs, UNAIDED, mode, "Acc")
+        if aided is None and bare is None:
+            continue
+        out[mode] = {
+            "aided_Acc": aided,
+            "unaided_Acc": bare,
+            "paired_aided_over_unaided": _paired(runs, UNAIDED, mode),
+        }
+    return out
+
+
+def render_served(served: dict[str, Any]) -> str:
+    """The aided and unaided numbers side by side, one line a mode, with the paired difference."""
+    lines = []
+    for mode in ("static", "dynamic"):
+        row = served.get(mode)
+        if not row:
+            continue
+        aided = "n/a" if row["aided_Acc"] is None else f"{row['aided_Acc']:.3f}"
+        bare = "n/a" if row["unaided_Acc"] is None else f"{row['unaided_Acc']:.3f}"
+        lines.append(
+            f"tuned {mode} Acc with the decoding aids {aided}, with none (a stock server) {bare}; "
+            f"aided - unaided: {_paired_text(row['paired_aided_over_unaided'])}"
+        )
+    if served.get("sample"):
+        lines.append(f"({served['sample']})")
+    return "\n".join(lines)
 
 
 def _paired_text(p: dict[str, Any] | None) -> str:

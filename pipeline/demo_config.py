@@ -127,6 +127,12 @@ class DemoConfig:
     recipe README, "Grounded values") and copied thoughts (dynamic Acc from 0.325 to 0.5375 on 80
     held-out dialogues; "Copied thoughts"); a rule that needs `constrain_calls` is ignored without
     it."""
+    unaided_limit: NonNegativeInt | None = 40
+    """Held-out dialogues on which the tuned model is evaluated a second time with every decoding
+    aid off (`--constrain-calls off --ground-values off --copy-thoughts off`): the number a user who
+    serves the model with a stock engine gets, printed beside the aided one with their paired
+    difference. The first of the same seeded sample (a subset of `limit`'s). Default 40, to keep the
+    demo near the hour; 0 skips it; None: as many as `limit`."""
     no_tool_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
     """Share of the corpus's seeds that become retrieval misses (`data generate --no-tool-share`);
     0, as in the generator, keeps the demo's corpus as it was."""

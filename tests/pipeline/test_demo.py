@@ -10,7 +10,15 @@ from _repo import ROOT
 
 from diaforge.errors import InputError
 from diaforge.pipeline.curve import curve_figure, plot_curve, point_line, run_curve
-from diaforge.pipeline.demo import DemoConfig, eval_args, gain_summary, render_gain
+from diaforge.pipeline.demo import (
+    DemoConfig,
+    eval_args,
+    gain_summary,
+    render_gain,
+    render_served,
+    served_summary,
+    unaided_count,
+)
 
 
 def _runs(tuned: float, base: float, floor: float, ftr_tuned: float, ftr_base: float) -> dict:
@@ -374,7 +382,22 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
     # The ceiling refuses every miss whose reference turns it is given (static), and never calls.
     assert report["splits"]["reference"]["static"]["refusal_acc"] == 1.0
     assert report["splits"]["reference"]["dynamic"]["wrong_call"] == 0.0
-    stages = ["materialise", "generate", "train", "eval base", "eval tuned", "floors", "compare"]
+    # The tuned model served without any decoding aid, beside the aided number, paired.
+    served = report["served"]["dynamic"]
+    assert served["unaided_Acc"] == report["tuned-unaided"]["dynamic"]["Acc"]
+    assert served["aided_Acc"] == report["tuned"]["dynamic"]["Acc"]
+    assert served["paired_aided_over_unaided"]["n"] == 2 and report["served"]["sample"] is None
+    assert report["tuned-unaided"]["decoding"]["constrain_calls"] is False
+    stages = [
+        "materialise",
+        "generate",
+        "train",
+        "eval base",
+        "eval tuned",
+        "eval tuned unaided",
+        "floors",
+        "compare",
+    ]
     assert list(report["timings"]) == stages
     assert report["resumed_stages"] == ["materialise"]  # the tiny model counts as materialised
     assert [c.split()[:2] for c in report["commands"]["train"]] == [["diaforge", "train"]]
@@ -410,3 +433,36 @@ def test_a_stage_records_the_peak_memory_of_its_commands() -> None:
     assert code == 0 and peak is not None and peak >= 300
     code, small = run_measured([sys.executable, "-c", "raise SystemExit(3)"], env)
     assert code == 3 and small is not None and small < 100
+
+
+def test_the_served_numbers_stand_side_by_side_with_their_paired_difference() -> None:
+    """The report's ``served`` block: the tuned model's Acc with the aids and with none, the paired
+    difference `eval compare` stored for tuned minus tuned-unaided, and a line saying when the
+    unaided run took a smaller sample."""
+    pair = {"n": 40, "diff": 0.2, "lo": 0.05, "hi": 0.34, "wins": 10, "losses": 2, "p_value": 0.04}
+    runs = {
+        "tuned": {"dynamic": {"Acc": 0.55}, "paired": {"tuned-unaided": {"dynamic": pair}}},
+        "tuned-unaided": {"dynamic": {"Acc": 0.3}},
+    }
+    served = served_summary(runs, 40, 80)
+    assert served["dynamic"]["aided_Acc"] == 0.55 and served["dynamic"]["unaided_Acc"] == 0.3
+    assert served["dynamic"]["paired_aided_over_unaided"]["diff"] == 0.2
+    assert served["dynamic"]["paired_aided_over_unaided"]["verdict"] == "shown"
+    assert "static" not in served
+    text = render_served(served)
+    assert "with the decoding aids 0.550, with none (a stock server) 0.300" in text
+    assert "first 40 of the 80 dialogues" in text
+    assert served_summary(runs, 0, 80) is None
+    assert served_summary({"tuned": runs["tuned"]}, 40, 80) is None
+
+
+@pytest.mark.parametrize(
+    ("unaided", "limit", "count"), [(40, 80, 40), (None, 80, 80), (0, 80, 0), (90, 80, 80)]
+)
+def test_the_unaided_run_takes_at_most_the_aided_runs_dialogues(unaided, limit, count) -> None:
+    cfg = DemoConfig(unaided_limit=unaided, limit=limit)
+    assert unaided_count(cfg) == count
+    if count:
+        args = eval_args(cfg, decoding=False, limit=count)
+        assert args[args.index("--limit") + 1] == str(count)
+        assert not any(a.startswith(("--constrain", "--ground", "--copy")) for a in args)

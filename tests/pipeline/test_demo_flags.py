@@ -109,6 +109,7 @@ GIVEN = {
     "ground_values": ("off", False),
     "copy_thoughts": ("off", False),
     "speculate": ("4", 4),
+    "unaided_limit": ("10", 10),
     "no_tool_share": ("0.25", 0.25),
     "device": ("cuda:1", "cuda:1"),
     "threads": ("2", 2),
