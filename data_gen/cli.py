@@ -291,9 +291,26 @@ def build_parser() -> argparse.ArgumentParser:
         _add_export,
         add_pairs,
         _add_ngram_overlap,
+        _add_rollouts,
     ):
         add(sub)
     return parser
+
+
+def _add_rollouts(sub: argparse._SubParsersAction) -> None:
+    """``rollouts`` is listed here and run by `diaforge.pipeline.rollouts`: it plays the model under
+    test, which this package does not import (the console ``diaforge data rollouts`` routes there)."""
+    text = "a tuned model's rollouts with the teacher's answer: run it as `diaforge data rollouts ...`"
+    p = sub.add_parser("rollouts", help=text, description=text, add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=_cmd_rollouts)
+
+
+def _cmd_rollouts(args: argparse.Namespace) -> int:
+    raise InputError(
+        "rollouts play the model under test, which `python -m diaforge.data_gen` does not load: run "
+        "`diaforge data rollouts ...` or `python -m diaforge.pipeline rollouts ...`"
+    )
 
 
 def _add_analyze(sub: argparse._SubParsersAction) -> None:
