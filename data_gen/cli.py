@@ -307,6 +307,7 @@ def _add_rollouts(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_rollouts(args: argparse.Namespace) -> int:
+    """Refuse, saying where rollouts run (their options are the pipeline's)."""
     raise InputError(
         "rollouts play the model under test, which `python -m diaforge.data_gen` does not load: run "
         "`diaforge data rollouts ...` or `python -m diaforge.pipeline rollouts ...`"
@@ -502,6 +503,9 @@ def _add_ngram_overlap(sub: argparse._SubParsersAction) -> None:
 
 @command_main
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["rollouts"] and not {"-h", "--help"} & set(argv):
+        _cmd_rollouts(argparse.Namespace())
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         quiet_library_bars()

@@ -109,7 +109,9 @@ def check_no_heldout(records: Iterable[Dialogue], held_out: set[str], *, path: s
         shown = {t.name for t in d.candidate_tools} | ({d.seed_tool} if d.seed_tool else set())
         leaked = sorted(shown & held_out)
         if leaked:
-            raise InputError(f"shows held-out tool {leaked[0]!r}", path=path, record=d.id, field="candidate_tools")
+            raise InputError(
+                f"shows held-out tool {leaked[0]!r}", path=path, record=d.id, field="candidate_tools"
+            )
 
 
 class RolloutSeeds:
@@ -170,7 +172,11 @@ def dagger_states(path: Dialogue, *, only_disagreements: bool = False) -> list[D
             "model_move": comparison["model_move"],
             "teacher_move": comparison["teacher_move"],
         }
-        out.append(path.model_copy(update={"id": f"{path.id}/{i}", "turns": [*history, target], "provenance": provenance}))
+        out.append(
+            path.model_copy(
+                update={"id": f"{path.id}/{i}", "turns": [*history, target], "provenance": provenance}
+            )
+        )
     return out
 
 
@@ -202,7 +208,9 @@ def on_policy_pairs(path: Dialogue) -> list[dict[str, Any]]:
         if comparison["kind"] in UNPAIRED:
             continue
         rejected = _turn(comparison["model"]).model_copy(update={"phase": None})
-        out.append(pair_record(state, len(state.turns) - 1, rejected, kind=comparison["kind"], variant=PAIR_VARIANT))
+        out.append(
+            pair_record(state, len(state.turns) - 1, rejected, kind=comparison["kind"], variant=PAIR_VARIANT)
+        )
     return out
 
 
@@ -226,11 +234,16 @@ def rollout_stats(
         "assistant_turns": len(comparisons),
         "agreements": sum(c["kind"] is None for c in comparisons),
         "disagreements": sum(by_kind.values()),
-        "by_kind": {**{k: by_kind.get(k, 0) for k in kinds}, **{k: n for k, n in sorted(by_kind.items()) if k not in kinds}},
+        "by_kind": {
+            **{k: by_kind.get(k, 0) for k in kinds},
+            **{k: n for k, n in sorted(by_kind.items()) if k not in kinds},
+        },
         "dialogues_with_disagreement": sum(
             any((c := _comparison(t)) is not None and c["kind"] is not None for t in d.turns) for d in paths
         ),
-        "moves": dict(sorted(Counter(f"{c['teacher_move']}->{c['model_move']}" for c in comparisons).items())),
+        "moves": dict(
+            sorted(Counter(f"{c['teacher_move']}->{c['model_move']}" for c in comparisons).items())
+        ),
         "followed": dict(sorted(Counter(c["followed"] for c in comparisons).items())),
         "ended": dict(sorted(endings.items())),
         "states_accepted": states_accepted,

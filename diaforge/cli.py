@@ -79,7 +79,7 @@ COMMANDS: dict[str, Command] = {
 #: the pipeline floor may import together (docs/architecture.md).
 SUBCOMMANDS: dict[tuple[str, str], Command] = {
     ("data", "rollouts"): Command(
-        "diaforge.pipeline.rollouts",
+        "diaforge.pipeline",
         ("rollouts",),
         "rollouts of a tuned model with the teacher's answer (python -m diaforge.pipeline rollouts)",
     ),

@@ -101,7 +101,9 @@ def teacher_move(turn: Turn, candidates: Sequence[Tool], encoder: Encoder | None
     return model_move("reply", turn.content, candidates, encoder=encoder)[0]
 
 
-def near_duplicate_names(gold: Tool | None, candidates: Sequence[Tool], encoder: Encoder | None) -> frozenset[str]:
+def near_duplicate_names(
+    gold: Tool | None, candidates: Sequence[Tool], encoder: Encoder | None
+) -> frozenset[str]:
     """The candidates that are near-duplicates of `gold` (composite similarity >= 0.70, DiaFORGE
     A.4, descriptions read with `encoder`); empty without a gold tool or an encoder."""
     if gold is None or encoder is None:
@@ -117,7 +119,9 @@ def near_duplicate_names(gold: Tool | None, candidates: Sequence[Tool], encoder:
     )
 
 
-def _compare_calls(mine: Sequence[ToolCall], theirs: ToolCall, said: str, near: Collection[str]) -> tuple[str | None, str]:
+def _compare_calls(
+    mine: Sequence[ToolCall], theirs: ToolCall, said: str, near: Collection[str]
+) -> tuple[str | None, str]:
     """The kind of two calls that differ (None: they agree), and what differs."""
     for call in mine:
         if call.name != theirs.name:

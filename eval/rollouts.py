@@ -72,7 +72,8 @@ class Rollout:
     """One seed played: its path in the dialogue format, how it ended and what it took."""
 
     dialogue: Dialogue
-    """The seed record with the path's turns; each assistant turn holds the comparison (`ROLLOUT_KEY`)."""
+    """The seed record with the path's turns; each assistant turn holds the comparison (`ROLLOUT_KEY`),
+    and its provenance how the rollout ended and its seconds (``rollout_ended``, ``rollout_seconds``)."""
     ended: str = ""
     """``model_call``/``teacher_call``/``refusal`` (the move followed ended it) or ``t_max``."""
     seconds: float = 0.0
@@ -131,7 +132,11 @@ def _step(run: _Run, reply: Reply, teacher: Turn, encoder: Encoder | None) -> Tu
     }
     turn = chosen.model_copy(update={"metadata": {**chosen.metadata, ROLLOUT_KEY: record}})
     if _ends(chosen, "tool_calls" if chosen.tool_calls else "reply", miss):
-        run.ended = "refusal" if miss and not chosen.tool_calls else f"{'model' if follow == 'model' else 'teacher'}_call"
+        run.ended = (
+            "refusal"
+            if miss and not chosen.tool_calls
+            else f"{'model' if follow == 'model' else 'teacher'}_call"
+        )
     elif asks_for_arguments(chosen, state, encoder):
         state.phase = COMPLETION
     return turn
@@ -183,6 +188,9 @@ async def play_rollouts(
     each = (time.monotonic() - started) / max(len(runs), 1)
     out = []
     for r in runs:
-        dialogue = r.seed.model_copy(update={"turns": list(r.state.turns)})
-        out.append(Rollout(dialogue, r.ended or "t_max", round(each, 3)))
+        ended, seconds = r.ended or "t_max", round(each, 3)
+        provenance = r.seed.provenance.model_copy(deep=True)
+        provenance.model_extra.update(rollout_ended=ended, rollout_seconds=seconds)
+        dialogue = r.seed.model_copy(update={"turns": list(r.state.turns), "provenance": provenance})
+        out.append(Rollout(dialogue, ended, seconds))
     return out

@@ -40,10 +40,9 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
+from diaforge.cliargs import DefaultsHelpFormatter, add_field_flags
 from diaforge.data_gen.wording import REASONING_STYLES
-from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, add_field_flags
-from diaforge.console import results_only_on_stdout
-from diaforge.errors import InputError, command_main
+from diaforge.errors import InputError
 from diaforge.jsonl import JsonlAppender, iter_jsonl, write_jsonl
 from diaforge.schema import Dialogue
 
@@ -156,7 +155,9 @@ def _claim(out: Path, fingerprint: dict[str, Any]) -> None:
         except (ValueError, AttributeError):
             old = None
         if old != fingerprint:
-            changed = sorted(k for k in fingerprint if not isinstance(old, dict) or old.get(k) != fingerprint[k])
+            changed = sorted(
+                k for k in fingerprint if not isinstance(old, dict) or old.get(k) != fingerprint[k]
+            )
             raise InputError(
                 f"holds a rollout run with another configuration (changed: {', '.join(changed) or 'unreadable'});"
                 " use a new --out folder, or rerun with the recorded one to resume",
@@ -176,15 +177,25 @@ def _seed_of(record: Dialogue | dict[str, Any]) -> int | None:
 def _done(out: Path) -> set[int]:
     """The seeds whose path is saved; the states, rejects and pairs of any other seed are dropped."""
     paths = out / DATA_FILES["paths"]
-    done = {_seed_of(d) for d in iter_jsonl(paths, Dialogue, tolerate_truncated_tail=True)} if paths.is_file() else set()
+    done = (
+        {_seed_of(d) for d in iter_jsonl(paths, Dialogue, tolerate_truncated_tail=True)}
+        if paths.is_file()
+        else set()
+    )
     for name in ("states", "rejects", "pairs"):
         path = out / DATA_FILES[name]
         if not path.is_file():
             continue
         if name == "states":
-            kept: list[Any] = [d for d in iter_jsonl(path, Dialogue, tolerate_truncated_tail=True) if _seed_of(d) in done]
+            kept: list[Any] = [
+                d for d in iter_jsonl(path, Dialogue, tolerate_truncated_tail=True) if _seed_of(d) in done
+            ]
         else:
-            kept = [r for r in _read_dicts(path) if (r.get("seed_index") if name == "rejects" else _seed_of(r)) in done]
+            kept = [
+                r
+                for r in _read_dicts(path)
+                if (r.get("seed_index") if name == "rejects" else _seed_of(r)) in done
+            ]
         write_jsonl(path, kept)
     return {i for i in done if i is not None}
 
@@ -233,7 +244,10 @@ class _Player:
         self.seeds = RolloutSeeds(gen, tools)
         self.encoder = get_encoder(cfg.encoder)
         self.user = VotingUser(
-            ScriptedUser(wording="train", encoder=self.encoder), ScriptedVoter(), n=cfg.n_samples, m=cfg.n_voters
+            ScriptedUser(wording="train", encoder=self.encoder),
+            ScriptedVoter(),
+            n=cfg.n_samples,
+            m=cfg.n_voters,
         )
         self.teacher = ReferencePolicy(seed=cfg.seed)
         self.teacher.teacher = ScriptedTeacher(wording="train", reasoning=cfg.reasoning)
@@ -248,7 +262,11 @@ def model_under_test(cfg: RolloutsConfig, *, load: bool = True) -> tuple[Any, An
 
     offline_env()
     config = EvalConfig(
-        model=cfg.model, backend="hf", device=cfg.device, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size
+        model=cfg.model,
+        backend="hf",
+        device=cfg.device,
+        max_new_tokens=cfg.max_new_tokens,
+        batch_size=cfg.batch_size,
     )
     spec, choice = model_spec(config)
     if not load:
@@ -265,12 +283,14 @@ async def _play_batch(player: _Player, cfg: RolloutsConfig, indices: Sequence[in
     seeds = [await player.seeds.record(i) for i in indices]
     check_no_heldout(seeds, player.held_out, path=cfg.catalogue)
     loop = RolloutLoop(t_max=cfg.t_max, seed=cfg.seed, progress=False)
-    rollouts = await play_rollouts(player.model, seeds, player.user, player.teacher, loop, encoder=player.encoder)
+    rollouts = await play_rollouts(
+        player.model, seeds, player.user, player.teacher, loop, encoder=player.encoder
+    )
     files = {name: JsonlAppender(out / path) for name, path in DATA_FILES.items()}
     try:
         for index, r in zip(indices, rollouts, strict=True):
             extra = r.dialogue.provenance.model_extra
-            extra.update(rollout_model=cfg.model, rollout_ended=r.ended, rollout_seconds=r.seconds)
+            extra["rollout_model"] = cfg.model
             for state in dagger_states(r.dialogue, only_disagreements=cfg.states == "disagreements"):
                 verdicts = validate_state(state)
                 state.provenance.verdicts = verdicts
@@ -279,8 +299,13 @@ async def _play_batch(player: _Player, cfg: RolloutsConfig, indices: Sequence[in
                 else:
                     bad = verdicts[-1]
                     files["rejects"].write(
-                        {"seed_index": index, "state": state.id, "validator": bad.validator, "reason": bad.reason,
-                         "dialogue": state.model_dump(mode="json")}
+                        {
+                            "seed_index": index,
+                            "state": state.id,
+                            "validator": bad.validator,
+                            "reason": bad.reason,
+                            "dialogue": state.model_dump(mode="json"),
+                        }
                     )
             for pair in on_policy_pairs(r.dialogue):
                 files["pairs"].write(pair)
@@ -314,19 +339,36 @@ async def run_rollouts(cfg: RolloutsConfig) -> dict[str, Any]:
     return _finish(out, cfg, player, fmt, seconds=time.monotonic() - started, played=len(todo))
 
 
-def _finish(out: Path, cfg: RolloutsConfig, player: _Player, fmt: Any, *, seconds: float, played: int) -> dict[str, Any]:
+def _finish(
+    out: Path, cfg: RolloutsConfig, player: _Player, fmt: Any, *, seconds: float, played: int
+) -> dict[str, Any]:
     """Every file sorted by seed, the preference rows in the model's prompt format, ``stats.json``."""
     from diaforge.data_gen.rollouts import check_no_heldout, rollout_stats
     from diaforge.eval.disagreements import DISAGREEMENT_KINDS
     from diaforge.format import preference_rows
 
     def order(record: Any) -> tuple[int, str]:
-        return (_seed_of(record) or 0, record.id if isinstance(record, Dialogue) else str(record.get("id", "")))
+        return (
+            _seed_of(record) or 0,
+            record.id if isinstance(record, Dialogue) else str(record.get("id", "")),
+        )
 
-    paths = sorted(iter_jsonl(out / DATA_FILES["paths"], Dialogue), key=order) if (out / DATA_FILES["paths"]).is_file() else []
-    states = sorted(iter_jsonl(out / DATA_FILES["states"], Dialogue), key=order) if (out / DATA_FILES["states"]).is_file() else []
+    paths = (
+        sorted(iter_jsonl(out / DATA_FILES["paths"], Dialogue), key=order)
+        if (out / DATA_FILES["paths"]).is_file()
+        else []
+    )
+    states = (
+        sorted(iter_jsonl(out / DATA_FILES["states"], Dialogue), key=order)
+        if (out / DATA_FILES["states"]).is_file()
+        else []
+    )
     rejects = _read_dicts(out / DATA_FILES["rejects"]) if (out / DATA_FILES["rejects"]).is_file() else []
-    pairs = sorted(_read_dicts(out / DATA_FILES["pairs"]), key=order) if (out / DATA_FILES["pairs"]).is_file() else []
+    pairs = (
+        sorted(_read_dicts(out / DATA_FILES["pairs"]), key=order)
+        if (out / DATA_FILES["pairs"]).is_file()
+        else []
+    )
     check_no_heldout([*paths, *states], player.held_out, path=out)
     write_jsonl(out / DATA_FILES["paths"], paths)
     write_jsonl(out / DATA_FILES["states"], states)
@@ -351,9 +393,17 @@ def summary_line(stats: dict[str, Any], out: str) -> str:
 
 def add_rollouts(sub: argparse._SubParsersAction) -> None:
     """The ``rollouts`` subcommand: one flag per `RolloutsConfig` field."""
-    text = "the tuned model plays training seeds; the teacher answers every state (DAgger data, on-policy pairs)"
+    text = (
+        "the tuned model plays training seeds; the teacher answers every state (DAgger data, on-policy pairs)"
+    )
     p = sub.add_parser("rollouts", help=text, description=text, formatter_class=DefaultsHelpFormatter)
-    add_field_flags(p, RolloutsConfig.__pydantic_fields__, list(RolloutsConfig.__pydantic_fields__), choices=CHOICES, off={"progress": "--quiet"})
+    add_field_flags(
+        p,
+        RolloutsConfig.__pydantic_fields__,
+        list(RolloutsConfig.__pydantic_fields__),
+        choices=CHOICES,
+        off={"progress": "--quiet"},
+    )
     p.set_defaults(func=_cmd_rollouts)
 
 
@@ -372,18 +422,3 @@ def _cmd_rollouts(args: argparse.Namespace) -> None:
     cfg = rollouts_config(args)
     stats = asyncio.run(run_rollouts(cfg))
     emit(summary_line(stats, cfg.out))
-
-
-@command_main
-def main(argv: Sequence[str] | None = None) -> int:
-    """`diaforge data rollouts ...` (the console routes it here)."""
-    parser = OneLineArgumentParser(prog="diaforge data", formatter_class=DefaultsHelpFormatter)
-    add_rollouts(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    with results_only_on_stdout():
-        args.func(args)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
