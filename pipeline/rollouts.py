@@ -1,7 +1,7 @@
 """`diaforge data rollouts --model RUN --catalogue CAT --num-dialogues N --out DIR` (also
 `python -m diaforge.pipeline rollouts`): the tuned model plays the dynamic loop against the
 user-proxy on training seeds, the scripted teacher answers every state it reaches, and the run
-folder gets the training data of both ways to learn from it (issue 51).
+folder gets the training data of both ways to learn from it.
 
 Rollouts need the model under test (``eval``) and the generator's seeds, validators and corpus
 files (``data_gen``), and only this floor may import both: the console's ``data rollouts`` runs

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 51, item 3: the three arms at equal CPU time, from the demo's SFT checkpoint. PREPARED, NOT
+# The three arms at equal CPU time, from the demo's SFT checkpoint. PREPARED, NOT
 # RUN: it needs about 3 x T seconds of training and 6 evaluations of 80 dialogues on a quiet machine.
 #
 #   arm 1  more SFT on fresh dialogues   (their generation counted against the arm)
