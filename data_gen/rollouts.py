@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from diaforge.data_gen.agents.refusal import is_refusal
 from diaforge.data_gen.validators import (
     format_validator,
     naturalness_validator,
@@ -188,7 +189,7 @@ def validate_state(state: Dialogue) -> list[Verdict]:
     checks = [format_validator, naturalness_validator]
     if last.tool_calls:
         checks += [toolcall_validator, toolargs_validator]
-    elif state.withheld_tool is not None and last.phase is None and "?" not in last.content:
+    elif state.withheld_tool is not None and is_refusal(last.content):
         checks.append(no_tool_validator)
     verdicts = []
     for check in checks:

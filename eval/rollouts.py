@@ -149,7 +149,6 @@ def _start(seed: Dialogue, encoder: Encoder | None) -> _Run:
         persona=seed.persona,
         goal=seed.goal,
         gold_args=dict(seed.gold_args),
-        no_tool=seed.withheld_tool is not None,
     )
     return _Run(seed, state, near_duplicate_names(seed.gold_tool, seed.candidate_tools, encoder))
 

@@ -160,3 +160,27 @@ def test_held_out_tools_never_enter_rollouts(seeds: list[Dialogue]) -> None:
     held = {seeds[0].candidate_tools[0].name}
     with pytest.raises(InputError, match="shows held-out tool"):
         check_no_heldout(seeds, held, path="out")
+
+
+def test_a_retrieval_miss_the_model_does_not_refuse(seeds: list[Dialogue]) -> None:
+    d = seeds[0]
+    need = d.gold_tool
+    miss = d.model_copy(
+        update={
+            "id": "miss",
+            "seed_tool": None,
+            "candidate_tools": [c for c in d.candidate_tools if c.name != need.name],
+            "provenance": d.provenance.model_copy(update={"withheld_tool": need.model_dump(mode="json")}),
+        }
+    )
+    assert miss.withheld_tool is not None and miss.gold_tool is None
+    ask = render_assistant(Turn(role="assistant", thought="I ask.", content="Which of these do you need?"))
+    [r] = _play(lambda d: ask, [miss], t_max=6)
+    kinds = [t.metadata[ROLLOUT_KEY]["kind"] for t in r.dialogue.turns if t.role == "assistant"]
+    assert "missed_refusal" in kinds
+    refusals = [
+        s
+        for s in dagger_states(r.dialogue)
+        if s.provenance.model_extra[ROLLOUT_KEY]["kind"] == "missed_refusal"
+    ]
+    assert [v.validator for v in validate_state(refusals[0])][-1] == "no_tool"
