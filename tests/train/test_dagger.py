@@ -70,3 +70,28 @@ def test_the_recipe_keys_are_checked() -> None:
     assert args.dagger_dataset_path == ["s.jsonl"] and args.dagger_share == 0.3
     with pytest.raises(RecipeError, match="dagger_share must be a number in"):
         DiaforgeArguments(dataset_path="a.jsonl", dagger_share=1.5)
+
+
+@pytest.mark.slow(reason="trains the tiny recipe in a subprocess")
+def test_the_tiny_recipe_trains_on_the_mix(corpus: list[Dialogue], tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from _repo import clean_env
+
+    from diaforge.jsonl import write_jsonl
+
+    states = tmp_path / "states.jsonl"
+    write_jsonl(states, _states(corpus, 12))
+    out = tmp_path / "run"
+    command = [
+        sys.executable, "-m", "diaforge.train.launch", "--config_file", "accelerate_configs/cpu.yaml",
+        "--num_cpu_threads_per_process", "1", "train/sft.py", "recipes/tiny/sft.yaml", "--output_dir", str(out),
+        "--dagger_dataset_path", str(states), "--dagger_share", "0.5", "--max_steps", "2", "--save_strategy", "no",
+    ]  # fmt: skip
+    proc = subprocess.run(command, cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert "DAgger mix" in proc.stdout + proc.stderr
+    fingerprint = json.loads((out / "data_fingerprint.json").read_text())
+    assert str(states) in json.dumps(fingerprint)
