@@ -168,7 +168,9 @@ async def play_rollouts(
     loop = loop or RolloutLoop()
     started = time.monotonic()
     runs = [_start(s, encoder) for s in seeds]
-    bar = tqdm(total=len(runs) * loop.t_max, desc="rollouts", unit="turn", disable=not loop.progress)
+    bar = tqdm(
+        total=len(runs) * loop.t_max, desc="turns", unit="turn", disable=not loop.progress, leave=False
+    )
     for step in range(loop.t_max):
         active = [r for r in runs if r.ended is None]
         if not active:

@@ -282,7 +282,7 @@ async def _play_batch(player: _Player, cfg: RolloutsConfig, indices: Sequence[in
 
     seeds = [await player.seeds.record(i) for i in indices]
     check_no_heldout(seeds, player.held_out, path=cfg.catalogue)
-    loop = RolloutLoop(t_max=cfg.t_max, seed=cfg.seed, progress=False)
+    loop = RolloutLoop(t_max=cfg.t_max, seed=cfg.seed, progress=cfg.progress)
     rollouts = await play_rollouts(
         player.model, seeds, player.user, player.teacher, loop, encoder=player.encoder
     )
@@ -319,13 +319,13 @@ async def run_rollouts(cfg: RolloutsConfig) -> dict[str, Any]:
     """Play (or resume) every seed of this shard and write the run folder; returns ``stats.json``."""
     from tqdm.auto import tqdm
 
+    started = time.monotonic()  # the whole command, loading included: what an equal-time arm is charged
     out = Path(cfg.out)
     _claim(out, cfg.fingerprint())
     player = _Player(cfg)
     done = _done(out)
     todo = [i for i in player.seeds.indices() if i not in done]
     player.model, fmt = model_under_test(cfg, load=bool(todo))
-    started = time.monotonic()
     bar = tqdm(total=len(todo), desc="rollouts", unit="dialogue", disable=not cfg.progress)
     try:
         for at in range(0, len(todo), cfg.batch_size):
