@@ -184,3 +184,45 @@ def test_a_retrieval_miss_the_model_does_not_refuse(seeds: list[Dialogue]) -> No
         if s.provenance.model_extra[ROLLOUT_KEY]["kind"] == "missed_refusal"
     ]
     assert [v.validator for v in validate_state(refusals[0])][-1] == "no_tool"
+
+
+@pytest.mark.slow(reason="trains the tiny SFT and DPO recipes in subprocesses")
+def test_the_dpo_stage_trains_on_on_policy_pairs(seeds: list[Dialogue], tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from _repo import clean_env
+
+    from diaforge.jsonl import write_jsonl
+
+    pairs = tmp_path / "pairs.jsonl"
+    write_jsonl(pairs, [p for r in _play(_premature, seeds) for p in on_policy_pairs(r.dialogue)])
+    env = {k: v for k, v in clean_env(PYTHONPATH=str(ROOT)).items() if not k.startswith("ACCELERATE_")}
+
+    def launch(*args: str) -> str:
+        command = [
+            sys.executable,
+            "-m",
+            "diaforge.train.launch",
+            "--config_file",
+            "accelerate_configs/cpu.yaml",
+            *args,
+        ]
+        proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+        return proc.stdout + proc.stderr
+
+    sft, dpo = tmp_path / "sft", tmp_path / "dpo"
+    launch(
+        "train/sft.py",
+        "recipes/tiny/sft.yaml",
+        "--output_dir",
+        str(sft),
+        "--max_steps",
+        "2",
+        "--save_strategy",
+        "no",
+    )
+    launch("recipes/tiny/dpo.yaml", "--model_name_or_path", str(sft), "--output_dir", str(dpo),
+           "--pairs_path", str(pairs), "--max_steps", "2", "--save_strategy", "no")  # fmt: skip
+    assert (dpo / "prompt_format.json").is_file()
