@@ -75,7 +75,8 @@ class Rollout:
     """The seed record with the path's turns; each assistant turn holds the comparison (`ROLLOUT_KEY`),
     and its provenance how the rollout ended and its seconds (``rollout_ended``, ``rollout_seconds``)."""
     ended: str = ""
-    """``model_call``/``teacher_call``/``refusal`` (the move followed ended it) or ``t_max``."""
+    """``teacher_call`` or ``refusal`` (the move followed ended it: always the teacher's, see the
+    module docstring) or ``t_max``."""
     seconds: float = 0.0
     """Wall-clock seconds of the loop shared among the seeds played together, per seed."""
 
@@ -132,11 +133,8 @@ def _step(run: _Run, reply: Reply, teacher: Turn, encoder: Encoder | None) -> Tu
     }
     turn = chosen.model_copy(update={"metadata": {**chosen.metadata, ROLLOUT_KEY: record}})
     if _ends(chosen, "tool_calls" if chosen.tool_calls else "reply", miss):
-        run.ended = (
-            "refusal"
-            if miss and not chosen.tool_calls
-            else f"{'model' if follow == 'model' else 'teacher'}_call"
-        )
+        # A followed move of the model never ends the dialogue (a move that would is the teacher's).
+        run.ended = "refusal" if miss and not chosen.tool_calls else "teacher_call"
     elif asks_for_arguments(chosen, state, encoder):
         state.phase = COMPLETION
     return turn
