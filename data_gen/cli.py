@@ -291,9 +291,27 @@ def build_parser() -> argparse.ArgumentParser:
         _add_export,
         add_pairs,
         _add_ngram_overlap,
+        _add_rollouts,
     ):
         add(sub)
     return parser
+
+
+def _add_rollouts(sub: argparse._SubParsersAction) -> None:
+    """``rollouts`` is listed here and run by `diaforge.pipeline.rollouts`: it plays the model under
+    test, which this package does not import (the console ``diaforge data rollouts`` routes there)."""
+    text = "a tuned model's rollouts with the teacher's answer: run it as `diaforge data rollouts ...`"
+    p = sub.add_parser("rollouts", help=text, description=text, add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=_cmd_rollouts)
+
+
+def _cmd_rollouts(args: argparse.Namespace) -> int:
+    """Refuse, saying where rollouts run (their options are the pipeline's)."""
+    raise InputError(
+        "rollouts play the model under test, which `python -m diaforge.data_gen` does not load: run "
+        "`diaforge data rollouts ...` or `python -m diaforge.pipeline rollouts ...`"
+    )
 
 
 def _add_analyze(sub: argparse._SubParsersAction) -> None:
@@ -487,6 +505,9 @@ def _add_ngram_overlap(sub: argparse._SubParsersAction) -> None:
 
 @command_main
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["rollouts"] and not {"-h", "--help"} & set(argv):
+        _cmd_rollouts(argparse.Namespace())
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         quiet_library_bars()

@@ -319,6 +319,16 @@ class Engine:
         rng.shuffle(pool)
         return pool
 
+    async def seed_record(self, index: int) -> Dialogue:
+        """Seed `index` as the first attempt of `run_seed` draws it (persona, gold arguments, goal,
+        candidates), with no turns: what a rollout plays (`diaforge.data_gen.rollouts`)."""
+        gold = self.seed_tool(index)
+        group = self.listing_group(index)
+        listing = self._listing(group)[1] if group is not None else None
+        rng = seeded_rng(self.cfg.seed, index, 1)
+        state = await self._metadata(gold, rng, Usage(), miss=index in self.misses, listing=listing)
+        return self._snapshot(index, 1, state, Usage(), listing_group=group)
+
     async def run_seed(self, index: int) -> SeedOutcome:
         """All attempts at one seed. Never raises for one seed's trouble (a backend that failed
         for good, a damaged reply, an unexpected error in an agent): the attempt is rejected with

@@ -1,6 +1,7 @@
 """`diaforge`: one door per stage, each the project's existing command line.
 
     diaforge data ...        = python -m diaforge.data_gen ...       generate, check and analyse dialogue data
+    diaforge data rollouts   = python -m diaforge.pipeline rollouts  a tuned model's rollouts, the teacher answering
     diaforge train ...       = python -m diaforge.train.launch ...   fine-tune on a recipe through accelerate
     diaforge preview ...     = python -m diaforge.train.preview ...  the samples training will see
     diaforge merge ...       = python -m diaforge.train.merge ...    merge a LoRA adapter into its base model
@@ -73,6 +74,18 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+#: Two-word commands run by a module other than their first word's: ``data rollouts`` needs the
+#: model under test (``eval``) and the generator's seeds and validators (``data_gen``), which only
+#: the pipeline floor may import together (docs/architecture.md).
+SUBCOMMANDS: dict[tuple[str, str], Command] = {
+    ("data", "rollouts"): Command(
+        "diaforge.pipeline",
+        ("rollouts",),
+        "rollouts of a tuned model with the teacher's answer (python -m diaforge.pipeline rollouts)",
+    ),
+}
+
+
 def usage() -> str:
     """`diaforge --help`: the subcommands, one line each."""
     width = max(len(name) for name in COMMANDS)
@@ -103,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command not in COMMANDS:
         raise UserError(f"unknown command {command!r} (one of {', '.join(COMMANDS)}; see diaforge --help)")
     target = COMMANDS[command]
+    if rest and (command, rest[0]) in SUBCOMMANDS:
+        target, rest = SUBCOMMANDS[command, rest[0]], rest[1:]
     saved = sys.argv
     sys.argv = [f"diaforge {command}", *target.args, *rest]
     try:

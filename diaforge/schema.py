@@ -207,6 +207,10 @@ class Provenance(BaseModel):
     created_at: str | None = None
 
 
+HISTORY_ONLY = "history_only"
+"""The ``metadata`` key of an assistant turn that is history only: the model wrote it (a rollout's
+visited state, `diaforge.data_gen.rollouts`), so training shows it in the prompt of later turns and
+never takes it as a target (`Dialogue.trained_turns`)."""
 WITHHELD_TOOL = "withheld_tool"
 """The `provenance` key of a retrieval miss: the spec of the tool the user needs, which is not
 among the candidates (`Dialogue.withheld_tool`)."""
@@ -267,6 +271,11 @@ class Dialogue(BaseModel):
     def assistant_turns(self) -> list[int]:
         """Indices of the assistant turns, in order."""
         return [i for i, t in enumerate(self.turns) if t.role == "assistant"]
+
+    def trained_turns(self) -> list[int]:
+        """Indices of the assistant turns training takes as targets: every one but those marked
+        history only (``metadata[HISTORY_ONLY]``), in order."""
+        return [i for i in self.assistant_turns() if not self.turns[i].metadata.get(HISTORY_ONLY)]
 
 
 def load_dialogues(path: str | Path, **kwargs: Any) -> list[Dialogue]:

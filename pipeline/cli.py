@@ -1,4 +1,4 @@
-"""`python -m diaforge.pipeline demo|demo-curve` (also `diaforge demo`, `diaforge demo-curve`, `make demo`,
+"""`python -m diaforge.pipeline demo|demo-curve|rollouts` (also `diaforge demo`, `diaforge demo-curve`, `make demo`,
 `make demo-curve`): the demo's command line.
 
 Every option but the curve's ``--sizes`` is a field of `DemoConfig`, its flag made from the field
@@ -22,6 +22,7 @@ from diaforge.llm.decoding import decoding_class, decoding_keys
 from diaforge.pipeline.curve import DEMO_ONLY_FIELDS, run_curve
 from diaforge.pipeline.demo import DEFAULT_CURVE_SIZES, run_demo
 from diaforge.pipeline.demo_config import CHOICES, OUTPUT_FOLDERS, SWITCHES, DemoConfig
+from diaforge.pipeline.rollouts import add_rollouts
 
 COMMANDS = {
     "demo": "the whole loop on SmolLM2 (what `make demo` runs): data, training, evaluation, report",
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                 help="comma-separated training dialogue counts",
             )
             p.set_defaults(func=_cmd_curve)
+    add_rollouts(sub)
     return parser
 
 

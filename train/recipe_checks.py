@@ -96,7 +96,7 @@ def check_recipe(diaforge_args: Any, training_args: Any, model_args: Any, *, whe
 
     if not diaforge_args.dataset_path:
         raise RecipeError(f"{where}: dataset_path is not set (the dialogue JSONL file(s) to train on)")
-    for key in ("dataset_path", "eval_dataset_path"):
+    for key in ("dataset_path", "eval_dataset_path", "dagger_dataset_path"):
         for path in getattr(diaforge_args, key) or []:
             found = Path(path).expanduser()
             if found.is_dir():

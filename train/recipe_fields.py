@@ -53,6 +53,21 @@ class DiaforgeArguments:
             "help": "Use only the first N dialogues of the training files (quick runs, demos). Default None: all."
         },
     )
+    dagger_dataset_path: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Optional visited states of a rollout run (`diaforge data rollouts`: its dialogues.jsonl), each "
+            "the model's history and the teacher's move, mixed with dataset_path at dagger_share (train/dagger.py). "
+            "Default None: no DAgger data."
+        },
+    )
+    dagger_share: float = field(
+        default=0.5,
+        metadata={
+            "help": "Share of the training samples taken from dagger_dataset_path, in [0, 1] (1: the states alone); "
+            "the rest are the original corpus's. Default 0.5. Used only with dagger_dataset_path."
+        },
+    )
     prompt_mode: str = field(
         default=PromptFormat.prompt_mode,
         metadata={
@@ -192,6 +207,15 @@ class DiaforgeArguments:
             self.dataset_path = [self.dataset_path]
         if isinstance(self.eval_dataset_path, str):
             self.eval_dataset_path = [self.eval_dataset_path]
+        if isinstance(self.dagger_dataset_path, str):
+            self.dagger_dataset_path = [self.dagger_dataset_path]
+        try:
+            share = float(self.dagger_share)
+        except (TypeError, ValueError):
+            share = float("nan")
+        if not 0.0 <= share <= 1.0:
+            raise RecipeError(f"dagger_share must be a number in [0, 1], got {self.dagger_share!r}")
+        self.dagger_share = share
         if isinstance(self.wandb_tags, str):
             self.wandb_tags = [t.strip() for t in self.wandb_tags.split(",") if t.strip()]
         # argparse does not check `choices` of values that come from the YAML file: check here.
@@ -245,4 +269,6 @@ class DiaforgeArguments:
             "system_prompt_file": self.system_prompt_file,
             "tool_style": self.tool_style,
             "max_dialogues": self.max_dialogues,
+            "dagger_dataset_path": self.dagger_dataset_path,
+            "dagger_share": self.dagger_share if self.dagger_dataset_path else None,
         }

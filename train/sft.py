@@ -28,6 +28,7 @@ from diaforge.errors import command_main
 from diaforge.format import attach_response_template
 from diaforge.schema import load_dialogues
 from diaforge.train.config import device_defaults, parse_recipe, resolved_recipe, split_recipe_argv
+from diaforge.train.dagger import mix_dagger
 from diaforge.train.modeling import (
     is_tiny,
     load_model,
@@ -90,7 +91,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     layout.configure_model(model_args)
     main_process = setup_logging(training_args)
     output_dir, resume_from = prepare_output_dir(args, training_args, main_process)
-    dialogues, eval_dialogues = load_data(args)
+    dialogues, eval_dialogues = load_data(args, seed=training_args.seed)
     model_path, tokenizer = load_model_tokenizer(model_args, training_args, output_dir, dialogues)
     data = slice_data(args, training_args, tokenizer, layout, dialogues, eval_dialogues)
     # Saved with the tokenizer (run folder and every checkpoint): stock engines parse the model.
@@ -149,13 +150,22 @@ def prepare_output_dir(
 
 
 # 3. Data: validated dialogues (a bad line is one InputError naming file, line and field).
-def load_data(args: DiaforgeArguments) -> tuple[list[Dialogue], list[Dialogue]]:
-    """The training dialogues (the first `max_dialogues`) and the evaluation dialogues."""
+def load_data(args: DiaforgeArguments, *, seed: int = 0) -> tuple[list[Dialogue], list[Dialogue]]:
+    """The training dialogues (the first `max_dialogues`, then the DAgger states mixed in at
+    `dagger_share`, drawn with `seed`: `diaforge.train.dagger`) and the evaluation dialogues."""
     dialogues = [
         d for path in args.dataset_path for d in check_training_dialogues(load_dialogues(path), path)
     ]
     if args.max_dialogues:
         dialogues = dialogues[: args.max_dialogues]
+    if args.dagger_dataset_path:  # DAgger: the visited states with the teacher's moves, mixed in
+        states = [
+            d
+            for path in args.dagger_dataset_path
+            for d in check_training_dialogues(load_dialogues(path), path)
+        ]
+        dialogues, mix = mix_dagger(dialogues, states, args.dagger_share, seed=seed)
+        logger.info("DAgger mix: %s", mix)
     eval_dialogues = [
         d
         for path in args.eval_dataset_path or []

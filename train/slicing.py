@@ -332,7 +332,7 @@ class TurnSlicer:
         stats = stats if stats is not None else SliceStats()
         stats.dialogues += 1
         out = []
-        for i in dialogue.assistant_turns():
+        for i in dialogue.trained_turns():  # a turn marked history only is never a target
             stats.assistant_turns += 1
             sample = self.slice_turn(dialogue, i, stats)
             if sample is not None:

@@ -25,8 +25,8 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 SUBPARSERS = _subparsers(build_parser())
 
 
-def test_the_commands_are_demo_and_demo_curve() -> None:
-    assert set(SUBPARSERS) == {"demo", "demo-curve"}
+def test_the_commands_are_demo_demo_curve_and_rollouts() -> None:
+    assert set(SUBPARSERS) == {"demo", "demo-curve", "rollouts"}
 
 
 @pytest.mark.parametrize("name", sorted(SUBPARSERS))
@@ -49,6 +49,7 @@ def test_every_option_has_help_and_shows_its_default(name: str) -> None:
     [
         (["demo", "--limit", "0"], "--limit"),
         (["demo-curve", "--sizes", "10,x"], "--sizes"),
+        (["rollouts", "--model", "m", "--out", "o", "--num-dialogues", "0"], "--num-dialogues"),
         (["demo", "--recipe", "no/such/recipe.yaml"], "--recipe"),
         (["nothing"], "invalid choice"),
     ],
