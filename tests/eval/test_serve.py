@@ -349,8 +349,8 @@ def test_serving_equals_evaluating(
     common = {
         "bench": str(small_bench),
         "limit": 3,
-        "t_max": 3,
-        "max_new_tokens": 40,
+        "t_max": 2,
+        "max_new_tokens": 24,
         "batch_size": 4,
         "no_tool_bench": "none",
         "quiet": True,
@@ -388,8 +388,9 @@ def test_serving_equals_evaluating(
         return [{k: v for k, v in t.model_dump(mode="json").items() if k != "model"} for t in result.transcripts]
 
     assert turns(remote) == turns(local)
-    kinds = [x["kind"] for t in turns(local) for x in t["turns"] if x["role"] == "assistant"]
-    assert len(kinds) > 6
+    # Every dialogue of both modes answered (the tiny model's random text runs to its budget or
+    # its loop stop; calls and replies are the slow test's, on SmolLM2).
+    assert len([x for t in turns(local) for x in t["turns"] if x["role"] == "assistant"]) >= 6
     a, b = ({k: v for k, v in r.metrics.items() if k not in RUN_IDENTITY} for r in (local, remote))
     decoding_a, decoding_b = a.pop("decoding"), b.pop("decoding")
     assert a == b
@@ -426,7 +427,7 @@ def test_aids_are_refused_by_a_server_that_does_not_apply_them(tiny_model: Path)
         patch.setattr("diaforge.llm.openai_backend.openai.AsyncOpenAI", through_app)
         spec = ModelSpec("m", backend="openai", base_url="http://stock.test/v1", decoding=ALL_ON)
         model = ModelUnderTest(spec)
-        with pytest.raises(BackendConfigError, match=r"^--constrain-calls on, --ground-values on, --copy-thoughts on: .* diaforge serve"):
+        with pytest.raises(BackendConfigError, match=r"^--constrain-calls on, --ground-values on, --copy-thoughts on: .*`diaforge serve`"):
             asyncio.run(model.check())
         assert model.executor == "openai"
         plain = ModelUnderTest(dataclasses.replace(spec, decoding=DecodingConfig()))
