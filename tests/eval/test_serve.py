@@ -19,7 +19,7 @@ from _repo import ROOT
 
 from diaforge.eval.serve import Batcher, ServeConfig, build_app, load_server
 from diaforge.eval.serve_protocol import ServedModel
-from diaforge.format import PromptFormat, openai_tools
+from diaforge.format import PromptFormat
 from diaforge.jsonl import write_jsonl
 from diaforge.llm.base import ChatResult, GenerationRequest, Usage
 from diaforge.llm.decoding import DecodingConfig
@@ -49,7 +49,9 @@ def _client(app: Any, *, api_key: str = "sk-test") -> openai.AsyncOpenAI:
     """The real OpenAI client, its HTTP going to `app` in this process."""
     transport = httpx.ASGITransport(app=app)
     http = httpx.AsyncClient(transport=transport, base_url="http://serve.test")
-    return openai.AsyncOpenAI(base_url="http://serve.test/v1", api_key=api_key, http_client=http, max_retries=0)
+    return openai.AsyncOpenAI(
+        base_url="http://serve.test/v1", api_key=api_key, http_client=http, max_retries=0
+    )
 
 
 class Scripted:
@@ -77,14 +79,18 @@ class Scripted:
             key = r.messages[-1]["content"]
             finish = {"cut": "length", "loop": "loop"}.get(key, "stop")
             text = self.TEXTS.get(key, "<think>\nAgain.\n</think>\nok ok ok")
-            out.append(ChatResult(text, Usage(3, 5, 1), finish_reason=finish, counters={"constrained_tokens": 4}))
+            out.append(
+                ChatResult(text, Usage(3, 5, 1), finish_reason=finish, counters={"constrained_tokens": 4})
+            )
         return out
 
 
 @pytest.fixture
 def scripted() -> Iterator[tuple[Any, Scripted]]:
     backend = Scripted()
-    served = ServedModel("scripted", PromptFormat(), DecodingConfig(), max_new_tokens=8, max_tokens_cap=512, max_messages=8)
+    served = ServedModel(
+        "scripted", PromptFormat(), DecodingConfig(), max_new_tokens=8, max_tokens_cap=512, max_messages=8
+    )
     batcher = Batcher(backend, batch_size=4, wait_s=0.0, context=400)
     yield build_app(served, batcher, api_key="sk-test", max_body_bytes=20_000), backend
     batcher.close()
@@ -184,7 +190,9 @@ def test_decoding_is_taken_per_request_and_echoed(scripted: tuple[Any, Scripted]
         return await client.chat.completions.create(
             model="scripted",
             messages=[{"role": "user", "content": "ask"}],
-            extra_body={"diaforge": {"decoding": {"constrain_calls": True, "ground_values": True}, "said": ["IT"]}},
+            extra_body={
+                "diaforge": {"decoding": {"constrain_calls": True, "ground_values": True}, "said": ["IT"]}
+            },
         )
 
     reply = asyncio.run(run())
@@ -246,7 +254,9 @@ def test_bad_requests_get_openai_errors_and_the_server_keeps_serving(scripted: t
 
     async def run() -> list[httpx.Response]:
         headers = {"authorization": "Bearer sk-test", "content-type": "application/json"}
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://serve.test") as http:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://serve.test"
+        ) as http:
             out = []
             for _, body in cases:
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -287,7 +297,9 @@ def test_native_history_reaches_the_template_with_object_arguments(scripted: tup
         {
             "role": "assistant",
             "content": "",
-            "tool_calls": [{"type": "function", "function": {"name": "open_ticket", "arguments": '{"queue": "IT"}'}}],
+            "tool_calls": [
+                {"type": "function", "function": {"name": "open_ticket", "arguments": '{"queue": "IT"}'}}
+            ],
         },
         {"role": "user", "content": "ask"},
     ]
@@ -336,13 +348,19 @@ def _evaluate(config: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     import diaforge.similarity
     from diaforge.eval import evaluate
 
-    monkeypatch.setattr(diaforge.similarity, "get_encoder", lambda name="auto": diaforge.similarity.TfidfEncoder())
+    monkeypatch.setattr(
+        diaforge.similarity, "get_encoder", lambda name="auto": diaforge.similarity.TfidfEncoder()
+    )
     return evaluate(config)
 
 
 @pytest.mark.parametrize("decoding", [ALL_ON, ALL_OFF], ids=["every-aid-on", "every-aid-off"])
 def test_serving_equals_evaluating(
-    tiny_model: Path, small_bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decoding: DecodingConfig
+    tiny_model: Path,
+    small_bench: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    decoding: DecodingConfig,
 ) -> None:
     from diaforge.eval import EvalConfig
 
@@ -361,7 +379,9 @@ def test_serving_equals_evaluating(
 
     # The server's own default is the opposite of what eval asks: only the request's decoding counts.
     default = ALL_OFF if decoding == ALL_ON else ALL_ON
-    served, batcher = load_server(ServeConfig(model=str(tiny_model), served_model_name="tiny", decoding=default))
+    served, batcher = load_server(
+        ServeConfig(model=str(tiny_model), served_model_name="tiny", decoding=default)
+    )
     app = build_app(served, batcher)
     real = openai.AsyncOpenAI
 
@@ -385,7 +405,9 @@ def test_serving_equals_evaluating(
         batcher.close()
 
     def turns(result: Any) -> list[dict[str, Any]]:
-        return [{k: v for k, v in t.model_dump(mode="json").items() if k != "model"} for t in result.transcripts]
+        return [
+            {k: v for k, v in t.model_dump(mode="json").items() if k != "model"} for t in result.transcripts
+        ]
 
     assert turns(remote) == turns(local)
     # Every dialogue of both modes answered (the tiny model's random text runs to its budget or
@@ -427,7 +449,10 @@ def test_aids_are_refused_by_a_server_that_does_not_apply_them(tiny_model: Path)
         patch.setattr("diaforge.llm.openai_backend.openai.AsyncOpenAI", through_app)
         spec = ModelSpec("m", backend="openai", base_url="http://stock.test/v1", decoding=ALL_ON)
         model = ModelUnderTest(spec)
-        with pytest.raises(BackendConfigError, match=r"^--constrain-calls on, --ground-values on, --copy-thoughts on: .*`diaforge serve`"):
+        with pytest.raises(
+            BackendConfigError,
+            match=r"^--constrain-calls on, --ground-values on, --copy-thoughts on: .*`diaforge serve`",
+        ):
             asyncio.run(model.check())
         assert model.executor == "openai"
         plain = ModelUnderTest(dataclasses.replace(spec, decoding=DecodingConfig()))
