@@ -46,18 +46,8 @@ from pydantic.dataclasses import dataclass
 
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, add_field_flags
 from diaforge.errors import InputError, command_main
-from diaforge.eval.serve_protocol import (
-    ChatRequest,
-    RequestError,
-    ServedModel,
-    chunks,
-    completion,
-    error_body,
-    model_card,
-    new_id,
-    read_request,
-    sse,
-)
+from diaforge.eval.serve_protocol import ChatRequest, RequestError, ServedModel, error_body, read_request
+from diaforge.eval.serve_replies import chunks, completion, model_card, new_id, sse
 from diaforge.llm.base import ChatResult, GenerationRequest
 from diaforge.llm.decoding import DecodingConfig, decoding_keys
 
@@ -297,14 +287,6 @@ def build_app(
 
         return StreamingResponse(stream(), media_type="text/event-stream")
 
-    async def http_error(request: Request, exc: Exception) -> Response:
-        status = exc.status_code if isinstance(exc, HTTPException) else 500
-        code = {404: "not_found", 405: "method_not_allowed"}.get(status)
-        detail = exc.detail if isinstance(exc, HTTPException) else "server error"
-        return JSONResponse(
-            error_body(f"{request.method} {request.url.path}: {detail}", code=code), status_code=status
-        )
-
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         batcher.start()
@@ -316,7 +298,19 @@ def build_app(
         Route("/v1/models", guarded(models), methods=["GET"]),
         Route("/v1/chat/completions", guarded(chat), methods=["POST"]),
     ]
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan)
+    return Starlette(routes=routes, exception_handlers={HTTPException: _http_error}, lifespan=lifespan)
+
+
+async def _http_error(request: Any, exc: Exception) -> Any:
+    """A route that does not exist, or a method it does not take: an OpenAI-style error too."""
+    from starlette.exceptions import HTTPException
+    from starlette.responses import JSONResponse
+
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    code = {404: "not_found", 405: "method_not_allowed"}.get(status)
+    detail = exc.detail if isinstance(exc, HTTPException) else "server error"
+    body = error_body(f"{request.method} {request.url.path}: {detail}", code=code)
+    return JSONResponse(body, status_code=status)
 
 
 async def _body(request: Any, limit: int) -> Any:

@@ -1,7 +1,6 @@
-"""The OpenAI chat-completions protocol of `diaforge serve` (`diaforge.eval.serve`), without the web
+"""The OpenAI chat-completions requests of `diaforge serve` (`diaforge.eval.serve`), without the web
 framework: a request body read into a `GenerationRequest` for the one generator, or refused as an
-OpenAI-style 4xx error (`RequestError`); a reply (`ChatResult`) written back as a completion or as
-stream chunks.
+OpenAI-style 4xx error (`RequestError`). Its replies are `diaforge.eval.serve_replies`.
 
 What a request means:
 
@@ -34,9 +33,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
-import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +42,7 @@ from pydantic import ValidationError
 from diaforge.errors import InputError
 from diaforge.format import PromptFormat, parse_assistant
 from diaforge.format.prompt import fill_system_prompt, system_prompt
-from diaforge.llm.base import ChatResult, GenerationRequest
+from diaforge.llm.base import GenerationRequest
 from diaforge.llm.decoding import DecodingConfig
 from diaforge.schema import Tool
 
@@ -394,6 +391,27 @@ def _history_calls(messages: list[dict[str, Any]]) -> list[tuple[int, str]]:
     return out
 
 
+def read_extension(
+    raw: Any, served: ServedModel, tools: list[Tool]
+) -> tuple[DecodingConfig, list[Tool], list[str] | None]:
+    """The request's ``diaforge`` mapping: its decoding over the server's, the candidates (default
+    `tools`) and what the user said (None: the user messages' text)."""
+    extension = raw or {}
+    if not isinstance(extension, Mapping):
+        raise _fail("diaforge must be an object", ECHO)
+    unknown = sorted(set(extension) - set(DIAFORGE_KEYS))
+    if unknown:
+        raise _fail(
+            f"diaforge.{unknown[0]} is not a key this server reads ({', '.join(DIAFORGE_KEYS)})", ECHO
+        )
+    decoding = read_decoding(extension.get("decoding"), served.decoding)
+    candidates = _candidates(extension["candidates"]) if "candidates" in extension else tools
+    said = extension.get("said")
+    if said is not None and (not isinstance(said, list) or not all(isinstance(s, str) for s in said)):
+        raise _fail("diaforge.said must be a list of strings", f"{ECHO}.said")
+    return decoding, candidates, said
+
+
 def read_request(body: Any, served: ServedModel) -> ChatRequest:
     """A chat-completions body read into what the generator is asked (module docstring), or the
     `RequestError` that refuses it."""
@@ -433,19 +451,7 @@ def read_request(body: Any, served: ServedModel) -> ChatRequest:
     if not isinstance(options, Mapping):
         raise _fail("stream_options must be an object", "stream_options")
 
-    extension = body.get(ECHO) or {}
-    if not isinstance(extension, Mapping):
-        raise _fail("diaforge must be an object", ECHO)
-    unknown = sorted(set(extension) - set(DIAFORGE_KEYS))
-    if unknown:
-        raise _fail(
-            f"diaforge.{unknown[0]} is not a key this server reads ({', '.join(DIAFORGE_KEYS)})", ECHO
-        )
-    decoding = read_decoding(extension.get("decoding"), served.decoding)
-    candidates = _candidates(extension["candidates"]) if "candidates" in extension else tools
-    said = extension.get("said")
-    if said is not None and (not isinstance(said, list) or not all(isinstance(s, str) for s in said)):
-        raise _fail("diaforge.said must be a list of strings", f"{ECHO}.said")
+    decoding, candidates, said = read_extension(body.get(ECHO), served, tools)
     if decoding.aids() and temperature:
         raise _fail(
             f"temperature {temperature:g}: the decoding aids ({', '.join(decoding.aids())}) need greedy decoding; "
@@ -483,128 +489,3 @@ def read_request(body: Any, served: ServedModel) -> ChatRequest:
         model=served.name,
         tool_names=tuple(sorted(known)),
     )
-
-
-# -- replies ---------------------------------------------------------------------------------------
-
-
-def reply_message(text: str) -> tuple[dict[str, Any], str]:
-    """The assistant message of the model's `text` (module docstring) and its kind (``reply``,
-    ``tool_calls`` or ``malformed``)."""
-    parsed = parse_assistant(text)
-    message: dict[str, Any] = {"role": "assistant", "content": None}
-    if parsed.kind == "tool_calls":
-        message["tool_calls"] = [
-            {
-                "id": f"call_{uuid.uuid4().hex[:24]}",
-                "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(c.args, ensure_ascii=False)},
-            }
-            for c in parsed.tool_calls
-        ]
-    elif parsed.kind == "reply":
-        message["content"] = parsed.content
-    else:
-        message["content"] = text
-    if parsed.kind != "malformed" and parsed.thought is not None:
-        message["reasoning_content"] = parsed.thought
-    return message, parsed.kind
-
-
-def finish_reason(result: ChatResult, kind: str) -> str:
-    """``length`` and ``loop`` as the generator said; otherwise ``tool_calls`` for a call, ``stop``."""
-    if result.finish_reason in ("length", "loop"):
-        return result.finish_reason
-    return "tool_calls" if kind == "tool_calls" else "stop"
-
-
-def echo(result: ChatResult, decoding: DecodingConfig) -> dict[str, Any]:
-    """What the server applied, beside the choices: executor, decoding, counters, the text."""
-    return {
-        "executor": EXECUTOR,
-        "decoding": decoding.as_dict(),
-        "counters": dict(result.counters),
-        "text": result.text,
-    }
-
-
-def _usage(result: ChatResult) -> dict[str, int]:
-    prompt, completion = result.usage.prompt_tokens, result.usage.completion_tokens
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-
-def completion(
-    result: ChatResult, request: ChatRequest, *, completion_id: str | None = None
-) -> dict[str, Any]:
-    """The ``chat.completion`` object of one reply."""
-    message, kind = reply_message(result.text)
-    return {
-        "id": completion_id or new_id(),
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": request.model,
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": finish_reason(result, kind), "logprobs": None}
-        ],
-        "usage": _usage(result),
-        ECHO: echo(result, request.decoding),
-    }
-
-
-def chunks(
-    result: ChatResult, request: ChatRequest, *, completion_id: str | None = None
-) -> list[dict[str, Any]]:
-    """The ``chat.completion.chunk`` objects of one reply, streamed once it is written: the role,
-    the thought, the content or each call, then the finish reason with the echo (and the usage,
-    when ``stream_options.include_usage`` asked for it)."""
-    message, kind = reply_message(result.text)
-    base = {
-        "id": completion_id or new_id(),
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": request.model,
-    }
-
-    def chunk(delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:
-        return {
-            **base,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-            **more,
-        }
-
-    out = [chunk({"role": "assistant", "content": ""})]
-    if "reasoning_content" in message:
-        out.append(chunk({"reasoning_content": message["reasoning_content"]}))
-    for i, call in enumerate(message.get("tool_calls", [])):
-        out.append(chunk({"tool_calls": [{"index": i, **call}]}))
-    if message["content"]:
-        out.append(chunk({"content": message["content"]}))
-    out.append(chunk({}, finish_reason(result, kind), **{ECHO: echo(result, request.decoding)}))
-    if request.include_usage:
-        out.append({**base, "choices": [], "usage": _usage(result)})
-    return out
-
-
-def new_id() -> str:
-    return f"chatcmpl-{uuid.uuid4().hex}"
-
-
-def model_card(served: ServedModel, created: int) -> dict[str, Any]:
-    """The served model in ``/v1/models``, with what it applies (``diaforge``: the executor, the
-    default decoding, the prompt format), so that a client knows it talks to a diaforge server."""
-    return {
-        "id": served.name,
-        "object": "model",
-        "created": created,
-        "owned_by": "diaforge",
-        ECHO: {
-            "executor": EXECUTOR,
-            "decoding": served.decoding.as_dict(),
-            "prompt_format": served.prompt_format.as_dict(),
-        },
-    }
-
-
-def sse(events: Sequence[dict[str, Any]]) -> list[str]:
-    """Server-sent events of `events`, then ``[DONE]``."""
-    return [f"data: {json.dumps(e, ensure_ascii=False)}\n\n" for e in events] + ["data: [DONE]\n\n"]
