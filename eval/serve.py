@@ -356,7 +356,7 @@ def load_server(config: ServeConfig) -> tuple[ServedModel, Batcher]:
         max_new_tokens=config.max_new_tokens,
         max_tokens_cap=config.max_tokens_cap,
         max_messages=config.max_messages,
-        aliases=(config.model, str(Path(config.model).resolve())),
+        aliases=(config.model, str(Path(config.model).resolve()), Path(config.model).resolve().name),
     )
     context = getattr(model.config, "max_position_embeddings", None)
     batcher = Batcher(

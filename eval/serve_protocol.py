@@ -35,6 +35,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 from pydantic import ValidationError
@@ -122,7 +123,9 @@ class ServedModel:
     max_messages: int = 512
     """The most messages a request may hold."""
     aliases: tuple[str, ...] = ()
-    """Other names a request may give as ``model`` (the model folder as given)."""
+    """Other names a request may give as ``model``: the model folder, as given and resolved; a
+    path whose last part is one of the names is taken too (``eval run --backend openai --model
+    outputs/demo/sft`` from another folder)."""
 
 
 @dataclass
@@ -418,7 +421,10 @@ def read_request(body: Any, served: ServedModel) -> ChatRequest:
     if not isinstance(body, Mapping):
         raise _fail("the request body must be a JSON object")
     model = body.get("model")
-    if model is not None and model not in (served.name, *served.aliases):
+    names = (served.name, *served.aliases)
+    if model is not None and (
+        not isinstance(model, str) or (model not in names and PurePath(model).name not in names)
+    ):
         raise RequestError(
             f"the model {model!r} is not served here; this server serves {served.name!r}",
             status=404,

@@ -458,3 +458,18 @@ def test_aids_are_refused_by_a_server_that_does_not_apply_them(tiny_model: Path)
         plain = ModelUnderTest(dataclasses.replace(spec, decoding=DecodingConfig()))
         asyncio.run(plain.check())
         assert plain.executor == "openai" and plain.cfg.decoding.unapplied(plain.executor) == ["loop_stop"]
+
+
+def test_the_model_may_be_named_by_its_folder(scripted: tuple[Any, Scripted]) -> None:
+    """``eval run --backend openai --model outputs/x/scripted`` names the folder the server serves:
+    taken, from any folder; another name is a 404."""
+    app, _ = scripted
+
+    async def run(model: str) -> Any:
+        return await _client(app).chat.completions.create(
+            model=model, messages=[{"role": "user", "content": "ask"}]
+        )
+
+    assert asyncio.run(run("../outputs/x/scripted")).choices[0].message.content
+    with pytest.raises(openai.NotFoundError, match="not served here"):
+        asyncio.run(run("outputs/x/other"))
