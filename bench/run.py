@@ -38,6 +38,9 @@ Parts (all by default):
 - eval_batching: the dynamic loop with calls constrained, chunks of 8 over continuous batching
                 of 16 rows (also of 8, and 16 with the concatenating cache);
                 `--batching-model` a tuned model (bench/evalloop.py).
+- eval_speculation: the evaluation loop with every decoding aid on, forward passes with prompt-lookup
+                speculation over without, wall time likewise, and whether the transcripts are identical;
+                `--speculation-model` a tuned model (bench/speculation.py).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from diaforge.bench.inputs import (
     slice_samples,
     smollm2_path,
 )
+from diaforge.bench.speculation import add_speculation_args
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.format import HISTORY_REASONING
 
@@ -85,6 +89,7 @@ PARTS = (
     "dynamic_eval",
     "eval_loop",
     "eval_batching",
+    "eval_speculation",
 )
 DEFAULT_OUT = "outputs/bench/results.json"
 
@@ -402,6 +407,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
         "--threads", type=int, default=1, help="torch threads (default 1: the machine is shared)"
     )
     add_batching_args(parser)
+    add_speculation_args(parser)
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = sorted(set(parts) - set(PARTS))
@@ -514,6 +520,13 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         batching = Path(args.batching_model) if args.batching_model else smollm2_path(out_dir)
         sizes = (args.batching_dialogues, 5, args.batching_budget)
         m.part(parts, "eval_batching", "eval_batching_speedup", bench_eval_batching, batching, BENCH, *sizes)
+    if "eval_speculation" in parts:
+        from diaforge.bench.speculation import bench_eval_speculation
+
+        model = Path(args.speculation_model) if args.speculation_model else smollm2_path(out_dir)
+        sizes = (args.speculation_dialogues, 5, args.speculation_budget, args.speculate)
+        key = "eval_speculation_pass_ratio"
+        m.part(parts, "eval_speculation", key, bench_eval_speculation, model, BENCH, *sizes)
     return m
 
 

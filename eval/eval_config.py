@@ -75,8 +75,12 @@ DEFAULT_BENCH = (
 
 
 def parse_modes(value: str | list[str] | tuple[str, ...]) -> list[str]:
-    """``static``, ``dynamic`` or both, as a list or comma-separated; ValueError otherwise."""
+    """``static``, ``dynamic`` or both (a list, comma-separated, or the word ``both``); ValueError
+    otherwise."""
     items = value.split(",") if isinstance(value, str) else list(value)
+    items = [
+        m for item in items for m in (MODES if isinstance(item, str) and item.strip() == "both" else [item])
+    ]
     modes = [m.strip() for m in items if isinstance(m, str) and m.strip()]
     bad = [m for m in items if not isinstance(m, str) or m.strip() not in (*MODES, "")]
     if bad or not modes:

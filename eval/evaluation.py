@@ -288,7 +288,9 @@ def _settings(
     user_name: str,
     split_path: Path | None,
 ) -> dict[str, Any]:
-    """What ``metrics.json`` records of how the run was made, beside its metrics."""
+    """What ``metrics.json`` records of how the run was made, beside its metrics (the process's
+    peak resident memory among them: with the prefix cache's own peak, where an evaluation's memory
+    went)."""
     from diaforge.lineage import training_lineage
 
     return {
@@ -315,6 +317,18 @@ def _settings(
         "seed": config.seed,
         "no_tool_benchmark": str(split_path) if split_path else None,
         "no_tool_limit": config.no_tool_limit,
+        "peak_rss_mb": peak_rss_mb(),
         "checkpoint": model.info,
         "training": training_lineage(model.info["path"]) if spec.backend in ("hf", "vllm") else None,
     }
+
+
+def peak_rss_mb() -> float | None:
+    """This process's peak resident memory so far in MiB (``ru_maxrss``), or None where the
+    platform has no `resource` module."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    scale = 1024 * 1024 if sys.platform == "darwin" else 1024
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale, 1)

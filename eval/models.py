@@ -454,16 +454,10 @@ class ModelUnderTest:
 
     @property
     def constraint_stats(self) -> dict[str, int] | None:
-        """What the decoding rules counted over the run (`diaforge.llm.rules`): tokens chosen under
-        the call rule, the times none of the best tokens was allowed (the rest of the vocabulary was
-        scanned) and the times no token was (the model's own token then stood), and with copied
-        thoughts the copies made and given up; None when calls were not constrained."""
-        if not self.cfg.decoding.constrain_calls:
-            return None
-        keys = ["constrained_tokens", "deep_scans", "fallbacks"]
-        if self.cfg.decoding.copy_thoughts:
-            keys += ["thought_copies", "copy_fallbacks"]
-        return {**dict.fromkeys(keys, 0), **self._counters}
+        """What the decoding rules counted over the run, summed by name (`diaforge.llm.rules`:
+        each rule's own counters, e.g. the call rule's tokens chosen under it, deep scans and
+        fallbacks); None when no rule keeps a count (no call rule: calls were not constrained)."""
+        return dict(self._counters) or None
 
     @property
     def cache_stats(self) -> dict[str, Any] | None:

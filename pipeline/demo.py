@@ -48,6 +48,10 @@ class Stage:
     skipped: bool = False
     """Its result was already complete (a resumed demo)."""
     commands: list[str] = field(default_factory=list)
+    peak_rss_mb: float | None = None
+    """The largest resident memory of its commands, each with the processes it waited for (the
+    kernel's ``ru_maxrss`` of each command, through `os.wait4`), in MiB; None where the platform
+    does not report it."""
 
 
 class Runner:
@@ -83,9 +87,29 @@ class Runner:
     def run(self, stage: Stage, argv: Sequence[str]) -> None:
         command = " ".join(shlex.quote(str(a)) for a in argv)
         stage.commands.append(shown_command(argv))
-        result = subprocess.run([str(a) for a in argv], env=self.env, check=False)
-        if result.returncode != 0:
-            raise DemoError(f"stage {stage.name!r} failed (exit {result.returncode}): {command}")
+        returncode, peak = run_measured([str(a) for a in argv], self.env)
+        if peak is not None:
+            stage.peak_rss_mb = max(stage.peak_rss_mb or 0.0, peak)
+        if returncode != 0:
+            raise DemoError(f"stage {stage.name!r} failed (exit {returncode}): {command}")
+
+
+def run_measured(argv: Sequence[str], env: dict[str, str]) -> tuple[int, float | None]:
+    """Run `argv` to its end; its exit code and its peak resident memory in MiB (the command and
+    every descendant it waited for, `ru_maxrss` from `os.wait4`; None without `os.wait4`)."""
+    process = subprocess.Popen(list(argv), env=env)
+    if not hasattr(os, "wait4"):
+        return process.wait(), None
+    try:
+        _, status, usage = os.wait4(process.pid, 0)
+    except KeyboardInterrupt:
+        process.terminate()
+        process.wait()
+        raise
+    process.returncode = os.waitstatus_to_exitcode(status)
+    # Linux reports ru_maxrss in KiB (macOS in bytes).
+    scale = 1024 * 1024 if sys.platform == "darwin" else 1024
+    return process.returncode, round(usage.ru_maxrss / scale, 1)
 
 
 class DemoError(UserError):
@@ -313,6 +337,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
         "gain": gain_summary(runs_report),
         "wall_seconds": round(time.monotonic() - started, 1),
         "timings": {s.name: s.seconds for s in runner.stages},
+        "peak_rss_mb": {s.name: s.peak_rss_mb for s in runner.stages if s.peak_rss_mb is not None},
         "resumed_stages": [s.name for s in runner.stages if s.skipped],
         "commands": {s.name: s.commands for s in runner.stages if s.commands},
         "config": plain_config(cfg),

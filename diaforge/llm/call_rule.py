@@ -11,7 +11,7 @@ __all__ = ["CallRule"]
 
 
 class CallRule(BaseRule):
-    """Greedy decoding restricted to `grammar` once a reply opens its call list (module docstring),
+    """Greedy decoding restricted to `grammar` once a reply opens its call list (`diaforge.llm.constrain`),
     as a decoding rule (`diaforge.llm.rules`): its mask allows the tokens whose text keeps the call
     viable (any of the vocabulary: the chain scans past the best tokens when it must), and only the
     end of turn once the list is complete. Text before the call list is never masked; once the
@@ -78,11 +78,12 @@ class CallRule(BaseRule):
         return Mask(allows)
 
     def _advance(self, call: str) -> CallParse | None:
-        """The parse of the call text so far, fed only what was added since the last step (from
-        the start again when the decoded text changed behind it, as a character completed from
-        bytes split across tokens does)."""
-        if call.startswith(self._fed) and (self._parse is not None or self._fed):
-            parse = self._parse.feed(call[len(self._fed) :]) if self._parse is not None else None
+        """The parse of the call text so far, fed only what was added since the last step; from
+        the start again when the decoded text changed behind it (a character completed from bytes
+        split across tokens) or the last parse had failed (a text the grammar refused may become
+        viable again as it grows, e.g. a grounded value before its combining accent)."""
+        if self._parse is not None and call.startswith(self._fed):
+            parse = self._parse.feed(call[len(self._fed) :])
         else:
             parse = begin(self.grammar).feed(call)
         self._fed, self._parse = call, parse

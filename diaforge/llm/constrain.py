@@ -430,3 +430,12 @@ def body_is_not_a_call(reply: str) -> bool:
         reply = reply[close + len(THINK_CLOSE) :]
     body = reply.lstrip()
     return bool(body) and not body.startswith("[")
+
+
+def span_kind(reply: str) -> str:
+    """What a reply is writing at its end: ``"thought"`` (inside an open thought), ``"call"``
+    (inside its call list) or ``"text"`` (anything else)."""
+    body = reply.lstrip()
+    if body.startswith(THINK_OPEN) and THINK_CLOSE not in body:
+        return "thought"
+    return "call" if call_start(reply) is not None else "text"

@@ -5,10 +5,12 @@ run's record (``metrics.json["decoding"]``).
 
 Each field is documented once, on itself: its docstring is the help of its flag, which
 ``eval run``, ``diaforge demo`` and ``diaforge demo-curve`` make from the field
-(`diaforge.cliargs.add_field_flags`), so a new rule is a new field and no parser changes. What a
-rule needs is checked once, in `DecodingConfig.check`: a rule that holds a call's text needs
-`constrain_calls` (`NEEDS`), and every rule but the loop stop runs inside the hf backend, so any
-other executor refuses it in one line rather than dropping it.
+(`diaforge.cliargs.add_field_flags`), so a new rule is a new field and no parser changes. A
+rule's field carries its `Rule` (the factory that builds it for a row, its place in the chain,
+the field it needs), which `diaforge.llm.rules.build_chain` reads to assemble a row's chain.
+What a rule needs is checked once, in `DecodingConfig.check`: a rule that holds a call's text
+needs `constrain_calls` (`NEEDS`), and the aids run only where the chain runs (`APPLIED_BY`), so
+any other executor refuses them in one line rather than dropping them.
 
 The class is lax and its fields strict (``StrictBool``): a config that nests it (`EvalConfig`,
 `DemoConfig`) then takes a mapping for it, as a YAML file gives it, while ``constrain_calls: 1`` is
@@ -18,11 +20,10 @@ still refused. A new field takes a strict type too.
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, StrictBool
+from pydantic import ConfigDict, Field, StrictBool, StrictInt
 from pydantic.dataclasses import dataclass
 
 from diaforge.errors import InputError
@@ -33,7 +34,6 @@ __all__ = [
     "NOT_AIDS",
     "DecodingConfig",
     "Rule",
-    "build_chain",
     "decoding_class",
     "decoding_keys",
     "fold_decoding",
@@ -49,7 +49,7 @@ APPLIED_BY = ("hf", "diaforge-serve")
 class Rule:
     """What a decoding field turns on, written beside the field (``Annotated[StrictBool, Rule(...)]``):
     the rule's factory, its place in the chain, what it needs. Adding a rule is its module and one
-    field carrying this; nothing else changes (docs/decoding-rules.md)."""
+    field carrying this; nothing else changes (docs/extending.md, "A decoding rule")."""
 
     factory: str | None
     """``"module:callable"``: called with a `diaforge.llm.rules.RuleContext`, it returns the row's
@@ -95,6 +95,11 @@ class DecodingConfig:
     (the name after an option's description, the signature and required keys after ``The tool
     is``) and the call's tool to the one the thought settled on (`diaforge.llm.thought_copy`).
     Default false."""
+    speculate: Annotated[StrictInt, Field(ge=0, le=64)] = 0
+    """`hf`, greedy, through the prefix cache: draft up to this many tokens per step from the
+    row's own prompt and reply (prompt lookup, `diaforge.llm.prefix_cache.PromptLookup`) and
+    verify them in one forward pass; the reply is the one decoding without it writes, in fewer
+    passes. 0 turns it off. Default 0."""
 
     def aids(self) -> list[str]:
         """The aids turned on: every true field whose `Rule` is an aid, in field order."""
@@ -165,42 +170,6 @@ def rule_of(config: type, name: str) -> Rule | None:
     """The `Rule` written beside field `name` of a decoding config class, or None."""
     info = config.__pydantic_fields__[name]
     return next((m for m in info.metadata if isinstance(m, Rule)), None)
-
-
-def build_chain(
-    decoding: DecodingConfig,
-    vocab: Any,
-    *,
-    candidates: Sequence[Any] = (),
-    said: Sequence[str] = (),
-    stop: Sequence[str] = (),
-) -> Any:
-    """The `diaforge.llm.rules.RuleChain` of one row: the stop strings of the request first, then
-    the rule of every field that is on, in the order of their `Rule`s. `candidates` are the
-    tools the row may call, `said` what the user said (grounded values copy it)."""
-    from diaforge.llm.rules import RuleChain, RuleContext, StopStrings
-
-    context = RuleContext(decoding, vocab, tuple(candidates), tuple(said), tuple(s for s in stop if s))
-    rules: list[tuple[int, Any]] = []
-    if context.stop:
-        rules.append((0, StopStrings(context.stop)))
-    for name in decoding_keys(type(decoding)):
-        rule = rule_of(type(decoding), name)
-        if rule is None or rule.factory is None or getattr(decoding, name) is not True:
-            continue
-        built = _load(rule.factory)(context)
-        if built is not None:
-            rules.append((rule.order, built))
-    return RuleChain([r for _, r in sorted(rules, key=lambda pair: pair[0])], vocab)
-
-
-def _load(path: str) -> Any:
-    """The callable a ``"module:attr.attr"`` path names."""
-    module, _, attrs = path.partition(":")
-    target: Any = importlib.import_module(module)
-    for attr in attrs.split("."):
-        target = getattr(target, attr)
-    return target
 
 
 def _flag(name: str) -> str:

@@ -3,23 +3,26 @@
 The prompt is the tokenizer's own chat template (`add_generation_prompt=True`, `tools=` passed
 through when given), generation stops at the end-of-turn token (the model's eos ids plus the
 template's end-of-turn marker such as `<|im_end|>` or `<|eot_id|>`), and only the new tokens are
-decoded. A reply that reached the token budget with neither an end-of-turn token nor a stop
-string comes back with `finish_reason="length"` (cut off), one ended by the loop stop
-(`loop_stop`, `diaforge.llm.loops`: its tail repeats one block over and over) with `"loop"`, any
-other with `"stop"`.
+decoded. Each request's decoding rules (`diaforge.llm.rules`, built from its `DecodingConfig` by
+`diaforge.llm.rules.build_chain`: stop strings, the loop stop, copied thoughts, the call rule)
+run as one chain per row, and the row's finish reason comes from where it ended:
+`finish_reason="length"` when the token budget cut it off, `"loop"` when the loop stop ended it,
+`"stop"` for an end-of-turn token or a stop string.
 Temperature 0 (or None with `default_temperature=None`) is greedy; otherwise tokens are sampled
 with a `torch.Generator` seeded by `seed`, so a seeded request gives the same reply every time
 and never touches torch's global random state.
 
 `generate` blocks, so `chat` runs it in a worker thread (`asyncio.to_thread`) behind a lock: one
 generation at a time per backend, while the event loop stays free for other agents. For
-throughput (evaluation), `generate_batch` generates several conversations together.
+throughput (evaluation), `generate_batch(requests)` generates several requests together.
 
 With `prefix_cache=True` (the default) and a model whose cache allows it (plain full-attention
 layers: Llama, Qwen, SmolLM2 ...), generation goes through `PrefixCachedGenerator`: the keys and
 values of earlier prompts and replies are kept, so a dialogue's next turn only computes what was
 added since (and dialogues share their common system-prompt opening), and a finished row leaves
-its batch at once. Other models, or `prefix_cache=False`, use `model.generate` with left padding.
+its batch at once; with `DecodingConfig.speculate` it drafts tokens by prompt lookup and verifies
+them in one pass. Other models, or `prefix_cache=False`, use `model.generate` with left padding,
+the same chains applied through a `LogitsProcessor` and a `StoppingCriteria`.
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ from typing import Any
 import torch
 
 from diaforge.llm.base import BackendConfigError, ChatResult, GenerationRequest, Usage
-from diaforge.llm.decoding import DecodingConfig, build_chain
+from diaforge.llm.constrain import span_kind
+from diaforge.llm.decoding import DecodingConfig
 from diaforge.llm.prefix_cache import Generated, PrefixCachedGenerator, supports_prefix_cache
-from diaforge.llm.rules import LENGTH_FINISH, ChainProcessor, ChainStopper, RuleChain, Vocab
+from diaforge.llm.rules import LENGTH_FINISH, ChainProcessor, ChainStopper, RuleChain, Vocab, build_chain
 
 logger = logging.getLogger(__name__)
 
@@ -212,6 +216,9 @@ class HFBackend:
         self._async_lock_loop: asyncio.AbstractEventLoop | None = None
         self._warned_tools = False
         self._vocab: Vocab | None = None
+        self.speculation: dict[str, int] = {}
+        """Tokens taken from accepted prompt-lookup drafts, by what the reply was writing there
+        (`diaforge.llm.constrain.span_kind`: thought, call, text)."""
 
     @property
     def vocab(self) -> Vocab:
@@ -284,12 +291,15 @@ class HFBackend:
         seed: int | None,
         chains: list[RuleChain | None],
         max_rows: int | None = None,
+        speculate: int = 0,
     ) -> list[Generated]:
         """Each prompt's new tokens up to and including its first end-of-turn token (which
         `completion_tokens` counts, as servers do), and why it stopped. `chains` holds each
         row's decoding rules (or None); a chain that masks tokens needs greedy decoding.
         `max_rows`: through the prefix cache, the most rows decoded at once (the rest wait and
-        take the place of rows that end); `model.generate` takes them all at once."""
+        take the place of rows that end); `model.generate` takes them all at once. `speculate`:
+        prompt-lookup drafts per step, greedy and through the prefix cache only (elsewhere the same
+        replies come one pass a token)."""
         if temperature and any(c is not None and c.masks for c in chains):
             raise BackendConfigError(f"{self.model}: constrained decoding rules need greedy decoding")
         sampler = _SeededSampler(temperature, self.top_p, seed) if temperature else None
@@ -300,7 +310,12 @@ class HFBackend:
         if self.prefix_cache is not None:
             with self._thread_lock:
                 return self.prefix_cache.generate(
-                    prompts, max_new_tokens=max_new_tokens, choose=choose, chains=chains, max_rows=max_rows
+                    prompts,
+                    max_new_tokens=max_new_tokens,
+                    choose=choose,
+                    chains=chains,
+                    max_rows=max_rows,
+                    speculate=0 if temperature else speculate,
                 )
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -351,6 +366,9 @@ class HFBackend:
             text = text[: min(cuts)]
         usage = Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids), requests=1)
         counters = chain.counters() if chain is not None else {}
+        for at in generated.drafted:
+            kind = span_kind(self.tokenizer.decode(new_ids[:at], skip_special_tokens=True))
+            self.speculation[kind] = self.speculation.get(kind, 0) + 1
         return ChatResult(
             text=text, usage=usage, model=self.model, finish_reason=generated.finish, counters=counters
         )
@@ -421,9 +439,16 @@ class HFBackend:
         size = max(1, batch_size)
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
-            key = (self._effective_temperature(r.temperature), r.max_tokens or self.max_new_tokens, r.seed)
+            decoding = r.decoding if r.decoding is not None else self.decoding
+            speculate = decoding.speculate if decoding is not None else 0
+            key = (
+                self._effective_temperature(r.temperature),
+                r.max_tokens or self.max_new_tokens,
+                r.seed,
+                speculate,
+            )
             groups.setdefault(key, []).append(i)
-        for (temperature, budget, seed), members in groups.items():
+        for (temperature, budget, seed, speculate), members in groups.items():
             order = sorted(members, key=lambda i: -len(prompts[i]))
             # Through the prefix cache one call takes every prompt and keeps `size` rows decoding.
             step = len(order) if self.prefix_cache is not None else size
@@ -436,6 +461,7 @@ class HFBackend:
                     seed=None if seed is None else seed + start,
                     chains=[chains[i] for i in chunk],
                     max_rows=size,
+                    speculate=speculate,
                 )
                 for i, generated in zip(chunk, rows, strict=True):
                     results[i] = self._to_result(len(prompts[i]), generated, requests[i].stop, chains[i])

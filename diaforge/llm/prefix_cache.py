@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -85,6 +85,14 @@ class CacheStats:
     prompt_tokens: int = 0
     reused_tokens: int = 0
     evicted_entries: int = 0
+    forward_passes: int = 0
+    """Decoding steps run through the model (prefills not counted)."""
+    drafted_tokens: int = 0
+    """Tokens proposed by prompt lookup (`speculate`) and fed for verification."""
+    accepted_tokens: int = 0
+    """Drafted tokens the model agreed with (each saved a forward pass)."""
+    peak_cached_bytes: int = 0
+    """The most memory the store's keys and values took at once."""
 
     @property
     def reuse_share(self) -> float:
@@ -98,6 +106,10 @@ class CacheStats:
             "computed_tokens": self.prompt_tokens - self.reused_tokens,
             "reuse_share": round(self.reuse_share, 4),
             "evicted_entries": self.evicted_entries,
+            "forward_passes": self.forward_passes,
+            "drafted_tokens": self.drafted_tokens,
+            "accepted_tokens": self.accepted_tokens,
+            "peak_cached_mb": round(self.peak_cached_bytes / 2**20, 1),
         }
 
 
@@ -109,11 +121,50 @@ class Generated:
     finish: str
     """``"stop"`` (an end-of-turn token or a stop string), ``"length"`` (the token budget) or a
     rule's own reason (``"loop"``, `diaforge.llm.loops`)."""
+    drafted: list[int] = field(default_factory=list)
+    """Positions in `ids` of the tokens that came from accepted prompt-lookup drafts."""
 
     @property
     def stopped(self) -> bool:
         """Whether something other than the token budget ended it."""
         return self.finish != LENGTH_FINISH
+
+
+class PromptLookup:
+    """Drafts for prompt-lookup decoding: the tokens that followed the latest earlier occurrence of
+    the row's last `max_ngram` (down to `min_ngram`) tokens in its own context (the prompt, with
+    the listing and the user's words, and the reply so far). A tuned model copies much of its reply
+    (tool descriptions, names, signatures, the user's values), so such a draft is often what it
+    would write; verifying it costs one pass for many tokens. The n-grams are indexed as the
+    context grows, so a draft costs a few dictionary lookups."""
+
+    def __init__(self, context: Sequence[int], *, max_ngram: int = 3, min_ngram: int = 2) -> None:
+        self.max_ngram, self.min_ngram = max_ngram, min_ngram
+        self.context: list[int] = []
+        self._index: list[dict[tuple[int, ...], int]] = [{} for _ in range(max_ngram)]
+        for t in context:
+            self.add(t)
+
+    def add(self, token: int) -> None:
+        """Append a token; the n-grams that end just before it become findable."""
+        self.context.append(int(token))
+        end = len(self.context) - 2  # index n-grams ending before the newest token only
+        if end < 0:
+            return
+        for n in range(1, self.max_ngram + 1):
+            if end - n + 1 >= 0:
+                self._index[n - 1][tuple(self.context[end - n + 1 : end + 1])] = end - n + 1
+
+    def draft(self, k: int) -> list[int]:
+        """Up to `k` tokens that followed the longest indexed match of the context's tail."""
+        ctx = self.context
+        for n in range(self.max_ngram, self.min_ngram - 1, -1):
+            if len(ctx) <= n:
+                continue
+            at = self._index[n - 1].get(tuple(ctx[-n:]))
+            if at is not None:
+                return ctx[at + n : at + n + k]
+        return []
 
 
 class PrefixCachedGenerator:
@@ -210,6 +261,7 @@ class PrefixCachedGenerator:
             del self._entries[victim]
             self._pins.pop(victim, None)
             self.stats.evicted_entries += 1
+        self.stats.peak_cached_bytes = max(self.stats.peak_cached_bytes, self.cached_bytes)
 
     def _pin(self, prompts: Sequence[list[int]]) -> list[int | None]:
         """Pin the entry each prompt will reuse until that prompt is prefilled; the keys, per prompt."""
@@ -276,6 +328,7 @@ class PrefixCachedGenerator:
         choose: Callable[[torch.Tensor], torch.Tensor],
         chains: Sequence[RuleChain | None] | None = None,
         max_rows: int | None = None,
+        speculate: int = 0,
     ) -> list[Generated]:
         """New tokens for each prompt, decoded together, in the order of `prompts`.
 
@@ -283,7 +336,9 @@ class PrefixCachedGenerator:
         argmax); `chains` (one per prompt, or None) are the rows' decoding rules
         (`diaforge.llm.rules.RuleChain`): each may mask the model's choice and end its row.
         `max_rows` caps the rows decoded at once (None: all); a row that ends gives its place to
-        the next waiting prompt (continuous batching)."""
+        the next waiting prompt (continuous batching). `speculate` > 0 drafts up to that many
+        tokens per row by prompt lookup (`PromptLookup`) and verifies them in one pass: for greedy
+        `choose` only, where it writes what decoding without it writes."""
         if not prompts:
             return []
         cap = len(prompts) if max_rows is None else max(1, int(max_rows))
@@ -294,6 +349,8 @@ class PrefixCachedGenerator:
         ]
         masking = [c.masks for c in chain_of]
         done: list[Generated | None] = [None] * len(prompts)
+        lookups: list[PromptLookup | None] = [None] * len(prompts)
+        drafted: list[list[int]] = [[] for _ in prompts]
         rows = _Rows(self.model.device, self.grow_in_place)
 
         def pick(logits: torch.Tensor, indices: list[int]) -> torch.Tensor:
@@ -306,20 +363,91 @@ class PrefixCachedGenerator:
         def take(i: int, t: int) -> bool:
             """Append `t` to row `i`'s reply; True when the reply has ended."""
             chain = chain_of[i]
+            if lookups[i] is not None:
+                lookups[i].add(t)
             finish = chain.accept(t)
             if finish is None and len(chain.row.ids) >= max_new_tokens:
                 finish = LENGTH_FINISH
             if finish is None:
                 return False
-            done[i] = Generated(chain.row.ids, finish)
+            done[i] = Generated(chain.row.ids, finish, drafted[i])
             chain.retire()
             return True
+
+        def step_one() -> list[int]:
+            """Feed each row its chosen token; pick the next; the rows still going."""
+            out = self.model(
+                input_ids=rows.token.view(-1, 1),
+                position_ids=rows.positions.view(-1, 1),
+                attention_mask=rows.grow_mask(),
+                past_key_values=rows.cache,
+                use_cache=True,
+            )
+            self.stats.forward_passes += 1
+            rows.cache = out.past_key_values
+            rows.positions = rows.positions + 1
+            rows.token = pick(out.logits[:, -1, :], rows.active)
+            keep = []
+            for b, i in enumerate(rows.active):
+                if take(i, int(rows.token[b])):
+                    self._keep(prompts[i], chain_of[i].row.ids, rows.cache, b, rows.mask)
+                else:
+                    keep.append(b)
+            return keep
+
+        def step_drafted(drafts: list[list[int]]) -> list[int]:
+            """Feed each row its chosen token and its draft in one pass; accept, row by row, the
+            longest run of drafted tokens the model (through the row's rules) would have written
+            itself, then the model's own next token; hide the rejected columns."""
+            width = 1 + max(len(d) for d in drafts)
+            lengths = [1 + len(d) for d in drafts]
+            feed = [
+                [int(rows.token[b]), *d] + [int(rows.token[b])] * (width - lengths[b])
+                for b, d in enumerate(drafts)
+            ]
+            device = self.model.device
+            out = self.model(
+                input_ids=torch.tensor(feed, dtype=torch.long, device=device),
+                position_ids=rows.positions.view(-1, 1) + torch.arange(width, device=device),
+                attention_mask=rows.grow_mask(lengths),
+                past_key_values=rows.cache,
+                use_cache=True,
+            )
+            self.stats.forward_passes += 1
+            self.stats.drafted_tokens += sum(len(d) for d in drafts)
+            rows.cache = out.past_key_values
+            logits = out.logits
+            free = choose(logits.reshape(-1, logits.shape[-1])).view(len(drafts), width).tolist()
+            keep = []
+            for b, i in enumerate(rows.active):
+                draft, n, ended = drafts[b], 0, False
+                for j in range(len(draft) + 1):
+                    t = free[b][j]
+                    if masking[i]:
+                        t = chain_of[i].pick(logits[b, j], t)
+                    n += 1
+                    if j < len(draft) and t == draft[j]:
+                        drafted[i].append(len(chain_of[i].row.ids))
+                        self.stats.accepted_tokens += 1
+                    ended = take(i, t)
+                    if ended or j == len(draft) or t != draft[j]:
+                        break
+                rows.hide(b, width - n)
+                rows.positions[b] += n
+                rows.token[b] = t
+                if ended:
+                    self._keep(prompts[i], chain_of[i].row.ids, rows.cache, b, rows.mask)
+                else:
+                    keep.append(b)
+            return keep
 
         while True:
             joining = []
             while waiting and len(rows.active) + len(joining) < cap:
                 i = waiting.popleft()
                 chain_of[i].admit(prompts[i])
+                if speculate:
+                    lookups[i] = PromptLookup(prompts[i])
                 joining.append((i, *self._prefill(prompts[i], pinned[i])))
             if joining:
                 firsts = pick(torch.cat([logits for _, logits, _ in joining]), [i for i, _, _ in joining])
@@ -334,33 +462,21 @@ class PrefixCachedGenerator:
                 if waiting:
                     continue
                 break
-            out = self.model(
-                input_ids=rows.token.view(-1, 1),
-                position_ids=rows.positions.view(-1, 1),
-                attention_mask=rows.grow_mask(),
-                past_key_values=rows.cache,
-                use_cache=True,
-            )
-            rows.cache = out.past_key_values
-            rows.positions = rows.positions + 1
-            rows.token = pick(out.logits[:, -1, :], rows.active)
-            keep = []
-            for b, i in enumerate(rows.active):
-                if take(i, int(rows.token[b])):
-                    self._keep(prompts[i], chain_of[i].row.ids, rows.cache, b)
-                else:
-                    keep.append(b)
-            rows.select(keep)
+            drafts = [lookups[i].draft(speculate) for i in rows.active] if speculate else []
+            rows.select(step_drafted(drafts) if any(drafts) else step_one())
         return [g for g in done if g is not None]
 
-    def _keep(self, prompt: list[int], new: list[int], cache: Any, row: int) -> None:
+    def _keep(self, prompt: list[int], new: list[int], cache: Any, row: int, mask: torch.Tensor) -> None:
         """Store row `row`'s keys and values: its prompt and the reply tokens fed back so far (all
-        but the last, which was chosen but never run through the model)."""
+        but the last, which was chosen but never run through the model), read from the columns its
+        mask shows (left padding and rejected drafts are hidden)."""
         fed = len(new) - 1
         ids = prompt + new[:fed]
-        start = cache.layers[0].keys.shape[-2] - len(ids)  # the row's tokens are its unpadded tail
+        columns = mask[row].nonzero().squeeze(-1)
+        if len(columns) != len(ids):
+            raise RuntimeError(f"row {row}: {len(columns)} visible columns for {len(ids)} tokens")
         kv = [
-            (layer.keys[row : row + 1, :, start:].clone(), layer.values[row : row + 1, :, start:].clone())
+            (layer.keys[row, :, columns].unsqueeze(0), layer.values[row, :, columns].unsqueeze(0))
             for layer in cache.layers
         ]
         self._store(ids, kv)
@@ -413,12 +529,24 @@ class _Rows:
             [self.token, torch.tensor([t for *_, t in rows], dtype=torch.long, device=self.device)]
         )
 
-    def grow_mask(self) -> torch.Tensor:
-        """The mask with one more visible column, for the token about to be fed."""
-        self.mask = torch.cat(
-            [self.mask, torch.ones(len(self.active), 1, dtype=torch.long, device=self.device)], 1
-        )
+    def grow_mask(self, lengths: Sequence[int] | None = None) -> torch.Tensor:
+        """The mask with one more visible column per row, for the token about to be fed; with
+        `lengths` (the tokens each row feeds) as many columns as the longest, each row seeing its
+        own first `lengths[b]`."""
+        if lengths is None:
+            new = torch.ones(len(self.active), 1, dtype=torch.long, device=self.device)
+        else:
+            new = (
+                torch.arange(max(lengths), device=self.device)
+                < torch.tensor(lengths, device=self.device)[:, None]
+            ).long()
+        self.mask = torch.cat([self.mask, new], 1)
         return self.mask
+
+    def hide(self, row: int, n: int) -> None:
+        """Hide the last `n` columns from row `row` (drafted tokens it did not accept)."""
+        if n > 0:
+            self.mask[row, -n:] = 0
 
     def select(self, keep: list[int]) -> None:
         """Keep only these batch rows; columns no remaining row sees are cut from the left."""

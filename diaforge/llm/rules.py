@@ -22,19 +22,21 @@ The chain is executor-neutral: `diaforge.llm.prefix_cache.PrefixCachedGenerator`
 at a time, and `ChainProcessor` / `ChainStopper` drive it inside ``model.generate`` as a
 transformers `LogitsProcessor` and `StoppingCriteria`.
 
-Adding a rule: see docs/decoding-rules.md (its module, one `DecodingConfig` field, its tests).
+Adding a rule: docs/extending.md, "A decoding rule" (its module, one `DecodingConfig` field, its tests).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from diaforge.llm.decoding import DecodingConfig, decoding_keys, rule_of
+
 if TYPE_CHECKING:
     import torch
 
-    from diaforge.llm.decoding import DecodingConfig
     from diaforge.schema import Tool
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "Vocab",
     "ChainProcessor",
     "ChainStopper",
+    "build_chain",
 ]
 
 EOS_FINISH = "stop"
@@ -361,3 +364,37 @@ class ChainStopper:
                 p.finish[b] = chain.accept(int(input_ids[b, -1]))
         done = [f is not None for f in p.finish]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+def build_chain(
+    decoding: DecodingConfig,
+    vocab: Vocab,
+    *,
+    candidates: Sequence[Any] = (),
+    said: Sequence[str] = (),
+    stop: Sequence[str] = (),
+) -> RuleChain:
+    """The `RuleChain` of one row: the stop strings of the request first, then
+    the rule of every field that is on, in the order of their `Rule`s. `candidates` are the
+    tools the row may call, `said` what the user said (grounded values copy it)."""
+    context = RuleContext(decoding, vocab, tuple(candidates), tuple(said), tuple(s for s in stop if s))
+    rules: list[tuple[int, Any]] = []
+    if context.stop:
+        rules.append((0, StopStrings(context.stop)))
+    for name in decoding_keys(type(decoding)):
+        rule = rule_of(type(decoding), name)
+        if rule is None or rule.factory is None or getattr(decoding, name) is not True:
+            continue
+        built = _load(rule.factory)(context)
+        if built is not None:
+            rules.append((rule.order, built))
+    return RuleChain([r for _, r in sorted(rules, key=lambda pair: pair[0])], vocab)
+
+
+def _load(path: str) -> Any:
+    """The callable a ``"module:attr.attr"`` path names."""
+    module, _, attrs = path.partition(":")
+    target: Any = importlib.import_module(module)
+    for attr in attrs.split("."):
+        target = getattr(target, attr)
+    return target

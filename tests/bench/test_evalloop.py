@@ -46,3 +46,21 @@ def test_eval_batching_part_on_a_tiny_model(tmp_path: Path) -> None:
     assert out["value"] > 0 and out["assistant_turns"] >= 10
     assert out["dialogues_with_identical_transcripts"] == dict.fromkeys(out["seconds"], 10)
     assert all(out["scores_identical"].values())
+
+
+@pytest.mark.slow(reason="evaluates a tiny model on the benchmark twice")
+def test_eval_speculation_part_on_a_tiny_model(tmp_path: Path) -> None:
+    """With every aid on, speculation leaves every transcript as it was, in fewer forward passes
+    (a tiny model trained on nothing repeats itself, so lookups hit)."""
+    from diaforge.bench.speculation import bench_eval_speculation
+    from diaforge.schema import load_dialogues
+    from diaforge.train.modeling import build_tiny_model
+
+    texts = [t.content for d in load_dialogues(BENCH)[:10] for t in d.turns if t.content]
+    model = build_tiny_model(tmp_path / "tiny", texts=texts, seed=3)
+    out = bench_eval_speculation(model, BENCH, num_dialogues=4, t_max=2, budget=48, speculate=4)
+    assert out["identical_transcripts"] == out["transcripts"] == 8  # static and dynamic
+    assert out["scores_identical"] is True
+    assert out["accepted_tokens"] > 0 and sum(out["accepted_by_span"].values()) == out["accepted_tokens"]
+    assert out["forward_passes"]["speculated"] < out["forward_passes"]["plain"]
+    assert 0 < out["value"] < 1

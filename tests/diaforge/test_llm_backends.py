@@ -550,3 +550,61 @@ def test_hf_batch_with_stop_strings_and_per_conversation_tools(hf_backend):
     ]
     assert [r.text for r in with_tools] == [r.text for r in expected]
     assert with_tools[0].usage.prompt_tokens == len(hf_backend._encode(CONVERSATIONS[0], tools[0]))
+
+
+class _Ban:
+    """A toy masking rule: the row may never write `banned` (its next best stands in)."""
+
+    name = "ban"
+
+    def __init__(self, banned: int) -> None:
+        from diaforge.llm.rules import Mask
+
+        self.banned, self.counters = banned, {"bans": 0}
+        self._mask = Mask(lambda t: t != banned)
+
+    def admit(self, row):
+        return None
+
+    def mask(self, row):
+        return self._mask
+
+    def chosen(self, row, choice):
+        self.counters["bans"] += int(choice.rank != 0)
+
+    def advance(self, row, token):
+        return None
+
+    def retire(self, row):
+        return None
+
+
+def test_the_uncached_path_runs_the_same_rule_chains_as_the_prefix_cache(hf_backend):
+    """`model.generate` (prefix_cache off) applies a row's chain through the logits processor and
+    the stopping criterion: the same tokens, finish reasons and rule counts as the prefix cache."""
+    from diaforge.llm.hf_backend import HFBackend
+    from diaforge.llm.rules import RuleChain, StopStrings
+
+    plain = HFBackend.from_model(
+        hf_backend.hf_model,
+        hf_backend.tokenizer,
+        model_name="tiny",
+        default_temperature=0,
+        prefix_cache=False,
+    )
+    assert plain.prefix_cache is None and hf_backend.prefix_cache is not None
+    prompts = [hf_backend._encode(c, None) for c in CONVERSATIONS]
+    free = hf_backend._generate_ids(prompts, temperature=0, max_new_tokens=12, seed=None, chains=[None] * 3)
+    stop_word = hf_backend.tokenizer.decode([free[2].ids[3]])
+
+    def chains() -> list:
+        return [RuleChain([_Ban(g.ids[0]), StopStrings([stop_word])], hf_backend.vocab) for g in free]
+
+    runs = []
+    for backend in (hf_backend, plain):
+        made = chains()
+        out = backend._generate_ids(prompts, temperature=0, max_new_tokens=12, seed=None, chains=made)
+        runs.append(([(g.ids, g.finish) for g in out], [c.counters() for c in made]))
+    assert runs[0] == runs[1]
+    assert all(ids[0] != g.ids[0] for (ids, _), g in zip(runs[0][0], free, strict=True))
+    assert all(c["bans"] >= 1 for c in runs[0][1])

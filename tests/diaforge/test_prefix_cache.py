@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from diaforge.llm.prefix_cache import PrefixCachedGenerator, common_prefix, supports_prefix_cache
+from diaforge.llm.prefix_cache import (
+    PrefixCachedGenerator,
+    PromptLookup,
+    common_prefix,
+    supports_prefix_cache,
+)
+from diaforge.llm.rules import Mask, RuleChain, Vocab
 
 VOCAB = 96
 
@@ -159,6 +165,7 @@ def test_the_store_stays_within_its_memory_bound(model):
         gen.generate([prompt], max_new_tokens=3, choose=_greedy)
         assert gen.cached_bytes == gen.cached_tokens * per_token <= 60 * per_token
     assert gen.stats.evicted_entries >= 2
+    assert 40 * per_token <= gen.stats.peak_cached_bytes <= 60 * per_token  # what metrics.json reports
 
 
 @pytest.mark.parametrize("max_rows", [1, 2])
@@ -196,3 +203,92 @@ def test_only_plain_full_attention_caches_qualify(model):
         )
     )
     assert not supports_prefix_cache(sliding)
+
+
+# --------------------------------------------------------------------------------------------
+# Prompt-lookup speculation
+# --------------------------------------------------------------------------------------------
+
+
+def test_prompt_lookup_drafts_what_followed_the_latest_match_of_the_tail():
+    lookup = PromptLookup([5, 6, 7, 8, 9, 5, 6, 7, 1, 2], max_ngram=3, min_ngram=2)
+    assert lookup.draft(4) == []  # the tail "1 2" was never seen before
+    for t in (5, 6):
+        lookup.add(t)
+    assert lookup.draft(2) == [7, 1]  # "5 6" last stood before "7 1"
+    lookup.add(3)
+    assert lookup.draft(3) == []  # "6 3" is new and one-token matches are below min_ngram
+    assert PromptLookup([4, 4], max_ngram=2, min_ngram=1).draft(3) == [4]
+
+
+def _repeating_prompts(seed: int) -> list[list[int]]:
+    """Prompts whose own text repeats, as a listing copied into a reply does."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for n in (7, 11, 5, 9):
+        block = torch.randint(1, VOCAB, (n,), generator=g).tolist()
+        out.append(block * 3 + block[: n // 2])
+    return out
+
+
+class _NoToken:
+    """A toy rule that never lets `banned` be written (the model's next best stands in)."""
+
+    name = "ban"
+
+    def __init__(self, banned: int) -> None:
+        self.banned, self.counters = banned, {"banned": 0}
+
+    def admit(self, row):
+        return None
+
+    def mask(self, row):
+        return Mask(lambda t: t != self.banned)
+
+    def chosen(self, row, choice):
+        self.counters["banned"] += int(choice.rank != 0)
+
+    def advance(self, row, token):
+        return None
+
+    def retire(self, row):
+        return None
+
+
+@pytest.mark.parametrize("max_rows", [None, 2])
+@pytest.mark.parametrize("with_rule", [False, True])
+def test_speculation_writes_exactly_what_decoding_without_it_writes(model, max_rows, with_rule):
+    """Greedy replies are token for token the same with and without drafts, with a masking rule
+    applied to drafted tokens as to single ones, in fewer forward passes."""
+    eos = [0]
+    prompts = _repeating_prompts(3)
+    vocab = Vocab((), (0,), lambda ids: "")
+
+    def run(speculate: int) -> tuple[list, PrefixCachedGenerator]:
+        gen = PrefixCachedGenerator(model, eos)
+        chains = [RuleChain([_NoToken(p[-1])], vocab) for p in prompts] if with_rule else None
+        out = gen.generate(
+            prompts, max_new_tokens=40, choose=_greedy, chains=chains, max_rows=max_rows, speculate=speculate
+        )
+        return [(g.ids, g.finish) for g in out], gen
+
+    plain, plain_gen = run(0)
+    drafted, gen = run(4)
+    assert drafted == plain
+    assert gen.stats.accepted_tokens > 0
+    assert gen.stats.forward_passes < plain_gen.stats.forward_passes
+
+
+def test_a_speculated_reply_is_stored_for_the_next_turn_without_its_rejected_drafts(model):
+    """The keys and values kept after a drafted reply are the prompt's and the accepted tokens'
+    only: the next turn that extends them decodes as `generate` does from scratch."""
+    eos = [0]
+    prompt = _repeating_prompts(5)[0]
+    gen = PrefixCachedGenerator(model, eos)
+    first = gen.generate([prompt], max_new_tokens=24, choose=_greedy, speculate=4)[0]
+    assert gen.stats.drafted_tokens > gen.stats.accepted_tokens > 0  # some drafts were rejected
+    follow = prompt + first.ids + prompt[:6]
+    reused_before = gen.stats.reused_tokens
+    again = gen.generate([follow], max_new_tokens=12, choose=_greedy, speculate=4)[0]
+    assert gen.stats.reused_tokens - reused_before >= len(prompt) + len(first.ids) - 1
+    assert again.ids == _reference(model, follow, 12, eos)

@@ -392,3 +392,21 @@ def test_the_whole_demo_runs_on_a_tiny_model_writes_its_report_and_resumes(tmp_p
     again = run_demo(cfg)
     assert again["resumed_stages"] == stages[:-1]
     assert again["tuned"]["dynamic"] == report["tuned"]["dynamic"]
+
+
+@pytest.mark.slow(reason="runs a child process that takes memory")
+def test_a_stage_records_the_peak_memory_of_its_commands() -> None:
+    """`run_measured` reports the largest resident memory of the command (the report's per-stage
+    ``peak_rss_mb``): a child that holds 300 MiB reads at least that, one that holds little reads
+    far less, and the exit code comes back."""
+    import os
+    import sys
+
+    from diaforge.pipeline.demo import run_measured
+
+    env = dict(os.environ)
+    big = "b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096])"
+    code, peak = run_measured([sys.executable, "-c", big], env)
+    assert code == 0 and peak is not None and peak >= 300
+    code, small = run_measured([sys.executable, "-c", "raise SystemExit(3)"], env)
+    assert code == 3 and small is not None and small < 100

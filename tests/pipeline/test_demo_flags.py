@@ -108,6 +108,7 @@ GIVEN = {
     "constrain_calls": ("off", False),
     "ground_values": ("off", False),
     "copy_thoughts": ("off", False),
+    "speculate": ("4", 4),
     "no_tool_share": ("0.25", 0.25),
     "device": ("cuda:1", "cuda:1"),
     "threads": ("2", 2),

@@ -1,0 +1,96 @@
+"""The `eval_speculation` part of `make bench`: the demo's evaluation loop (static then dynamic,
+every decoding aid on: constrained calls, grounded values, copied thoughts) with and without
+prompt-lookup speculation (`DecodingConfig.speculate`), in one run, on the same dialogues.
+
+What it reports: forward passes and wall time with speculation over without (the decoding steps
+the model ran, `CacheStats.forward_passes`), the dialogues whose transcripts are identical (under
+greedy decoding speculation must change nothing but the cost), the drafted and accepted tokens,
+and the accepted ones by what the reply was writing (thought, call, text). A tuned model copies
+its listing into its thoughts and the user's words into its calls, which is where drafts hit; the
+base model (the default) copies far less.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from diaforge.bench.evalloop import _evaluate, _scores
+
+__all__ = ["add_speculation_args", "bench_eval_speculation"]
+
+
+def bench_eval_speculation(
+    model_path: Path,
+    bench_path: Path,
+    num_dialogues: int = 8,
+    t_max: int = 5,
+    budget: int = 320,
+    speculate: int = 8,
+) -> dict[str, Any]:
+    """The two runs and the checks (module docstring)."""
+    from diaforge.eval.models import ModelSpec, ModelUnderTest
+    from diaforge.eval.runner import sample_benchmark
+    from diaforge.format import PromptFormat
+    from diaforge.llm.decoding import DecodingConfig
+    from diaforge.schema import load_dialogues
+
+    bench = sample_benchmark(load_dialogues(bench_path), num_dialogues, 0)
+    fmt = PromptFormat.load(model_path) or PromptFormat(tool_style="compact")
+    runs: dict[str, dict[str, Any]] = {}
+    for name, k in (("plain", 0), ("speculated", speculate)):
+        decoding = DecodingConfig(constrain_calls=True, ground_values=True, copy_thoughts=True, speculate=k)
+        spec = ModelSpec(
+            model=str(model_path), max_new_tokens=budget, batch_size=16, prompt_format=fmt, decoding=decoding
+        )
+        model = ModelUnderTest(spec)
+        start = time.perf_counter()
+        records = _evaluate(model, bench, t_max)
+        seconds = time.perf_counter() - start
+        runs[name] = {
+            "seconds": seconds,
+            "records": records,
+            "stats": model.cache_stats or {},
+            "spans": dict(model._backend.speculation),
+        }
+        asyncio.run(model.aclose())
+    plain, fast = runs["plain"], runs["speculated"]
+    raws = {n: [[t.get("raw") for t in r["turns"]] for r in run["records"]] for n, run in runs.items()}
+    passes = {n: run["stats"].get("forward_passes", 0) for n, run in runs.items()}
+    return {
+        "value": round(passes["speculated"] / max(1, passes["plain"]), 3),
+        "wall_ratio": round(fast["seconds"] / plain["seconds"], 3),
+        "seconds": {n: round(run["seconds"], 1) for n, run in runs.items()},
+        "forward_passes": passes,
+        "drafted_tokens": fast["stats"].get("drafted_tokens", 0),
+        "accepted_tokens": fast["stats"].get("accepted_tokens", 0),
+        "accepted_by_span": fast["spans"],
+        "transcripts": len(raws["plain"]),
+        "identical_transcripts": sum(a == b for a, b in zip(raws["plain"], raws["speculated"], strict=True)),
+        "scores_identical": _scores(plain["records"]) == _scores(fast["records"]),
+        "setup": (
+            f"diaforge.eval.runner.run_static then run_dynamic on {len(bench)} held-out dialogues (seeded sample), "
+            f"{model_path.name} in its own prompt format, hf backend on CPU, greedy, batch 16 through the prefix "
+            f"cache, every aid on, max_new_tokens={budget}, t_max={t_max}, speculate={speculate} against 0; "
+            "value = forward passes with speculation over without"
+        ),
+    }
+
+
+def add_speculation_args(parser: Any) -> None:
+    """The options of the eval_speculation part."""
+    parser.add_argument(
+        "--speculation-model",
+        help="model of the eval_speculation part, e.g. outputs/demo/sft (default: none, SmolLM2-135M-Instruct)",
+    )
+    parser.add_argument(
+        "--speculation-dialogues", type=int, default=8, help="held-out dialogues of the eval_speculation part"
+    )
+    parser.add_argument(
+        "--speculation-budget", type=int, default=320, help="max_new_tokens of the eval_speculation part"
+    )
+    parser.add_argument(
+        "--speculate", type=int, default=8, help="drafted tokens per step of the eval_speculation part"
+    )
