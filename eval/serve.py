@@ -170,7 +170,10 @@ class Batcher:
                 self._decode(ready)
 
     def _admit(self, job: _Job) -> bool:
-        """Whether the job's prompt renders and fits; answers it with the error when not."""
+        """Whether the job's prompt renders and fits; answers it with the error when not. A job
+        whose client went away is dropped."""
+        if job.future.cancelled():
+            return False
         g = job.request.generation
         try:
             text = self.backend.render(g.messages, g.tools)
@@ -275,7 +278,7 @@ def build_app(
 
     async def chat(request: Request) -> Response:
         chat_request = read_request(await _body(request, max_body_bytes), served)
-        result = await batcher.submit(chat_request)
+        result = await _while_connected(request, batcher.submit(chat_request))
         completion_id = new_id()
         if not chat_request.stream:
             return JSONResponse(completion(result, chat_request, completion_id=completion_id))
@@ -299,6 +302,19 @@ def build_app(
         Route("/v1/chat/completions", guarded(chat), methods=["POST"]),
     ]
     return Starlette(routes=routes, exception_handlers={HTTPException: _http_error}, lifespan=lifespan)
+
+
+async def _while_connected(request: Any, reply: Any, poll_s: float = 1.0) -> ChatResult:
+    """`reply` awaited while the client waits for it; a client that went away (a timeout, then a
+    retry) cancels it, so that the worker does not decode it for nobody."""
+    task = asyncio.ensure_future(reply)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=poll_s)
+        if done:
+            return task.result()
+        if await request.is_disconnected():
+            task.cancel()
+            raise RequestError("the client went away", status=499, code="client_closed_request")
 
 
 async def _http_error(request: Any, exc: Exception) -> Any:

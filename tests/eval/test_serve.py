@@ -341,7 +341,16 @@ def test_concurrent_requests_share_a_batch_and_get_their_own_replies(tiny_model:
 # --------------------------------------------------------------------------------------------
 
 #: What differs between two runs of one model by construction: how it was reached, and time.
-RUN_IDENTITY = {"backend", "checkpoint", "training", "seconds", "no_tool_seconds", "wall_seconds", "model"}
+RUN_IDENTITY = {
+    "backend",
+    "checkpoint",
+    "training",
+    "seconds",
+    "no_tool_seconds",
+    "wall_seconds",
+    "model",
+    "peak_rss_mb",
+}
 
 
 def _evaluate(config: Any, monkeypatch: pytest.MonkeyPatch) -> Any:

@@ -126,6 +126,7 @@ def test_eval_through_the_server_equals_eval_on_the_model(
     )  # fmt: skip
     assert served["transcripts"] == local["transcripts"]
     identity = {"backend", "checkpoint", "training", "seconds", "no_tool_seconds", "wall_seconds", "model"}
+    identity |= {"peak_rss_mb"}
     a, b = ({k: v for k, v in r["metrics"].items() if k not in identity} for r in (local, served))
     da, db = a.pop("decoding"), b.pop("decoding")
     assert a == b
