@@ -482,3 +482,22 @@ def test_the_model_may_be_named_by_its_folder(scripted: tuple[Any, Scripted]) ->
     assert asyncio.run(run("../outputs/x/scripted")).choices[0].message.content
     with pytest.raises(openai.NotFoundError, match="not served here"):
         asyncio.run(run("outputs/x/other"))
+
+
+def test_a_client_that_went_away_cancels_its_reply() -> None:
+    from diaforge.eval.serve import _while_connected
+    from diaforge.eval.serve_protocol import RequestError
+
+    class Gone:
+        async def is_disconnected(self) -> bool:
+            return True
+
+    async def run() -> asyncio.Future[None]:
+        never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        with pytest.raises(RequestError, match="went away") as caught:
+            await _while_connected(Gone(), never, poll_s=0.01)
+        assert caught.value.status == 499
+        await asyncio.sleep(0)
+        return never
+
+    assert asyncio.run(run()).cancelled()
