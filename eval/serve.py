@@ -133,9 +133,14 @@ class Batcher:
                 self._thread.start()
 
     def close(self) -> None:
+        """Stop taking requests; those still waiting are answered 503 (the batch being decoded
+        finishes)."""
         with self._cv:
             self._closed = True
+            waiting, self._jobs = self._jobs, []
             self._cv.notify_all()
+        for job in waiting:
+            _deliver(job, error=RequestError("the server is shutting down", status=503, kind="server_error"))
         if self._thread is not None:
             self._thread.join(timeout=30)
 
@@ -155,7 +160,7 @@ class Batcher:
         with self._cv:
             while not self._jobs and not self._closed:
                 self._cv.wait()
-            if self._closed and not self._jobs:
+            if self._closed:
                 return None
         if self.wait_s:
             time.sleep(self.wait_s)
@@ -430,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(decoding: {', '.join(f'{k}={v}' for k, v in config.decoding.as_dict().items())})",
         file=sys.stderr,
     )
-    uvicorn.run(app, host=config.host, port=config.port, log_level="info")
+    uvicorn.run(app, host=config.host, port=config.port, log_level="info", timeout_graceful_shutdown=10)
     return 0
 
 
