@@ -360,10 +360,12 @@ GENERATE_FLAGS = (
     "num_shards",
     "shard_index",
     "personas",
+    "fluency_model",
 )
 #: Switches that turn a default-on part of the run off: field -> flag.
 GENERATE_SWITCHES = {
     "validators": "--no-validators",
+    "fluency_judge": "--no-fluency-judge",
     "plots": "--no-plots",
     "export": "--no-export",
     "progress": "--quiet",

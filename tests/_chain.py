@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from diaforge.llm.rules import DecodingRule, RuleChain, Vocab
+from diaforge.llm.rules import BaseRule, Choice, DecodingRule, Mask, Row, RuleChain, Vocab
 
 
 def toy_vocab(pieces: Sequence[str]) -> Vocab:
@@ -39,3 +39,22 @@ def decode_greedy(chain: RuleChain, scores: Callable[[str], torch.Tensor], steps
         if chain.accept(token) is not None:
             break
     return chain.row.text
+
+
+class BanToken(BaseRule):
+    """A toy masking rule: the row may never write `banned` (the model's next best stands in);
+    ``bans`` counts the tokens where that changed the choice."""
+
+    name = "ban"
+
+    def __init__(self, banned: int) -> None:
+        super().__init__()
+        self.banned = banned
+        self.counters = {"bans": 0}
+        self._mask = Mask(lambda t: t != banned)
+
+    def mask(self, row: Row) -> Mask:
+        return self._mask
+
+    def chosen(self, row: Row, choice: Choice) -> None:
+        self.count("bans", int(choice.rank != 0))

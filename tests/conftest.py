@@ -19,6 +19,9 @@ from _repo import OFFLINE, ROOT
 from _slow import fast_loop_guard, slow_reason
 
 os.environ.update(OFFLINE)
+# The fluency judge reads phrases with SmolLM2: a generation test that does not ask for it (its
+# own tests do, and are marked slow) runs with the rules alone, as a small fixture should.
+os.environ.setdefault("DIAFORGE_FLUENCY_JUDGE", "0")  # diaforge.data_gen.fluency.FLUENCY_JUDGE_ENV
 
 
 @pytest.fixture(scope="session")

@@ -43,6 +43,8 @@ from diaforge.data_gen.agents.options import narrow, plausible, prefixes_of
 from diaforge.data_gen.agents.state import SELECTION, DialogueState, clarifying_turn
 from diaforge.data_gen.phrasing import DETERMINERS, intent_of, verb_lemma
 from diaforge.data_gen.phrasing.english import _BOUNDARY
+from diaforge.data_gen.phrasing.judging import active_judge, judged
+from diaforge.data_gen.phrasing.readings import unsure
 from diaforge.data_gen.phrasing.render import action, sound
 from diaforge.data_gen.wording import Wording
 from diaforge.schema import Tool, Turn
@@ -202,7 +204,12 @@ def what_it_does(tool: Tool, prefixes: frozenset[str], max_words: int = 16) -> s
     while len(kept) > 1 and kept[-1].lower().strip(",;") in _DANGLING:
         kept.pop()
     phrase = f"{intent.verb} {' '.join(kept).rstrip(',;')}"
-    return phrase if sound(phrase, [tool]) else action(tool, prefixes, [tool])
+    return judged(
+        "offer",
+        [phrase] if sound(phrase, [tool]) else [],
+        action(tool, prefixes, [tool]),
+        sure=active_judge() is None or not unsure(tool, prefixes),
+    )
 
 
 def _ask_other(

@@ -12,8 +12,9 @@ from diaforge.data_gen.agents.options import options_in_thought, plausible, pref
 from diaforge.data_gen.agents.refusal import NO_FIT_RULE, miss_turn
 from diaforge.data_gen.agents.state import COMPLETION, SELECTION, DialogueState, TeacherMove, clarifying_turn
 from diaforge.data_gen.phrasing import first_sentence, option_descriptors
-from diaforge.data_gen.phrasing.render import action, option_phrases, param_item
+from diaforge.data_gen.phrasing.render import action, option_phrases, param_item, param_noun
 from diaforge.data_gen.values import extract_value
+from diaforge.data_gen.values.rendering import plural_name
 from diaforge.data_gen.wording import REASONING_STYLES, get_wording
 from diaforge.format import parse_assistant, render_assistant, system_prompt
 from diaforge.llm.base import BackendError, ChatBackend, Usage
@@ -167,8 +168,10 @@ class ScriptedTeacher:
         text = rng.choice(templates).format(
             act=action(gold, prefixes_of(state.candidates), state.candidates),
             items=items,
-            them="them" if len(ask) > 1 else "it",
-            is_are="are" if len(ask) > 1 else "is",
+            them="them" if len(ask) > 1 or plural_name(param_noun(ask[0])) else "it",
+            is_are="are"
+            if len(ask) > 1 or plural_name(param_noun(ask[0]))
+            else "is",  # "the damaged units are"
         )
         thought = lookup or (
             f"The tool is {gold.name}. Required arguments: {', '.join(gold.required)}; known: {have}. "

@@ -24,8 +24,13 @@ The package, in reading order (each module imports only those before it):
   form in a message (`names_read_out`), template debris such as "a of" or unfilled braces
   (`artefacts`), and the words a description style or another trade leaves behind;
 * `broken`: `broken_phrases`, the nine kinds of phrase no person writes, read with the parse;
+* `judging`: the kinds of phrase a fluency judge reads, the sentence each is read in, the judge in
+  use for a run (none by default) and the log of what it flagged in one dialogue;
+* `readings`: the other verb phrases an unsure description can be read as ("Returns whether ..."
+  -> "check whether ...", "Damage report ..." -> "look up the damage report");
 * `render`: the one path every phrase of the scripted agents takes, checked with `broken` and the
-  checks above, with a plain fallback ("the option that lists ...", "the number of days").
+  checks above, ranked by the fluency judge where the parse is unsure, with a plain fallback
+  ("the option that lists ...", "the number of days").
 
 The wording banks (`train` for training corpora, `heldout` for the evaluation benchmark and its
 user-proxy, with no template in common) are in `diaforge.data_gen.wording`.

@@ -233,6 +233,25 @@ _WANTS_OBJECT_WORDS = (
 _WANTS_OBJECT = frozenset(_WANTS_OBJECT_WORDS.split())
 
 
+_COPULAS = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "becomes",
+        "become",
+        "remains",
+        "remain",
+        "stays",
+        "stay",
+    ]
+)
+
+
 def ends_cleanly(words: Sequence[str]) -> bool:
     """Whether a phrase may end on its last word: not a determiner, a preposition, a conjunction,
     a word that opens an example ("such", "including"), "same", or a participle that wants an
@@ -245,6 +264,8 @@ def ends_cleanly(words: Sequence[str]) -> bool:
     if len(words) > 1 and words[-2].lower() in RELATIVES and third_person_lemma(last):
         return False  # a relative clause without its object: ", that takes"
     if word_classes(last) == {"ADJ"}:
+        if len(words) > 1 and words[-2].lower() in _COPULAS:
+            return True  # a predicate adjective: "whether a unit is vacant"
         # an adjective without its noun: "a certain", "a specific"; one in -able/-ible after its
         # noun ends the phrase ("accounts payable")
         return (

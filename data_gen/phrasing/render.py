@@ -27,26 +27,32 @@ from diaforge.data_gen.phrasing.grammar import (
     third_person,
     word_classes,
 )
-from diaforge.data_gen.phrasing.intents import intent_of
+from diaforge.data_gen.phrasing.intents import catalogue_prefixes, intent_of
+from diaforge.data_gen.phrasing.judging import active_judge, judged
 from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
+from diaforge.data_gen.phrasing.readings import readings, unsure
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens
 
 
-def sound(phrase: str, tools: Sequence[Tool] = ()) -> bool:
+def sound(phrase: str, tools: Sequence[Tool] = (), *, noun_reading: bool = False) -> bool:
     """Whether a rendered phrase reads as written by a person: none of the validator's findings
     (`broken_phrases`, `artefacts`, `determiner_before_verb`, a tool name read out) and a last
     word a phrase may end on. A phrase that opens with a base verb is read after "to", as the
-    templates say it ("to take a query and retrieves ..." is caught)."""
+    templates say it ("to take a query and retrieves ..." is caught). With `noun_reading`, a
+    word the tools' descriptions open with as a verb may be read as a noun after a determiner
+    ("look up the damage report" for "Damage report for goods ..."): the fluency judge weighs
+    that reading against the verb one instead of the rules ruling it out."""
     words = phrase.split()
     said = f"to {phrase}" if words and is_base_verb(words[0]) else phrase
+    waived = {"verb_read_as_noun"} if noun_reading else set()
     return bool(
         words
         and ends_cleanly([w.strip(".,;:?!") for w in words])
-        and not broken_phrases(said, tools)
+        and not [k for k, _ in broken_phrases(said, tools) if k not in waived]
         and not artefacts(phrase)
-        and not determiner_before_verb(phrase, tools)
+        and (noun_reading or not determiner_before_verb(phrase, tools))
         and not names_read_out(phrase, tools)
     )
 
@@ -86,11 +92,30 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
 
 def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[Tool] = ()) -> str:
     """What a tool does, as a verb phrase: its intent when that reads well, else "use" and the
-    plain noun phrase of `fallback_option`."""
+    plain noun phrase of `fallback_option`. With a fluency judge in use (`judging.judging_with`),
+    the intent and the description's other `readings` that read well by rule are candidates,
+    and the judge keeps the one it prefers, or the fallback when it flags every one."""
+    tools = with_tool(tool, tools)
     phrase = intent_of(tool, prefixes).phrase
-    return (
-        phrase if sound(phrase, with_tool(tool, tools)) else f"use {fallback_option(tool, prefixes, tools)}"
-    )
+    candidates = [phrase] if sound(phrase, tools) else []
+    sure = active_judge() is None or not unsure(tool, prefixes)
+    if not sure:  # without a judge, or where the parse is sure, the rule reading alone (as before)
+        candidates += [
+            r for r in readings(tool) if r not in candidates and sound(r, tools, noun_reading=True)
+        ]
+    return judged("action", candidates, f"use {fallback_option(tool, prefixes, tools)}", sure=sure)
+
+
+def action_renderings(tools: Sequence[Tool]) -> list[str]:
+    """Every verb phrase `action` may weigh for the tools of a catalogue whose parse is `unsure`
+    (the tool's intent, its other readings and its fallback), for a judge to score in full
+    batches before a run."""
+    prefixes = catalogue_prefixes(tools)
+    out: list[str] = []
+    for t in tools:
+        if unsure(t, prefixes):
+            out += [intent_of(t, prefixes).phrase, *readings(t), f"use {fallback_option(t, prefixes, [t])}"]
+    return list(dict.fromkeys(out))
 
 
 def option_phrases(
@@ -120,7 +145,12 @@ def option_phrases(
             vp = f"{verb} {d}"
         else:
             vp = d or intent.phrase
-        vps[o.name] = vp if sound(vp, tools) else action(o, prefixes, tools)
+        vps[o.name] = judged(
+            "option",
+            [vp] if sound(vp, tools) else [],
+            action(o, prefixes, tools),
+            sure=active_judge() is None or not unsure(o, prefixes),
+        )
     if verb and len(nps) == len(options) and all(vps[n] == f"{verb} {d}" for n, d in nps.items()):
         return verb, nps
     return None, vps
@@ -134,7 +164,12 @@ def _participle_word(word: str) -> bool:
 def choice(gold: Tool, options: Sequence[Tool], phrase: str, prefixes: frozenset[str] = frozenset()) -> str:
     """The user's words for the option it wants: `phrase` when it reads well, else the plain
     noun phrase of `fallback_option`."""
-    return phrase if sound(phrase, with_tool(gold, options)) else fallback_option(gold, prefixes, options)
+    return judged(
+        "choice",
+        [phrase] if sound(phrase, with_tool(gold, options)) else [],
+        fallback_option(gold, prefixes, options),
+        sure=active_judge() is None or not unsure(gold, prefixes),
+    )
 
 
 _SOURCE = {"from": "source", "to": "target", "since": "start", "until": "end", "till": "end"}
@@ -186,6 +221,7 @@ def param_item(tool: Tool, key: str, hint: str = "") -> str:
 
 __all__ = [
     "action",
+    "action_renderings",
     "choice",
     "fallback_option",
     "option_phrases",

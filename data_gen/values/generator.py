@@ -116,6 +116,12 @@ class ValueGenerator:
         """The reference day for dates."""
         return self.draws.today
 
+    @property
+    def generic_draws(self) -> int:
+        """Word tokens drawn ("cedar-42"): strings for which nothing in the parameter's name,
+        description, type or examples called for a kind of value (`stats.json` -> `values`)."""
+        return self.draws.word_tokens
+
     # -- public API --------------------------------------------------------------------------
 
     def value_for(

@@ -38,6 +38,9 @@ from diaforge.data_gen.values.vocabulary import (
     LANGUAGES,
     LAST_NAMES,
     LOCALES,
+    MEDICAL_CONTEXT,
+    MEDICAL_TERMS,
+    MEDICAL_WORDS,
     MONEY_WORDS,
     OFFICES,
     PAST_DATE_WORDS,
@@ -48,6 +51,7 @@ from diaforge.data_gen.values.vocabulary import (
     PROJECTS,
     QUANTITY_WORDS,
     REGIONS,
+    SPECIALTIES,
     STATUSES,
     STREETS,
     TEAMS,
@@ -75,6 +79,8 @@ class Draws:
     def __init__(self, rng: random.Random, today: date = DEFAULT_TODAY) -> None:
         self.rng = rng
         self.today = today
+        self.word_tokens = 0
+        """How many word tokens were drawn (the last resort, `word_token`)."""
 
     def formatted(self, fmt: str, name: str, persona: Persona | None) -> str:
         """A value of a JSON Schema `format` (`formats.CHECKED`); a word token for others."""
@@ -141,8 +147,19 @@ class Draws:
         """An intranet URL under ``example.com``."""
         return f"https://intranet.example.com/{self.rng.choice(WORDS)}/{self.rng.randint(100, 99999)}"
 
+    def branch(self) -> str:
+        """A git branch: ``main``, ``release/2.4`` or ``feature/cedar-onyx``."""
+        rng = self.rng
+        shape = rng.random()
+        if shape < 0.2:
+            return rng.choice(("main", "develop"))
+        if shape < 0.4:
+            return f"release/{rng.randint(1, 5)}.{rng.randint(0, 12)}"
+        return f"{rng.choice(('feature', 'fix'))}/{rng.choice(WORDS)}-{rng.choice(WORDS)}"
+
     def word_token(self) -> str:
-        """The last resort: ``cedar``, ``cedar-onyx`` or ``cedar-42``."""
+        """The last resort: ``cedar``, ``cedar-onyx`` or ``cedar-42`` (counted in `word_tokens`)."""
+        self.word_tokens += 1
         rng = self.rng
         first = rng.choice(WORDS)
         shape = rng.random()
@@ -206,6 +223,8 @@ class Draws:
             return self.formatted("date-time", name, persona)
         if last == "time":
             return f"{rng.randint(8, 17):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+        if ts & {"event", "term", "reaction", "condition"} and MEDICAL_CONTEXT.search(description):
+            return rng.choice(MEDICAL_TERMS)  # "event_term: MedDRA preferred term": a clinical term
         return self._by_topic(ts, persona)
 
     def _by_topic(self, ts: set[str], persona: Persona | None) -> str:
@@ -242,6 +261,14 @@ class Draws:
             return rng.choice(COURSES)
         if ts & {"role", "position", "job"}:
             return rng.choice(JOB_TITLES)
+        if "branch" in ts:
+            return self.branch()
+        if ts & {"sha", "commit", "hash", "digest"}:  # "commit_sha": hexadecimal, never a word
+            return "".join(rng.choice("0123456789abcdef") for _ in range(rng.choice((7, 12, 40))))
+        if ts & MEDICAL_WORDS:  # "symptom", "adverse_reaction": a clinical term, never a word token
+            return rng.choice(MEDICAL_TERMS)
+        if ts & {"specialty", "speciality"}:
+            return rng.choice(SPECIALTIES)
         if ts & COMPANY_WORDS:
             return self.company(persona) if "employer" in ts else rng.choice(COMPANIES)
         if ts & {"status", "state"}:
@@ -283,6 +310,14 @@ class Draws:
             return rng.choice(PRODUCTS)
         if ts & {"course", "training"}:
             return rng.choice(COURSES)
+        if "branch" in ts:  # "branch_name": a git branch, never a person's name
+            return self.branch()
+        if ts & {"street", "road"}:  # "street_name": a street, never a person's name
+            return rng.choice(STREETS)
+        if ts & {"premises", "shop", "store", "restaurant", "pub", "venue", "business"}:
+            return rng.choice(COMPANIES)  # a place of business, never a person's name
+        if ts & {"role", "position", "job"}:  # "role_name": a role, never a person's name
+            return rng.choice(JOB_TITLES)
         if ts & {"department", "dept"}:
             return (
                 persona.department if persona is not None and persona.department else rng.choice(DEPARTMENTS)

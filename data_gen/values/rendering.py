@@ -48,8 +48,14 @@ def _open_ended(rendered: str) -> bool:
 
 
 def _is_plural(human: str) -> bool:
-    last = human.split()[-1].lower() if human.split() else ""
-    return last.endswith("s") and not last.endswith("ss")
+    """Whether a parameter's name takes "are": its head noun is plural ("damaged units"); the
+    head of "number of days" is "number", which takes "is"."""
+    head = human.split(" of ")[0].split()
+    last = head[-1].lower() if head else ""
+    return last.endswith("s") and not last.endswith(("ss", "us", "is"))
+
+
+plural_name = _is_plural
 
 
 def phrase_values(pairs: list[tuple[str, str]], rng: random.Random) -> str:

@@ -10,6 +10,8 @@ where a value is a single item.
 
 from __future__ import annotations
 
+import re
+
 from diaforge.text import param_tokens
 
 
@@ -179,6 +181,24 @@ LANGUAGES = ("en", "de", "fr", "es", "ja", "pt", "it", "nl")
 LOCALES = ("en-US", "en-GB", "de-DE", "fr-FR", "es-ES", "ja-JP")
 STATUSES = ("open", "pending", "approved", "rejected", "closed", "on_hold")
 PRIORITIES = ("low", "medium", "high", "critical")
+#: Clinical terms a person reports as an event, symptom or reaction (MedDRA-style preferred terms).
+MEDICAL_TERMS = (
+    "headache",
+    "nausea",
+    "dizziness",
+    "skin rash",
+    "fatigue",
+    "injection site pain",
+    "shortness of breath",
+    "vomiting",
+    "fever",
+    "insomnia",
+)
+MEDICAL_WORDS = frozenset(["symptom", "symptoms", "diagnosis", "adverse", "allergy", "allergen"])
+#: Words of a parameter's description that make an event or a term a clinical one.
+MEDICAL_CONTEXT = re.compile(r"\b(?:meddra|adverse|clinical|patient|symptom|medical|treatment)", re.I)
+#: Medical specialties a referral names.
+SPECIALTIES = ("cardiology", "dermatology", "neurology", "orthopaedics", "gastroenterology", "oncology")
 UNITS = ("EA", "kg", "hours", "box", "pack", "litre")
 FILE_EXTS = ("pdf", "xlsx", "docx", "csv", "pptx")
 

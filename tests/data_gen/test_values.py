@@ -850,3 +850,37 @@ def test_measure_value_shapes_script() -> None:
     assert params == 37 and all_ok == params and draws_ok == 5 * params and verbatim == 0
     assert module.expected_shape("Fleet vehicle id, e.g. 'VH-20931'.") == ("VH-20931", r"VH\-\d{5}")
     assert not re.fullmatch(module.shape_regex("EMP004217"), "EMP-4217")
+
+
+def test_free_text_values_fit_what_their_parameter_calls_for():
+    """A role name is a role, an event term a clinical term, a branch a branch, a SHA hexadecimal;
+    and a string nothing calls for is counted as a generic draw."""
+    import random as _random
+
+    from diaforge.data_gen.values import ValueGenerator
+    from diaforge.data_gen.values.vocabulary import COMPANIES, JOB_TITLES, MEDICAL_TERMS, SPECIALTIES, STREETS
+    from diaforge.schema import Tool as _Tool
+
+    props = {
+        "role_name": {"type": "string", "description": "Name of the role to grant."},
+        "event_term": {"type": "string", "description": "MedDRA preferred term of the event."},
+        "specialty": {"type": "string", "description": "Specialty referred to."},
+        "branch_name": {"type": "string", "description": "Branch name."},
+        "commit_sha": {"type": "string", "description": "Commit SHA."},
+        "street_name": {"type": "string", "description": "Street the pothole is on."},
+        "premises_name": {"type": "string", "description": "Name of the premises."},
+        "frobnicator": {"type": "string"},
+    }
+    tool = _Tool(
+        name="t", description="d", parameters={"type": "object", "properties": props, "required": list(props)}
+    )
+    for seed in range(20):
+        gen = ValueGenerator(_random.Random(seed))
+        args = gen.gold_args(tool, None)
+        assert args["role_name"] in JOB_TITLES
+        assert args["event_term"] in MEDICAL_TERMS
+        assert args["specialty"] in SPECIALTIES
+        assert args["branch_name"] in ("main", "develop") or "/" in args["branch_name"]
+        assert all(c in "0123456789abcdef" for c in args["commit_sha"])
+        assert args["street_name"] in STREETS and args["premises_name"] in COMPANIES
+        assert gen.generic_draws >= 1  # the frobnicator

@@ -552,38 +552,12 @@ def test_hf_batch_with_stop_strings_and_per_conversation_tools(hf_backend):
     assert with_tools[0].usage.prompt_tokens == len(hf_backend._encode(CONVERSATIONS[0], tools[0]))
 
 
-class _Ban:
-    """A toy masking rule: the row may never write `banned` (its next best stands in)."""
-
-    name = "ban"
-
-    def __init__(self, banned: int) -> None:
-        from diaforge.llm.rules import Mask
-
-        self.banned, self.counters = banned, {"bans": 0}
-        self._mask = Mask(lambda t: t != banned)
-
-    def admit(self, row):
-        return None
-
-    def mask(self, row):
-        return self._mask
-
-    def chosen(self, row, choice):
-        self.counters["bans"] += int(choice.rank != 0)
-
-    def advance(self, row, token):
-        return None
-
-    def retire(self, row):
-        return None
-
-
 def test_the_uncached_path_runs_the_same_rule_chains_as_the_prefix_cache(hf_backend):
     """`model.generate` (prefix_cache off) applies a row's chain through the logits processor and
     the stopping criterion: the same tokens, finish reasons and rule counts as the prefix cache."""
     from diaforge.llm.hf_backend import HFBackend
     from diaforge.llm.rules import RuleChain, StopStrings
+    from tests._chain import BanToken
 
     plain = HFBackend.from_model(
         hf_backend.hf_model,
@@ -598,7 +572,7 @@ def test_the_uncached_path_runs_the_same_rule_chains_as_the_prefix_cache(hf_back
     stop_word = hf_backend.tokenizer.decode([free[2].ids[3]])
 
     def chains() -> list:
-        return [RuleChain([_Ban(g.ids[0]), StopStrings([stop_word])], hf_backend.vocab) for g in free]
+        return [RuleChain([BanToken(g.ids[0]), StopStrings([stop_word])], hf_backend.vocab) for g in free]
 
     runs = []
     for backend in (hf_backend, plain):

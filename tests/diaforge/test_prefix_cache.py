@@ -11,7 +11,8 @@ from diaforge.llm.prefix_cache import (
     common_prefix,
     supports_prefix_cache,
 )
-from diaforge.llm.rules import Mask, RuleChain, Vocab
+from diaforge.llm.rules import RuleChain, Vocab
+from tests._chain import BanToken
 
 VOCAB = 96
 
@@ -231,30 +232,6 @@ def _repeating_prompts(seed: int) -> list[list[int]]:
     return out
 
 
-class _NoToken:
-    """A toy rule that never lets `banned` be written (the model's next best stands in)."""
-
-    name = "ban"
-
-    def __init__(self, banned: int) -> None:
-        self.banned, self.counters = banned, {"banned": 0}
-
-    def admit(self, row):
-        return None
-
-    def mask(self, row):
-        return Mask(lambda t: t != self.banned)
-
-    def chosen(self, row, choice):
-        self.counters["banned"] += int(choice.rank != 0)
-
-    def advance(self, row, token):
-        return None
-
-    def retire(self, row):
-        return None
-
-
 @pytest.mark.parametrize("max_rows", [None, 2])
 @pytest.mark.parametrize("with_rule", [False, True])
 def test_speculation_writes_exactly_what_decoding_without_it_writes(model, max_rows, with_rule):
@@ -266,7 +243,7 @@ def test_speculation_writes_exactly_what_decoding_without_it_writes(model, max_r
 
     def run(speculate: int) -> tuple[list, PrefixCachedGenerator]:
         gen = PrefixCachedGenerator(model, eos)
-        chains = [RuleChain([_NoToken(p[-1])], vocab) for p in prompts] if with_rule else None
+        chains = [RuleChain([BanToken(p[-1])], vocab) for p in prompts] if with_rule else None
         out = gen.generate(
             prompts, max_new_tokens=40, choose=_greedy, chains=chains, max_rows=max_rows, speculate=speculate
         )
