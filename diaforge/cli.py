@@ -6,6 +6,7 @@
     diaforge preview ...     = python -m diaforge.train.preview ...  the samples training will see
     diaforge merge ...       = python -m diaforge.train.merge ...    merge a LoRA adapter into its base model
     diaforge eval ...        = python -m diaforge.eval ...           evaluate a model, compare runs, peer benchmarks
+    diaforge serve ...       = python -m diaforge.eval.serve ...     an OpenAI-compatible server, decoded as eval decodes
     diaforge demo ...        = python -m diaforge.pipeline demo ...  data, training and evaluation on SmolLM2
     diaforge demo-curve ...  = python -m diaforge.pipeline demo-curve ...  dynamic Acc against corpus size
     diaforge bench ...       = python -m diaforge.bench.run ...      measure the benchmarks on this machine
@@ -57,6 +58,11 @@ COMMANDS: dict[str, Command] = {
     ),
     "eval": Command(
         "diaforge.eval", (), "evaluate a model, compare runs, run peer benchmarks (python -m diaforge.eval)"
+    ),
+    "serve": Command(
+        "diaforge.eval.serve",
+        (),
+        "serve a model behind an OpenAI-compatible API, decoded as eval decodes (python -m diaforge.eval.serve)",
     ),
     "demo": Command(
         "diaforge.pipeline",

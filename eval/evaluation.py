@@ -301,8 +301,8 @@ def _settings(
         "decoding": {
             "greedy": True,
             **spec.decoding.as_dict(),
-            "executor": spec.backend,
-            "unapplied": spec.decoding.unapplied(spec.backend),
+            "executor": model.executor,
+            "unapplied": spec.decoding.unapplied(model.executor),
             "constraint_stats": model.constraint_stats,
             "prefix_cache": model.cache_stats,
         },

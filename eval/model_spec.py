@@ -63,9 +63,10 @@ def model_spec(config: EvalConfig) -> tuple[ModelSpec, FormatChoice]:
     model folder's prompt_format.json, the options over it; a warning on stderr for each option
     that contradicts the file). A local checkpoint path is checked here, before anything is
     loaded. A reference policy needs no model (its name is the label); every other backend does."""
-    from diaforge.eval.models import ModelSpec, choose_prompt_format, describe_checkpoint
+    from diaforge.eval.models import ModelSpec, choose_prompt_format, decoding_executor, describe_checkpoint
 
-    config.decoding.check(config.backend, policy=config.backend in POLICIES)  # before any file is read
+    # before any file is read; a served model's aids once its server says what it applies
+    config.decoding.check(decoding_executor(config.backend), policy=config.backend in POLICIES)
     model = config.model
     if not model:
         if config.backend not in POLICIES:

@@ -47,6 +47,14 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 MODEL_BACKENDS = ("hf", "openai", "vllm")
+
+
+def decoding_executor(backend: str) -> str:
+    """The executor a backend's decoding is checked against before anything runs: a served model
+    (`openai`) as `diaforge serve`, whose server `ModelUnderTest.check` then asks."""
+    return "diaforge-serve" if backend == "openai" else backend
+
+
 BACKENDS = (*MODEL_BACKENDS, *POLICIES)
 
 TRUNCATED_REASON = "cut off by the token budget (max_new_tokens) before the end of the turn"
@@ -123,7 +131,8 @@ class ModelSpec:
             raise InputError(
                 f"decoding must be a diaforge.llm.decoding.DecodingConfig, got {self.decoding!r}"
             )
-        self.decoding.check(self.backend, policy=self.is_policy)
+        # A served model's aids are checked once its server says what it applies (`check`).
+        self.decoding.check(decoding_executor(self.backend), policy=self.is_policy)
         if self.backend not in BACKENDS:
             raise InputError(f"unknown model backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
         if not isinstance(self.prompt_format, PromptFormat):
@@ -356,9 +365,20 @@ class ModelUnderTest:
             )
 
     async def check(self) -> None:
+        """The backend reachable, and the decoding aids applied where they run: a served model's
+        server must be `diaforge serve` for them (`OpenAIBackend.require_decoding`)."""
         check = getattr(self._backend, "check", None)
         if check is not None:
             await check()
+        require = getattr(self._backend, "require_decoding", None)
+        if require is not None:
+            require(self.cfg.decoding)
+
+    @property
+    def executor(self) -> str:
+        """What applies the decoding (``metrics.json["decoding"]["executor"]``): the backend, or for
+        a served model what its server said it is (``diaforge-serve``, or ``openai``)."""
+        return getattr(self._backend, "executor", None) or self.cfg.backend
 
     async def aclose(self) -> None:
         if self._backend is not None:
@@ -421,12 +441,15 @@ class ModelUnderTest:
         """A backend's reply as a `Reply`: native tool calls parsed from the message, text parsed
         as the model wrote it."""
         if not r.tool_calls:
-            return self._text_reply(r.text, r.finish_reason)
+            reply = self._text_reply(r.text, r.finish_reason)
+            if r.reasoning and reply.parsed.thought is None:  # a server's reasoning parser took it
+                reply.parsed = dataclasses.replace(reply.parsed, thought=r.reasoning.strip())
+            return reply
         message = {"content": r.text, "tool_calls": r.tool_calls, "reasoning_content": r.reasoning}
         return Reply(
             parse_openai_message(message),
             json.dumps(message, ensure_ascii=False, default=str),
-            truncated=r.finish_reason == "length",
+            truncated=r.finish_reason in ("length", LOOP_FINISH),
         )
 
     @property

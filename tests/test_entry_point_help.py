@@ -26,6 +26,7 @@ ENTRY_POINTS = {
     "diaforge.bench.run": lambda: importlib.import_module("diaforge.bench.run").main,
     "diaforge.train.preview": lambda: importlib.import_module("diaforge.train.preview").main,
     "diaforge.train.merge": lambda: importlib.import_module("diaforge.train.merge").main,
+    "diaforge.eval.serve": lambda: importlib.import_module("diaforge.eval.serve").main,
     "scripts/check_near_duplicates.py": lambda: _script_main("check_near_duplicates"),
     "scripts/measure_value_shapes.py": lambda: _script_main("measure_value_shapes"),
 }

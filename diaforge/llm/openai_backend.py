@@ -14,6 +14,14 @@ The SDK's own retries are switched off (`max_retries=0`) and replaced by one loo
 - after the last attempt: `BackendError("<model>: request failed after N attempts: <last error>")`.
 
 The API key comes from the environment variable `api_key_env` only, never from a config file.
+
+Against `diaforge serve` (its ``/v1/models`` names the executor ``diaforge-serve``; `check` asks, and
+so does the first `generate_batch` that carries a decoding) every request of `generate_batch`
+sends its own decoding, candidate tools and the user's words in ``extra_body={"diaforge": {...}}``,
+and its reply must echo the decoding it applied (else `BackendError`). The reply's text is then the
+model's text as written, which the server echoes beside the OpenAI message, and its `counters` are
+what the rules counted: the same `ChatResult` the hf backend gives for the same request. Any other
+server gets no ``diaforge`` field, and decoding aids asked of it are refused (`require_decoding`).
 """
 
 from __future__ import annotations
@@ -34,6 +42,11 @@ import openai
 from diaforge.hygiene import json_problem, repair_value
 from diaforge.llm.base import BackendConfigError, BackendError, ChatResult, GenerationRequest, Usage
 from diaforge.llm.cache import RequestCache, is_cacheable, make_key
+
+#: The executor a `diaforge serve` endpoint names (`diaforge.llm.decoding.APPLIED_BY`), and the key
+#: of its extension in requests, replies and its model list.
+SERVED_EXECUTOR = "diaforge-serve"
+ECHO_KEY = "diaforge"
 
 logger = logging.getLogger(__name__)
 
@@ -177,6 +190,9 @@ class OpenAIBackend:
         self.default_max_tokens = default_max_tokens
         self.extra_body = dict(extra_body) if extra_body else None
         self.usage = Usage()
+        self.executor: str | None = None
+        """``diaforge-serve`` when the endpoint is `diaforge serve`, ``openai`` for any other; None
+        until `check` (or the first `generate_batch` with a decoding) asked its ``/models``."""
         self._rng = random.Random(jitter_seed)
         self._owns_cache = cache is not None and not isinstance(cache, RequestCache)
         self.cache = RequestCache(cache) if self._owns_cache else cache  # type: ignore[arg-type]
@@ -199,15 +215,29 @@ class OpenAIBackend:
         server is unreachable or rejects the key. Any other HTTP answer means it is up."""
         client = self._client.with_options(timeout=min(CHECK_TIMEOUT_S, self.timeout), max_retries=0)
         try:
-            await client.models.list()
+            page = await client.models.list()
         except openai.APIStatusError as exc:
             if exc.status_code in (401, 403):
                 raise BackendConfigError(
                     f"{self.endpoint} rejected the API key from ${self.api_key_env}: {_describe(exc)}"
                 ) from None
             # 404 and friends: the server answered, it just has no /models route.
+            self.executor = "openai"
         except openai.APIConnectionError as exc:  # includes APITimeoutError
             raise BackendConfigError(f"cannot reach {self.endpoint}: {_describe(exc)}") from None
+        else:
+            self.executor = _executor_of(page)
+
+    def require_decoding(self, decoding: Any) -> None:
+        """Refuse, in one line, decoding aids (`DecodingConfig.aids`) that this endpoint does not
+        apply: every aid but on `diaforge serve` (after `check`)."""
+        aids = decoding.aids() if decoding is not None else []
+        if aids and self.executor != SERVED_EXECUTOR:
+            flags = ", ".join(f"--{name.replace('_', '-')} on" for name in aids)
+            raise BackendConfigError(
+                f"{flags}: {self.endpoint} does not apply decoding aids (its /models names no "
+                f"{SERVED_EXECUTOR} executor); serve the model with `diaforge serve` or turn them off"
+            )
 
     def _cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
         price = self.prices.get(self.model) or self.prices.get(model)
@@ -241,6 +271,30 @@ class OpenAIBackend:
         stop: list[str] | None = None,
     ) -> ChatResult:
         """One reply. Raises `BackendError` when the request fails for good."""
+        return await self._chat(
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            tools=tools,
+            stop=stop,
+            extra_body=self.extra_body,
+        )
+
+    async def _chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float | None,
+        max_tokens: int | None,
+        seed: int | None,
+        tools: list[dict[str, Any]] | None,
+        stop: list[str] | None,
+        extra_body: dict[str, Any] | None,
+        decoding: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """`chat` with this request's `extra_body`; `decoding`: the decoding the reply must echo
+        as applied (a `diaforge serve` request)."""
         if temperature is None:
             temperature = self.default_temperature
         # Never send (or key the cache on) text no UTF-8 body can carry.
@@ -257,7 +311,7 @@ class OpenAIBackend:
                 seed=seed,
                 tools=tools,
                 stop=stop,
-                extra_body=self.extra_body,
+                extra_body=extra_body,
                 endpoint=self.endpoint,
             )
             hit = self.cache.get(key)
@@ -276,12 +330,12 @@ class OpenAIBackend:
             request["tools"] = tools
         if stop:
             request["stop"] = stop
-        if self.extra_body:
-            request["extra_body"] = self.extra_body
+        if extra_body:
+            request["extra_body"] = extra_body
 
         call = Usage()
         try:
-            result = await self._create_with_retries(request, call)
+            result = await self._create_with_retries(request, call, decoding)
         finally:
             # Failed calls cost too: their retries, and the tokens of malformed replies.
             self.usage.add(call)
@@ -293,28 +347,48 @@ class OpenAIBackend:
         self, requests: Sequence[GenerationRequest], *, batch_size: int | None = None
     ) -> list[ChatResult]:
         """One reply per request, in their order, at most `batch_size` requests in flight at once
-        (None: all). Decoding rules are the server's business: a request's `decoding` is not sent
-        (`DecodingConfig.check` refuses aids for this backend)."""
+        (None: all). Against `diaforge serve` each request sends its decoding, candidates and the
+        user's words (module docstring); any other server is sent none, and aids asked of it are
+        refused (`require_decoding`)."""
         requests = list(requests)
+        if self.executor is None and any(r.decoding is not None for r in requests):
+            await self.check()
+        for r in requests:
+            self.require_decoding(r.decoding)
         gate = asyncio.Semaphore(batch_size or max(1, len(requests)))
 
         async def one(r: GenerationRequest) -> ChatResult:
+            extra, decoding = self.extra_body, None
+            if self.executor == SERVED_EXECUTOR:
+                extension: dict[str, Any] = {}
+                if r.decoding is not None:
+                    decoding = extension["decoding"] = r.decoding.as_dict()
+                if r.candidates:
+                    extension["candidates"] = [t.model_dump(mode="json") for t in r.candidates]
+                if r.said is not None:
+                    extension["said"] = list(r.said)
+                extra = {**(self.extra_body or {}), ECHO_KEY: extension}
             async with gate:
-                return await self.chat(
+                return await self._chat(
                     r.messages,
                     temperature=r.temperature,
                     max_tokens=r.max_tokens,
                     seed=r.seed,
                     tools=r.tools,
                     stop=list(r.stop) or None,
+                    extra_body=extra,
+                    decoding=decoding,
                 )
 
         return list(await asyncio.gather(*(one(r) for r in requests)))
 
-    async def _create_with_retries(self, request: dict[str, Any], call: Usage) -> ChatResult:
+    async def _create_with_retries(
+        self, request: dict[str, Any], call: Usage, decoding: dict[str, Any] | None = None
+    ) -> ChatResult:
         """The reply of `request`, retrying transient HTTP failures and malformed 200 replies
         (a body that is not JSON, a completion without `choices`) within `max_retries`. Every
-        attempt's reported usage is added to `call`, failed ones included."""
+        attempt's reported usage is added to `call`, failed ones included. `decoding`: what the
+        reply must echo as applied; a reply that does not is a `BackendError`."""
         attempt = 0
         while True:
             attempt += 1
@@ -339,6 +413,8 @@ class OpenAIBackend:
                 problem = self._malformed(response)
                 if problem is None:
                     call.requests += 1
+                    if decoding is not None:
+                        _check_echo(response, decoding, self.model, call)
                     return self._to_result(response, call)
                 last = f"malformed reply: {problem}"
             if attempt > self.max_retries:
@@ -398,13 +474,25 @@ class OpenAIBackend:
                 tool_calls.append({"name": function.name, "arguments": _decode_arguments(function.arguments)})
         extra = message.model_extra or {}
         reasoning = extra.get("reasoning_content") or extra.get("reasoning") or None
+        echo = _echo_of(response)
+        text = message.content or ""
+        counters: dict[str, int] = {}
+        if echo is not None and isinstance(echo.get("text"), str):
+            # diaforge serve: the model's text as written, read as the hf backend's text is read.
+            text, tool_calls = echo["text"], None
+            raw = echo.get("counters")
+            counters = (
+                {str(k): int(v) for k, v in raw.items() if isinstance(v, int)}
+                if isinstance(raw, dict)
+                else {}
+            )
         if reasoning is not None and not isinstance(reasoning, str):
             reasoning = json.dumps(reasoning, ensure_ascii=False)
         model = getattr(response, "model", None) or self.model
         # A lone surrogate (half an emoji) can be neither stored nor sent on: replace it with
         # U+FFFD and say so, so the caller decides what the damaged reply is worth.
         (text, tool_calls, reasoning, model), repaired = repair_value(
-            [message.content or "", tool_calls, reasoning, str(model)]
+            [text, tool_calls, reasoning, str(model)]
         )
         finish = getattr(response.choices[0], "finish_reason", None)
         usage = Usage(
@@ -426,6 +514,7 @@ class OpenAIBackend:
                 if repaired
                 else None
             ),
+            counters=counters,
         )
 
     async def aclose(self) -> None:
@@ -438,3 +527,31 @@ class OpenAIBackend:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _executor_of(page: Any) -> str:
+    """``diaforge-serve`` when a model of a ``/models`` listing says a diaforge server applies it."""
+    for entry in getattr(page, "data", None) or []:
+        extension = (getattr(entry, "model_extra", None) or {}).get(ECHO_KEY)
+        if isinstance(extension, dict) and extension.get("executor") == SERVED_EXECUTOR:
+            return SERVED_EXECUTOR
+    return "openai"
+
+
+def _echo_of(response: Any) -> dict[str, Any] | None:
+    """What a diaforge server echoes beside the choices (``diaforge``), or None."""
+    extension = (getattr(response, "model_extra", None) or {}).get(ECHO_KEY)
+    return extension if isinstance(extension, dict) else None
+
+
+def _check_echo(response: Any, decoding: dict[str, Any], model: str, call: Usage) -> None:
+    """`BackendError` unless the reply echoes `decoding` as the decoding it applied."""
+    echo = _echo_of(response)
+    applied = echo.get("decoding") if echo is not None else None
+    if applied != decoding:
+        said = "no decoding" if applied is None else f"decoding {applied}"
+        raise BackendError(
+            f"{model}: asked to decode with {decoding}, the server echoed {said}: it did not apply "
+            "what was asked",
+            usage=call,
+        )

@@ -201,10 +201,12 @@ def test_copy_thoughts_puts_a_thought_rule_before_each_dialogues_call_rule(
         model_spec(EvalConfig(model=str(tiny_model), copy_thoughts=True))
 
 
-@pytest.mark.parametrize("backend", ["openai", "vllm"])
+@pytest.mark.parametrize("backend", ["vllm"])
 def test_a_decoding_aid_another_backend_cannot_apply_is_refused(tiny_model: Path, backend: str) -> None:
-    """The aids run inside the hf backend only: asked of another backend they are refused in one
-    line that names them, never dropped (the spec once kept them for `hf` alone, silently)."""
+    """The aids run inside the hf generator only (`hf`, and `diaforge serve` behind `openai`):
+    asked of another backend they are refused in one line that names them, never dropped (the
+    spec once kept them for `hf` alone, silently). A served model's are refused once its server
+    says it is not diaforge serve (tests/eval/test_serve.py)."""
     from diaforge.eval.model_spec import model_spec
 
     config = EvalConfig(
