@@ -507,6 +507,12 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
     speedup = "dpo_shared_step_speedup"
     m.part(parts, "dpo_shared", speedup, bench_dpo_shared, model_path, tokenizer, args.dpo_rounds)
     m.part(parts, "datagen", "datagen_concurrency_efficiency", bench_datagen, args.latency)
+    measure_eval(args, parts, m)
+    return m
+
+
+def measure_eval(args: argparse.Namespace, parts: list[str], m: Measurements) -> None:
+    """The evaluation parts (`bench/evalloop.py`, `bench/speculation.py`), each on its own model."""
     from diaforge.bench.evalloop import bench_dynamic_eval, bench_eval_batching, bench_eval_loop
 
     out_dir = Path(args.out).expanduser().resolve().parent
@@ -527,7 +533,6 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
         sizes = (args.speculation_dialogues, 5, args.speculation_budget, args.speculate)
         key = "eval_speculation_pass_ratio"
         m.part(parts, "eval_speculation", key, bench_eval_speculation, model, BENCH, *sizes)
-    return m
 
 
 def run_record(argv: list[str] | None, parts: list[str], seconds: float, m: Measurements) -> dict[str, Any]:

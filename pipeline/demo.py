@@ -350,8 +350,26 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
         print(compare_runs([runs / r for r in (*models, *cfg.floors)], out_dir=out, json_path=report_path))
 
     runner.stage("compare", False, compare)
-    runs_report = json.loads(report_path.read_text(encoding="utf-8"))
-    report = {
+    report = demo_report(cfg, runner, json.loads(report_path.read_text(encoding="utf-8")), started)
+    report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(render_gain(report["gain"]))
+    if report["served"]:
+        print(render_served(report["served"]))
+    from diaforge.eval.no_tool import render_split_summary
+
+    print(render_split_summary(report["splits"]))
+    print(f"demo: {report['wall_seconds'] / 60:.1f} min; report in {report_path}")
+    return report
+
+
+def demo_report(
+    cfg: DemoConfig, runner: Runner, runs_report: dict[str, Any], started: float
+) -> dict[str, Any]:
+    """The report `make demo` writes: the comparison's runs, then the gain, the served numbers,
+    each stage's time and peak memory, the commands and the configuration."""
+    from diaforge.eval.no_tool import split_summary
+
+    return {
         **runs_report,
         "gain": gain_summary(runs_report),
         "served": served_summary(runs_report, unaided_count(cfg), cfg.limit),
@@ -362,17 +380,8 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
         "commands": {s.name: s.commands for s in runner.stages if s.commands},
         "config": plain_config(cfg),
         "machine": {"cpus": os.cpu_count(), "threads": int(runner.env["OMP_NUM_THREADS"])},
+        "splits": split_summary(runs_report),  # each run's positive row beside its no-tool row
     }
-    from diaforge.eval.no_tool import render_split_summary, split_summary
-
-    report["splits"] = split_summary(runs_report)  # each run's positive row beside its no-tool row
-    report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(render_gain(report["gain"]))
-    if report["served"]:
-        print(render_served(report["served"]))
-    print(render_split_summary(report["splits"]))
-    print(f"demo: {report['wall_seconds'] / 60:.1f} min; report in {report_path}")
-    return report
 
 
 def plain_config(cfg: DemoConfig) -> dict[str, Any]:

@@ -52,6 +52,10 @@ A grounded string is folded (`_fold`) incrementally: the text is cut before each
 NFKC cannot join it with what precedes (`_boundary`), each settled piece is folded on its own and
 the occurrences of the folded value in what was said are narrowed as pieces settle, so a character
 costs the fold of the few characters since the last cut, not of the whole value.
+
+Size exception: one pushdown automaton whose frames (a call, its arguments, each kind of value,
+strings grounded or not) share private helpers and the prepared grammar; split across modules they
+would have to export them, and the parity tests read the machine as one piece.
 """
 
 from __future__ import annotations

@@ -122,13 +122,15 @@ class DecodingConfig:
                 if policy
                 else f"the {backend} backend cannot apply it"
             )
-            raise InputError(f"{flags}: decoding aids run inside the {APPLIED_BY[0]} backend only; {what}")
+            raise InputError(
+                f"{flags}: decoding aids run only where the toolkit's generator runs "
+                f"({' and '.join(APPLIED_BY)}); {what}"
+            )
 
     def unapplied(self, backend: str) -> list[str]:
-        """The rules turned on that `backend` leaves out (after `check`, the loop stop alone)."""
-        return (
-            [] if backend in APPLIED_BY else [name for name, value in self.as_dict().items() if value is True]
-        )
+        """The settings turned on that `backend` leaves out (after `check`: the loop stop and
+        speculation, which change a reply's cost, not its meaning)."""
+        return [] if backend in APPLIED_BY else [name for name, value in self.as_dict().items() if value]
 
     def as_dict(self) -> dict[str, Any]:
         """``{field: value}``, as ``metrics.json["decoding"]`` records it."""

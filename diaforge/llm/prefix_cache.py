@@ -29,7 +29,6 @@ there evict, turn after turn, exactly the entries the call is about to read.
 
 from __future__ import annotations
 
-import functools
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from typing import Any
 
 import torch
 
+from diaforge.llm.decode_rows import DecodeRows
 from diaforge.llm.rules import LENGTH_FINISH, RuleChain, Vocab
 
 DEFAULT_MAX_CACHED_BYTES = 6 * 2**30
@@ -197,7 +197,7 @@ class PrefixCachedGenerator:
         """Pinned entries since replaced by one that extends them: old key -> new key."""
         self._next_key = 0
         self.grow_in_place = True
-        """Decode into preallocated buffers (`_growing_layer_type`); False: `DynamicLayer`'s
+        """Decode into preallocated buffers (`diaforge.llm.decode_rows`); False: `DynamicLayer`'s
         concatenation, the way before (kept for `make bench`'s comparison)."""
         self.stats = CacheStats()
         self._logits_to_keep = True
@@ -343,128 +343,22 @@ class PrefixCachedGenerator:
             return []
         cap = len(prompts) if max_rows is None else max(1, int(max_rows))
         waiting, pinned = deque(range(len(prompts))), self._pin(prompts)
-        chain_of = [
-            (chains[i] if chains is not None and chains[i] is not None else RuleChain([], self._bare))
-            for i in range(len(prompts))
-        ]
-        masking = [c.masks for c in chain_of]
-        done: list[Generated | None] = [None] * len(prompts)
-        lookups: list[PromptLookup | None] = [None] * len(prompts)
-        drafted: list[list[int]] = [[] for _ in prompts]
-        rows = _Rows(self.model.device, self.grow_in_place)
-
-        def pick(logits: torch.Tensor, indices: list[int]) -> torch.Tensor:
-            token = choose(logits)
-            for b, i in enumerate(indices):
-                if masking[i]:
-                    token[b] = chain_of[i].pick(logits[b], int(token[b]))
-            return token
-
-        def take(i: int, t: int) -> bool:
-            """Append `t` to row `i`'s reply; True when the reply has ended."""
-            chain = chain_of[i]
-            if lookups[i] is not None:
-                lookups[i].add(t)
-            finish = chain.accept(t)
-            if finish is None and len(chain.row.ids) >= max_new_tokens:
-                finish = LENGTH_FINISH
-            if finish is None:
-                return False
-            done[i] = Generated(chain.row.ids, finish, drafted[i])
-            chain.retire()
-            return True
-
-        def step_one() -> list[int]:
-            """Feed each row its chosen token; pick the next; the rows still going."""
-            out = self.model(
-                input_ids=rows.token.view(-1, 1),
-                position_ids=rows.positions.view(-1, 1),
-                attention_mask=rows.grow_mask(),
-                past_key_values=rows.cache,
-                use_cache=True,
-            )
-            self.stats.forward_passes += 1
-            rows.cache = out.past_key_values
-            rows.positions = rows.positions + 1
-            rows.token = pick(out.logits[:, -1, :], rows.active)
-            keep = []
-            for b, i in enumerate(rows.active):
-                if take(i, int(rows.token[b])):
-                    self._keep(prompts[i], chain_of[i].row.ids, rows.cache, b, rows.mask)
-                else:
-                    keep.append(b)
-            return keep
-
-        def step_drafted(drafts: list[list[int]]) -> list[int]:
-            """Feed each row its chosen token and its draft in one pass; accept, row by row, the
-            longest run of drafted tokens the model (through the row's rules) would have written
-            itself, then the model's own next token; hide the rejected columns."""
-            width = 1 + max(len(d) for d in drafts)
-            lengths = [1 + len(d) for d in drafts]
-            feed = [
-                [int(rows.token[b]), *d] + [int(rows.token[b])] * (width - lengths[b])
-                for b, d in enumerate(drafts)
-            ]
-            device = self.model.device
-            out = self.model(
-                input_ids=torch.tensor(feed, dtype=torch.long, device=device),
-                position_ids=rows.positions.view(-1, 1) + torch.arange(width, device=device),
-                attention_mask=rows.grow_mask(lengths),
-                past_key_values=rows.cache,
-                use_cache=True,
-            )
-            self.stats.forward_passes += 1
-            self.stats.drafted_tokens += sum(len(d) for d in drafts)
-            rows.cache = out.past_key_values
-            logits = out.logits
-            free = choose(logits.reshape(-1, logits.shape[-1])).view(len(drafts), width).tolist()
-            keep = []
-            for b, i in enumerate(rows.active):
-                draft, n, ended = drafts[b], 0, False
-                for j in range(len(draft) + 1):
-                    t = free[b][j]
-                    if masking[i]:
-                        t = chain_of[i].pick(logits[b, j], t)
-                    n += 1
-                    if j < len(draft) and t == draft[j]:
-                        drafted[i].append(len(chain_of[i].row.ids))
-                        self.stats.accepted_tokens += 1
-                    ended = take(i, t)
-                    if ended or j == len(draft) or t != draft[j]:
-                        break
-                rows.hide(b, width - n)
-                rows.positions[b] += n
-                rows.token[b] = t
-                if ended:
-                    self._keep(prompts[i], chain_of[i].row.ids, rows.cache, b, rows.mask)
-                else:
-                    keep.append(b)
-            return keep
-
+        call = _Call(self, prompts, max_new_tokens, choose, chains, speculate)
+        rows = call.rows
         while True:
             joining = []
             while waiting and len(rows.active) + len(joining) < cap:
                 i = waiting.popleft()
-                chain_of[i].admit(prompts[i])
-                if speculate:
-                    lookups[i] = PromptLookup(prompts[i])
+                call.admit(i)
                 joining.append((i, *self._prefill(prompts[i], pinned[i])))
             if joining:
-                firsts = pick(torch.cat([logits for _, logits, _ in joining]), [i for i, _, _ in joining])
-                staying = []
-                for (i, _, kv), t in zip(joining, firsts.tolist(), strict=True):
-                    if take(i, t):
-                        self._store(list(prompts[i]), kv)  # its one token was never fed
-                    else:
-                        staying.append((i, kv, len(prompts[i]), t))
-                rows.join(staying)
+                call.join(joining)
             if not rows.active:
                 if waiting:
                     continue
                 break
-            drafts = [lookups[i].draft(speculate) for i in rows.active] if speculate else []
-            rows.select(step_drafted(drafts) if any(drafts) else step_one())
-        return [g for g in done if g is not None]
+            rows.select(call.step())
+        return call.results()
 
     def _keep(self, prompt: list[int], new: list[int], cache: Any, row: int, mask: torch.Tensor) -> None:
         """Store row `row`'s keys and values: its prompt and the reply tokens fed back so far (all
@@ -482,173 +376,150 @@ class PrefixCachedGenerator:
         self._store(ids, kv)
 
 
-class _Rows:
-    """The rows being decoded together: their prompt indices, one left-padded cache, its attention
-    mask, each row's next position and its chosen token not yet fed to the model."""
+class _Call:
+    """One `PrefixCachedGenerator.generate` call: its prompts, each row's rule chain, prompt lookup,
+    drafted positions and output, and the rows decoding together (`DecodeRows`)."""
 
-    def __init__(self, device: Any, grow_in_place: bool = True) -> None:
-        self.device = device
-        self.grow_in_place = grow_in_place
-        self._empty()
-
-    def _empty(self) -> None:
-        self.active: list[int] = []
-        self.cache: Any = None
-        self.mask = torch.zeros(0, 0, dtype=torch.long, device=self.device)
-        self.positions = torch.zeros(0, dtype=torch.long, device=self.device)
-        self.token = torch.zeros(0, dtype=torch.long, device=self.device)
-
-    def join(self, rows: list[tuple[int, list[tuple[torch.Tensor, torch.Tensor]], int, int]]) -> None:
-        """Add rows (prompt index, the prompt's keys and values, its length, its first token): the
-        cache and mask are left-padded to the widest row, old or new."""
-        if not rows:
-            return
-        lengths = [n for _, _, n, _ in rows]
-        width = max(self.mask.shape[1], *lengths)
-        cache, mask = _padded_batch([kv for _, kv, _, _ in rows], lengths, self.device, width=width)
-        if self.active:
-            from transformers import DynamicCache
-
-            layers = [
-                (
-                    torch.cat([_left_pad(old.keys, width), new.keys]),
-                    torch.cat([_left_pad(old.values, width), new.values]),
-                )
-                for old, new in zip(self.cache.layers, cache.layers, strict=True)
-            ]
-            cache = DynamicCache(ddp_cache_data=layers)
-            mask = torch.cat([_left_pad_mask(self.mask, width), mask])
-        if self.grow_in_place:
-            _grow_in_place(cache)
-        self.cache, self.mask = cache, mask
-        self.active += [i for i, _, _, _ in rows]
-        self.positions = torch.cat(
-            [self.positions, torch.tensor(lengths, dtype=torch.long, device=self.device)]
+    def __init__(
+        self,
+        gen: PrefixCachedGenerator,
+        prompts: list[list[int]],
+        max_new_tokens: int,
+        choose: Callable[[torch.Tensor], torch.Tensor],
+        chains: Sequence[RuleChain | None] | None,
+        speculate: int,
+    ) -> None:
+        self.gen, self.prompts, self.budget, self.choose, self.speculate = (
+            gen,
+            prompts,
+            max_new_tokens,
+            choose,
+            speculate,
         )
-        self.token = torch.cat(
-            [self.token, torch.tensor([t for *_, t in rows], dtype=torch.long, device=self.device)]
+        self.chains = [
+            (chains[i] if chains is not None and chains[i] is not None else RuleChain([], gen._bare))
+            for i in range(len(prompts))
+        ]
+        self.masking = [c.masks for c in self.chains]
+        self.done: list[Generated | None] = [None] * len(prompts)
+        self.lookups: list[PromptLookup | None] = [None] * len(prompts)
+        self.drafted: list[list[int]] = [[] for _ in prompts]
+        self.rows = DecodeRows(gen.model.device, gen.grow_in_place)
+
+    def admit(self, i: int) -> None:
+        """Prompt `i` is about to join: its chain and its lookup start."""
+        self.chains[i].admit(self.prompts[i])
+        if self.speculate:
+            self.lookups[i] = PromptLookup(self.prompts[i])
+
+    def join(self, joining: list[tuple[int, torch.Tensor, Any]]) -> None:
+        """Prefilled prompts (index, last logits, keys and values): each writes its first token,
+        and those not ended by it join the rows."""
+        firsts = self.pick(torch.cat([logits for _, logits, _ in joining]), [i for i, _, _ in joining])
+        staying = []
+        for (i, _, kv), t in zip(joining, firsts.tolist(), strict=True):
+            if self.take(i, t):
+                self.gen._store(list(self.prompts[i]), kv)  # its one token was never fed
+            else:
+                staying.append((i, kv, len(self.prompts[i]), t))
+        self.rows.join(staying)
+
+    def pick(self, logits: torch.Tensor, indices: list[int]) -> torch.Tensor:
+        """The model's own tokens for these rows, each passed through its chain."""
+        token = self.choose(logits)
+        for b, i in enumerate(indices):
+            if self.masking[i]:
+                token[b] = self.chains[i].pick(logits[b], int(token[b]))
+        return token
+
+    def take(self, i: int, t: int) -> bool:
+        """Append `t` to row `i`'s reply; True when the reply has ended."""
+        chain = self.chains[i]
+        if self.lookups[i] is not None:
+            self.lookups[i].add(t)
+        finish = chain.accept(t)
+        if finish is None and len(chain.row.ids) >= self.budget:
+            finish = LENGTH_FINISH
+        if finish is None:
+            return False
+        self.done[i] = Generated(chain.row.ids, finish, self.drafted[i])
+        chain.retire()
+        return True
+
+    def step(self) -> list[int]:
+        """One forward pass for every row (with their drafts when speculating); the rows going on."""
+        rows = self.rows
+        drafts = [self.lookups[i].draft(self.speculate) for i in rows.active] if self.speculate else []
+        return self.step_drafted(drafts) if any(drafts) else self.step_one()
+
+    def step_one(self) -> list[int]:
+        """Feed each row its chosen token; pick the next; the rows still going."""
+        rows, gen = self.rows, self.gen
+        out = gen.model(
+            input_ids=rows.token.view(-1, 1),
+            position_ids=rows.positions.view(-1, 1),
+            attention_mask=rows.grow_mask(),
+            past_key_values=rows.cache,
+            use_cache=True,
         )
+        gen.stats.forward_passes += 1
+        rows.cache = out.past_key_values
+        rows.positions = rows.positions + 1
+        rows.token = self.pick(out.logits[:, -1, :], rows.active)
+        keep = []
+        for b, i in enumerate(rows.active):
+            if self.take(i, int(rows.token[b])):
+                gen._keep(self.prompts[i], self.chains[i].row.ids, rows.cache, b, rows.mask)
+            else:
+                keep.append(b)
+        return keep
 
-    def grow_mask(self, lengths: Sequence[int] | None = None) -> torch.Tensor:
-        """The mask with one more visible column per row, for the token about to be fed; with
-        `lengths` (the tokens each row feeds) as many columns as the longest, each row seeing its
-        own first `lengths[b]`."""
-        if lengths is None:
-            new = torch.ones(len(self.active), 1, dtype=torch.long, device=self.device)
-        else:
-            new = (
-                torch.arange(max(lengths), device=self.device)
-                < torch.tensor(lengths, device=self.device)[:, None]
-            ).long()
-        self.mask = torch.cat([self.mask, new], 1)
-        return self.mask
+    def step_drafted(self, drafts: list[list[int]]) -> list[int]:
+        """Feed each row its chosen token and its draft in one pass; accept, row by row, the
+        longest run of drafted tokens the model (through the row's rules) would have written
+        itself, then the model's own next token; hide the rejected columns."""
+        rows, gen = self.rows, self.gen
+        width = 1 + max(len(d) for d in drafts)
+        lengths = [1 + len(d) for d in drafts]
+        feed = [
+            [int(rows.token[b]), *d] + [int(rows.token[b])] * (width - lengths[b])
+            for b, d in enumerate(drafts)
+        ]
+        device = gen.model.device
+        out = gen.model(
+            input_ids=torch.tensor(feed, dtype=torch.long, device=device),
+            position_ids=rows.positions.view(-1, 1) + torch.arange(width, device=device),
+            attention_mask=rows.grow_mask(lengths),
+            past_key_values=rows.cache,
+            use_cache=True,
+        )
+        gen.stats.forward_passes += 1
+        gen.stats.drafted_tokens += sum(len(d) for d in drafts)
+        rows.cache = out.past_key_values
+        logits = out.logits
+        free = self.choose(logits.reshape(-1, logits.shape[-1])).view(len(drafts), width).tolist()
+        keep = []
+        for b, i in enumerate(rows.active):
+            draft, n, ended = drafts[b], 0, False
+            for j in range(len(draft) + 1):
+                t = free[b][j]
+                if self.masking[i]:
+                    t = self.chains[i].pick(logits[b, j], t)
+                n += 1
+                if j < len(draft) and t == draft[j]:
+                    self.drafted[i].append(len(self.chains[i].row.ids))
+                    gen.stats.accepted_tokens += 1
+                ended = self.take(i, t)
+                if ended or j == len(draft) or t != draft[j]:
+                    break
+            rows.hide(b, width - n)
+            rows.positions[b] += n
+            rows.token[b] = t
+            if ended:
+                gen._keep(self.prompts[i], self.chains[i].row.ids, rows.cache, b, rows.mask)
+            else:
+                keep.append(b)
+        return keep
 
-    def hide(self, row: int, n: int) -> None:
-        """Hide the last `n` columns from row `row` (drafted tokens it did not accept)."""
-        if n > 0:
-            self.mask[row, -n:] = 0
-
-    def select(self, keep: list[int]) -> None:
-        """Keep only these batch rows; columns no remaining row sees are cut from the left."""
-        if len(keep) == len(self.active):
-            return
-        if not keep:
-            self._empty()
-            return
-        index = torch.tensor(keep, dtype=torch.long, device=self.device)
-        self.cache.batch_select_indices(index)
-        self.mask, self.positions, self.token = self.mask[index], self.positions[index], self.token[index]
-        self.active = [self.active[b] for b in keep]
-        unseen = int((self.mask.sum(0) == 0).long().cumprod(0).sum())
-        if unseen:
-            self.mask = self.mask[:, unseen:]
-            for layer in self.cache.layers:
-                layer.keys, layer.values = layer.keys[:, :, unseen:], layer.values[:, :, unseen:]
-
-
-SPARE_COLUMNS = 256
-"""Token columns the decoding batch's buffers hold beyond its current width when (re)made."""
-
-
-@functools.cache
-def _growing_layer_type() -> type:
-    """`DynamicLayer` with an `update` that writes into spare room at the end of preallocated
-    buffers. `DynamicLayer.update` concatenates, copying every row's whole cache at every step: at
-    16 rows of 1,000 tokens that copy was 55 % of a SmolLM2 decoding step on CPU. Here a step
-    writes its new token only; the buffers are remade (one copy) when they are full or when the
-    batch was reshaped (`batch_select_indices`, a crop), which leaves the layer other tensors."""
-    from transformers.cache_utils import DynamicLayer
-
-    class GrowingLayer(DynamicLayer):
-        _kbuf: torch.Tensor | None = None
-        _vbuf: torch.Tensor | None = None
-
-        def _owns(self) -> bool:
-            k, v = self._kbuf, self._vbuf
-            return (
-                k is not None
-                and v is not None
-                and self.keys.data_ptr() == k.data_ptr()
-                and self.values.data_ptr() == v.data_ptr()
-                and self.keys.shape[0] == k.shape[0]
-            )
-
-        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any):
-            n, add = self.keys.shape[-2], key_states.shape[-2]
-            if not self._owns() or n + add > self._kbuf.shape[-2]:
-                room = n + add + SPARE_COLUMNS
-                self._kbuf = self.keys.new_empty(*self.keys.shape[:2], room, self.keys.shape[-1])
-                self._vbuf = self.values.new_empty(*self.values.shape[:2], room, self.values.shape[-1])
-                self._kbuf[:, :, :n] = self.keys
-                self._vbuf[:, :, :n] = self.values
-            self._kbuf[:, :, n : n + add] = key_states
-            self._vbuf[:, :, n : n + add] = value_states
-            self.keys, self.values = self._kbuf[:, :, : n + add], self._vbuf[:, :, : n + add]
-            return self.keys, self.values
-
-    return GrowingLayer
-
-
-def _grow_in_place(cache: Any) -> None:
-    """Make the layers of a `DynamicCache` grow in place (`_growing_layer_type`)."""
-    for layer in cache.layers:  # plain DynamicLayers (`supports_prefix_cache`)
-        layer.__class__ = _growing_layer_type()
-
-
-def _padded_batch(
-    caches: list[list[tuple[torch.Tensor, torch.Tensor]]],
-    lengths: list[int],
-    device: Any,
-    width: int | None = None,
-):
-    """One `DynamicCache` of the rows' keys and values, each left-padded to `width` (default: the
-    longest prompt), and the attention mask that hides the padding."""
-    from transformers import DynamicCache
-
-    width = width or max(lengths)
-    layers = []
-    for layer in range(len(caches[0])):
-        keys = torch.cat([_left_pad(c[layer][0], width) for c in caches])
-        values = torch.cat([_left_pad(c[layer][1], width) for c in caches])
-        layers.append((keys, values))
-    mask = torch.zeros(len(lengths), width, dtype=torch.long, device=device)
-    for i, n in enumerate(lengths):
-        mask[i, width - n :] = 1
-    return DynamicCache(ddp_cache_data=layers), mask
-
-
-def _left_pad_mask(mask: torch.Tensor, width: int) -> torch.Tensor:
-    """``[rows, n]`` left-padded with zeros to ``[rows, width]``."""
-    missing = width - mask.shape[1]
-    if missing <= 0:
-        return mask
-    return torch.cat([torch.zeros(mask.shape[0], missing, dtype=mask.dtype, device=mask.device), mask], dim=1)
-
-
-def _left_pad(t: torch.Tensor, width: int) -> torch.Tensor:
-    """``[1, heads, n, dim]`` left-padded with zeros to ``[1, heads, width, dim]``."""
-    missing = width - t.shape[-2]
-    if missing <= 0:
-        return t
-    pad = torch.zeros(*t.shape[:-2], missing, t.shape[-1], dtype=t.dtype, device=t.device)
-    return torch.cat([pad, t], dim=-2)
+    def results(self) -> list[Generated]:
+        return [g for g in self.done if g is not None]

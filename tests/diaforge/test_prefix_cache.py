@@ -92,9 +92,9 @@ def test_continuous_batching_equals_generate_one_by_one(model, monkeypatch, max_
     width, a row that ends at its first token, and rows that run to the budget. The batch's
     buffers grow in place, remade when full (`spare` columns at a time) or reshaped; or, with
     `grow` off, the cache concatenates as `DynamicLayer` does."""
-    from diaforge.llm import prefix_cache
+    from diaforge.llm import decode_rows
 
-    monkeypatch.setattr(prefix_cache, "SPARE_COLUMNS", spare)
+    monkeypatch.setattr(decode_rows, "SPARE_COLUMNS", spare)
     prompts = _prompts(4, [6, 31, 3, 12, 44, 8, 20])
     free = [_reference(model, p, 10, [VOCAB + 1]) for p in prompts]
     eos = [free[1][2], free[3][0]]  # prompt 1 ends at its third token, prompt 3 at its first

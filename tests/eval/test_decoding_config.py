@@ -100,6 +100,7 @@ def test_the_check_refuses_what_a_rule_needs_and_what_the_executor_cannot_apply(
     with pytest.raises(InputError, match="the random policy decodes nothing"):
         DecodingConfig(constrain_calls=True).check("random", policy=True)
     assert ON.unapplied("hf") == [] and DecodingConfig().unapplied("openai") == ["loop_stop"]
+    assert DecodingConfig(speculate=4).unapplied("vllm") == ["loop_stop", "speculate"]
 
 
 @pytest.mark.parametrize(("backend", "unapplied"), [("reference", ["loop_stop"]), ("random", ["loop_stop"])])
