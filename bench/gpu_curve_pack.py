@@ -55,6 +55,8 @@ NOT_CARRIED: dict[str, str] = {
     "openai": "the openai backend and a served user-proxy only; demo-curve runs hf and the scripted user",
     "vllm": "the vllm backend only (not a requirement)",
     "bfcl-eval": "`eval bfcl` only",
+    "uvicorn": "`diaforge serve` only (eval/serve.py); demo-curve evaluates in process",
+    "starlette": "`diaforge serve` only (eval/serve.py, through FastAPI); demo-curve evaluates in process",
 }
 """Distributions the project imports somewhere that demo-curve does not need, and why."""
 
