@@ -143,7 +143,7 @@ def test_every_option_has_help_and_shows_its_default() -> None:
                 and "default" not in formatter._get_help_string(action)
             ):
                 missing_default.append(f"{path} {name}")
-    assert commands == 9  # the top level and its eight subcommands
+    assert commands == 10  # the top level and its nine subcommands (rollouts among them)
     assert not missing_help, f"options without help: {missing_help}"
     assert not missing_default, f"options whose default is not shown: {missing_default}"
 

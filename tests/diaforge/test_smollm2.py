@@ -73,7 +73,12 @@ def test_hf_backend_on_smollm2(smollm2_dir):
     result = asyncio.run(backend.chat(QUESTION, temperature=0))
     assert "Paris" in result.text
     assert result.usage.completion_tokens < 20  # stopped at <|im_end|>, not at the length cap
+    from diaforge.llm.base import GenerationRequest
+
     batch = backend.generate_batch(
-        [QUESTION, [{"role": "user", "content": "Say hello."}]], temperature=0, max_tokens=20
+        [
+            GenerationRequest(QUESTION, temperature=0, max_tokens=20),
+            GenerationRequest([{"role": "user", "content": "Say hello."}], temperature=0, max_tokens=20),
+        ]
     )
     assert batch[0].text == result.text
