@@ -302,7 +302,11 @@ def _add_rollouts(sub: argparse._SubParsersAction) -> None:
     test, which this package does not import (the console ``diaforge data rollouts`` routes there)."""
     text = "a tuned model's rollouts with the teacher's answer: run it as `diaforge data rollouts ...`"
     p = sub.add_parser("rollouts", help=text, description=text, add_help=False)
-    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        help="the options of `diaforge data rollouts` (see its --help), refused here",
+    )
     p.set_defaults(func=_cmd_rollouts)
 
 
