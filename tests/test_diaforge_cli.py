@@ -140,7 +140,17 @@ def test_a_users_eval_or_train_in_the_working_folder_hides_nothing(tmp_path: Pat
 def test_console_script_is_declared() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '\ndiaforge = "diaforge.cli:cli"\n' in pyproject
-    assert set(COMMANDS) == {"data", "train", "preview", "merge", "eval", "demo", "demo-curve", "bench"}
+    assert set(COMMANDS) == {
+        "data",
+        "train",
+        "preview",
+        "merge",
+        "eval",
+        "serve",
+        "demo",
+        "demo-curve",
+        "bench",
+    }
     assert COMMANDS["demo"].module == "diaforge.pipeline" and COMMANDS["demo"].args == ("demo",)
 
 

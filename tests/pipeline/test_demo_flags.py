@@ -47,7 +47,8 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-SUBPARSERS = _subparsers(cli.build_parser())
+#: The commands whose flags come from `DemoConfig` (the pipeline's `rollouts` has its own options).
+SUBPARSERS = {k: v for k, v in _subparsers(cli.build_parser()).items() if k in ("demo", "demo-curve")}
 #: The demo's decoding rules (its defaults, not `eval run`'s).
 DEMO_DECODING = DemoConfig().decoding.as_dict()
 
