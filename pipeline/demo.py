@@ -96,7 +96,9 @@ class Runner:
 
 def run_measured(argv: Sequence[str], env: dict[str, str]) -> tuple[int, float | None]:
     """Run `argv` to its end; its exit code and its peak resident memory in MiB (the command and
-    every descendant it waited for, `ru_maxrss` from `os.wait4`; None without `os.wait4`)."""
+    every descendant it waited for, `ru_maxrss` from `os.wait4`; None without `os.wait4`). A child
+    starts from its parent's resident size at the fork, so the figure is at least this process's
+    own: small for the demo's runner, which holds no model."""
     process = subprocess.Popen(list(argv), env=env)
     if not hasattr(os, "wait4"):
         return process.wait(), None
