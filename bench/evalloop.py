@@ -40,7 +40,9 @@ def _model(path: Path, root: Path, *, batch_size: int, prefix_cache: bool, loop_
     )
 
 
-def _evaluate(model: Any, bench: list, t_max: int) -> list[dict[str, Any]]:
+def _evaluate(
+    model: Any, bench: list, t_max: int, modes: tuple[str, ...] = ("static", "dynamic")
+) -> list[dict[str, Any]]:
     from diaforge.data_gen.agents import ScriptedUser, ScriptedVoter, VotingUser
     from diaforge.eval.runner import DynamicConfig, run_dynamic, run_static
 
@@ -48,8 +50,12 @@ def _evaluate(model: Any, bench: list, t_max: int) -> list[dict[str, Any]]:
     user = VotingUser(ScriptedUser(wording="heldout"), ScriptedVoter(), n=3, m=3)
 
     async def both() -> list[dict[str, Any]]:
-        static = await run_static(model, bench, near_dup, progress=False)
-        dynamic = await run_dynamic(model, bench, near_dup, user, DynamicConfig(t_max=t_max), progress=False)
+        static = await run_static(model, bench, near_dup, progress=False) if "static" in modes else []
+        dynamic = []
+        if "dynamic" in modes:
+            dynamic = await run_dynamic(
+                model, bench, near_dup, user, DynamicConfig(t_max=t_max), progress=False
+            )
         return [t.model_dump() for t in (*static, *dynamic)]
 
     return asyncio.run(both())

@@ -530,7 +530,8 @@ def measure_eval(args: argparse.Namespace, parts: list[str], m: Measurements) ->
         from diaforge.bench.speculation import bench_eval_speculation
 
         model = Path(args.speculation_model) if args.speculation_model else smollm2_path(out_dir)
-        sizes = (args.speculation_dialogues, 5, args.speculation_budget, args.speculate)
+        modes = tuple(mode.strip() for mode in args.speculation_modes.split(",") if mode.strip())
+        sizes = (args.speculation_dialogues, 5, args.speculation_budget, args.speculate, modes)
         key = "eval_speculation_pass_ratio"
         m.part(parts, "eval_speculation", key, bench_eval_speculation, model, BENCH, *sizes)
 

@@ -1,4 +1,4 @@
-"""The `eval_speculation` part of `make bench`: the demo's evaluation loop (static then dynamic,
+"""The `eval_speculation` part of `make bench`: the demo's evaluation loop (dynamic by default,
 every decoding aid on: constrained calls, grounded values, copied thoughts) with and without
 prompt-lookup speculation (`DecodingConfig.speculate`), in one run, on the same dialogues.
 
@@ -29,8 +29,15 @@ def bench_eval_speculation(
     t_max: int = 5,
     budget: int = 320,
     speculate: int = 8,
+    modes: tuple[str, ...] = ("dynamic",),
 ) -> dict[str, Any]:
     """The two runs and the checks (module docstring)."""
+    from diaforge.errors import InputError
+
+    if not modes or set(modes) - {"static", "dynamic"}:
+        raise InputError(
+            f"--speculation-modes: expected static and/or dynamic, got {','.join(modes) or 'nothing'}"
+        )
     from diaforge.eval.models import ModelSpec, ModelUnderTest
     from diaforge.eval.runner import sample_benchmark
     from diaforge.format import PromptFormat
@@ -47,7 +54,7 @@ def bench_eval_speculation(
         )
         model = ModelUnderTest(spec)
         start = time.perf_counter()
-        records = _evaluate(model, bench, t_max)
+        records = _evaluate(model, bench, t_max, modes)
         seconds = time.perf_counter() - start
         runs[name] = {
             "seconds": seconds,
@@ -71,7 +78,7 @@ def bench_eval_speculation(
         "identical_transcripts": sum(a == b for a, b in zip(raws["plain"], raws["speculated"], strict=True)),
         "scores_identical": _scores(plain["records"]) == _scores(fast["records"]),
         "setup": (
-            f"diaforge.eval.runner.run_static then run_dynamic on {len(bench)} held-out dialogues (seeded sample), "
+            f"diaforge.eval.runner ({', '.join(modes)}) on {len(bench)} held-out dialogues (seeded sample), "
             f"{model_path.name} in its own prompt format, hf backend on CPU, greedy, batch 16 through the prefix "
             f"cache, every aid on, max_new_tokens={budget}, t_max={t_max}, speculate={speculate} against 0; "
             "value = forward passes with speculation over without"
@@ -93,4 +100,9 @@ def add_speculation_args(parser: Any) -> None:
     )
     parser.add_argument(
         "--speculate", type=int, default=8, help="drafted tokens per step of the eval_speculation part"
+    )
+    parser.add_argument(
+        "--speculation-modes",
+        default="dynamic",
+        help="evaluation modes of the eval_speculation part, comma-separated (static, dynamic)",
     )
