@@ -41,6 +41,8 @@ Parts (all by default):
 - eval_speculation: the evaluation loop with every decoding aid on, forward passes with prompt-lookup
                 speculation over without, wall time likewise, and whether the transcripts are identical;
                 `--speculation-model` a tuned model (bench/speculation.py).
+- serve:        requests per second of `diaforge serve` on SmolLM2 at 8 concurrent clients over 1
+                (also 16), and over `transformers serve`'s on the same requests (bench/serve.py).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ from diaforge.bench.inputs import (
     slice_samples,
     smollm2_path,
 )
+from diaforge.bench.serve import add_serve_args
 from diaforge.bench.speculation import add_speculation_args
 from diaforge.cliargs import DefaultsHelpFormatter, OneLineArgumentParser, output_path
 from diaforge.format import HISTORY_REASONING
@@ -90,6 +93,7 @@ PARTS = (
     "eval_loop",
     "eval_batching",
     "eval_speculation",
+    "serve",
 )
 DEFAULT_OUT = "outputs/bench/results.json"
 
@@ -306,11 +310,6 @@ def bench_step_speedup(dialogues, model_path: Path, tokenizer, num_dialogues: in
 
 
 # --------------------------------------------------------------------------------------------
-# 4. Dynamic evaluation: batched over one at a time
-# --------------------------------------------------------------------------------------------
-
-
-# --------------------------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------------------------
 
@@ -355,6 +354,7 @@ def print_table(results: dict[str, Any]) -> None:
             "> 1",
             "dynamic eval, calls constrained: chunks of 8, concatenated cache / continuous 16, in place",
         ),
+        ("serve_concurrency_speedup", ">= 3 at 8", "diaforge serve requests/s on SmolLM2, 8 clients / 1"),
     ]
     width = max(len(r[0]) for r in rows)
     print()
@@ -408,6 +408,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     )
     add_batching_args(parser)
     add_speculation_args(parser)
+    add_serve_args(parser)
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = sorted(set(parts) - set(PARTS))
@@ -512,7 +513,7 @@ def measure(args: argparse.Namespace, parts: list[str], work: Path) -> Measureme
 
 
 def measure_eval(args: argparse.Namespace, parts: list[str], m: Measurements) -> None:
-    """The evaluation parts (`bench/evalloop.py`, `bench/speculation.py`), each on its own model."""
+    """The evaluation and serving parts (bench/evalloop.py, speculation.py, serve.py), each on its own model."""
     from diaforge.bench.evalloop import bench_dynamic_eval, bench_eval_batching, bench_eval_loop
 
     out_dir = Path(args.out).expanduser().resolve().parent
@@ -534,6 +535,12 @@ def measure_eval(args: argparse.Namespace, parts: list[str], m: Measurements) ->
         sizes = (args.speculation_dialogues, 5, args.speculation_budget, args.speculate, modes)
         key = "eval_speculation_pass_ratio"
         m.part(parts, "eval_speculation", key, bench_eval_speculation, model, BENCH, *sizes)
+    if "serve" in parts:
+        from diaforge.bench.serve import bench_serve
+
+        model = Path(args.serve_model) if args.serve_model else smollm2_path(out_dir)
+        sizes = (args.serve_requests, args.serve_budget, args.serve_concurrency, args.serve_baseline)
+        m.part(parts, "serve", "serve_concurrency_speedup", bench_serve, model, BENCH, *sizes, args.threads)
 
 
 def run_record(argv: list[str] | None, parts: list[str], seconds: float, m: Measurements) -> dict[str, Any]:
