@@ -77,6 +77,7 @@ def bench_eval_speculation(
         "transcripts": len(raws["plain"]),
         "identical_transcripts": sum(a == b for a, b in zip(raws["plain"], raws["speculated"], strict=True)),
         "scores_identical": _scores(plain["records"]) == _scores(fast["records"]),
+        "pass_cost": pass_cost(model_path),
         "setup": (
             f"diaforge.eval.runner ({', '.join(modes)}) on {len(bench)} held-out dialogues (seeded sample), "
             f"{model_path.name} in its own prompt format, hf backend on CPU, greedy, batch 16 through the prefix "
@@ -106,3 +107,59 @@ def add_speculation_args(parser: Any) -> None:
         default="dynamic",
         help="evaluation modes of the eval_speculation part, comma-separated (static, dynamic)",
     )
+
+
+def pass_cost(
+    model_path: Path,
+    rows: int = 16,
+    context: int = 1200,
+    widths: tuple[int, ...] = (1, 2, 3, 5, 9),
+    reps: int = 3,
+) -> dict[str, Any]:
+    """What a decoding pass costs against the columns it feeds, as the generator runs it (`rows`
+    rows of `context` cached tokens in `DecodeRows`' in-place buffers): the median seconds at each
+    width, and the least-squares line ``c0 + c1 * rows * width`` through them; ``overhead`` is
+    ``c0 / c1``, the fixed cost of a pass in columns (`diaforge.llm.drafts.PASS_OVERHEAD`)."""
+    import statistics
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from diaforge.llm.decode_rows import DecodeRows
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32).eval()
+    seconds: dict[int, float] = {}
+    with torch.inference_mode():
+        ids = torch.arange(1000, 1000 + context).unsqueeze(0) % model.config.vocab_size
+        kv = [
+            (layer.keys, layer.values)
+            for layer in model(input_ids=ids, use_cache=True).past_key_values.layers
+        ]
+        for width in widths:
+            times = []
+            for _ in range(reps):
+                batch = DecodeRows(model.device)
+                batch.join([(b, kv, context, 7) for b in range(rows)])
+                start = time.perf_counter()
+                model(
+                    input_ids=torch.full((rows, width), 7),
+                    position_ids=batch.positions.view(-1, 1) + torch.arange(width),
+                    attention_mask=batch.grow_mask([width] * rows),
+                    past_key_values=batch.cache,
+                    use_cache=True,
+                )
+                times.append(time.perf_counter() - start)
+            seconds[width] = statistics.median(times)
+    columns = [rows * w for w in widths]
+    mean_x, mean_y = statistics.fmean(columns), statistics.fmean(seconds.values())
+    c1 = sum((x - mean_x) * (seconds[w] - mean_y) for x, w in zip(columns, widths, strict=True)) / sum(
+        (x - mean_x) ** 2 for x in columns
+    )
+    c0 = mean_y - c1 * mean_x
+    return {
+        "seconds_by_width": {str(w): round(s, 4) for w, s in seconds.items()},
+        "per_column_s": round(c1, 5),
+        "fixed_s": round(c0, 4),
+        "overhead": round(c0 / c1, 1) if c1 > 0 else None,
+        "setup": f"{rows} rows of {context} cached tokens, widths {list(widths)}, median of {reps}",
+    }

@@ -97,7 +97,7 @@ class DecodingConfig:
     Default false."""
     speculate: Annotated[StrictInt, Field(ge=0, le=64)] = 0
     """`hf`, greedy, through the prefix cache: draft up to this many tokens per step from the
-    row's own prompt and reply (prompt lookup, `diaforge.llm.prefix_cache.PromptLookup`) and
+    row's own prompt and reply (prompt lookup, `diaforge.llm.drafts.PromptLookup`) and
     verify them in one forward pass; the reply is the one decoding without it writes, in fewer
     passes. 0 turns it off. Default 0."""
 

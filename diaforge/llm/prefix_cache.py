@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 from diaforge.llm.decode_rows import DecodeRows
+from diaforge.llm.drafts import DraftWidth, PromptLookup
 from diaforge.llm.rules import LENGTH_FINISH, RuleChain, Vocab
 
 DEFAULT_MAX_CACHED_BYTES = 6 * 2**30
@@ -130,43 +131,6 @@ class Generated:
         return self.finish != LENGTH_FINISH
 
 
-class PromptLookup:
-    """Drafts for prompt-lookup decoding: the tokens that followed the latest earlier occurrence of
-    the row's last `max_ngram` (down to `min_ngram`) tokens in its own context (the prompt, with
-    the listing and the user's words, and the reply so far). A tuned model copies much of its reply
-    (tool descriptions, names, signatures, the user's values), so such a draft is often what it
-    would write; verifying it costs one pass for many tokens. The n-grams are indexed as the
-    context grows, so a draft costs a few dictionary lookups."""
-
-    def __init__(self, context: Sequence[int], *, max_ngram: int = 3, min_ngram: int = 2) -> None:
-        self.max_ngram, self.min_ngram = max_ngram, min_ngram
-        self.context: list[int] = []
-        self._index: list[dict[tuple[int, ...], int]] = [{} for _ in range(max_ngram)]
-        for t in context:
-            self.add(t)
-
-    def add(self, token: int) -> None:
-        """Append a token; the n-grams that end just before it become findable."""
-        self.context.append(int(token))
-        end = len(self.context) - 2  # index n-grams ending before the newest token only
-        if end < 0:
-            return
-        for n in range(1, self.max_ngram + 1):
-            if end - n + 1 >= 0:
-                self._index[n - 1][tuple(self.context[end - n + 1 : end + 1])] = end - n + 1
-
-    def draft(self, k: int) -> list[int]:
-        """Up to `k` tokens that followed the longest indexed match of the context's tail."""
-        ctx = self.context
-        for n in range(self.max_ngram, self.min_ngram - 1, -1):
-            if len(ctx) <= n:
-                continue
-            at = self._index[n - 1].get(tuple(ctx[-n:]))
-            if at is not None:
-                return ctx[at + n : at + n + k]
-        return []
-
-
 class PrefixCachedGenerator:
     """Batched greedy or sampled decoding over a store of prompt caches.
 
@@ -200,6 +164,10 @@ class PrefixCachedGenerator:
         """Decode into preallocated buffers (`diaforge.llm.decode_rows`); False: `DynamicLayer`'s
         concatenation, the way before (kept for `make bench`'s comparison)."""
         self.stats = CacheStats()
+        self.pass_overhead: float | None = None
+        """The fixed cost of a decoding pass in token columns, which decides how wide speculative
+        passes are (`diaforge.llm.drafts.DraftWidth`); None: the model's device's
+        (`diaforge.llm.drafts.PASS_OVERHEAD`)."""
         self._logits_to_keep = True
         self._bare = Vocab((), tuple(self.eos), lambda ids: "")
         """The vocabulary of a row without rules: its end-of-turn tokens alone."""
@@ -405,6 +373,10 @@ class _Call:
         self.lookups: list[PromptLookup | None] = [None] * len(prompts)
         self.drafted: list[list[int]] = [[] for _ in prompts]
         self.rows = DecodeRows(gen.model.device, gen.grow_in_place)
+        device = getattr(gen.model.device, "type", str(gen.model.device))
+        self.width = (
+            DraftWidth.for_device(device) if gen.pass_overhead is None else DraftWidth(gen.pass_overhead)
+        )
 
     def admit(self, i: int) -> None:
         """Prompt `i` is about to join: its chain and its lookup start."""
@@ -444,13 +416,15 @@ class _Call:
             return False
         self.done[i] = Generated(chain.row.ids, finish, self.drafted[i])
         chain.retire()
+        self.width.forget(i)
         return True
 
     def step(self) -> list[int]:
         """One forward pass for every row (with their drafts when speculating); the rows going on."""
         rows = self.rows
         drafts = [self.lookups[i].draft(self.speculate) for i in rows.active] if self.speculate else []
-        return self.step_drafted(drafts) if any(drafts) else self.step_one()
+        width = self.width.width(rows.active, drafts) if any(drafts) else 1
+        return self.step_drafted([d[: width - 1] for d in drafts]) if width > 1 else self.step_one()
 
     def step_one(self) -> list[int]:
         """Feed each row its chosen token; pick the next; the rows still going."""
@@ -500,7 +474,7 @@ class _Call:
         free = self.choose(logits.reshape(-1, logits.shape[-1])).view(len(drafts), width).tolist()
         keep = []
         for b, i in enumerate(rows.active):
-            draft, n, ended = drafts[b], 0, False
+            draft, n, kept, ended = drafts[b], 0, 0, False
             for j in range(len(draft) + 1):
                 t = free[b][j]
                 if self.masking[i]:
@@ -509,9 +483,12 @@ class _Call:
                 if j < len(draft) and t == draft[j]:
                     self.drafted[i].append(len(self.chains[i].row.ids))
                     gen.stats.accepted_tokens += 1
+                    kept += 1
                 ended = self.take(i, t)
                 if ended or j == len(draft) or t != draft[j]:
                     break
+            if draft and not ended:
+                self.width.verified(i, len(draft), kept)
             rows.hide(b, width - n)
             rows.positions[b] += n
             rows.token[b] = t

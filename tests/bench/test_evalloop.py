@@ -58,9 +58,13 @@ def test_eval_speculation_part_on_a_tiny_model(tmp_path: Path) -> None:
 
     texts = [t.content for d in load_dialogues(BENCH)[:10] for t in d.turns if t.content]
     model = build_tiny_model(tmp_path / "tiny", texts=texts, seed=3)
-    out = bench_eval_speculation(model, BENCH, num_dialogues=4, t_max=2, budget=48, speculate=4)
+    out = bench_eval_speculation(
+        model, BENCH, num_dialogues=4, t_max=2, budget=48, speculate=4, modes=("static", "dynamic")
+    )
     assert out["identical_transcripts"] == out["transcripts"] == 8  # static and dynamic
     assert out["scores_identical"] is True
     assert out["accepted_tokens"] > 0 and sum(out["accepted_by_span"].values()) == out["accepted_tokens"]
     assert out["forward_passes"]["speculated"] < out["forward_passes"]["plain"]
     assert 0 < out["value"] < 1
+    cost = out["pass_cost"]
+    assert set(cost["seconds_by_width"]) == {"1", "2", "3", "5", "9"} and cost["per_column_s"] is not None

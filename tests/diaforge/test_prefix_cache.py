@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from diaforge.llm.prefix_cache import (
-    PrefixCachedGenerator,
-    PromptLookup,
-    common_prefix,
-    supports_prefix_cache,
-)
+from diaforge.llm.drafts import PromptLookup
+from diaforge.llm.prefix_cache import PrefixCachedGenerator, common_prefix, supports_prefix_cache
 from diaforge.llm.rules import RuleChain, Vocab
 from tests._chain import BanToken
 
@@ -234,15 +230,19 @@ def _repeating_prompts(seed: int) -> list[list[int]]:
 
 @pytest.mark.parametrize("max_rows", [None, 2])
 @pytest.mark.parametrize("with_rule", [False, True])
-def test_speculation_writes_exactly_what_decoding_without_it_writes(model, max_rows, with_rule):
+@pytest.mark.parametrize("overhead", [1e6, 4.0])
+def test_speculation_writes_exactly_what_decoding_without_it_writes(model, max_rows, with_rule, overhead):
     """Greedy replies are token for token the same with and without drafts, with a masking rule
-    applied to drafted tokens as to single ones, in fewer forward passes."""
+    applied to drafted tokens as to single ones, in fewer forward passes; whether the passes are
+    as wide as the drafts (a pass's fixed cost dwarfs its columns, as on a GPU) or chosen narrower
+    (`DraftWidth`)."""
     eos = [0]
     prompts = _repeating_prompts(3)
     vocab = Vocab((), (0,), lambda ids: "")
 
     def run(speculate: int) -> tuple[list, PrefixCachedGenerator]:
         gen = PrefixCachedGenerator(model, eos)
+        gen.pass_overhead = overhead
         chains = [RuleChain([BanToken(p[-1])], vocab) for p in prompts] if with_rule else None
         out = gen.generate(
             prompts, max_new_tokens=40, choose=_greedy, chains=chains, max_rows=max_rows, speculate=speculate
@@ -262,6 +262,7 @@ def test_a_speculated_reply_is_stored_for_the_next_turn_without_its_rejected_dra
     eos = [0]
     prompt = _repeating_prompts(5)[0]
     gen = PrefixCachedGenerator(model, eos)
+    gen.pass_overhead = 1e6  # every draft fed whole, so that some are rejected
     first = gen.generate([prompt], max_new_tokens=24, choose=_greedy, speculate=4)[0]
     assert gen.stats.drafted_tokens > gen.stats.accepted_tokens > 0  # some drafts were rejected
     follow = prompt + first.ids + prompt[:6]
