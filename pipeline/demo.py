@@ -355,6 +355,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Any]:
     report = demo_report(cfg, runner, json.loads(report_path.read_text(encoding="utf-8")), started)
     report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(render_gain(report["gain"]))
+    print(report["benchmark"]["note"])
     if report["served"]:
         print(render_served(report["served"]))
     from diaforge.eval.no_tool import render_split_summary
@@ -374,6 +375,7 @@ def demo_report(
     return {
         **runs_report,
         "gain": gain_summary(runs_report),
+        "benchmark": benchmark_coverage(cfg),
         "served": served_summary(runs_report, unaided_count(cfg), cfg.limit),
         "wall_seconds": round(time.monotonic() - started, 1),
         "timings": {s.name: s.seconds for s in runner.stages},
@@ -384,6 +386,19 @@ def demo_report(
         "machine": {"cpus": os.cpu_count(), "threads": int(runner.env["OMP_NUM_THREADS"])},
         "splits": split_summary(runs_report),  # each run's positive row beside its no-tool row
     }
+
+
+def benchmark_coverage(cfg: DemoConfig) -> dict[str, Any]:
+    """How much of the held-out benchmark the models were evaluated on: all of it, or a seeded sample."""
+    total = sum(1 for line in cfg.bench.read_text(encoding="utf-8").splitlines() if line.strip())
+    evaluated = min(cfg.limit, total)
+    whole = evaluated == total
+    note = (
+        f"evaluated on the whole held-out benchmark: {total} dialogues"
+        if whole
+        else f"evaluated on {evaluated} of the held-out benchmark's {total} dialogues (seeded sample, --limit)"
+    )
+    return {"dialogues": evaluated, "of": total, "whole": whole, "note": note}
 
 
 def plain_config(cfg: DemoConfig) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from diaforge.errors import InputError
 from diaforge.pipeline.curve import curve_figure, plot_curve, point_line, run_curve
 from diaforge.pipeline.demo import (
     DemoConfig,
+    benchmark_coverage,
     eval_args,
     gain_summary,
     render_gain,
@@ -462,6 +463,17 @@ def test_the_served_numbers_stand_side_by_side_with_their_paired_difference() ->
     assert "first 40 of the 80 dialogues" in text
     assert served_summary(runs, 0, 80) is None
     assert served_summary({"tuned": runs["tuned"]}, 40, 80) is None
+
+
+@pytest.mark.parametrize(
+    ("limit", "whole", "words"), [(115, True, "whole"), (500, True, "whole"), (80, False, "80 of")]
+)
+def test_the_report_says_whether_the_whole_benchmark_was_evaluated(limit, whole, words) -> None:
+    cfg = DemoConfig(limit=limit)
+    total = sum(1 for line in cfg.bench.read_text(encoding="utf-8").splitlines() if line.strip())
+    coverage = benchmark_coverage(cfg)
+    assert coverage["whole"] is whole and coverage["of"] == total == 115
+    assert coverage["dialogues"] == min(limit, total) and words in coverage["note"]
 
 
 @pytest.mark.parametrize(
