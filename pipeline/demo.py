@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from diaforge.errors import UserError
-from diaforge.llm.decoding import NEEDS
+from diaforge.llm.decoding import NEEDS, NOT_AIDS
 from diaforge.packaged import packaged_path
 from diaforge.pipeline.demo_config import DemoConfig
 from diaforge.pipeline.device import check_device_present, gpu_accelerate_config, gpu_index
@@ -156,12 +156,19 @@ def is_trained(folder: Path) -> bool:
 
 
 def eval_args(
-    cfg: DemoConfig, modes: str | None = None, *, decoding: bool = True, limit: int | None = None
+    cfg: DemoConfig,
+    modes: str | None = None,
+    *,
+    decoding: bool = True,
+    aids: bool = True,
+    limit: int | None = None,
 ) -> list[str]:
     """The options every evaluation of the demo shares (same dialogues, same loop); `modes`
     overrides the config's, `limit` its number of dialogues (the first of the same seeded sample).
-    `decoding=False` leaves out the decoding aids: for the floors (a policy decodes nothing, and
-    `eval run` refuses an aid it cannot apply) and for the tuned model served without them."""
+    `decoding=False` leaves out every decoding setting: for the floors (a policy decodes nothing,
+    and `eval run` refuses an aid it cannot apply). `aids=False` leaves out the decoding aids but
+    keeps the settings that change only a reply's cost (speculation): for the tuned model served
+    without the aids."""
     if cfg.no_tool_limit == 0:
         no_tool = ["--no-tool-bench", "none"]
     else:
@@ -177,22 +184,28 @@ def eval_args(
         str(cfg.seed),
         "--t-max",
         str(cfg.t_max),
-        *(_decoding_args(cfg) if decoding else []),
+        *(_decoding_args(cfg, aids) if decoding else []),
         *no_tool,
     ]
 
 
-def _decoding_args(cfg: DemoConfig) -> list[str]:
-    """The decoding rules of the model evaluations (base and tuned alike), as `eval run`'s flags,
-    from `cfg.decoding`: ``--constrain-calls`` always, every other rule where it differs from
-    `eval run`'s default, and a rule that needs `constrain_calls` (`NEEDS`) only with it."""
+def _decoding_args(cfg: DemoConfig, aids: bool = True) -> list[str]:
+    """The decoding settings of the model evaluations (base and tuned alike), as `eval run`'s flags,
+    from `cfg.decoding`: ``--constrain-calls`` always, every other setting where it differs from
+    `eval run`'s default, and a rule that needs `constrain_calls` (`NEEDS`) only with it. A switch
+    is written ``on``/``off``, a number as itself. `aids=False`: the aids left out (`eval run`'s
+    default, off), the rest kept."""
     decoding, default = cfg.decoding.as_dict(), type(cfg.decoding)().as_dict()
+    aid_names = {n for n, v in default.items() if isinstance(v, bool) and n not in NOT_AIDS}
     args = []
     for name, value in decoding.items():
         if name in NEEDS and not decoding["constrain_calls"]:
             continue
-        if name == "constrain_calls" or value != default[name]:
-            args += ["--" + name.replace("_", "-"), "on" if value else "off"]
+        if not aids and name in aid_names:
+            continue
+        if (aids and name == "constrain_calls") or value != default[name]:
+            shown = ("on" if value else "off") if isinstance(value, bool) else str(value)
+            args += ["--" + name.replace("_", "-"), shown]
     return args
 
 
@@ -275,7 +288,7 @@ def model_eval_command(
         cfg.device,
         "--prompt-format",
         fmt_from / "prompt_format.json",
-        *(eval_args(cfg) if aided else eval_args(cfg, decoding=False, limit=unaided_count(cfg))),
+        *(eval_args(cfg) if aided else eval_args(cfg, aids=False, limit=unaided_count(cfg))),
     )
 
 

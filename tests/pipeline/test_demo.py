@@ -483,6 +483,21 @@ def test_the_unaided_run_takes_at_most_the_aided_runs_dialogues(unaided, limit, 
     cfg = DemoConfig(unaided_limit=unaided, limit=limit)
     assert unaided_count(cfg) == count
     if count:
-        args = eval_args(cfg, decoding=False, limit=count)
+        args = eval_args(cfg, aids=False, limit=count)
         assert args[args.index("--limit") + 1] == str(count)
         assert not any(a.startswith(("--constrain", "--ground", "--copy")) for a in args)
+
+
+def test_speculation_reaches_eval_run_as_a_number_with_the_aids_and_without_them() -> None:
+    """A numeric decoding setting is passed as its number (``--speculate 8``, not ``on``), to the
+    aided runs and to the unaided one (it changes a reply's cost, not its words); never to the floors."""
+    from diaforge.eval.cli import build_parser
+
+    cfg = DemoConfig(decoding={"constrain_calls": True, "copy_thoughts": True, "speculate": 8})
+    for args in (eval_args(cfg), eval_args(cfg, aids=False)):
+        assert args[args.index("--speculate") + 1] == "8"
+    assert "--speculate" not in eval_args(cfg, decoding=False)
+    assert "--copy-thoughts" not in eval_args(cfg, aids=False)
+    assert "--speculate" not in eval_args(DemoConfig())  # eval run's default, 0
+    for args in (eval_args(cfg), eval_args(cfg, aids=False)):  # eval run reads every flag the demo writes
+        assert build_parser().parse_args(["run", "--model", "m", *args]).speculate == 8
