@@ -13,6 +13,7 @@ base model (the default) copies far less.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,8 @@ def pass_cost(
     reps: int = 3,
 ) -> dict[str, Any]:
     """What a decoding pass costs against the columns it feeds, as the generator runs it (`rows`
-    rows of `context` cached tokens in `DecodeRows`' in-place buffers): the median seconds at each
+    rows of up to `context` cached tokens, left-padded, in `DecodeRows`' in-place buffers, grouped
+    heads attended in place for a pass of several tokens): the median seconds at each
     width, and the least-squares line ``c0 + c1 * rows * width`` through them; ``overhead`` is
     ``c0 / c1``, the fixed cost of a pass in columns (`diaforge.llm.drafts.PASS_OVERHEAD`)."""
     import statistics
@@ -126,6 +128,7 @@ def pass_cost(
     from transformers import AutoModelForCausalLM
 
     from diaforge.llm.decode_rows import DecodeRows
+    from diaforge.llm.prefix_cache import _grouped_query_attention
 
     model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32).eval()
     seconds: dict[int, float] = {}
@@ -139,15 +142,18 @@ def pass_cost(
             times = []
             for _ in range(reps):
                 batch = DecodeRows(model.device)
-                batch.join([(b, kv, context, 7) for b in range(rows)])
-                start = time.perf_counter()
-                model(
-                    input_ids=torch.full((rows, width), 7),
-                    position_ids=batch.positions.view(-1, 1) + torch.arange(width),
-                    attention_mask=batch.grow_mask([width] * rows),
-                    past_key_values=batch.cache,
-                    use_cache=True,
-                )
+                batch.join([(b, _head(kv, context - 23 * b), context - 23 * b, 7) for b in range(rows)])
+                for _ in range(2):  # the first pass makes the buffers the rest grow into
+                    start = time.perf_counter()
+                    with _grouped_query_attention() if width > 1 else contextlib.nullcontext():
+                        model(
+                            input_ids=torch.full((rows, width), 7),
+                            position_ids=batch.positions.view(-1, 1) + torch.arange(width),
+                            attention_mask=batch.grow_mask([width] * rows),
+                            past_key_values=batch.cache,
+                            use_cache=True,
+                        )
+                    batch.positions = batch.positions + width
                 times.append(time.perf_counter() - start)
             seconds[width] = statistics.median(times)
     columns = [rows * w for w in widths]
@@ -163,3 +169,8 @@ def pass_cost(
         "overhead": round(c0 / c1, 1) if c1 > 0 else None,
         "setup": f"{rows} rows of {context} cached tokens, widths {list(widths)}, median of {reps}",
     }
+
+
+def _head(kv: list, n: int) -> list:
+    """The first `n` tokens' keys and values of every layer."""
+    return [(k[:, :, :n], v[:, :, :n]) for k, v in kv]

@@ -6,8 +6,9 @@ feeds: every row of a batch is fed the same number of columns (its own token, th
 padding), so a pass costs about ``overhead + rows * width`` token-equivalents of work whether the
 drafts are long or short, accepted or not. Drafting pays only when the tokens a pass is expected
 to produce grow faster than that cost. On a GPU the fixed cost of a pass (reading the weights)
-dwarfs a few more columns; on a CPU the columns are most of it, and feeding eight drafted tokens
-to rows that accept one of them makes decoding slower than not drafting at all.
+dwarfs a few more columns; on a CPU the columns weigh about as much as the fixed part at 16 rows,
+and feeding eight drafted tokens to rows that accept one of them makes decoding slower than not
+drafting at all.
 
 The width is chosen per pass from the rows' own record: each row keeps a decayed count of the
 drafted tokens it accepted and of those it was offered up to its first refusal, so its chance of
@@ -27,11 +28,13 @@ from dataclasses import dataclass
 __all__ = ["PASS_OVERHEAD", "DraftWidth", "PromptLookup"]
 
 #: The fixed cost of one decoding pass, in the cost of one more token column, by device type: what
-#: a pass costs beyond the tokens it feeds (the weights read once, the kernels launched). Measured
-#: with `make bench`'s `eval_speculation` part (bench/README.md): on this project's 2-core CPU a pass of
-#: SmolLM2-135M over 16 rows costs about as much as 24 more columns; a GPU's passes are
-#: bandwidth-bound, and a batch's columns nearly free.
-PASS_OVERHEAD = {"cpu": 24.0, "cuda": 512.0, "mps": 128.0}
+#: a pass costs beyond the tokens it feeds (the weights read once, the kernels launched). On this
+#: project's 2-core CPU, SmolLM2-135M over 16 rows of about 900 cached tokens measured 39 and 61
+#: columns in two runs (``pass_cost`` in bench/speculation.py, `make bench` part
+#: `eval_speculation`): a pass of 9 columns cost 2.8 to 3.6 times a pass of one. The GPU figures
+#: are not measured: a GPU's small-batch passes are bound by reading the weights, and a few more
+#: columns cost next to nothing.
+PASS_OVERHEAD = {"cpu": 48.0, "cuda": 512.0, "mps": 128.0}
 DEFAULT_OVERHEAD = 64.0
 """The overhead of a device `PASS_OVERHEAD` does not name."""
 
@@ -117,7 +120,9 @@ class DraftWidth:
         return sum(p**j for j in range(offered + 1))
 
     def width(self, rows: Sequence[int], drafts: Sequence[Sequence[int]]) -> int:
-        """The columns of the next pass (1: no draft): the most expected tokens per unit of cost."""
+        """The columns of the next pass (1: no draft): the most expected tokens per unit of cost.
+        When no draft is fed, the rows that had one forget a little of their record (`decay`), so
+        that a row which refused drafts in one span is tried again in a later one."""
         longest = max((len(d) for d in drafts), default=0)
         best, best_rate = 1, len(rows) / (self.overhead + len(rows))
         for width in range(2, longest + 2):
@@ -125,6 +130,14 @@ class DraftWidth:
             rate = gain / (self.overhead + len(rows) * width)
             if rate > best_rate:
                 best, best_rate = width, rate
+        if best == 1:
+            for row, draft in zip(rows, drafts, strict=True):
+                if draft:
+                    record = self._record(row)
+                    record.accepted, record.offered = (
+                        self.decay * record.accepted,
+                        self.decay * record.offered,
+                    )
         return best
 
     def verified(self, row: int, offered: int, accepted: int) -> None:

@@ -46,3 +46,17 @@ def test_a_row_that_ended_is_forgotten():
     assert width.expected(3, 2) > DraftWidth(overhead=8.0).expected(3, 2)
     width.forget(3)
     assert width.expected(3, 2) == DraftWidth(overhead=8.0).expected(3, 2)
+
+
+def test_a_row_passed_over_is_tried_again_later():
+    """A row that refused its drafts is not fed any while its record says so, but each pass without
+    a draft wears its record down, until a draft is worth a try again."""
+    width = DraftWidth(overhead=4.0)
+    for _ in range(6):
+        width.verified(0, 4, 0)
+    draft = [[1, 2, 3, 4]]
+    passes = 0
+    while width.width([0], draft) == 1:
+        passes += 1
+        assert passes < 100
+    assert passes > 0
