@@ -40,6 +40,7 @@ import torch
 
 from diaforge.llm.decode_rows import DecodeRows
 from diaforge.llm.drafts import DraftWidth, PromptLookup
+from diaforge.llm.memory import release_free_memory
 from diaforge.llm.rules import LENGTH_FINISH, RuleChain, Vocab
 
 DEFAULT_MAX_CACHED_BYTES = 6 * 2**30
@@ -166,6 +167,9 @@ class PrefixCachedGenerator:
         """Decode into preallocated buffers (`diaforge.llm.decode_rows`); False: `DynamicLayer`'s
         concatenation, the way before (kept for `make bench`'s comparison)."""
         self.stats = CacheStats()
+        self.release_memory = os.environ.get("DIAFORGE_TRIM", "1") != "0"
+        """Hand freed memory back to the system whenever the batch is remade
+        (`diaforge.llm.memory.release_free_memory`)."""
         self.pass_overhead: float | None = None
         """The fixed cost of a decoding pass in token columns, which decides how wide speculative
         passes are (`diaforge.llm.drafts.DraftWidth`); None: the model's device's
@@ -323,12 +327,22 @@ class PrefixCachedGenerator:
                 joining.append((i, *self._prefill(prompts[i], pinned[i])))
             if joining:
                 call.join(joining)
+                self._release()
             if not rows.active:
                 if waiting:
                     continue
                 break
+            going = len(rows.active)
             rows.select(call.step())
+            if len(rows.active) < going:
+                self._release()
         return call.results()
+
+    def _release(self) -> None:
+        """The batch was remade (rows joined or left): give the freed buffers' pages back
+        (`diaforge.llm.memory`)."""
+        if self.release_memory:
+            release_free_memory()
 
     def _keep(self, prompt: list[int], new: list[int], cache: Any, row: int, mask: torch.Tensor) -> None:
         """Store row `row`'s keys and values: its prompt and the reply tokens fed back so far (all

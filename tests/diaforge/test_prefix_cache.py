@@ -320,3 +320,22 @@ def test_a_pass_of_several_tokens_gives_the_same_logits_with_grouped_heads_in_pl
                 copies.clear()
     assert not copies
     assert torch.equal(logits[0], logits[1])
+
+
+def test_freed_memory_is_handed_back_whenever_the_batch_is_remade(model, monkeypatch):
+    """Rows joining and rows leaving remake the batch's buffers; each time the generator asks the C
+    heap to give its free pages back (`diaforge.llm.memory`), unless told not to."""
+    import diaforge.llm.prefix_cache as prefix_cache
+    from diaforge.llm.memory import release_free_memory
+
+    assert release_free_memory() in (True, False)  # never raises, glibc or not
+    calls = []
+    monkeypatch.setattr(prefix_cache, "release_free_memory", lambda: calls.append(1) or True)
+    prompts = _repeating_prompts(7)
+    gen = PrefixCachedGenerator(model, [0])
+    gen.generate(prompts, max_new_tokens=6, choose=_greedy, max_rows=2)
+    assert len(calls) >= 2  # the first rows joining, then rows leaving and others taking their place
+    calls.clear()
+    gen.release_memory = False
+    gen.generate(prompts, max_new_tokens=6, choose=_greedy, max_rows=2)
+    assert not calls
