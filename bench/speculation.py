@@ -128,7 +128,7 @@ def pass_cost(
     from transformers import AutoModelForCausalLM
 
     from diaforge.llm.decode_rows import DecodeRows
-    from diaforge.llm.prefix_cache import _grouped_query_attention
+    from diaforge.llm.prefix_cache import grouped_query_attention
 
     model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32).eval()
     seconds: dict[int, float] = {}
@@ -145,7 +145,7 @@ def pass_cost(
                 batch.join([(b, _head(kv, context - 23 * b), context - 23 * b, 7) for b in range(rows)])
                 for _ in range(2):  # the first pass makes the buffers the rest grow into
                     start = time.perf_counter()
-                    with _grouped_query_attention() if width > 1 else contextlib.nullcontext():
+                    with grouped_query_attention() if width > 1 else contextlib.nullcontext():
                         model(
                             input_ids=torch.full((rows, width), 7),
                             position_ids=batch.positions.view(-1, 1) + torch.arange(width),

@@ -366,7 +366,7 @@ every key/value head once per query head it serves (`repeat_kv`)."""
 
 
 @contextmanager
-def _grouped_query_attention() -> Iterator[None]:
+def grouped_query_attention() -> Iterator[None]:
     """Within: transformers' SDPA attends with grouped heads in place (`GQA_SWITCH`). For a pass of
     several tokens a row with a masked cache otherwise copies its whole cache, every layer, times
     the query heads per key head: on SmolLM2-135M (9 query heads, 3 key heads), 16 rows of about
@@ -501,7 +501,7 @@ class _Call:
             for b, d in enumerate(drafts)
         ]
         device = gen.model.device
-        with _grouped_query_attention():
+        with grouped_query_attention():
             out = gen.model(
                 input_ids=torch.tensor(feed, dtype=torch.long, device=device),
                 position_ids=rows.positions.view(-1, 1) + torch.arange(width, device=device),

@@ -273,7 +273,7 @@ def test_a_speculated_reply_is_stored_for_the_next_turn_without_its_rejected_dra
 
 
 def test_a_pass_of_several_tokens_gives_the_same_logits_with_grouped_heads_in_place(monkeypatch):
-    """`_grouped_query_attention` only stops transformers copying key heads (4 query heads share 2
+    """`grouped_query_attention` only stops transformers copying key heads (4 query heads share 2
     here): left-padded rows, fed three tokens at once, get the very same logits without a single
     copy; the switch is restored after."""
     import os
@@ -285,7 +285,7 @@ def test_a_pass_of_several_tokens_gives_the_same_logits_with_grouped_heads_in_pl
     monkeypatch.setattr(sdpa_attention, "repeat_kv", lambda x, n: copies.append(n) or repeat_kv(x, n))
 
     from diaforge.llm.decode_rows import DecodeRows
-    from diaforge.llm.prefix_cache import GQA_SWITCH, _grouped_query_attention
+    from diaforge.llm.prefix_cache import GQA_SWITCH, grouped_query_attention
 
     model = _tiny_llama(seed=4).float()
     prompt = torch.randint(1, VOCAB, (1, 40), generator=torch.Generator().manual_seed(2))
@@ -305,7 +305,7 @@ def test_a_pass_of_several_tokens_gives_the_same_logits_with_grouped_heads_in_pl
             )
             feed = torch.randint(1, VOCAB, (3, 3), generator=torch.Generator().manual_seed(5))
             before = os.environ.get(GQA_SWITCH)
-            with _grouped_query_attention() if grouped else torch.inference_mode():
+            with grouped_query_attention() if grouped else torch.inference_mode():
                 out = model(
                     input_ids=feed,
                     position_ids=rows.positions.view(-1, 1) + torch.arange(3),
