@@ -12,7 +12,6 @@ does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 
 __all__ = ["release_free_memory"]
@@ -21,12 +20,9 @@ __all__ = ["release_free_memory"]
 @functools.cache
 def _trim() -> ctypes._CFuncPtr | None:
     """glibc's ``malloc_trim``, or None where the C library has none (macOS, musl)."""
-    name = ctypes.util.find_library("c")
-    if not name:
-        return None
-    try:
-        return ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):
+    try:  # the symbols already loaded into this process (no library search, which runs ldconfig)
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):
         return None
 
 
