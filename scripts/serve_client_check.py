@@ -4,7 +4,7 @@ a question where it asks. What a user of `diaforge serve` (or of a stock engine 
 saved `response_template`) sees, turn by turn.
 
     diaforge serve outputs/demo/sft --port 8000 --constrain-calls on --ground-values on --copy-thoughts on &
-    python scripts/serve_client_check.py --base-url http://127.0.0.1:8000/v1 --model sft --dialogues 10
+    python -m scripts.serve_client_check --base-url http://127.0.0.1:8000/v1 --model sft --dialogues 10
 
 Each request holds the dialogue's reference history up to the turn (user words and the
 assistant's questions, no thoughts) and its candidate tools as OpenAI ``tools=``; temperature 0.
