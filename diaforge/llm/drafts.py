@@ -23,7 +23,7 @@ repeats exactly; and under greedy decoding it changes no reply, only how many pa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["PASS_OVERHEAD", "DraftWidth", "PromptLookup"]
 
@@ -98,21 +98,18 @@ class DraftWidth:
 
     overhead: float
     decay: float = 0.8
-    _records: dict[int, _Record] | None = None
+    _records: dict[int, _Record] = field(default_factory=dict)
 
     @classmethod
     def for_device(cls, device_type: str) -> DraftWidth:
         return cls(PASS_OVERHEAD.get(device_type, DEFAULT_OVERHEAD))
 
     def _record(self, row: int) -> _Record:
-        if self._records is None:
-            self._records = {}
         return self._records.setdefault(row, _Record())
 
     def forget(self, row: int) -> None:
         """Row `row` has ended: its record goes."""
-        if self._records is not None:
-            self._records.pop(row, None)
+        self._records.pop(row, None)
 
     def expected(self, row: int, offered: int) -> float:
         """Tokens row `row` is expected to produce from a pass that offers it `offered` drafts."""

@@ -370,7 +370,7 @@ def grouped_query_attention() -> Iterator[None]:
     """Within: transformers' SDPA attends with grouped heads in place (`GQA_SWITCH`). For a pass of
     several tokens a row with a masked cache otherwise copies its whole cache, every layer, times
     the query heads per key head: on SmolLM2-135M (9 query heads, 3 key heads), 16 rows of about
-    900 cached tokens, a pass of 2 columns cost 3.7 times a single-token one with the copies and 1.3
+    900 cached tokens, a pass of 2 columns cost 3.6 times a single-token one with the copies and 1.3
     times without, one of 9 columns 9.5 and 2.8 times (``pass_cost`` in bench/speculation.py), with
     the same logits to the bit. Single-token passes already avoid the copy (transformers packs their
     query heads) and are left as they were."""

@@ -326,9 +326,7 @@ def test_freed_memory_is_handed_back_whenever_the_batch_is_remade(model, monkeyp
     """Rows joining and rows leaving remake the batch's buffers; each time the generator asks the C
     heap to give its free pages back (`diaforge.llm.memory`), unless told not to."""
     import diaforge.llm.prefix_cache as prefix_cache
-    from diaforge.llm.memory import release_free_memory
 
-    assert release_free_memory() in (True, False)  # never raises, glibc or not
     calls = []
     monkeypatch.setattr(prefix_cache, "release_free_memory", lambda: calls.append(1) or True)
     prompts = _repeating_prompts(7)
