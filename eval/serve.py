@@ -171,8 +171,55 @@ class Batcher:
     def _run(self) -> None:
         while (jobs := self._take()) is not None:
             ready = [job for job in jobs if self._admit(job)]
-            if ready:
+            if ready and getattr(self.backend, "continuous", False):
+                self._decode_continuous(ready)
+            elif ready:
                 self._decode(ready)
+
+    def _decode_continuous(self, jobs: list[_Job]) -> None:
+        """Decode the jobs that share the first one's decode key in one continuous batch, which
+        every request of that key arriving meanwhile joins as a row frees (the others wait for
+        the next batch); each reply is delivered as it ends. When the batch fails, the jobs not
+        yet answered are decoded again one at a time."""
+        backend = self.backend
+        key = backend.decode_key(jobs[0].request.generation)
+        first = [job for job in jobs if backend.decode_key(job.request.generation) == key]
+        later = [job for job in jobs if backend.decode_key(job.request.generation) != key]
+        if later:
+            with self._cv:
+                self._jobs[:0] = later
+        open_jobs = {id(job): job for job in first}
+        count = len(first)
+
+        def more(room: int, key: tuple[Any, ...]) -> list[tuple[_Job, GenerationRequest]]:
+            nonlocal count
+            with self._cv:
+                if self._closed:
+                    return []
+                taken, kept = [], []
+                for job in self._jobs:
+                    fits = len(taken) < room and backend.decode_key(job.request.generation) == key
+                    (taken if fits else kept).append(job)
+                self._jobs = kept
+            ready = [job for job in taken if self._admit(job)]
+            open_jobs.update((id(job), job) for job in ready)
+            count += len(ready)
+            return [(job, job.request.generation) for job in ready]
+
+        def deliver(job: _Job, result: ChatResult) -> None:
+            open_jobs.pop(id(job), None)
+            _deliver(job, result=result)
+
+        try:
+            backend.generate_continuous(
+                [(job, job.request.generation) for job in first], more, deliver, batch_size=self.batch_size
+            )
+        except Exception:
+            logger.exception("a continuous batch failed; its open requests are decoded one at a time")
+            for job in list(open_jobs.values()):
+                self._decode([job])
+            return
+        self.batches.append(count)
 
     def _admit(self, job: _Job) -> bool:
         """Whether the job's prompt renders and fits; answers it with the error when not. A job

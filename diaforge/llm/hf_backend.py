@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -292,6 +292,8 @@ class HFBackend:
         chains: list[RuleChain | None],
         max_rows: int | None = None,
         speculate: int = 0,
+        more: Callable[[int], Sequence[tuple[list[int], RuleChain | None]]] | None = None,
+        on_done: Callable[[int, Generated], None] | None = None,
     ) -> list[Generated]:
         """Each prompt's new tokens up to and including its first end-of-turn token (which
         `completion_tokens` counts, as servers do), and why it stopped. `chains` holds each
@@ -299,7 +301,8 @@ class HFBackend:
         `max_rows`: through the prefix cache, the most rows decoded at once (the rest wait and
         take the place of rows that end); `model.generate` takes them all at once. `speculate`:
         prompt-lookup drafts per step, greedy and through the prefix cache only (elsewhere the same
-        replies come one pass a token)."""
+        replies come one pass a token). `more` and `on_done`: prompts that join while the call
+        runs and each reply as it ends (`PrefixCachedGenerator.generate`; the prefix cache only)."""
         if temperature and any(c is not None and c.masks for c in chains):
             raise BackendConfigError(f"{self.model}: constrained decoding rules need greedy decoding")
         sampler = _SeededSampler(temperature, self.top_p, seed) if temperature else None
@@ -316,7 +319,13 @@ class HFBackend:
                     chains=chains,
                     max_rows=max_rows,
                     speculate=0 if temperature else speculate,
+                    more=more,
+                    on_done=on_done,
                 )
+        if more is not None or on_done is not None:
+            raise BackendConfigError(
+                f"{self.model}: requests join a running batch through the prefix cache only"
+            )
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         width = max(len(p) for p in prompts)
@@ -439,15 +448,7 @@ class HFBackend:
         size = max(1, batch_size)
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
-            decoding = r.decoding if r.decoding is not None else self.decoding
-            speculate = decoding.speculate if decoding is not None else 0
-            key = (
-                self._effective_temperature(r.temperature),
-                r.max_tokens or self.max_new_tokens,
-                r.seed,
-                speculate,
-            )
-            groups.setdefault(key, []).append(i)
+            groups.setdefault(self.decode_key(r), []).append(i)
         for (temperature, budget, seed, speculate), members in groups.items():
             order = sorted(members, key=lambda i: -len(prompts[i]))
             # Through the prefix cache one call takes every prompt and keeps `size` rows decoding.
@@ -467,6 +468,71 @@ class HFBackend:
                     results[i] = self._to_result(len(prompts[i]), generated, requests[i].stop, chains[i])
                     self.usage.add(results[i].usage)
         return [r for r in results if r is not None]
+
+    def decode_key(self, request: GenerationRequest) -> tuple[Any, ...]:
+        """What requests decoded in one call share: temperature, budget, seed and speculation."""
+        decoding = request.decoding if request.decoding is not None else self.decoding
+        return (
+            self._effective_temperature(request.temperature),
+            request.max_tokens or self.max_new_tokens,
+            request.seed,
+            decoding.speculate if decoding is not None else 0,
+        )
+
+    @property
+    def continuous(self) -> bool:
+        """Whether requests can join a running batch (`generate_continuous`): the prefix cache."""
+        return self.prefix_cache is not None
+
+    def generate_continuous(
+        self,
+        first: Sequence[tuple[Any, GenerationRequest]],
+        more: Callable[[int, tuple[Any, ...]], Sequence[tuple[Any, GenerationRequest]]],
+        deliver: Callable[[Any, ChatResult], None],
+        *,
+        batch_size: int = 8,
+    ) -> None:
+        """Decode tagged requests in one continuous batch that others join while it runs, for a
+        server: `first` (all of one `decode_key`) start it; `more(room, key)` is asked for up to
+        `room` requests of the same key whenever a row is free, and `deliver(tag, result)` gets
+        each reply as it ends. Returns when no row is left and `more` gives nothing. The replies
+        are those `generate_batch` gives."""
+        if not first:
+            return
+        key = self.decode_key(first[0][1])
+        if any(self.decode_key(r) != key for _, r in first):
+            raise ValueError("generate_continuous: the first requests differ in their decode key")
+        temperature, budget, seed, speculate = key
+        entries: list[tuple[Any, GenerationRequest, int, RuleChain | None]] = []
+
+        def encode(
+            items: Sequence[tuple[Any, GenerationRequest]],
+        ) -> list[tuple[list[int], RuleChain | None]]:
+            out = []
+            for tag, r in items:
+                prompt, chain = self._encode(r.messages, r.tools), self.chain(r)
+                entries.append((tag, r, len(prompt), chain))
+                out.append((prompt, chain))
+            return out
+
+        def done(i: int, generated: Generated) -> None:
+            tag, r, prompt_len, chain = entries[i]
+            result = self._to_result(prompt_len, generated, r.stop, chain)
+            self.usage.add(result.usage)
+            deliver(tag, result)
+
+        started = encode(first)
+        self._generate_ids(
+            [p for p, _ in started],
+            temperature=temperature,
+            max_new_tokens=budget,
+            seed=seed,
+            chains=[c for _, c in started],
+            max_rows=max(1, batch_size),
+            speculate=speculate,
+            more=lambda room: encode(more(room, key)),
+            on_done=done,
+        )
 
     async def aclose(self) -> None:
         """Nothing to release: the model stays loaded for reuse."""

@@ -244,6 +244,13 @@ class PrefixCachedGenerator:
         self._moved = {}
         return keys
 
+    def _pin_one(self, prompt: list[int]) -> int | None:
+        """Pin the entry a prompt that joins a running call will reuse (the others' pins kept)."""
+        key = self._best(prompt)[0]
+        if key is not None:
+            self._pins[key] += 1
+        return key
+
     def _unpin(self, key: int | None) -> None:
         while key in self._moved:
             key = self._moved[key]
@@ -303,6 +310,8 @@ class PrefixCachedGenerator:
         chains: Sequence[RuleChain | None] | None = None,
         max_rows: int | None = None,
         speculate: int = 0,
+        more: Callable[[int], Sequence[tuple[list[int], RuleChain | None]]] | None = None,
+        on_done: Callable[[int, Generated], None] | None = None,
     ) -> list[Generated]:
         """New tokens for each prompt, decoded together, in the order of `prompts`.
 
@@ -312,19 +321,30 @@ class PrefixCachedGenerator:
         `max_rows` caps the rows decoded at once (None: all); a row that ends gives its place to
         the next waiting prompt (continuous batching). `speculate` > 0 drafts up to that many
         tokens per row by prompt lookup (`PromptLookup`) and verifies them in one pass: for greedy
-        `choose` only, where it writes what decoding without it writes."""
-        if not prompts:
+        `choose` only, where it writes what decoding without it writes.
+
+        A server keeps one call going while requests arrive: `more(room)` is asked before every
+        pass where fewer than `max_rows` rows decode and none waits, and the prompts (with their
+        chains) it gives join the call, numbered after those before them; `on_done(i, generated)`
+        hears of each reply as it ends, before the call returns."""
+        if not prompts and more is None:
             return []
+        if more is not None and max_rows is None:
+            raise ValueError("a call that takes more prompts as it goes needs max_rows")
         cap = len(prompts) if max_rows is None else max(1, int(max_rows))
         waiting, pinned = deque(range(len(prompts))), self._pin(prompts)
-        call = _Call(self, prompts, max_new_tokens, choose, chains, speculate)
+        call = _Call(self, prompts, max_new_tokens, choose, chains, speculate, on_done)
         rows = call.rows
         while True:
+            if more is not None and not waiting and len(rows.active) < cap:
+                for prompt, chain in more(cap - len(rows.active)):
+                    waiting.append(call.add(list(prompt), chain))
+                    pinned.append(self._pin_one(prompt))
             joining = []
             while waiting and len(rows.active) + len(joining) < cap:
                 i = waiting.popleft()
                 call.admit(i)
-                joining.append((i, *self._prefill(prompts[i], pinned[i])))
+                joining.append((i, *self._prefill(call.prompts[i], pinned[i])))
             if joining:
                 call.join(joining)
                 self._release()
@@ -397,27 +417,39 @@ class _Call:
         choose: Callable[[torch.Tensor], torch.Tensor],
         chains: Sequence[RuleChain | None] | None,
         speculate: int,
+        on_done: Callable[[int, Generated], None] | None = None,
     ) -> None:
-        self.gen, self.prompts, self.budget, self.choose, self.speculate = (
+        self.gen, self.budget, self.choose, self.speculate, self.on_done = (
             gen,
-            prompts,
             max_new_tokens,
             choose,
             speculate,
+            on_done,
         )
-        self.chains = [
-            (chains[i] if chains is not None and chains[i] is not None else RuleChain([], gen._bare))
-            for i in range(len(prompts))
-        ]
-        self.masking = [c.masks for c in self.chains]
-        self.done: list[Generated | None] = [None] * len(prompts)
-        self.lookups: list[PromptLookup | None] = [None] * len(prompts)
-        self.drafted: list[list[int]] = [[] for _ in prompts]
+        self.prompts: list[list[int]] = []
+        self.chains: list[RuleChain] = []
+        self.masking: list[bool] = []
+        self.done: list[Generated | None] = []
+        self.lookups: list[PromptLookup | None] = []
+        self.drafted: list[list[int]] = []
+        for i, prompt in enumerate(prompts):
+            self.add(prompt, chains[i] if chains is not None else None)
         self.rows = DecodeRows(gen.model.device, gen.grow_in_place)
         device = getattr(gen.model.device, "type", str(gen.model.device))
         self.width = (
             DraftWidth.for_device(device) if gen.pass_overhead is None else DraftWidth(gen.pass_overhead)
         )
+
+    def add(self, prompt: list[int], chain: RuleChain | None) -> int:
+        """A prompt for this call (waiting until `admit`); its number."""
+        chain = chain if chain is not None else RuleChain([], self.gen._bare)
+        self.prompts.append(prompt)
+        self.chains.append(chain)
+        self.masking.append(chain.masks)
+        self.done.append(None)
+        self.lookups.append(None)
+        self.drafted.append([])
+        return len(self.prompts) - 1
 
     def admit(self, i: int) -> None:
         """Prompt `i` is about to join: its chain and its lookup start."""
@@ -458,6 +490,8 @@ class _Call:
         self.done[i] = Generated(chain.row.ids, finish, self.drafted[i])
         chain.retire()
         self.width.forget(i)
+        if self.on_done is not None:
+            self.on_done(i, self.done[i])
         return True
 
     def step(self) -> list[int]:

@@ -107,6 +107,49 @@ def test_continuous_batching_equals_generate_one_by_one(model, monkeypatch, max_
         assert entry is not None and reuse == len(prompt) + len(reply) - 1
 
 
+@pytest.mark.slow(reason="greedy decoding of prompts that join a running call")
+@pytest.mark.parametrize("speculate", [0, 3])
+def test_prompts_that_join_a_running_call_get_what_they_get_alone(model, speculate):
+    """A server's call: two prompts start it, three more arrive while it runs (one of them ends at
+    its first token) and are asked for only while a row is free; each reply is heard as it ends,
+    and every reply equals the prompt's alone."""
+    first, later = _prompts(5, [9, 26]), _prompts(6, [14, 4, 33])
+    alone = [_reference(model, p, 9, [VOCAB + 1]) for p in first + later]
+    eos = [alone[0][2], alone[3][0]]  # the first prompt ends at its third token, the fourth at its first
+    expected = [_reference(model, p, 9, eos) for p in first + later]
+    assert len(expected[0]) == 3 and len(expected[1]) == 9 and len(expected[3]) == 1
+    ticks = [[], [later[0]], [], [later[1], later[2]]]  # what has arrived by each ask
+    pending: list[list[int]] = []
+    asked, heard = [], []
+
+    def more(room: int) -> list[tuple[list[int], None]]:
+        asked.append(room)
+        pending.extend(ticks.pop(0) if ticks else [])
+        taken = pending[:room]
+        del pending[:room]
+        return [(p, None) for p in taken]
+
+    gen = PrefixCachedGenerator(model, eos_token_ids=eos)
+    out = gen.generate(
+        first,
+        max_new_tokens=9,
+        choose=_greedy,
+        max_rows=2,
+        speculate=speculate,
+        more=more,
+        on_done=lambda i, g: heard.append((i, g.ids)),
+    )
+    assert [g.ids for g in out] == expected
+    assert sorted(heard) == [(i, e) for i, e in enumerate(expected)]
+    assert not ticks and not pending and all(0 < room <= 2 for room in asked)
+
+
+def test_a_call_that_takes_more_prompts_needs_a_row_cap(model):
+    gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])
+    with pytest.raises(ValueError, match="max_rows"):
+        gen.generate(_prompts(1, [4]), max_new_tokens=2, choose=_greedy, more=lambda room: [])
+
+
 def test_next_turn_reuses_the_prompt_and_reply_and_gives_the_same_tokens(model):
     gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])
     first = _prompts(2, [40])[0]

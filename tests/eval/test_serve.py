@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -332,7 +334,73 @@ def test_concurrent_requests_share_a_batch_and_get_their_own_replies(tiny_model:
         together, alone = asyncio.run(run())
     finally:
         batcher.close()
-    assert batcher.batches[0] == len(prompts) and batcher.batches[1:] == [1] * len(prompts)
+    # One call for the six sent together; the six sent one after another (a call may run on into
+    # the next request, which arrives as the reply before it is delivered).
+    assert batcher.batches[0] == len(prompts) and sum(batcher.batches[1:]) == len(prompts)
+    assert together == alone
+
+
+def test_a_request_that_arrives_while_a_batch_decodes_joins_it(tiny_model: Path) -> None:
+    """Continuous batching across requests: the second request reaches the server while the
+    first is decoding (the batch's first call for more work waits until it is queued), joins that
+    batch instead of waiting for it to end, and both get what they get alone."""
+    served, batcher = load_server(ServeConfig(model=str(tiny_model), batch_wait_ms=0))
+    app = build_app(served, batcher)
+    backend, queued = batcher.backend, threading.Event()
+    real = backend.generate_continuous
+
+    delivered: list[Any] = []
+    joined_after: list[int] = []  # how many replies had been delivered when a request joined
+
+    def spied(first: Any, more: Any, deliver: Any, **kw: Any) -> None:
+        def later(room: int, key: Any) -> Any:
+            if not queued.is_set():
+                loop.call_soon_threadsafe(decoding.set)
+                deadline = time.monotonic() + 30
+                while not batcher._jobs and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                queued.set()
+            taken = more(room, key)
+            joined_after.extend(len(delivered) for _ in taken)
+            return taken
+
+        def heard(tag: Any, result: Any) -> None:
+            delivered.append(tag)
+            deliver(tag, result)
+
+        real(first, later, heard, **kw)
+
+    backend.generate_continuous = spied
+
+    async def ask(client: openai.AsyncOpenAI, text: str) -> str:
+        reply = await client.chat.completions.create(
+            model=served.name, messages=[{"role": "user", "content": text}], max_tokens=12, temperature=0
+        )
+        return reply.model_extra["diaforge"]["text"]
+
+    async def run() -> tuple[list[str], list[str]]:
+        nonlocal loop, decoding
+        loop, decoding = asyncio.get_running_loop(), asyncio.Event()
+        client = _client(app)
+        first = asyncio.create_task(ask(client, "Open a ticket for the printer."))
+        await asyncio.wait_for(decoding.wait(), timeout=120)
+        second = await ask(client, "Close the ticket about the VPN.")
+        together = [await first, second]
+        alone = [
+            await ask(client, "Open a ticket for the printer."),
+            await ask(client, "Close the ticket about the VPN."),
+        ]
+        return together, alone
+
+    loop: Any = None
+    decoding: Any = None
+    try:
+        together, alone = asyncio.run(run())
+    finally:
+        batcher.close()
+    assert queued.is_set()
+    assert joined_after[0] == 0  # the second request joined before the first one's reply
+    assert sum(batcher.batches) == 4
     assert together == alone
 
 
