@@ -5,7 +5,9 @@ requests at the same concurrencies, in one run.
 The requests: the opening user turn of each of the first `--serve-requests` held-out dialogues,
 its candidate tools as OpenAI ``tools=``, greedy (temperature 0), ``max_tokens`` `--serve-budget`;
 the same list at every concurrency, at most that many in flight (an asyncio semaphore over the
-OpenAI async client). Each server runs as a process of its own on a free port of 127.0.0.1, with
+OpenAI async client). transformers serve is sent the prompt ours renders (`as_rendered`: the tool
+listing in the system prompt, where the model's chat template would drop ``tools=``), so both read
+one prompt; each server's prompt and completion token counts are recorded. Each server runs as a process of its own on a free port of 127.0.0.1, with
 the bench's torch threads, and is stopped afterwards (terminated, then killed); it answers one
 untimed request before the first batch is timed. The value is our rate at the second concurrency
 over our rate at the first (8 over 1 by default; the target is >= 3); `over_transformers` divides
@@ -29,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_serve_args", "bench_serve", "serve_requests"]
+__all__ = ["add_serve_args", "as_rendered", "bench_serve", "serve_requests"]
 
 CONCURRENCY = (1, 8, 16)
 BASELINES = ("transformers", "none")
@@ -61,6 +63,25 @@ def serve_requests(bench_path: Path, count: int, budget: int) -> list[dict[str, 
     if not bodies:
         raise ValueError(f"{bench_path}: no dialogue with a user turn")
     return bodies
+
+
+def as_rendered(model: Path, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The bodies as `diaforge serve` reads them for `model`: where its prompt format puts the
+    tool listing in the system prompt, the messages with that system prompt and no ``tools=``.
+    A server whose chat template drops ``tools=`` (SmolLM2's does) then reads the same prompt."""
+    from diaforge.eval.models import choose_prompt_format
+    from diaforge.eval.serve_protocol import ServedModel, read_request
+    from diaforge.llm.decoding import DecodingConfig
+
+    served = ServedModel("bench", choose_prompt_format(str(model)).prompt_format, DecodingConfig())
+    out = []
+    for body in bodies:
+        generation = read_request({"model": "bench", **body}, served).generation
+        rendered = {**body, "messages": generation.messages}
+        if generation.tools is None:
+            rendered.pop("tools", None)
+        out.append(rendered)
+    return out
 
 
 def _free_port() -> int:
@@ -162,19 +183,22 @@ async def _time_batch(client: Any, model: str, bodies: list[dict[str, Any]], con
     """Every body sent, at most `concurrency` in flight: seconds, rates and completion tokens."""
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(body: dict[str, Any]) -> int:
+    async def one(body: dict[str, Any]) -> tuple[int, int]:
         async with gate:
             reply = await client.chat.completions.create(model=model, **body)
-        return reply.usage.completion_tokens if reply.usage is not None else 0
+        usage = reply.usage
+        return (usage.prompt_tokens, usage.completion_tokens) if usage is not None else (0, 0)
 
     start = time.perf_counter()
-    tokens = sum(await asyncio.gather(*(one(b) for b in bodies)))
+    counts = await asyncio.gather(*(one(b) for b in bodies))
     seconds = time.perf_counter() - start
+    tokens = sum(c for _, c in counts)
     return {
         "seconds": round(seconds, 3),
         "requests_per_s": len(bodies) / seconds,
         "completion_tokens": tokens,
         "tokens_per_s": tokens / seconds,
+        "prompt_tokens": sum(p for p, _ in counts),
     }
 
 
@@ -198,7 +222,7 @@ def _measure(port: int, model: str, bodies: list[dict[str, Any]], levels: Sequen
     runs = asyncio.run(run())
     return {
         key: {c: round(r[key], 4) if isinstance(r[key], float) else r[key] for c, r in runs.items()}
-        for key in ("requests_per_s", "tokens_per_s", "seconds", "completion_tokens")
+        for key in ("requests_per_s", "tokens_per_s", "seconds", "completion_tokens", "prompt_tokens")
     }
 
 
@@ -258,7 +282,7 @@ def bench_serve(
     with tempfile.TemporaryDirectory(prefix="diaforge-bench-serve-") as tmp:
         ours = _serve_ours(model_path, bodies, levels, threads, Path(tmp), in_process)
         theirs = (
-            _serve_transformers(model_path, bodies, levels, threads, Path(tmp))
+            _serve_transformers(model_path, as_rendered(model_path, bodies), levels, threads, Path(tmp))
             if baseline == "transformers"
             else {"skipped": "--serve-baseline none"}
         )
@@ -282,7 +306,9 @@ def bench_serve(
             f"the opening user turn of the first {len(bodies)} dialogues of {bench_path.name}, its candidate "
             f"tools as tools=, temperature 0, max_tokens={budget}, sent by the OpenAI async client with "
             f"{', '.join(map(str, levels))} in flight; diaforge serve {model_path.name} (its default decoding, "
-            f"batch 16) {where}{against}; each server on 127.0.0.1 with {threads} torch thread(s), warmed up "
+            f"batch 16) {where}{against} (sent the prompt ours renders: the tool listing in the system "
+            f"prompt, since SmolLM2's chat template drops tools=; prompt_tokens are each server's count)"
+            f"; each server on 127.0.0.1 with {threads} torch thread(s), warmed up "
             f"by one request; value = diaforge serve's requests/s at {levels[1]} over at {levels[0]}"
         ),
     }

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _repo import ROOT
 
-from diaforge.bench.serve import add_serve_args, bench_serve, serve_requests
+from diaforge.bench.serve import add_serve_args, as_rendered, bench_serve, serve_requests
 
 BENCH = ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl"
 
@@ -22,6 +22,18 @@ def test_serve_requests_carry_the_opening_turn_and_the_candidates() -> None:
     assert body["messages"] == [{"role": "user", "content": first.turns[0].content}]
     assert [t["function"]["name"] for t in body["tools"]] == [t.name for t in first.candidate_tools]
     assert body["temperature"] == 0 and body["max_tokens"] == 7
+
+
+def test_the_baseline_reads_the_prompt_ours_renders(tmp_path: Path) -> None:
+    """transformers serve on SmolLM2 drops tools=: the baseline gets the listing in its system
+    prompt instead, so both servers read one prompt."""
+    bodies = serve_requests(BENCH, 2, 7)
+    rendered = as_rendered(tmp_path, bodies)  # no prompt_format.json: the default format (prompt mode)
+    for body, out in zip(bodies, rendered, strict=True):
+        assert "tools" not in out and out["max_tokens"] == 7 and out["temperature"] == 0
+        system, user = out["messages"]
+        assert system["role"] == "system" and user == body["messages"][0]
+        assert all(t["function"]["name"] in system["content"] for t in body["tools"])
 
 
 def test_serve_part_on_a_tiny_model(tmp_path: Path) -> None:
@@ -41,6 +53,7 @@ def test_serve_part_on_a_tiny_model(tmp_path: Path) -> None:
     assert out["scaling"] == {"2": round(rates["2"] / rates["1"], 3)}
     assert out["value"] == out["scaling"]["2"] > 0
     assert out["transformers"] == {"skipped": "--serve-baseline none"} and out["over_transformers"] is None
+    assert all(n > 0 for n in ours["prompt_tokens"].values())
     assert out["requests"] == 2 and "value = diaforge serve's requests/s at 2 over at 1" in out["setup"]
 
 
