@@ -68,6 +68,28 @@ def _resolve_dtype(dtype: str | torch.dtype) -> str | torch.dtype:
         ) from None
 
 
+def end_of_turn_ids(tokenizer: Any, generation_eos: int | Sequence[int] | None = None) -> list[int]:
+    """The ids that end a reply: the generation config's eos ids (`generation_eos`), the
+    tokenizer's eos, and the end-of-turn markers its chat template uses (`END_OF_TURN_TOKENS`),
+    in that order and without repeats; empty when there is none. `HFBackend` stops on them, and
+    `diaforge.llm.vllm_rules` builds the same `Vocab` from them inside a vLLM server."""
+    ids: list[int] = []
+
+    def add(value: Any) -> None:
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if v is not None and int(v) not in ids:
+                ids.append(int(v))
+
+    add(generation_eos)
+    add(tokenizer.eos_token_id)
+    template = str(tokenizer.chat_template)
+    vocab = tokenizer.get_vocab()
+    for token in END_OF_TURN_TOKENS:
+        if token in template and token in vocab:
+            add(vocab[token])
+    return ids
+
+
 class _SeededSampler:
     """Logits processor that samples the next token with its own `torch.Generator` (temperature
     and top-p applied first) and leaves only that token possible, so that greedy decoding picks
@@ -228,20 +250,8 @@ class HFBackend:
         return self._vocab
 
     def _end_of_turn_ids(self) -> list[int]:
-        ids: list[int] = []
-
-        def add(value: Any) -> None:
-            for v in value if isinstance(value, (list, tuple)) else [value]:
-                if v is not None and int(v) not in ids:
-                    ids.append(int(v))
-
-        add(getattr(self.hf_model.generation_config, "eos_token_id", None))
-        add(self.tokenizer.eos_token_id)
-        template = str(self.tokenizer.chat_template)
-        vocab = self.tokenizer.get_vocab()
-        for token in END_OF_TURN_TOKENS:
-            if token in template and token in vocab:
-                add(vocab[token])
+        eos = getattr(self.hf_model.generation_config, "eos_token_id", None)
+        ids = end_of_turn_ids(self.tokenizer, eos)
         if not ids:
             raise BackendConfigError(f"{self.model}: no end-of-turn token (no eos_token_id, no known marker)")
         return ids
