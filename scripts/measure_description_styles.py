@@ -197,7 +197,7 @@ def measure(run: Path) -> dict[str, float | int]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> OneLineArgumentParser:
     ap = OneLineArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
     ap.add_argument(
         "catalogues",
@@ -230,7 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="exit 1 when a catalogue's share of dialogues with a broken phrase is above this (e.g. 0.01)",
     )
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     out = Path(args.out)
     results = {}
     for spec in args.catalogues:
