@@ -33,26 +33,32 @@ class DecodeRows:
 
     def join(self, rows: list[tuple[int, list[tuple[torch.Tensor, torch.Tensor]], int, int]]) -> None:
         """Add rows (prompt index, the prompt's keys and values, its length, its first token): the
-        cache and mask are left-padded to the widest row, old or new."""
+        cache and mask are left-padded to the widest row, old or new. Growing in place, the joined
+        cache is written once into new buffers with room to grow (the old rows copied across, the
+        old buffers then freed), so a join holds at most the old and the new batch."""
         if not rows:
             return
         lengths = [n for _, _, n, _ in rows]
         width = max(self.mask.shape[1], *lengths)
-        cache, mask = _padded_batch([kv for _, kv, _, _ in rows], lengths, self.device, width=width)
-        if self.active:
-            from transformers import DynamicCache
-
-            layers = [
-                (
-                    torch.cat([_left_pad(old.keys, width), new.keys]),
-                    torch.cat([_left_pad(old.values, width), new.values]),
-                )
-                for old, new in zip(self.cache.layers, cache.layers, strict=True)
-            ]
-            cache = DynamicCache(ddp_cache_data=layers)
-            mask = torch.cat([_left_pad_mask(self.mask, width), mask])
+        prompts = [kv for _, kv, _, _ in rows]
         if self.grow_in_place:
-            _grow_in_place(cache)
+            cache = _joined(self.cache if self.active else None, prompts, lengths, width)
+            mask = _padded_mask(lengths, width, self.device)
+        else:
+            cache, mask = _padded_batch(prompts, lengths, self.device, width=width)
+            if self.active:
+                from transformers import DynamicCache
+
+                layers = [
+                    (
+                        torch.cat([_left_pad(old.keys, width), new.keys]),
+                        torch.cat([_left_pad(old.values, width), new.values]),
+                    )
+                    for old, new in zip(self.cache.layers, cache.layers, strict=True)
+                ]
+                cache = DynamicCache(ddp_cache_data=layers)
+        if self.active:
+            mask = torch.cat([_left_pad_mask(self.mask, width), mask])
         self.cache, self.mask = cache, mask
         self.active += [i for i, _, _, _ in rows]
         self.positions = torch.cat(
@@ -89,13 +95,18 @@ class DecodeRows:
             self._empty()
             return
         index = torch.tensor(keep, dtype=torch.long, device=self.device)
-        self.cache.batch_select_indices(index)
         self.mask, self.positions, self.token = self.mask[index], self.positions[index], self.token[index]
         self.active = [self.active[b] for b in keep]
         unseen = int((self.mask.sum(0) == 0).long().cumprod(0).sum())
+        self.mask = self.mask[:, unseen:]
+        layers = self.cache.layers
+        if all(isinstance(layer, _growing_layer_type()) and layer.owns() for layer in layers):
+            for layer in layers:
+                layer.compact(keep, unseen)
+            return
+        self.cache.batch_select_indices(index)
         if unseen:
-            self.mask = self.mask[:, unseen:]
-            for layer in self.cache.layers:
+            for layer in layers:
                 layer.keys, layer.values = layer.keys[:, :, unseen:], layer.values[:, :, unseen:]
 
 
@@ -116,36 +127,92 @@ def _growing_layer_type() -> type:
         _kbuf: torch.Tensor | None = None
         _vbuf: torch.Tensor | None = None
 
-        def _owns(self) -> bool:
+        def owns(self) -> bool:
+            """Whether keys and values are the first rows and columns of this layer's buffers."""
             k, v = self._kbuf, self._vbuf
             return (
                 k is not None
                 and v is not None
                 and self.keys.data_ptr() == k.data_ptr()
                 and self.values.data_ptr() == v.data_ptr()
-                and self.keys.shape[0] == k.shape[0]
+                and self.keys.shape[0] <= k.shape[0]
+                and self.keys.stride() == k.stride()
+            )
+
+        def adopt(self, kbuf: torch.Tensor, vbuf: torch.Tensor, rows: int, width: int) -> None:
+            """Take these buffers, of which the first `rows` rows and `width` columns are the cache."""
+            self.dtype, self.device, self.is_initialized = kbuf.dtype, kbuf.device, True
+            self._kbuf, self._vbuf = kbuf, vbuf
+            self.keys, self.values = kbuf[:rows, :, :width], vbuf[:rows, :, :width]
+
+        def compact(self, keep: list[int], unseen: int) -> None:
+            """Keep rows `keep` (ascending) and cut the first `unseen` columns, moving them to the
+            front of the same buffers: nothing is allocated but one row at a time."""
+            n = self.keys.shape[-2]
+            for buf in (self._kbuf, self._vbuf):
+                for j, b in enumerate(keep):
+                    if j == b and not unseen:
+                        continue
+                    row = buf[b, :, unseen:n]
+                    buf[j, :, : n - unseen] = row.clone() if j == b else row
+            self.keys, self.values = (
+                self._kbuf[: len(keep), :, : n - unseen],
+                self._vbuf[: len(keep), :, : n - unseen],
             )
 
         def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any):
-            n, add = self.keys.shape[-2], key_states.shape[-2]
-            if not self._owns() or n + add > self._kbuf.shape[-2]:
+            rows, n, add = self.keys.shape[0], self.keys.shape[-2], key_states.shape[-2]
+            if not self.owns() or n + add > self._kbuf.shape[-2]:
                 room = n + add + SPARE_COLUMNS
-                self._kbuf = self.keys.new_empty(*self.keys.shape[:2], room, self.keys.shape[-1])
-                self._vbuf = self.values.new_empty(*self.values.shape[:2], room, self.values.shape[-1])
-                self._kbuf[:, :, :n] = self.keys
-                self._vbuf[:, :, :n] = self.values
-            self._kbuf[:, :, n : n + add] = key_states
-            self._vbuf[:, :, n : n + add] = value_states
-            self.keys, self.values = self._kbuf[:, :, : n + add], self._vbuf[:, :, : n + add]
+                kbuf = self.keys.new_empty(rows, self.keys.shape[1], room, self.keys.shape[-1])
+                vbuf = self.values.new_empty(rows, self.values.shape[1], room, self.values.shape[-1])
+                kbuf[:, :, :n] = self.keys
+                vbuf[:, :, :n] = self.values
+                self._kbuf = self._vbuf = None  # the old buffers may go before the next are filled
+                self.adopt(kbuf, vbuf, rows, n)
+            self._kbuf[:rows, :, n : n + add] = key_states
+            self._vbuf[:rows, :, n : n + add] = value_states
+            self.keys, self.values = self._kbuf[:rows, :, : n + add], self._vbuf[:rows, :, : n + add]
             return self.keys, self.values
 
     return GrowingLayer
 
 
-def _grow_in_place(cache: Any) -> None:
-    """Make the layers of a `DynamicCache` grow in place (`_growing_layer_type`)."""
-    for layer in cache.layers:  # plain DynamicLayers (`supports_prefix_cache`)
-        layer.__class__ = _growing_layer_type()
+def _joined(
+    old: Any, prompts: list[list[tuple[torch.Tensor, torch.Tensor]]], lengths: list[int], width: int
+) -> Any:
+    """One `DynamicCache` of growing layers: the old batch's rows (`old`, or None) then each
+    prompt's keys and values, all left-padded to `width`, written into buffers allocated once with
+    `SPARE_COLUMNS` of room (the padding zeroed: masked, but never NaN)."""
+    from transformers import DynamicCache
+
+    n_layers = len(prompts[0])
+    cache = DynamicCache(ddp_cache_data=[(None, None)] * n_layers)
+    grows = _growing_layer_type()
+    old_rows = 0 if old is None else old.layers[0].keys.shape[0]
+    for index, layer in enumerate(cache.layers):
+        layer.__class__ = grows
+        sample = prompts[0][index][0]
+        shape = (old_rows + len(prompts), sample.shape[1], width + SPARE_COLUMNS, sample.shape[-1])
+        bufs = [sample.new_empty(shape), sample.new_empty(shape)]
+        for which, buf in enumerate(bufs):
+            if old is not None:
+                had = old.layers[index].keys if which == 0 else old.layers[index].values
+                buf[:old_rows, :, : width - had.shape[-2]] = 0
+                buf[:old_rows, :, width - had.shape[-2] : width] = had
+            for j, (kv, n) in enumerate(zip(prompts, lengths, strict=True)):
+                buf[old_rows + j, :, : width - n] = 0
+                buf[old_rows + j, :, width - n : width] = kv[index][which][0]
+        layer.adopt(bufs[0], bufs[1], old_rows + len(prompts), width)
+    return cache
+
+
+def _padded_mask(lengths: list[int], width: int, device: Any) -> torch.Tensor:
+    """The attention mask of rows of these lengths left-padded to `width`."""
+    mask = torch.zeros(len(lengths), width, dtype=torch.long, device=device)
+    for i, n in enumerate(lengths):
+        mask[i, width - n :] = 1
+    return mask
 
 
 def _padded_batch(
@@ -164,10 +231,7 @@ def _padded_batch(
         keys = torch.cat([_left_pad(c[layer][0], width) for c in caches])
         values = torch.cat([_left_pad(c[layer][1], width) for c in caches])
         layers.append((keys, values))
-    mask = torch.zeros(len(lengths), width, dtype=torch.long, device=device)
-    for i, n in enumerate(lengths):
-        mask[i, width - n :] = 1
-    return DynamicCache(ddp_cache_data=layers), mask
+    return DynamicCache(ddp_cache_data=layers), _padded_mask(lengths, width, device)
 
 
 def _left_pad_mask(mask: torch.Tensor, width: int) -> torch.Tensor:
