@@ -80,7 +80,11 @@ def add_model_args(
         + ("; or a reference policy with no model: reference (the judge's ceiling), name-overlap or "
            "random (floors)" if policies else ""),
     )  # fmt: skip
-    p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
+    p.add_argument(
+        "--base-url",
+        help="OpenAI-compatible server for --backend openai; vllm-rules+http://HOST:PORT/v1: a vLLM "
+        "server with the toolkit's logits processor, sent each request's decoding aids",
+    )
     p.add_argument("--batch-size", type=positive_int, default=8, help="prompts (dialogues) per model call")
     if max_new_tokens == "auto":
         p.add_argument(

@@ -101,7 +101,9 @@ class EvalConfig:
     policy with no model (`diaforge.eval.policies`): `reference` (the judge's ceiling), `name-overlap` or
     `random` (floors). Default `hf`."""
     base_url: str | None = None
-    """The OpenAI-compatible server of `backend: openai`. Default: unset (the OpenAI API)."""
+    """The OpenAI-compatible server of `backend: openai`; ``vllm-rules+http://host:8000/v1`` says it is
+    a vLLM server that applies the decoding rules (its logits processor, `diaforge.llm.vllm_rules`),
+    so each request sends them. Default: unset (the OpenAI API)."""
     bench: str = DEFAULT_BENCH
     """The benchmark JSONL. Default: the held-out benchmark that ships with the package."""
     modes: list[str] = dataclasses.field(default_factory=lambda: list(MODES))

@@ -98,7 +98,8 @@ class ModelSpec:
     `diaforge.format.PromptFormat`). `eval run` takes it from the model's ``prompt_format.json``
     (`choose_prompt_format`); default: the documented defaults."""
     base_url: str | None = None
-    """OpenAI-compatible server for `backend: openai`; the key comes from `api_key_env`."""
+    """OpenAI-compatible server for `backend: openai`; the key comes from `api_key_env`.
+    ``vllm-rules+http://...``: a vLLM server applying the decoding rules (`diaforge.llm.openai_backend`)."""
     api_key_env: str = "OPENAI_API_KEY"
     max_new_tokens: int = 384
     """Reply length cap in tokens, default 384; the command line's default is ``auto``
@@ -366,7 +367,8 @@ class ModelUnderTest:
 
     async def check(self) -> None:
         """The backend reachable, and the decoding aids applied where they run: a served model's
-        server must be `diaforge serve` for them (`OpenAIBackend.require_decoding`)."""
+        server must be `diaforge serve`, or vLLM with the rules that its base URL declares
+        (``vllm-rules+http://...``), for them (`OpenAIBackend.require_decoding`)."""
         check = getattr(self._backend, "check", None)
         if check is not None:
             await check()
@@ -377,7 +379,8 @@ class ModelUnderTest:
     @property
     def executor(self) -> str:
         """What applies the decoding (``metrics.json["decoding"]["executor"]``): the backend, or for
-        a served model what its server said it is (``diaforge-serve``, or ``openai``)."""
+        a served model what its server said it is (``diaforge-serve``, or ``openai``) or its base
+        URL declared (``vllm-rules``)."""
         return getattr(self._backend, "executor", None) or self.cfg.backend
 
     async def aclose(self) -> None:

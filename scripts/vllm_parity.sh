@@ -7,15 +7,18 @@
 #   2. `eval run --backend hf --device cuda` on the demo's 80 held-out dialogues (static and
 #      dynamic): with the demo's aids, and with every aid and the loop stop off
 #   3. `vllm serve` with the rules loaded by class path (diaforge.llm.vllm_rules:DiaforgeRules)
-#   4. `eval run --backend openai` against that server with every aid off (what `eval run` can ask
-#      of a vLLM server), compared with step 2's unaided run: `eval compare` (paired difference in
-#      Acc) and the per-turn agreement of the static turns
-#   5. the aids through the server: every reference assistant turn of the same dialogues asked of
-#      `HFBackend` on the GPU and of the server with the rules' payload in `vllm_xargs`
-#      (`diaforge.llm.vllm_rules.payload`), and the share of turns whose texts agree
+#   4. `eval run --backend openai` against that server: every aid off (`--base-url $URL`), and
+#      the demo's aids (`--base-url vllm-rules+$URL`: the server applies the rules, so each request
+#      sends its decoding, candidates and user's words in `vllm_xargs`); each compared with its
+#      run of step 2: `eval compare` (paired difference in Acc) and the per-turn agreement of the
+#      static turns
+#   5. the aids turn by turn, free of diverging histories: every reference assistant turn of the
+#      same dialogues asked of `HFBackend` on the GPU and of the server through `OpenAIBackend`
+#      with the same `vllm-rules+` base URL, and the share of turns whose texts agree
 #
-# `eval run --backend openai` does not send `vllm_xargs` yet, so the dynamic Acc with the aids
-# through vLLM is not measured here; step 5 measures the aids turn by turn instead.
+# A reply the loop stop ended is `truncated` through hf (finish reason `loop`) but read as written
+# through vLLM (the processor ends it with an end-of-turn token: finish reason `stop`), so the
+# aided runs may differ in kinds where their texts agree (docs/serving.md, "The aids on vLLM").
 #
 # Run from the checkout, after `make demo` has written $DEMO/sft:
 #   VLLM=/path/to/vllm-env/bin/vllm bash scripts/vllm_parity.sh
@@ -70,10 +73,13 @@ for _ in $(seq 600); do
   sleep 1
 done
 
-# 4. The same run through the server, every aid off; compared with the hf run.
+# 4. The same runs through the server: every aid off, then the demo's aids sent per request
+# (the executor `vllm-rules` in metrics.json); each compared with its hf run.
 evaluate vllm-unaided --backend openai --base-url "$URL" "${NO_AIDS[@]}"
-"$PY" -m diaforge eval compare "$OUT/hf-unaided" "$OUT/vllm-unaided" "$OUT/hf-aided" --out "$OUT/compare"
-"$PY" - "$OUT/hf-unaided" "$OUT/vllm-unaided" <<'EOF'
+evaluate vllm-aided --backend openai --base-url "vllm-rules+$URL" "${AIDS[@]}"
+"$PY" -m diaforge eval compare "$OUT/hf-unaided" "$OUT/vllm-unaided" "$OUT/hf-aided" "$OUT/vllm-aided" \
+    --out "$OUT/compare"
+"$PY" - "$OUT" <<'EOF'
 import json, sys
 
 def turns(run):
@@ -85,22 +91,22 @@ def turns(run):
             out.update({(t["id"], i): raw for i, raw in enumerate(said)})
     return out
 
-hf, served = turns(sys.argv[1]), turns(sys.argv[2])
-same = sum(hf[k] == served.get(k) for k in hf)
-print(f"static turns, every aid off: {same}/{len(hf)} the same text through vLLM as through hf")
+for what in ("unaided", "aided"):
+    hf, served = turns(f"{sys.argv[1]}/hf-{what}"), turns(f"{sys.argv[1]}/vllm-{what}")
+    executor = json.load(open(f"{sys.argv[1]}/vllm-{what}/metrics.json", encoding="utf-8"))["decoding"]["executor"]
+    same = sum(hf[k] == served.get(k) for k in hf)
+    print(f"static turns, {what}: {same}/{len(hf)} the same text through vLLM ({executor}) as through hf")
 EOF
 
-# 5. The aids turn by turn: HFBackend on the GPU against the server with the rules' payload.
-"$PY" - "$MODEL" "$URL" "$BENCH" "$OUT/hf-aided" "$TURN_BUDGET" "$OUT/aided_turns.json" <<'EOF'
-import asyncio, json, sys
-
-import openai
+# 5. The aids turn by turn: HFBackend on the GPU against the server with the rules sent per request.
+"$PY" - "$MODEL" "vllm-rules+$URL" "$BENCH" "$OUT/hf-aided" "$TURN_BUDGET" "$OUT/aided_turns.json" <<'EOF'
+import asyncio, dataclasses, json, sys
 
 from diaforge.format import PromptFormat
 from diaforge.llm.base import GenerationRequest
 from diaforge.llm.decoding import DecodingConfig
 from diaforge.llm.hf_backend import HFBackend
-from diaforge.llm.vllm_rules import payload
+from diaforge.llm.openai_backend import OpenAIBackend
 from diaforge.schema import load_dialogues
 
 model, url, bench, run, budget, out = sys.argv[1:]
@@ -116,16 +122,11 @@ for d in load_dialogues(bench):
             asked.append((d.id, i, r, fmt.messages(d, upto=i, arguments_as="json")))
 hf = HFBackend(model, device="cuda", dtype="bfloat16", default_temperature=None).generate_batch([a[2] for a in asked], batch_size=16)
 
-async def served():
-    client, gate = openai.AsyncOpenAI(base_url=url, api_key="none", timeout=600), asyncio.Semaphore(32)
-    async def one(r, messages):
-        extra = {"vllm_xargs": payload(r.decoding, r.candidates, r.user_texts())}
-        kwargs = {"tools": r.tools} if r.tools else {}
-        async with gate:
-            reply = await client.chat.completions.create(model=model, messages=messages, temperature=0,
-                                                         max_tokens=r.max_tokens, extra_body=extra, **kwargs)
-        return reply.choices[0].message.content or ""
-    return await asyncio.gather(*(one(r, m) for _, _, r, m in asked))
+async def served():  # the vllm-rules+ base URL: each request sends its rules in vllm_xargs
+    async with OpenAIBackend(model, base_url=url, timeout=600, default_temperature=0.0) as backend:
+        replies = await backend.generate_batch([dataclasses.replace(r, messages=m) for _, _, r, m in asked],
+                                               batch_size=32)
+    return [reply.text for reply in replies]
 
 texts = asyncio.run(served())
 differ = [{"id": a[0], "turn": a[1], "hf": h.text, "vllm": v} for a, h, v in zip(asked, hf, texts, strict=True) if h.text != v]

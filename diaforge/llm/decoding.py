@@ -40,9 +40,13 @@ __all__ = [
     "rule_of",
 ]
 
-#: The executors that apply the decoding aids (`DecodingConfig.aids`); another refuses them. Both
-#: drive `diaforge.llm.rules.RuleChain` inside the hf generator.
-APPLIED_BY = ("hf", "diaforge-serve")
+#: The executors that apply the decoding aids (`DecodingConfig.aids`), each with the settings it
+#: leaves out (it applies every other: the rules of `diaforge.llm.rules.RuleChain`, which each
+#: drives); another refuses the aids. `hf` and `diaforge-serve` run the chain inside the hf
+#: generator; `vllm-rules` is a vLLM server running it as its logits processor
+#: (`diaforge.llm.vllm_rules`, named by ``eval run --backend openai --base-url vllm-rules+http://...``),
+#: which masks one step at a time and drafts nothing: every rule but speculation.
+APPLIED_BY: dict[str, tuple[str, ...]] = {"hf": (), "diaforge-serve": (), "vllm-rules": ("speculate",)}
 
 
 @dataclass(frozen=True)
@@ -107,15 +111,15 @@ class DecodingConfig:
 
     def check(self, backend: str, *, policy: bool = False) -> None:
         """What the rules need, checked in one place: a field whose `Rule` needs another that is
-        off, then any aid asked of an executor not in `APPLIED_BY` (`backend`; `policy`: it is a
-        reference policy, which decodes nothing). Each refusal is one `InputError` line naming the
-        flags."""
+        off, then any aid asked of an executor that leaves it out (`backend`, `APPLIED_BY`;
+        `policy`: it is a reference policy, which decodes nothing). Each refusal is one
+        `InputError` line naming the flags."""
         for name in decoding_keys(type(self)):
             rule = rule_of(type(self), name)
             if getattr(self, name) and rule is not None and rule.needs and not getattr(self, rule.needs):
                 raise InputError(f"{_flag(name)} on needs {_flag(rule.needs)} on ({rule.why})")
-        asked = self.aids()
-        if backend not in APPLIED_BY and asked:
+        asked = [name for name in self.aids() if name in self.unapplied(backend)]
+        if asked:
             flags = ", ".join(f"{_flag(name)} on" for name in asked)
             what = (
                 f"the {backend} policy decodes nothing"
@@ -123,14 +127,16 @@ class DecodingConfig:
                 else f"the {backend} backend cannot apply it"
             )
             raise InputError(
-                f"{flags}: decoding aids run only where the toolkit's generator runs "
-                f"({' and '.join(APPLIED_BY)}); {what}"
+                f"{flags}: decoding aids run only where the toolkit's rules run "
+                f"({', '.join(APPLIED_BY)}); {what}"
             )
 
     def unapplied(self, backend: str) -> list[str]:
-        """The settings turned on that `backend` leaves out (after `check`: the loop stop and
-        speculation, which change a reply's cost, not its meaning)."""
-        return [] if backend in APPLIED_BY else [name for name, value in self.as_dict().items() if value]
+        """The settings turned on that `backend` leaves out: every one outside `APPLIED_BY`, those
+        named beside it there (after `check`: the loop stop and speculation, which change a reply's
+        cost, not its meaning)."""
+        left_out = APPLIED_BY.get(backend)
+        return [n for n, value in self.as_dict().items() if value and (left_out is None or n in left_out)]
 
     def as_dict(self) -> dict[str, Any]:
         """``{field: value}``, as ``metrics.json["decoding"]`` records it."""

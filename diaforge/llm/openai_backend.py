@@ -20,8 +20,14 @@ so does the first `generate_batch` that carries a decoding) every request of `ge
 sends its own decoding, candidate tools and the user's words in ``extra_body={"diaforge": {...}}``,
 and its reply must echo the decoding it applied (else `BackendError`). The reply's text is then the
 model's text as written, which the server echoes beside the OpenAI message, and its `counters` are
-what the rules counted: the same `ChatResult` the hf backend gives for the same request. Any other
-server gets no ``diaforge`` field, and decoding aids asked of it are refused (`require_decoding`).
+what the rules counted: the same `ChatResult` the hf backend gives for the same request.
+
+A vLLM server that runs the toolkit's rules as its logits processor (`diaforge.llm.vllm_rules`)
+cannot say so: its client does, by the scheme prefix of `base_url`, ``vllm-rules+http://host/v1``
+(the executor ``vllm-rules``). Every request of `generate_batch` then sends the same decoding,
+candidates and user's words as ``extra_body={"vllm_xargs": payload(...)}``; nothing is echoed, so the
+reply is vLLM's message and carries no counters. Any other server gets neither field, and decoding
+aids asked of it are refused (`require_decoding`).
 """
 
 from __future__ import annotations
@@ -47,6 +53,9 @@ from diaforge.llm.cache import RequestCache, is_cacheable, make_key
 #: of its extension in requests, replies and its model list.
 SERVED_EXECUTOR = "diaforge-serve"
 ECHO_KEY = "diaforge"
+#: The executor of a vLLM server running the rules as its logits processor, which a `base_url`
+#: declares by its scheme prefix (``vllm-rules+http://127.0.0.1:8000/v1``).
+VLLM_RULES_EXECUTOR = "vllm-rules"
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +130,8 @@ class OpenAIBackend:
     Args:
         model: model name sent with every request (for local servers: the served model name).
         base_url: endpoint such as `http://127.0.0.1:8000/v1`; None means the real OpenAI API
-            (the SDK then also honours `OPENAI_BASE_URL`).
+            (the SDK then also honours `OPENAI_BASE_URL`). ``vllm-rules+http://...`` declares a
+            vLLM server that applies the decoding rules (module docstring).
         api_key_env: environment variable that holds the key. Required when `base_url` is None;
             with a `base_url` and no key a placeholder is sent (local servers ignore it).
         timeout: seconds per attempt (the whole HTTP request), default 60.
@@ -161,6 +171,7 @@ class OpenAIBackend:
     ) -> None:
         if not model:
             raise BackendConfigError("openai backend needs a model name (set `model`)")
+        self.declared_executor, base_url = _declared_executor(base_url)
         if max_retries < 0:
             raise BackendConfigError(f"max_retries must be >= 0, got {max_retries}")
         if timeout <= 0:
@@ -190,9 +201,10 @@ class OpenAIBackend:
         self.default_max_tokens = default_max_tokens
         self.extra_body = dict(extra_body) if extra_body else None
         self.usage = Usage()
-        self.executor: str | None = None
-        """``diaforge-serve`` when the endpoint is `diaforge serve`, ``openai`` for any other; None
-        until `check` (or the first `generate_batch` with a decoding) asked its ``/models``."""
+        self.executor: str | None = self.declared_executor
+        """``diaforge-serve`` when the endpoint is `diaforge serve`, ``vllm-rules`` when `base_url`
+        declares it, ``openai`` for any other; None until `check` (or the first `generate_batch`
+        with a decoding) asked its ``/models``."""
         self._rng = random.Random(jitter_seed)
         self._owns_cache = cache is not None and not isinstance(cache, RequestCache)
         self.cache = RequestCache(cache) if self._owns_cache else cache  # type: ignore[arg-type]
@@ -222,21 +234,23 @@ class OpenAIBackend:
                     f"{self.endpoint} rejected the API key from ${self.api_key_env}: {_describe(exc)}"
                 ) from None
             # 404 and friends: the server answered, it just has no /models route.
-            self.executor = "openai"
+            page = None
         except openai.APIConnectionError as exc:  # includes APITimeoutError
             raise BackendConfigError(f"cannot reach {self.endpoint}: {_describe(exc)}") from None
-        else:
-            self.executor = _executor_of(page)
+        self.executor = self.declared_executor or _executor_of(page)
 
     def require_decoding(self, decoding: Any) -> None:
         """Refuse, in one line, decoding aids (`DecodingConfig.aids`) that this endpoint does not
-        apply: every aid but on `diaforge serve` (after `check`)."""
-        aids = decoding.aids() if decoding is not None else []
-        if aids and self.executor != SERVED_EXECUTOR:
+        apply: every aid but on `diaforge serve` (after `check`) and on a server declared
+        ``vllm-rules``."""
+        left_out = decoding.unapplied(self.executor or "openai") if decoding is not None else []
+        aids = [name for name in decoding.aids() if name in left_out] if left_out else []
+        if aids:
             flags = ", ".join(f"--{name.replace('_', '-')} on" for name in aids)
             raise BackendConfigError(
                 f"{flags}: {self.endpoint} does not apply decoding aids (its /models names no "
-                f"{SERVED_EXECUTOR} executor); serve the model with `diaforge serve` or turn them off"
+                f"{SERVED_EXECUTOR} executor); serve the model with `diaforge serve` (or with vLLM and "
+                f"its rules, base_url {VLLM_RULES_EXECUTOR}+http://...) or turn them off"
             )
 
     def _cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
@@ -347,9 +361,9 @@ class OpenAIBackend:
         self, requests: Sequence[GenerationRequest], *, batch_size: int | None = None
     ) -> list[ChatResult]:
         """One reply per request, in their order, at most `batch_size` requests in flight at once
-        (None: all). Against `diaforge serve` each request sends its decoding, candidates and the
-        user's words (module docstring); any other server is sent none, and aids asked of it are
-        refused (`require_decoding`)."""
+        (None: all). Against `diaforge serve` or a server declared ``vllm-rules`` each request
+        sends its decoding, candidates and the user's words (module docstring, `_extension`); any
+        other server is sent none, and aids asked of it are refused (`require_decoding`)."""
         requests = list(requests)
         if self.executor is None and any(r.decoding is not None for r in requests):
             await self.check()
@@ -358,16 +372,7 @@ class OpenAIBackend:
         gate = asyncio.Semaphore(batch_size or max(1, len(requests)))
 
         async def one(r: GenerationRequest) -> ChatResult:
-            extra, decoding = self.extra_body, None
-            if self.executor == SERVED_EXECUTOR:
-                extension: dict[str, Any] = {}
-                if r.decoding is not None:
-                    decoding = extension["decoding"] = r.decoding.as_dict()
-                if r.candidates:
-                    extension["candidates"] = [t.model_dump(mode="json") for t in r.candidates]
-                if r.said is not None:
-                    extension["said"] = list(r.said)
-                extra = {**(self.extra_body or {}), ECHO_KEY: extension}
+            extra, decoding = self._extension(r)
             async with gate:
                 return await self._chat(
                     r.messages,
@@ -381,6 +386,28 @@ class OpenAIBackend:
                 )
 
         return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    def _extension(self, r: GenerationRequest) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """The extra body of request `r` and the decoding its reply must echo (None: no echo):
+        ``diaforge`` for `diaforge serve`, ``vllm_xargs`` (`diaforge.llm.vllm_rules.payload`, with
+        the user's words always named: vLLM sees token ids) for ``vllm-rules``."""
+        extra = dict(self.extra_body or {})
+        if self.executor == VLLM_RULES_EXECUTOR and r.decoding is not None:
+            from diaforge.llm.vllm_rules import payload
+
+            xargs = payload(r.decoding, r.candidates, r.user_texts())
+            return {**extra, "vllm_xargs": {**extra.get("vllm_xargs", {}), **xargs}}, None
+        if self.executor != SERVED_EXECUTOR:
+            return self.extra_body, None
+        extension: dict[str, Any] = {}
+        decoding = None
+        if r.decoding is not None:
+            decoding = extension["decoding"] = r.decoding.as_dict()
+        if r.candidates:
+            extension["candidates"] = [t.model_dump(mode="json") for t in r.candidates]
+        if r.said is not None:
+            extension["said"] = list(r.said)
+        return {**extra, ECHO_KEY: extension}, decoding
 
     async def _create_with_retries(
         self, request: dict[str, Any], call: Usage, decoding: dict[str, Any] | None = None
@@ -527,6 +554,15 @@ class OpenAIBackend:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _declared_executor(base_url: str | None) -> tuple[str | None, str | None]:
+    """``(executor, url)``: ``vllm-rules`` and the URL after its prefix for a `base_url` written
+    ``vllm-rules+http://...``, else None and `base_url` as it is."""
+    prefix = VLLM_RULES_EXECUTOR + "+"
+    if base_url is not None and str(base_url).startswith(prefix):
+        return VLLM_RULES_EXECUTOR, str(base_url)[len(prefix) :]
+    return None, base_url
 
 
 def _executor_of(page: Any) -> str:
