@@ -10,9 +10,16 @@ has no usable description does the name speak, and then without its domain or nu
 The package, in reading order (each module imports only those before it):
 
 * `english`: word helpers (verb lemmas, articles, number) and the closed word classes;
+* `shorthand`: what the parse reads of a description: asides in brackets removed, common
+  abbreviations written out ("w/o" -> without, "e.g." -> for example), an arrow a clause break;
+  an acronym's case and plural ("PR" -> "PRs");
 * `grammar`: the parse the rest renders from: a word's classes from the `lemminflect`
-  lexicon and closed classes, whether a description opens with a verb, where a noun phrase ends;
-* `objects`: the object phrase after a verb (where it ends, its head noun);
+  lexicon and closed classes, whether a description opens with a verb (a noun compound such as
+  "Damage report for ..." does not; a changelog line such as "close PR without merging" does),
+  where a noun phrase ends;
+* `objects`: the object phrase after a verb (where it ends, its head noun), and the articles a
+  changelog line drops said again ("merge PR into target branch" -> "merge the PR into the
+  target branch");
 * `intents`: `intent_of`, a tool's verb and object, from any description style;
 * `options`: `option_descriptors` says what separates a group of tools (what is left of their
   object phrases once the words they all share at the start and the end are removed), so a

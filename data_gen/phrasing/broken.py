@@ -47,6 +47,7 @@ from diaforge.data_gen.phrasing.grammar import (
     tokens,
     word_classes,
 )
+from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens
 
@@ -169,7 +170,7 @@ class _Features:
     either side of each full stop, and the names it capitalises."""
 
     def __init__(self, tool: Tool) -> None:
-        desc = " ".join((tool.description or "").split())
+        desc = plain_description(" ".join((tool.description or "").split()))
         self.ends: set[str] = set()
         from diaforge.data_gen.phrasing.intents import strip_lead_in
 

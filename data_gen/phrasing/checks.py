@@ -115,6 +115,7 @@ def determiner_before_verb(text: str, tools: Sequence[Tool] = ()) -> list[str]:
     counts when the words after it open one of `tools`' actions."""
     phrases = _verb_phrases(tools)
     params = {humanise_param(k).lower() for t in tools for k in t.properties}  # one-word names: "the temp"
+    nouns = _nouns_in(tuple(tools))
     found: list[str] = []
     for m in _DET_WORD.finditer(text):
         det, word, after = m.group(1), m.group(2), m.group(3) or ""
@@ -127,13 +128,27 @@ def determiner_before_verb(text: str, tools: Sequence[Tool] = ()) -> list[str]:
         following = " ".join([low, *rest[:2]]).strip(" ,.;:?!")
         nxt = after.lower()
         opens = not after or nxt in DETERMINERS | _PARTICLES | _PREP_LINKS or text[m.end(2) :][:1] in ",.;:?!"
-        hit = verb_only(low) and opens
+        hit = verb_only(low) and opens and not (low in nouns and nxt not in DETERMINERS)
         hit = hit or any(following.startswith(p) for p in phrases if p.split()[0] == low)
         if hit:
             found.append(f"{det} {word} {after}".strip())
     return found
 
 
+def _nouns_in(tools: tuple[Tool, ...]) -> frozenset[str]:
+    """Words the lexicon knows only as verbs that `tools` use as nouns: before another word of a
+    parameter name (`commit_sha`), or after a preposition other than "to" in a description ("tag
+    release from commit"). "revert the commit" is then no determiner before a verb."""
+    out: set[str] = set()
+    for t in tools:
+        for key in t.properties:
+            out |= set(humanise_param(key).lower().split()[:-1])
+        toks = re.findall(r"[A-Za-z][\w-]*", (t.description or "").lower())
+        out |= {b for a, b in zip(toks, toks[1:], strict=False) if a in _NOUN_PREPOSITIONS}
+    return frozenset(w for w in out if verb_only(w))
+
+
+_NOUN_PREPOSITIONS = frozenset({"from", "on", "of", "into", "onto", "per", "with", "without", "by", "at"})
 _LOOKUP_WORDS = ("look up", "check", "find", "get", "retrieve", "fetch", "see", "view", "show")
 _OPENING_LEAD = r"(?:^|\bto|\bme|\bwe|\bmust|\bgotta|\bplease|:)\s+"
 

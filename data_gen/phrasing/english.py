@@ -43,7 +43,11 @@ def is_noun(word: str) -> bool:
 
 
 def article(phrase: str) -> str:
-    """`a` or `an` for a noun phrase (`an hour`, `a user`)."""
+    """`a` or `an` for a noun phrase (`an hour`, `a user`, `an SKU`: an acronym by the sound of
+    its first letter)."""
+    first = phrase.split(" ", 1)[0]
+    if 1 < len(first) <= 5 and first.isalpha() and first.isupper():
+        return "an" if first[0] in "AEFHILMNORSX" else "a"
     return inflect_engine().a(phrase).split(" ", 1)[0]
 
 

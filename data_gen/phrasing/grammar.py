@@ -8,7 +8,12 @@ when a description writes it with a capital mid-sentence (`Bundesliga`, `YouTube
 decides the rest: a description's first word is a verb when it can be one and what follows it
 opens an object, and a noun phrase runs from its determiner over its modifiers to its head, then
 over `of` and a second noun phrase, and over a list joined by commas and a final `and`/`or` when
-an `of`-phrase completes the list ("the current state, owner and due date of a claim").
+an `of`-phrase completes the list ("the current state, owner and due date of a claim"). Two
+shapes decide an opening word that can be a verb or a noun without the tool's name: a compound
+with a singular head and no determiner, in a sentence that writes its articles elsewhere, is a
+noun phrase ("Damage report for goods received broken": `bare_compound`); in a changelog line
+(lower case, no articles: `changelog`) a bare object after it makes it a verb ("close PR without
+merging").
 
 The renderers cut descriptions only where `np_end` says a noun phrase ends (never after a
 modifier whose head follows: "a unique employee | id"), and the checks (`diaforge.data_gen.phrasing.broken`)
@@ -23,7 +28,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from diaforge.data_gen.phrasing.english import _BOUNDARY, DETERMINERS, _lemmas
+from diaforge.data_gen.phrasing.english import _BOUNDARY, DETERMINERS, MASS_NOUNS, _is_plural, _lemmas
+from diaforge.data_gen.phrasing.shorthand import is_acronym
 
 _PREPOSITION_WORDS = (
     "about above across after against along among around as at before behind below beneath beside "
@@ -289,6 +295,77 @@ def name_verb(word: str) -> bool:
     return w in _NAME_VERBS or word_classes(w) == {"VERB"}
 
 
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def telegraphic(toks: Sequence[str]) -> bool:
+    """Whether a sentence drops its articles, as notes and changelogs do ("merge PR into target
+    branch", "delete branch. protected branches refused"): two words or more, none a, an, the."""
+    return len(toks) > 1 and not any(t.lower() in _ARTICLES for t in toks)
+
+
+def changelog(toks: Sequence[str]) -> bool:
+    """Whether a sentence is written as a changelog line: in lower case from its first letter and
+    without articles ("merge PR into target branch"). Only there are the articles it drops said
+    again; a capitalised sentence without one is often plain English ("Headcount by department")."""
+    return telegraphic(toks) and toks[0][:1].islower()
+
+
+def _bare_object(toks: Sequence[str]) -> bool:
+    """Whether, in a sentence that drops its articles, the second word opens an object without
+    one: an acronym ("close PR without merging"), or, in a sentence written in lower case from
+    its first letter, a noun or an adjective ("reopen closed PR", "delete branch")."""
+    if not telegraphic(toks) or not toks[1][:1].isalnum():
+        return False
+    if is_acronym(toks[1]):
+        return True
+    classes = word_classes(toks[1])
+    return toks[0][:1].islower() and nominal(toks[1]) and not classes & {"DET", "ADP", "CCONJ", "PRON"}
+
+
+def count_head(word: str) -> bool:
+    """Whether a noun phrase headed by `word` needs a determiner: a singular noun that is not a
+    mass noun, a name or a number (`branch`, `PR`; not `branches`, `information`, `Salesforce`)."""
+    if is_acronym(word):
+        return not word.endswith("s")
+    if not word.isalpha() or not word.islower() or word in MASS_NOUNS or _is_plural(word):
+        return False
+    return "NOUN" in word_classes(word)
+
+
+def bare_compound(toks: Sequence[str]) -> bool:
+    """Whether a sentence opens with a noun compound whose first word can also be an order
+    ("Damage report for goods received broken", "Pick list for an outbound order"): a base form
+    that is a noun too and no verb a tool name opens with (`list`, `order`, `book`: `name_verb`),
+    then nouns without a determiner to a singular head that needs one, then a preposition, a
+    relative word or a stop, in a sentence that writes its articles elsewhere. An order there
+    would have said "Pick a list"; a sentence that drops its articles says nothing
+    (`telegraphic`)."""
+    if len(toks) < 3 or not toks[0].isalpha():
+        return False
+    w = toks[0].lower()
+    if not {"VERB", "NOUN"} <= word_classes(w) or name_verb(w) or (_lemmas(w).get("VERB") or ("",))[0] != w:
+        return False
+    end = 2
+    while end < len(toks) and continues_compound(toks[end - 1], toks[end]):
+        end += 1
+    head, nxt = toks[end - 1], (toks[end].lower() if end < len(toks) else "")
+    if not count_head(head) or is_acronym(head) or not all(nominal(t) for t in toks[1:end]):
+        return False
+    ends = nxt in PREPOSITIONS | RELATIVES or not nxt[:1].isalnum()
+    return ends and nxt not in DETERMINERS and any(t.lower() in _ARTICLES for t in toks[end:])
+
+
+def _name_verb_is(lead: Sequence[str], w: str, base: str) -> bool | None:
+    """Whether a tool name's first verb is `w` (True), another verb (False), or it has none (None)."""
+    for x in lead:
+        if x in (w, base) or (_lemmas(x).get("VERB") or ("",))[0] == base:
+            return True
+        if name_verb(x):
+            return False
+    return None
+
+
 def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool:
     """Whether a description sentence opens with a verb. A word the lexicon knows only as a verb
     always does; one that is also a noun does when what follows opens an object (a determiner,
@@ -299,8 +376,8 @@ def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool
     (`uber.ride`: "Find ride from source"); a name whose verb is another word makes the opening a
     noun phrase (`get_order_details`: "Order details of a cart"). A participle ("Estimated CO2
     emissions") or a name in title case ("Object Detection API") opens a noun phrase."""
-    if len(toks) < 2:
-        return False
+    if len(toks) < 2 or bare_compound(toks):
+        return False  # "Damage report for goods received broken"
     first, second = toks[0], toks[1]
     w, nxt = first.lower(), second.lower()
     classes = word_classes(w)
@@ -333,11 +410,9 @@ def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool
     if "ADJ" in nxt_classes and "NOUN" not in nxt_classes and "ADJ" not in classes:
         return True  # "List open purchase requisitions"; not "Open incidents assigned to you"
     lead = [x.lower() for x in name_words]
+    named = _name_verb_is(lead, w, base)  # the name's first verb, or this word before any verb of it
+    if named is not False and _bare_object(toks):
+        return True  # "close PR without merging", "reopen closed PR"
     if "ADJ" in classes and not (lead and lead[0] == w):
         return False  # "Smart home query API", "Open incidents assigned to you"
-    for x in lead:  # the name's first verb, or this word before any verb of the name
-        if x in (w, base) or (_lemmas(x).get("VERB") or ("",))[0] == base:
-            return True
-        if name_verb(x):
-            return False
-    return bool(lead)
+    return bool(lead) if named is None else named

@@ -10,6 +10,7 @@ when the description says neither does the name speak, without its domain or num
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -33,8 +34,25 @@ from diaforge.data_gen.phrasing.english import (
     verb_lemma,
     with_article,
 )
-from diaforge.data_gen.phrasing.grammar import TOOL_WORDS, VERB_LINKS, np_end, opens_with_verb
-from diaforge.data_gen.phrasing.objects import _dangling, _lower_obj, _noun_info, _object_words
+from diaforge.data_gen.phrasing.grammar import (
+    PREPOSITIONS,
+    TOOL_WORDS,
+    VERB_LINKS,
+    bare_compound,
+    changelog,
+    count_head,
+    np_end,
+    opens_with_verb,
+)
+from diaforge.data_gen.phrasing.objects import (
+    MAKING_VERBS,
+    _dangling,
+    _lower_obj,
+    _noun_info,
+    _object_words,
+    restore_articles,
+)
+from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.schema import Tool
 from diaforge.text import name_tokens, stem
 
@@ -103,8 +121,8 @@ def _imperative_verb(
     first = tokens[0]
     w = first.lower()
     nxt = tokens[1].lower() if len(tokens) > 1 else ""
-    if not nxt or not nxt[:1].isalnum():
-        return None
+    if not nxt or not nxt[:1].isalnum() or bare_compound(tokens):
+        return None  # "Damage report for goods ...": a noun compound, not an order
     gerund = _gerund_base(w)
     if not gerund and w.endswith("ing") and nxt in DETERMINERS and nxt != "that":
         gerund = (_lemmas(w).get("VERB") or (None,))[0]  # "opening a bank account" (after "API for")
@@ -195,9 +213,16 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
     """The tool's intent, from its description when that reads as an action or a look-up: its
     first sentence, or the second when the first only says what parameters the tool takes
     ("An API that takes one parameter - 'video'. This API returns a description of the video").
-    After a lead-in that ends with "to" ("API to search places ..."), the first word is a verb."""
+    After a lead-in that ends with "to" ("API to search places ..."), the first word is a verb.
+    Cached by the name and the description: the agents ask it many times a turn."""
+    return _intent_cached(tool.name, tool.description or "", prefixes)
+
+
+@functools.lru_cache(maxsize=65536)
+def _intent_cached(name: str, description: str, prefixes: frozenset[str]) -> Intent:
+    tool = Tool(name=name, description=description)
     name_ws = _name_words(tool, prefixes)
-    for sentence in _sentences(tool.description or "")[:2]:
+    for sentence in _sentences(plain_description(tool.description or ""))[:2]:
         for clause in _clauses(sentence):
             intent = _clause_intent(clause, name_ws, tool)
             if intent is not None and not {w.lower() for w in intent.obj.split()} & _PARAMETER_WORDS:
@@ -339,6 +364,10 @@ def _action_intent(
         if obj[0].lower() not in DETERMINERS and tail and tail[0].lower() in TOOL_WORDS:
             bare = " ".join(obj)  # "Get user token API ..." -> get the user token
             obj = (f"the {bare}" if verb.split()[0] in LOOKUP_VERBS else with_article(bare)).split()
+        elif changelog(tokens):  # "merge PR into target branch" -> merge the PR into the target branch
+            obj, tail = restore_articles(verb, obj, tail)
+        elif obj[0].lower() not in DETERMINERS and _relative_after(tail) and count_head(obj[-1]):
+            obj = ["the", *obj]  # "Reorder threshold below which ..." -> reorder the threshold below which
         head, nouns = _noun_info(obj)
         text = " ".join(obj).replace(" ,", ",")
         cut = next((k for k, w in enumerate(tail) if w.lower() in TOOL_WORDS), None)
@@ -373,14 +402,35 @@ def _noun_phrase_intent(tokens: list[str], name_ws: list[str]) -> Intent | None:
         return action
     if obj[0] == tokens[0] and not any(c.isupper() for c in obj[0][1:]):
         obj = [obj[0].lower(), *obj[1:]]  # the description's first word: "Nonconformance reports"
+    made = _made(tokens)  # "A request to move stock ..., created in draft": create a request
     if obj[0].lower() not in DETERMINERS | _INDEFINITES:
-        obj = ["the", *obj]  # never "the everyone"
+        obj = with_article(" ".join(obj)).split() if made else ["the", *obj]  # never "the everyone"
     head, nouns = _noun_info(obj)
     text = " ".join(obj).replace(" ,", ",")
+    if made:
+        return Intent(made, text, " ".join(_lower_obj(tail)), head, "description", nouns)
     if tail and tail[0].lower() in TOOL_WORDS:  # "Smart home query API that takes ..." names a tool
         text = f"{text} {tail[0] if tail[0].isupper() else tail[0].lower()}"
         return Intent("use", text, " ".join(_lower_obj(tail[1:])), head, "description", nouns)
     return Intent("look up", text, " ".join(_lower_obj(tail)), head, "lookup", nouns)
+
+
+def _relative_after(tail: Sequence[str]) -> bool:
+    """Whether an object's tail opens a relative clause ("| below which a suggestion is raised",
+    "| that holds the total"): an object it restricts takes "the"."""
+    low = [w.lower() for w in tail[:2]]
+    return bool(low) and (
+        low[0] in ("which", "that", "whose") or (low[0] in PREPOSITIONS and low[1:] == ["which"])
+    )
+
+
+def _made(tokens: Sequence[str]) -> str | None:
+    """The verb of a participle of making that follows a noun phrase's first comma ("A request to
+    move stock between two warehouses, created in draft" -> `create`), else None."""
+    k = next((i for i, t in enumerate(tokens) if t in ",;:()"), -1)  # the first clause break only
+    word = tokens[k + 1].lower() if 0 <= k < len(tokens) - 1 and tokens[k] == "," else ""
+    verbs = _lemmas(word).get("VERB") if word.endswith("ed") else None
+    return verbs[0] if verbs and verbs[0] in MAKING_VERBS else None
 
 
 def _name_intent(ws: list[str]) -> Intent:

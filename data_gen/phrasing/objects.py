@@ -23,14 +23,18 @@ from diaforge.data_gen.phrasing.english import (
     DETERMINERS,
     _is_plural,
     _lemmas,
+    is_base_verb,
     is_noun,
+    with_article,
 )
 from diaforge.data_gen.phrasing.grammar import (
     HANGING,
+    PREPOSITIONS,
     TOOL_WORDS,
     _closed_list,
     _list_end,
     continues_compound,
+    count_head,
     is_proper,
     nominal,
     np_end,
@@ -188,3 +192,72 @@ def _noun_info(obj: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     head = content[-1]
     nouns = tuple(w for w in content[:-1] if is_noun(w) and "ADJ" not in _lemmas(w) and "-" not in w)
     return head, nouns
+
+
+# Verbs whose object comes into being: it takes "a" ("create a user", "add a reviewer"); any other
+# verb acts on a thing both sides know ("close the PR", "delete the branch").
+_MAKING_WORDS = "create add make generate register submit book schedule start upload post send file raise log draft issue open"
+MAKING_VERBS = frozenset(_MAKING_WORDS.split())
+
+
+def _verb_in_noun_slot(word: str) -> bool:
+    """A base form the lexicon knows only as a verb, standing where only a noun can: after the
+    opening verb or a preposition of a changelog line (`commit` in "revert commit on branch",
+    "tag release from commit")."""
+    return (
+        word.islower() and word_classes(word) == {"VERB"} and is_base_verb(word) and not word.endswith("ed")
+    )
+
+
+def _bare_phrase_end(words: Sequence[str], start: int, after_to: bool = False) -> int:
+    """The index past a noun phrase without a determiner that opens at `start` and needs one
+    (`target branch`, `PR`, `commit`), or `start` when none does (`merging`, `branches`,
+    `Salesforce`, and after "to" a word that can be a verb: "to close issue")."""
+    if start >= len(words) or (after_to and "VERB" in word_classes(words[start])):
+        return start
+    if _verb_in_noun_slot(words[start]) and not after_to:
+        nxt = words[start + 1] if start + 1 < len(words) else ""
+        return start + 1 if not nxt[:1].isalnum() or nxt.lower() in PREPOSITIONS else start
+    end = start
+    while end < len(words) and nominal(words[end]) and not words[end].endswith("ing"):
+        end += 1
+        if end < len(words) and not continues_compound(words[end - 1], words[end]):
+            break
+    return end if end > start and count_head(words[end - 1]) else start
+
+
+def restore_articles(verb: str, obj: Sequence[str], tail: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The object and the tail of a sentence that drops its articles (`grammar.telegraphic`) with
+    them put back, as a person says it: "merge PR into target branch" -> "merge the PR into the
+    target branch", "add reviewer to PR" -> "add a reviewer to the PR". A plural, a mass noun, a
+    name, a number or a word that is only a verb keeps its bare form."""
+    out = list(obj)
+    if out and out[0].lower() not in DETERMINERS and _bare_phrase_end(out, 0) == len(out):
+        making = verb.split()[0] in MAKING_VERBS
+        out = (with_article(" ".join(out)) if making else f"the {' '.join(out)}").split()
+    rest: list[str] = []
+    k = 0
+    while k < len(tail):
+        rest.append(tail[k])
+        if tail[k].lower() in PREPOSITIONS and tail[k].lower() not in ("without", "by", "per"):
+            end = _bare_phrase_end(tail, k + 1, tail[k].lower() == "to")  # not "by the author"
+            if end > k + 1 and not (end < len(tail) and tail[end][:1].isdigit()):  # "to tier 2"
+                rest += ["the", *tail[k + 1 : end]]
+                k = end
+                continue
+        k += 1
+    return out, rest
+
+
+def restore_clause_articles(words: Sequence[str]) -> list[str]:
+    """`restore_articles` over a stretch of a sentence that drops its articles: the object of a
+    verb it opens with ("reopen closed PR" -> "reopen the closed PR") and each noun phrase after a
+    preposition ("on branch" -> "on the branch")."""
+    if not words:
+        return []
+    first = words[0]
+    if is_base_verb(first) and first.islower():
+        end = _bare_phrase_end(words, 1)
+        obj, tail = restore_articles(first, words[1:end], words[end:])
+        return [first, *obj, *tail]
+    return restore_articles("", [], words)[1]

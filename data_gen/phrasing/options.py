@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from diaforge.data_gen.phrasing.english import (
     _BOUNDARY,
     DETERMINERS,
-    MASS_NOUNS,
     _is_plural,
     _lemmas,
     _tokens,
@@ -27,6 +26,7 @@ from diaforge.data_gen.phrasing.grammar import (
     HANGING,
     RELATIVES,
     TOOL_WORDS,
+    changelog,
     continues_compound,
     ends_cleanly,
     nominal,
@@ -34,8 +34,8 @@ from diaforge.data_gen.phrasing.grammar import (
     word_classes,
 )
 from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
-from diaforge.data_gen.phrasing.objects import _lower_obj
-from diaforge.saying import inflect_engine
+from diaforge.data_gen.phrasing.objects import _lower_obj, restore_clause_articles
+from diaforge.data_gen.phrasing.shorthand import keep_case, plain_description, plural_of
 from diaforge.schema import Tool
 from diaforge.text import content_stems, name_tokens, stem
 
@@ -56,7 +56,7 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
     for o in others:
         if o.name != tool.name:
             other |= content_stems(o.description) | {stem(w) for w in name_tokens(o)}
-    text = " ".join((tool.description or "").split())
+    text = plain_description(" ".join((tool.description or "").split()))
     for sentence in re.split(r"(?<=[A-Za-z0-9)'’\"])[.;!?](?:\s|$)", text):
         toks = _tokens(strip_lead_in(sentence.strip()))
         for k, t in enumerate(toks):
@@ -80,6 +80,8 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
                     piece = _base_after_conjunction(piece)  # "take ... and retrieve the definition"
             cut = next((k for k, w in enumerate(piece) if w.lower() in TOOL_WORDS | _PARAMETER_TALK), None)
             piece = trim_phrase(piece[:cut] if cut is not None else piece, 12)
+            if changelog(toks):  # "reopen closed PR" -> reopen the closed PR
+                piece = restore_clause_articles(_lower_obj(piece))
             while len(piece) > 1 and piece[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
                 piece.pop()
             return " ".join(_lower_obj(piece))
@@ -242,7 +244,7 @@ def vague_request(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[st
     g = intent_of(gold, prefixes)
     others = [c for c in candidates if c.name != gold.name]
     oi = [intent_of(c, prefixes) for c in others]
-    head = g.head.lower()
+    head = keep_case(g.head)  # "PR", never "pr"
     verb_s = g.verb.split()[0]
 
     def covers(words_: Sequence[str]) -> int:
@@ -255,7 +257,7 @@ def vague_request(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[st
         return n
 
     if head and verb_s and g.source != "name":
-        compound = [n.lower() for n in g.nouns[-1:]]
+        compound = [keep_case(n) for n in g.nouns[-1:]]
         for ws in ([*compound, head], [head]):
             if covers([verb_s, *ws]):
                 obj = " ".join(ws)
@@ -272,24 +274,20 @@ def subject_of(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] 
     """A subject the gold tool shares with other candidates (`travel bookings`), else its line of
     business, else its head noun in the plural."""
     heads = Counter()
+    said: dict[str, str] = {}  # a stem as a head is written ("PR", "report")
     for c in candidates:
-        h = intent_of(c, prefixes).head.lower()
-        if h and h.isalpha() and h not in TOOL_WORDS:
-            heads[stem(h)] += 1
-    g = intent_of(gold, prefixes).head.lower()
-    g = "" if g in TOOL_WORDS else g
+        h = keep_case(intent_of(c, prefixes).head)
+        if h and h.isalpha() and h.lower() not in TOOL_WORDS:
+            heads[stem(h.lower())] += 1
+            said.setdefault(stem(h.lower()), h)
+    g = keep_case(intent_of(gold, prefixes).head)
+    g = "" if g.lower() in TOOL_WORDS else g
     shared = [h for h, n in heads.most_common() if n > 1]
-    if g and stem(g) in shared:
-        return f"about {_plural(g)}"
+    if g and stem(g.lower()) in shared:
+        return f"about {plural_of(g)}"
     lob = str(gold.metadata.get("line_of_business") or "").strip()
     if lob:
         return f"in {lob}"
     if shared:
-        return f"about {_plural(shared[0])}"
-    return f"about {_plural(g)}" if g else "at work"
-
-
-def _plural(noun: str) -> str:
-    if _is_plural(noun) or noun.lower() in MASS_NOUNS:
-        return noun
-    return inflect_engine().plural_noun(noun) or noun
+        return f"about {plural_of(said[shared[0]])}"
+    return f"about {plural_of(g)}" if g else "at work"

@@ -14,8 +14,9 @@ import functools
 import re
 
 from diaforge.data_gen.phrasing.english import DETERMINERS, _lemmas, first_sentence
-from diaforge.data_gen.phrasing.grammar import word_classes
+from diaforge.data_gen.phrasing.grammar import changelog, tokens, word_classes
 from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
+from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.schema import Tool
 from diaforge.text import name_tokens
 
@@ -50,7 +51,7 @@ def readings(tool: Tool) -> list[str]:
     unit is vacant" -> "check whether a unit is vacant"), a verb of giving as "get" ("Returns the
     current gas price" -> "get the current gas price"). Each is at most `MAX_WORDS` words, in the
     description's words; none when the description is empty."""
-    sentence = strip_lead_in(first_sentence(tool.description or "").strip())
+    sentence = strip_lead_in(first_sentence(plain_description(tool.description or "")).strip())
     clause = _clause(sentence)
     words = clause.split()
     if len(words) < 2:
@@ -103,7 +104,7 @@ def _unsure(tool: Tool, prefixes: frozenset[str] = frozenset()) -> bool:
     giving ("Returns whether ...", "Returns the ..."), or a phrase read from the tool's name.
     Where none holds, the rule rendering stands unjudged: a language model on a CPU costs about a
     fifth of a second a sentence."""
-    sentence = strip_lead_in(first_sentence(tool.description or "").strip())
+    sentence = strip_lead_in(first_sentence(plain_description(tool.description or "")).strip())
     words = sentence.split()
     intent = intent_of(tool, prefixes)
     if not words or intent.source == "name":
@@ -118,8 +119,9 @@ def _unsure(tool: Tool, prefixes: frozenset[str] = frozenset()) -> bool:
 def _noun_compound(words: list[str]) -> bool:
     """Whether a description opens with a word that is a verb and a noun followed by a noun, no
     determiner between ("Damage report", "Pick list", "Reorder threshold"): a noun compound as
-    often as an order."""
-    if len(words) < 2 or words[1].lower() in DETERMINERS:
+    often as an order. Not in a changelog line, where the order is sure ("close PR without
+    merging", "tag release from commit": `grammar.changelog`)."""
+    if len(words) < 2 or words[1].lower() in DETERMINERS or changelog(tokens(" ".join(words))):
         return False
     first, second = (w.strip(",.;:").lower() for w in words[:2])
     base = _verb_base(first)

@@ -13,6 +13,7 @@ within days" (an argument whose name opens with a preposition).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from diaforge.data_gen.phrasing.broken import broken_phrases
@@ -31,6 +32,7 @@ from diaforge.data_gen.phrasing.intents import catalogue_prefixes, intent_of
 from diaforge.data_gen.phrasing.judging import active_judge, judged
 from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
 from diaforge.data_gen.phrasing.readings import readings, unsure
+from diaforge.data_gen.phrasing.shorthand import acronym_case, shorthand_left
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens
@@ -54,6 +56,7 @@ def sound(phrase: str, tools: Sequence[Tool] = (), *, noun_reading: bool = False
         and not artefacts(phrase)
         and (noun_reading or not determiner_before_verb(phrase, tools))
         and not names_read_out(phrase, tools)
+        and not shorthand_left(phrase)  # "close PR w/o merging": said aloud, it is "without"
     )
 
 
@@ -176,7 +179,38 @@ _SOURCE = {"from": "source", "to": "target", "since": "start", "until": "end", "
 _DATE_SOURCE = {"from": "start", "to": "end", "since": "start", "until": "end", "till": "end"}
 
 
+# Units a parameter name may end with (`weight_kg`, `timeout_ms`, `price_usd`): said "weight in kg".
+_UNIT_WORDS = (
+    "kg g mg lb lbs oz km cm mm mi ft yd ml kwh mph kmh ms sec secs mins hrs pct px dpi kb mb gb tb "
+    "usd eur gbp jpy chf cad aud inr cny"
+)
+_UNITS = frozenset(_UNIT_WORDS.split())
+_CURRENCIES = frozenset(["usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "inr", "cny"])
+_ASIDE = re.compile(r"\s*\(([^()]*)\)")
+
+
 def param_noun(key: str, spec: dict | None = None) -> str:
+    """`_param_noun`, with a unit the name ends with said after "in" (`weight_kg` -> `weight in
+    kg`, `weight (kg)` -> `weight in kg`; an aside in brackets that names no unit is dropped) and
+    each word the argument's description spells as an acronym in capitals (`pr_number` + "PR
+    number." -> `PR number`)."""
+    unit = ""
+    m = _ASIDE.search(key)
+    if m:
+        inside = m.group(1).strip().lower()
+        unit = inside if inside in _UNITS else ""
+        key = _ASIDE.sub("", key).strip() or key
+    toks = param_tokens(key)
+    if not unit and len(toks) > 1 and toks[-1] in _UNITS:
+        unit = toks[-1]
+        key = "_".join(toks[:-1])
+    noun = _param_noun(key, spec)
+    if unit:
+        noun = f"{noun} in {unit.upper() if len(unit) == 3 and unit in _CURRENCIES else unit}"
+    return acronym_case(noun, str((spec or {}).get("description") or ""))
+
+
+def _param_noun(key: str, spec: dict | None = None) -> str:
     """How the scripted agents name an argument: `humanise_param`, unless the name opens with a
     preposition or is a single letter, which no person says after "the": `from_currency` ->
     `source currency`, `to_date` -> `end date`, `within_days` -> `number of days`, `per_page` ->

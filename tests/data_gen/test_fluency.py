@@ -222,14 +222,27 @@ def test_smollm2_prefers_the_repair_of_two_broken_phrases_of_the_issue():
 
 
 def test_a_noun_reading_the_judge_kept_is_not_rejected_by_the_rule_that_reads_a_verb():
+    # "Transfer" opens tool names as a verb (`grammar.name_verb`), so the rules read one here;
+    # "Damage report for ..." they now read as a noun compound themselves.
+    params = {"type": "object", "properties": {"receipt_number": {"type": "string"}}, "required": []}
     tool = Tool(
-        name="warehouse_damage_report",
-        description="Damage report for goods received broken or spoiled, with a photo reference.",
-        parameters={"type": "object", "properties": {"receipt_number": {"type": "string"}}, "required": []},
+        name="warehouse_transfer_note",
+        description="Transfer note for goods moved between sites, with a signature.",
+        parameters=params,
     )
-    d = _dialogue("I need to look up the damage report.", [])
+    d = _dialogue("I need to look up the transfer note.", [])
     d = d.model_copy(update={"candidate_tools": [tool], "seed_tool": tool.name, "gold_args": {}})
     d.provenance.fluency = {"flagged": [], "kept": []}
-    assert not naturalness_validator(d).passed  # the rules read "Damage" as a verb
-    d.provenance.fluency = {"flagged": [], "kept": [["action", "look up the damage report"]]}
+    assert not naturalness_validator(d).passed  # the rules read "Transfer" as a verb
+    d.provenance.fluency = {"flagged": [], "kept": [["action", "look up the transfer note"]]}
+    assert naturalness_validator(d).passed
+    damage = tool.model_copy(
+        update={
+            "name": "warehouse_damage_report",
+            "description": "Damage report for goods received broken or spoiled, with a photo reference.",
+        }
+    )
+    d = _dialogue("I need to look up the damage report.", [])
+    d = d.model_copy(update={"candidate_tools": [damage], "seed_tool": damage.name, "gold_args": {}})
+    d.provenance.fluency = {"flagged": [], "kept": []}
     assert naturalness_validator(d).passed

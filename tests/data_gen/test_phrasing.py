@@ -19,11 +19,15 @@ from diaforge.data_gen.gen_config import GenerationConfig
 from diaforge.data_gen.phrasing import (
     artefacts,
     catalogue_prefixes,
+    distinguishing_clause,
     intent_of,
     names_read_out,
     option_descriptors,
+    subject_of,
     vague_request,
 )
+from diaforge.data_gen.phrasing.render import action, option_phrases, param_noun, sound
+from diaforge.data_gen.phrasing.shorthand import plain_description, plural_of
 from diaforge.data_gen.validators import naturalness_shares, naturalness_validator
 from diaforge.data_gen.wording import HELDOUT, TRAIN
 from diaforge.schema import Persona, Tool, Turn, load_dialogues
@@ -240,3 +244,109 @@ def test_generation_on_an_unseen_prefixed_catalogue_is_natural(tmp_path) -> None
     assert stats["naturalness"] == pytest.approx(shares)
     for d in dialogues:  # a domain prefix is never used as a verb ("I need to fleet a work order")
         assert not re.search(r"\bto (fleet|trial|fn)\b", d.turns[0].content.lower()), d.turns[0].content
+
+
+# Description shapes of catalogues nobody wrote for this toolkit (docs/data-generation.md, "The
+# fluency judge"): each rule holds on descriptions invented here, not on the fixture's.
+
+
+@pytest.mark.parametrize(
+    ("name", "description"),
+    [
+        ("plant_repair_ticket", "Repair ticket for a broken machine, with the technician's notes."),
+        ("shop_gift_card", "Gift card for a customer, with a printed greeting."),
+        ("dock_load_plan", "Load plan below which a truck is marked as full."),
+    ],
+)
+def test_a_noun_compound_whose_first_word_can_be_an_order_is_not_read_as_one(name, description) -> None:
+    # "Repair ticket for a broken machine": a sentence that writes its articles would have said
+    # "Repair a ticket"; the opening is a noun compound, looked up or said plainly.
+    t = tool(name, description)
+    said = action(t, frozenset({"plant", "shop", "dock"}), [t])
+    first = description.split()[0].lower()
+    assert said.startswith(("look up the ", "get the ", "create ", "use the option")), said
+    assert not said.startswith(first)
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "phrase"),
+    [
+        ("desk_close_ticket", "close ticket w/o reply. keeps thread", "close the ticket"),
+        ("infra_lock_vm", "lock VM after backup; admin only", "lock the VM"),
+        ("crm_reopen_case", "reopen closed case (fails if archived)", "reopen the closed case"),
+        ("proj_archive_project", "archive project into cold storage", "archive the project"),
+        ("team_add_member", "add member to squad. max 12", "add a member"),
+    ],
+)
+def test_a_terse_lower_case_order_is_a_verb_and_gets_its_articles_back(name, description, phrase) -> None:
+    # "close ticket w/o reply": the opening word of a changelog line is its verb (never "look up
+    # the close ticket"), and the articles it drops are said again.
+    assert action(tool(name, description), frozenset({"desk", "infra", "crm", "proj", "team"})) == phrase
+
+
+def test_a_word_the_lexicon_knows_only_as_a_verb_is_a_noun_where_only_a_noun_can_stand() -> None:
+    # "roll back deploy on cluster": `deploy` is a verb to the lexicon, a noun in this catalogue
+    # (after "from", before another word of a parameter name), so "the deploy" is said
+    spec = {"type": "object", "properties": {"deploy_id": {"type": "string", "description": "Deploy ID."}}}
+    undo = Tool(name="ops_undo_deploy", description="undo deploy on cluster -> page owner", parameters=spec)
+    rerun = Tool(name="ops_rerun_job", description="rerun job from deploy; admins only", parameters=spec)
+    assert action(undo, frozenset({"ops"}), [undo, rerun]) == "undo the deploy"
+    assert distinguishing_clause(rerun, [undo, rerun]) == "rerun the job from the deploy"
+
+
+def test_abbreviations_are_written_out_or_the_phrase_falls_back() -> None:
+    assert plain_description("ship order w/ tracking, e.g. express; qty per box") == (
+        "ship order with tracking, for example express; quantity per box"
+    )
+    assert (
+        plain_description("close ticket w/o reply -> notify owner")
+        == "close ticket without reply; notify owner"
+    )
+    t = tool("desk_close_ticket", "close ticket w/o reply. keeps thread")
+    options = option_phrases([t, tool("desk_merge_ticket", "merge ticket into parent ticket")])[1]
+    assert options[t.name] == "close the ticket without reply"
+    # an abbreviation nobody wrote out: the rendering is not sound, so the plain wording is said
+    assert not sound("refund the order n/a fee")
+    assert not sound("adjust the stock qty")
+    assert sound("switch the on/off state")
+
+
+def test_an_acronym_keeps_its_case_and_its_plural() -> None:
+    tickets = [
+        tool("ops_close_sr", "close SR w/o notifying. keeps history"),
+        tool("ops_reopen_sr", "reopen closed SR, same owner"),
+        tool("ops_list_srs", "list open SRs, filter by queue"),
+    ]
+    prefixes = catalogue_prefixes(tickets)
+    assert subject_of(tickets[0], tickets, prefixes) == "about SRs"
+    assert plural_of("SR") == "SRs" and plural_of("SRs") == "SRs"
+    assert param_noun("sr_number", {"type": "integer", "description": "SR number."}) == "SR number"
+    assert param_noun("build_sha", {"type": "string", "description": "Build SHA."}) == "build SHA"
+
+
+def test_an_aside_never_enters_an_argument_name_or_an_action() -> None:
+    assert param_noun("length_cm") == "length in cm"
+    assert param_noun("Volume (ml)") == "volume in ml"
+    assert param_noun("note (optional)") == "note"
+    invoice = tool("billing_create_invoice", "Creates an invoice (draft only, see docs) for a customer.")
+    intent = intent_of(invoice)
+    assert (intent.phrase, intent.tail) == ("create an invoice", "for a customer")
+    assert "(" not in distinguishing_clause(invoice, [invoice, tool("billing_void", "Voids an invoice.")])
+
+
+def test_a_noun_phrase_said_to_be_made_is_an_order_to_make_it() -> None:
+    voucher = tool("store_refund_voucher", "A refund voucher for a returned item, issued by the store.")
+    assert intent_of(voucher).phrase == "issue a refund voucher"
+    field = tool("crm_update_field", "Update field that holds the customer's tax number.")
+    assert intent_of(field).phrase == "update the field"
+    # a participle after another clause break says nothing about the phrase: never "book a
+    # today's cash position"
+    cash = tool("get_cash_today", "Today's cash position across banks: opening balance, booked inflows.")
+    assert intent_of(cash).verb == "look up"
+
+
+def test_a_capitalised_sentence_without_articles_keeps_its_words() -> None:
+    # "by department", "in transit": plain English, not a changelog line that dropped its articles
+    t = tool("get_headcount", "Headcount and full-time equivalents by department at month-end.")
+    assert "the" not in distinguishing_clause(t, [t, tool("get_payroll", "Payroll cost per team.")]).split()
+    assert intent_of(tool("find_user_id", "Find user id by email.")).phrase == "find user id"

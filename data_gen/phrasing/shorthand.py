@@ -1,0 +1,144 @@
+"""Shorthand in a description, written out before the parse reads it; and the case of acronyms.
+
+A description written in a hurry carries what no person says aloud: asides in brackets ("Cancels
+a shipment (only before pickup) and ..."), abbreviations ("close PR w/o merging", "e.g.", "qty",
+"approx"), an arrow for "and then" ("revert commit on branch -> new PR"). `plain_description` is
+the text the parse reads: asides removed, the common abbreviations written out, an arrow a clause
+break. An abbreviation it does not know stays, and `shorthand_left` finds it in a rendered phrase
+so that the renderer says its plain fallback instead. An acronym keeps its case and takes a
+lower-case plural (`keep_case`, `plural_of`: "PR" -> "PRs", never "prs" or "PRS").
+"""
+
+from __future__ import annotations
+
+import re
+
+from diaforge.data_gen.phrasing.english import MASS_NOUNS, _is_plural
+from diaforge.saying import inflect_engine
+
+# Abbreviations a description may use, written out. A trailing full stop is optional.
+_WRITTEN_OUT = {
+    "w/o": "without",
+    "w/": "with",
+    "b/w": "between",
+    "b/c": "because",
+    "e.g.": "for example",
+    "eg.": "for example",
+    "i.e.": "that is",
+    "ie.": "that is",
+    "approx.": "approximately",
+    "incl.": "including",
+    "excl.": "excluding",
+    "qty": "quantity",
+    "qtys": "quantities",
+    "amt": "amount",
+    "avg": "average",
+    "msg": "message",
+    "msgs": "messages",
+    "acct": "account",
+    "accts": "accounts",
+    "addr": "address",
+    "dept": "department",
+    "depts": "departments",
+    "desc": "description",
+    "pls": "please",
+    "resp": "response",
+    "yr": "year",
+    "yrs": "years",
+}
+
+
+def _pattern(key: str) -> str:
+    if key.endswith("."):
+        return re.escape(key[:-1]) + r"\.?"  # "e.g." and "e.g", "approx." and "approx"
+    return re.escape(key) + ("" if key.endswith("/") else r"\b")
+
+
+_ABBREVIATION = re.compile(
+    r"(?<![\w/])("
+    + "|".join(_pattern(k) for k in sorted(_WRITTEN_OUT, key=len, reverse=True))
+    + r")(?![\w/])",
+    re.I,
+)
+_ETC = re.compile(r",?\s*\betc\b\.?", re.I)
+_ARROW = re.compile(r"\s*(?:->|=>|→)\s*")
+_ASIDE = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\])")
+# An abbreviation still in a phrase: a word of one or two letters around a slash ("w/o", "n/a",
+# "b/w"; not "and/or", "on/off"), or one of the words `_WRITTEN_OUT` knows, or one it does not
+# but that no phrase says aloud.
+_SLASHED = re.compile(r"(?<![\w/])[a-z]{1,2}/[a-z]{0,2}(?![\w/])", re.I)
+_LEFT = frozenset(
+    {k.rstrip(".") for k in _WRITTEN_OUT} | {"etc", "n/a", "approx", "incl", "excl", "e.g", "i.e"}
+)
+
+
+def _written_out(m: re.Match[str]) -> str:
+    word = m.group(1)
+    key = next(k for k in _WRITTEN_OUT if k.rstrip(".") == word.lower().rstrip("."))
+    out = _WRITTEN_OUT[key]
+    return out[:1].upper() + out[1:] if word[:1].isupper() else out
+
+
+def plain_description(text: str) -> str:
+    """`text` as the parse reads it: asides in brackets removed ("Cancels a shipment (only before
+    pickup) and refunds ..." -> "Cancels a shipment and refunds ..."), an arrow a clause break
+    ("revert commit on branch -> new PR" -> "revert commit on branch; new PR"), "etc." dropped and
+    the common abbreviations written out ("w/o" -> without, "e.g." -> for example, "qty" ->
+    quantity)."""
+    if not text:
+        return text or ""
+    out = text
+    for _ in range(3):  # nested asides: "(a fee (if any) may apply)"
+        out = _ASIDE.sub("", out)
+    out = _ARROW.sub("; ", out)
+    out = _ETC.sub("", out)
+    out = _ABBREVIATION.sub(_written_out, out)
+    return re.sub(r"\s+([,;.])", r"\1", " ".join(out.split()))
+
+
+def shorthand_left(phrase: str) -> str:
+    """The first abbreviation a rendered phrase still holds ("w/o", "n/a", "qty"), "" when none."""
+    m = _SLASHED.search(phrase)
+    if m:
+        return m.group(0)
+    for word in re.findall(r"[A-Za-z][A-Za-z./]*", phrase):
+        if word.lower().rstrip(".") in _LEFT:
+            return word
+    return ""
+
+
+def is_acronym(word: str) -> bool:
+    """A word a description spells in capitals (`PR`, `SKU`, `PRs`, `SKUs`), not a one-letter word."""
+    core = word[:-1] if word.endswith("s") and len(word) > 2 else word
+    return len(core) > 1 and core.isalpha() and core.isupper()
+
+
+def keep_case(word: str) -> str:
+    """`word` lower-cased, unless it is an acronym (`PR`, `PRs` stay as written)."""
+    return word if is_acronym(word) else word.lower()
+
+
+def plural_of(noun: str) -> str:
+    """The plural a person writes: `PR` -> `PRs`, `report` -> `reports`; a plural or a mass noun
+    as it is."""
+    if is_acronym(noun):
+        return noun if noun.endswith("s") else f"{noun}s"
+    if _is_plural(noun) or noun.lower() in MASS_NOUNS:
+        return noun
+    return inflect_engine().plural_noun(noun) or noun
+
+
+def acronym_case(name: str, text: str) -> str:
+    """An argument's name with each word that `text` (its description) spells as an acronym in
+    capitals: `pr number` + "PR number." -> `PR number`, `commit sha` + "Commit SHA." -> `commit
+    SHA`. A description written all in capitals says nothing about case."""
+    caps = {
+        w for w in re.findall(r"(?<![\w-])[A-Z]{2,6}s?(?![\w-])", text or "") if is_acronym(w)
+    }  # not SITE-044
+    if not caps or not re.search(r"[a-z]", text):
+        return name
+    by_lower = {w.lower(): w for w in caps}
+    return " ".join(by_lower.get(w.lower(), w) if w.islower() else w for w in name.split())
+
+
+__all__ = ["acronym_case", "is_acronym", "keep_case", "plain_description", "plural_of", "shorthand_left"]
