@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
-from diaforge.format import PromptFormat, parse_assistant
+from diaforge.format import THINK_CLOSE, THINK_OPEN, PromptFormat, parse_assistant
 from diaforge.format.prompt import fill_system_prompt, system_prompt
 from diaforge.llm.base import GenerationRequest
 from diaforge.llm.decoding import DecodingConfig
@@ -379,6 +379,24 @@ def _prompt_mode_system(
     return [{"role": "system", "content": "\n\n".join([listing, *own])}, *rest]
 
 
+def _prompt_mode_thoughts(messages: list[dict[str, Any]], keep: bool) -> list[dict[str, Any]]:
+    """Prompt mode: an assistant message's ``reasoning_content`` written into its text as training
+    wrote earlier thoughts (``history_reasoning: keep``: the think block before the reply), or left
+    out (``strip``); a text that already holds a think block is taken as it is."""
+    out = []
+    for m in messages:
+        thought = m.get("reasoning_content")
+        if m["role"] != "assistant" or thought is None:
+            out.append(m)
+            continue
+        m = {k: v for k, v in m.items() if k != "reasoning_content"}
+        text = m.get("content") or ""
+        if keep and THINK_OPEN not in text:
+            m["content"] = f"{THINK_OPEN}\n{thought}\n{THINK_CLOSE}\n{text}"
+        out.append(m)
+    return out
+
+
 def _history_calls(messages: list[dict[str, Any]]) -> list[tuple[int, str]]:
     """``(message index, tool name)`` of every call the history's assistant messages made, in
     ``tool_calls`` or written as a call list in their text."""
@@ -474,6 +492,8 @@ def read_request(body: Any, served: ServedModel) -> ChatRequest:
                 "unknown_tool",
             )
     native = served.prompt_format.prompt_mode == "native"
+    if not native:
+        messages = _prompt_mode_thoughts(messages, served.prompt_format.history_reasoning == "keep")
     if tools and not native:
         messages = _prompt_mode_system(messages, tools, served.prompt_format)
     generation = GenerationRequest(

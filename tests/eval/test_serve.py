@@ -569,3 +569,35 @@ def test_a_client_that_went_away_cancels_its_reply() -> None:
         return never
 
     assert asyncio.run(run()).cancelled()
+
+
+@pytest.mark.parametrize("history_reasoning", ["keep", "strip"])
+def test_a_thought_sent_back_as_reasoning_content_reaches_the_prompt_as_training_wrote_it(
+    history_reasoning: str,
+) -> None:
+    """A client that sends the assistant's earlier thoughts back as ``reasoning_content`` gets the
+    prompt evaluation gives the model: the think block before each earlier reply with
+    ``history_reasoning: keep``, none with ``strip``."""
+    from diaforge.eval.serve_protocol import read_request
+    from diaforge.format import to_chat_messages
+    from diaforge.format.prompt import openai_tools
+
+    dialogue = next(
+        d
+        for d in load_dialogues(ROOT / "eval" / "benchmarks" / "diabench_heldout_v1.jsonl")
+        if sum(t.role == "assistant" and bool(t.thought) and not t.tool_calls for t in d.turns) >= 2
+    )
+    upto = max(i for i, t in enumerate(dialogue.turns) if t.role == "user") + 1
+    messages = []
+    for turn in dialogue.turns[:upto]:
+        message = {"role": turn.role, "content": turn.content}
+        if turn.thought:
+            message["reasoning_content"] = turn.thought
+        messages.append(message)
+    fmt = PromptFormat(history_reasoning=history_reasoning)
+    served = ServedModel("m", fmt, DecodingConfig())
+    body = {"model": "m", "messages": messages, "tools": openai_tools(list(dialogue.candidate_tools))}
+    got = read_request(body, served).generation.messages
+    want = to_chat_messages(dialogue, upto=upto, history_reasoning=history_reasoning)
+    assert got[1:] == want[1:]
+    assert any("<think>" in m["content"] for m in got[1:]) == (history_reasoning == "keep")
