@@ -379,6 +379,15 @@ def _prompt_mode_system(
     return [{"role": "system", "content": "\n\n".join([listing, *own])}, *rest]
 
 
+def _prompt_mode_messages(
+    messages: list[dict[str, Any]], tools: list[Tool], fmt: PromptFormat
+) -> list[dict[str, Any]]:
+    """Prompt mode: earlier thoughts written as training wrote them, then the system prompt that
+    lists `tools` (when the request names any)."""
+    messages = _prompt_mode_thoughts(messages, fmt.history_reasoning == "keep")
+    return _prompt_mode_system(messages, tools, fmt) if tools else messages
+
+
 def _prompt_mode_thoughts(messages: list[dict[str, Any]], keep: bool) -> list[dict[str, Any]]:
     """Prompt mode: an assistant message's ``reasoning_content`` written into its text as training
     wrote earlier thoughts (``history_reasoning: keep``: the think block before the reply), or left
@@ -493,9 +502,7 @@ def read_request(body: Any, served: ServedModel) -> ChatRequest:
             )
     native = served.prompt_format.prompt_mode == "native"
     if not native:
-        messages = _prompt_mode_thoughts(messages, served.prompt_format.history_reasoning == "keep")
-    if tools and not native:
-        messages = _prompt_mode_system(messages, tools, served.prompt_format)
+        messages = _prompt_mode_messages(messages, tools, served.prompt_format)
     generation = GenerationRequest(
         messages,
         tools=specs if native and specs else None,
