@@ -90,14 +90,19 @@ def replay(
     return table
 
 
-def summarise_replay(table: Counter[tuple[str, str]]) -> None:
+def summarise(table: Counter[tuple[str, str]], asked: str = "reference", answered: str = "answered") -> None:
+    """One line per kind of turn asked: how many, and how each was answered."""
     print()
     for want in ("call", "ask"):
         row = {got: table[(want, got)] for got in ("call", "ask", "other")}
         print(
-            f"evaluated {want} turns: {sum(row.values())}; served "
+            f"{asked} {want} turns: {sum(row.values())}; {answered} "
             + ", ".join(f"{k} {v}" for k, v in row.items())
         )
+
+
+def summarise_replay(table: Counter[tuple[str, str]]) -> None:
+    summarise(table, "evaluated", "served")
     same, differs = table[("text", "same")], table[("text", "differs")]
     print(f"served text equal to the evaluated text: {same} of {same + differs}")
 
@@ -158,13 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{dialogue.id}  reference {want:4}  got {got:5}  {reply.choices[0].finish_reason:10}  {shown}"
             )
-    print()
-    for want in ("call", "ask"):
-        row = {got: table[(want, got)] for got in ("call", "ask", "other")}
-        print(
-            f"reference {want} turns: {sum(row.values())}; answered "
-            + ", ".join(f"{k} {v}" for k, v in row.items())
-        )
+    summarise(table)
     return 0
 
 
