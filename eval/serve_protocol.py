@@ -41,8 +41,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from diaforge.errors import InputError
-from diaforge.format import THINK_CLOSE, THINK_OPEN, PromptFormat, parse_assistant
+from diaforge.format import THINK_OPEN, PromptFormat, parse_assistant
 from diaforge.format.prompt import fill_system_prompt, system_prompt
+from diaforge.format.rendering import with_thought
 from diaforge.llm.base import GenerationRequest
 from diaforge.llm.decoding import DecodingConfig
 from diaforge.schema import Tool
@@ -401,7 +402,7 @@ def _prompt_mode_thoughts(messages: list[dict[str, Any]], keep: bool) -> list[di
         m = {k: v for k, v in m.items() if k != "reasoning_content"}
         text = m.get("content") or ""
         if keep and THINK_OPEN not in text:
-            m["content"] = f"{THINK_OPEN}\n{thought}\n{THINK_CLOSE}\n{text}"
+            m["content"] = with_thought(thought, text)
         out.append(m)
     return out
 

@@ -42,10 +42,15 @@ def render_calls(calls: Iterable[ToolCall]) -> str:
     return text.replace(THINK_CLOSE, "\\u003c/think>").replace(THINK_OPEN, "\\u003cthink>")
 
 
+def with_thought(thought: str, body: str) -> str:
+    """Prompt-mode text of a reply with its thought: the think block, then the reply."""
+    return f"{THINK_OPEN}\n{thought}\n{THINK_CLOSE}\n{body}"
+
+
 def render_assistant(turn: Turn, *, include_thought: bool = True) -> str:
     """An assistant turn as prompt-mode text: the optional think block, then the reply text or
     only the JSON list of calls (a call turn's `content` is not rendered)."""
     body = render_calls(turn.tool_calls) if turn.tool_calls else turn.content
     if include_thought and turn.thought is not None:
-        return f"{THINK_OPEN}\n{turn.thought}\n{THINK_CLOSE}\n{body}"
+        return with_thought(turn.thought, body)
     return body
