@@ -147,6 +147,10 @@ class EvalConfig:
     model's tokenizer plus 25 % (at least 32; `diaforge.eval.budget.auto_max_new_tokens`). Default `auto`."""
     device: str = "cpu"
     """Torch device of an `hf` model (`cpu`, `cuda`, `cuda:1`, `mps`). Default `cpu`."""
+    cache_gib: Annotated[float, Field(gt=0)] | None = None
+    """`hf`: memory the prefix cache keeps between turns, in GiB (the least recently used entry is
+    dropped beyond it, and recomputed if asked again; replies do not change). Default: unset, 3 GiB
+    (`diaforge.llm.prefix_cache.DEFAULT_MAX_CACHED_BYTES`); a larger one on a GPU with room to spare."""
     decoding: DecodingConfig = dataclasses.field(default_factory=DecodingConfig)
     """The decoding rules (`diaforge.llm.decoding.DecodingConfig`: `loop_stop`, `constrain_calls`,
     `ground_values`, `copy_thoughts`), a mapping in YAML. Each is also a flag of ``eval run``

@@ -90,6 +90,7 @@ def model_spec(config: EvalConfig) -> tuple[ModelSpec, FormatChoice]:
         max_new_tokens=budget if isinstance(budget, int) else ModelSpec.max_new_tokens,
         batch_size=config.batch_size,
         device=config.device,
+        cache_gib=config.cache_gib,
         seed=config.seed,
         decoding=config.decoding,
     )

@@ -115,6 +115,9 @@ class ModelSpec:
     prefix_cache: bool = True
     """`hf`: reuse the keys and values of each dialogue's earlier turns and of the shared system
     prompt (`diaforge.llm.prefix_cache`); False recomputes every prompt with `model.generate`."""
+    cache_gib: float | None = None
+    """`hf`: GiB of keys and values the prefix cache keeps (None: its default,
+    `diaforge.llm.prefix_cache.DEFAULT_MAX_CACHED_BYTES`)."""
     seed: int = 0
     """Seed of the reference policies (`random` draws its tool from it and the dialogue id)."""
 
@@ -340,6 +343,7 @@ class ModelUnderTest:
                 max_new_tokens=cfg.max_new_tokens,
                 default_temperature=cfg.temperature or None,
                 prefix_cache=cfg.prefix_cache,
+                max_cached_bytes=None if cfg.cache_gib is None else int(cfg.cache_gib * 2**30),
             )
         elif cfg.backend == "openai":
             from diaforge.llm.openai_backend import OpenAIBackend

@@ -39,7 +39,12 @@ import torch
 from diaforge.llm.base import BackendConfigError, ChatResult, GenerationRequest, Usage
 from diaforge.llm.constrain import span_kind
 from diaforge.llm.decoding import DecodingConfig
-from diaforge.llm.prefix_cache import Generated, PrefixCachedGenerator, supports_prefix_cache
+from diaforge.llm.prefix_cache import (
+    DEFAULT_MAX_CACHED_BYTES,
+    Generated,
+    PrefixCachedGenerator,
+    supports_prefix_cache,
+)
 from diaforge.llm.rules import LENGTH_FINISH, ChainProcessor, ChainStopper, RuleChain, Vocab, build_chain
 
 logger = logging.getLogger(__name__)
@@ -138,7 +143,8 @@ class HFBackend:
         prefix_cache: reuse the keys and values of earlier prompts (module docstring), default
             True; ignored for models whose cache cannot be reused that way.
         max_cached_tokens: how many tokens of keys and values the prefix cache keeps (None: as
-            many as its memory bound, `prefix_cache.DEFAULT_MAX_CACHED_BYTES`, holds).
+            many as its memory bound holds).
+        max_cached_bytes: the prefix cache's memory bound (None: `prefix_cache.DEFAULT_MAX_CACHED_BYTES`).
         decoding: the decoding rules (`diaforge.llm.decoding.DecodingConfig`) of a request that
             names none (`chat`, `generate_one`); None (the default): no rule, so a reply runs to
             its end of turn or its budget. A `GenerationRequest` carries its own.
@@ -157,6 +163,7 @@ class HFBackend:
         top_p: float = 1.0,
         prefix_cache: bool = True,
         max_cached_tokens: int | None = None,
+        max_cached_bytes: int | None = None,
         decoding: DecodingConfig | None = None,
     ) -> None:
         path = Path(model_path).expanduser()
@@ -179,7 +186,7 @@ class HFBackend:
         except (RuntimeError, AssertionError) as exc:
             raise BackendConfigError(f"cannot move the model to device {device!r}: {exc}") from None
         self._setup(model, tokenizer, str(path), max_new_tokens, default_temperature, top_p)
-        self._use_prefix_cache(prefix_cache, max_cached_tokens)
+        self._use_prefix_cache(prefix_cache, max_cached_tokens, max_cached_bytes)
         self.decoding = decoding
 
     @classmethod
@@ -194,20 +201,24 @@ class HFBackend:
         top_p: float = 1.0,
         prefix_cache: bool = True,
         max_cached_tokens: int | None = None,
+        max_cached_bytes: int | None = None,
         decoding: DecodingConfig | None = None,
     ) -> HFBackend:
         """Wrap an already loaded model (e.g. a base model with a PEFT adapter) and tokenizer."""
         self = cls.__new__(cls)
         self._setup(model, tokenizer, model_name, max_new_tokens, default_temperature, top_p)
-        self._use_prefix_cache(prefix_cache, max_cached_tokens)
+        self._use_prefix_cache(prefix_cache, max_cached_tokens, max_cached_bytes)
         self.decoding = decoding
         return self
 
-    def _use_prefix_cache(self, wanted: bool, max_cached_tokens: int | None) -> None:
+    def _use_prefix_cache(self, wanted: bool, max_tokens: int | None, max_bytes: int | None) -> None:
         self.prefix_cache: PrefixCachedGenerator | None = None
         if wanted and supports_prefix_cache(self.hf_model):
             self.prefix_cache = PrefixCachedGenerator(
-                self.hf_model, self.eos_token_ids, max_cached_tokens=max_cached_tokens
+                self.hf_model,
+                self.eos_token_ids,
+                max_cached_tokens=max_tokens,
+                max_cached_bytes=DEFAULT_MAX_CACHED_BYTES if max_bytes is None else max_bytes,
             )
 
     def _setup(

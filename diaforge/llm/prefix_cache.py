@@ -18,13 +18,15 @@ and `HFBackend` falls back to `model.generate` otherwise. Greedy output equals `
 up to floating-point summation order (the prefix's keys were computed in another chunking).
 
 Memory: each stored token costs ``2 * layers * kv_heads * head_dim * bytes`` (46 KiB for
-SmolLM2-135M in fp32). The store holds up to `max_cached_bytes` (6 GiB by default: about 136,000
-tokens of SmolLM2-135M in fp32; an 80-dialogue dynamic evaluation of the demo's model evicted
-nothing), and optionally up to `max_cached_tokens`; an entry that another entry extends is dropped as redundant. Beyond the
-bounds it evicts the least recently used entry that no prompt still waiting in the current
-`generate` call will reuse, and only then the ones such prompts need. A multi-turn evaluation
-asks for every dialogue's next turn in one call, in the same order each turn; plain LRU would
-there evict, turn after turn, exactly the entries the call is about to read.
+SmolLM2-135M in fp32). The store holds up to `max_cached_bytes` (3 GiB by default, `eval run
+--cache-gib`: about 68,000 tokens of SmolLM2-135M in fp32, which keeps the demo's evaluations
+under 8 GB of resident memory), and optionally up to `max_cached_tokens`; an entry that another
+entry extends is dropped as redundant. Beyond the bounds it evicts the least recently used entry
+that no prompt still waiting in the current `generate` call will reuse, and only then the ones
+such prompts need; an evicted prompt is computed again when it comes back, which changes its
+cost, not its reply (but for the summation order above). A multi-turn evaluation asks for every
+dialogue's next turn in one call, in the same order each turn; plain LRU would there evict, turn
+after turn, exactly the entries the call is about to read.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ from diaforge.llm.drafts import DraftWidth, PromptLookup
 from diaforge.llm.memory import release_free_memory
 from diaforge.llm.rules import LENGTH_FINISH, RuleChain, Vocab
 
-DEFAULT_MAX_CACHED_BYTES = 6 * 2**30
-"""Bytes of keys and values kept between calls (about 136,000 tokens of SmolLM2-135M in fp32)."""
+DEFAULT_MAX_CACHED_BYTES = 3 * 2**30
+"""Bytes of keys and values kept between calls (about 68,000 tokens of SmolLM2-135M in fp32)."""
 
 
 def supports_prefix_cache(model: Any) -> bool:
@@ -97,6 +99,8 @@ class CacheStats:
     """Drafted tokens the model agreed with (each saved a forward pass)."""
     peak_cached_bytes: int = 0
     """The most memory the store's keys and values took at once."""
+    max_cached_bytes: int = 0
+    """The store's bound (`PrefixCachedGenerator.max_cached_bytes`)."""
 
     @property
     def reuse_share(self) -> float:
@@ -114,6 +118,7 @@ class CacheStats:
             "drafted_tokens": self.drafted_tokens,
             "accepted_tokens": self.accepted_tokens,
             "peak_cached_mb": round(self.peak_cached_bytes / 2**20, 1),
+            "max_cached_mb": round(self.max_cached_bytes / 2**20, 1),
         }
 
 
@@ -166,7 +171,7 @@ class PrefixCachedGenerator:
         self.grow_in_place = True
         """Decode into preallocated buffers (`diaforge.llm.decode_rows`); False: `DynamicLayer`'s
         concatenation, the way before (kept for `make bench`'s comparison)."""
-        self.stats = CacheStats()
+        self.stats = CacheStats(max_cached_bytes=self.max_cached_bytes)
         self.release_memory = os.environ.get("DIAFORGE_TRIM", "1") != "0"
         """Hand freed memory back to the system whenever the batch is remade
         (`diaforge.llm.memory.release_free_memory`)."""

@@ -143,6 +143,40 @@ def test_evaluate_a_tiny_hf_model(tiny_model: Path, small_bench: Path, tmp_path:
     assert written == [t.model_dump(mode="json") for t in result.transcripts]
 
 
+@pytest.mark.slow(reason="reads MiniLM from disk")
+def test_a_small_cache_bound_is_honoured_and_changes_no_reply(
+    tiny_model: Path, small_bench: Path, tmp_path: Path
+) -> None:
+    """``--cache-gib``: the prefix cache never holds more than its bound, drops entries to stay
+    under it, and the replies are those of a run whose cache keeps everything."""
+
+    def run(name: str, gib: float | None) -> EvalResult:
+        return evaluate(
+            EvalConfig(
+                model=str(tiny_model),
+                bench=str(small_bench),
+                limit=2,
+                t_max=2,
+                max_new_tokens=8,
+                batch_size=2,
+                cache_gib=gib,
+                no_tool_bench="none",
+                quiet=True,
+                out=str(tmp_path / name),
+            )
+        )
+
+    roomy = run("roomy", None)
+    kept = roomy.metrics["decoding"]["prefix_cache"]
+    assert kept["max_cached_mb"] == 3 * 1024 and kept["evicted_entries"] == 0
+    tight = run("tight", kept["peak_cached_mb"] / 2 / 1024)  # half of what the roomy run kept
+    bounded = tight.metrics["decoding"]["prefix_cache"]
+    assert 0 < bounded["peak_cached_mb"] <= bounded["max_cached_mb"] < kept["peak_cached_mb"]
+    assert bounded["evicted_entries"] > 0 and bounded["computed_tokens"] > kept["computed_tokens"]
+    replies = [[[t.content for t in tr.turns] for tr in r.transcripts] for r in (roomy, tight)]
+    assert replies[0] == replies[1]
+
+
 def test_ground_values_holds_each_call_to_its_own_dialogues_user_words(
     tiny_model: Path, small_bench: Path
 ) -> None:
