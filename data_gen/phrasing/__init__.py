@@ -10,6 +10,10 @@ has no usable description does the name speak, and then without its domain or nu
 The package, in reading order (each module imports only those before it):
 
 * `english`: word helpers (verb lemmas, articles, number) and the closed word classes;
+* `summary`: what a description says the tool does, and nothing else: the first paragraph
+  without markup, docstring sections, bullets, tags, routes, instructions about using the tool
+  and preambles ("Use this tool to", "Is used to", "Allows the caller to"), a gerund opening in
+  the imperative ("Fetching invoices" -> "fetch invoices");
 * `shorthand`: what the parse reads of a description: asides in brackets removed, common
   abbreviations written out ("w/o" -> without, "e.g." -> for example), an arrow a clause break;
   an acronym's case and plural ("PR" -> "PRs");

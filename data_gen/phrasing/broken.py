@@ -170,7 +170,7 @@ class _Features:
     either side of each full stop, and the names it capitalises."""
 
     def __init__(self, tool: Tool) -> None:
-        desc = plain_description(" ".join((tool.description or "").split()))
+        desc = plain_description(tool.description or "")
         self.ends: set[str] = set()
         from diaforge.data_gen.phrasing.intents import strip_lead_in
 

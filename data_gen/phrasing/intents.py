@@ -36,12 +36,14 @@ from diaforge.data_gen.phrasing.english import (
 )
 from diaforge.data_gen.phrasing.grammar import (
     PREPOSITIONS,
+    RELATIVES,
     TOOL_WORDS,
     VERB_LINKS,
     bare_compound,
     changelog,
     count_head,
     np_end,
+    only_third_person_verb,
     opens_with_verb,
 )
 from diaforge.data_gen.phrasing.objects import (
@@ -225,9 +227,66 @@ def _intent_cached(name: str, description: str, prefixes: frozenset[str]) -> Int
     for sentence in _sentences(plain_description(tool.description or ""))[:2]:
         for clause in _clauses(sentence):
             intent = _clause_intent(clause, name_ws, tool)
-            if intent is not None and not {w.lower() for w in intent.obj.split()} & _PARAMETER_WORDS:
+            words = {w.lower() for w in intent.obj.split()} if intent is not None else set()
+            if intent is not None and not words & _PARAMETER_WORDS and sure(intent):
                 return intent
     return _name_intent(name_ws)
+
+
+# Words that make what holds them a clause, not a verb and its object: a copula, an auxiliary, a
+# modal, a negation ("the requester is notified", "can be used", "a draft refund not submitted").
+_FINITE_WORDS = (
+    "is are was were be been being am can could may might must shall should will would do does did has "
+    "have had not cannot can't won't isn't aren't doesn't don't wasn't"
+)
+_FINITE = frozenset(_FINITE_WORDS.split())
+# Words after which a clause may hold its own verb ("a claim | that is still a draft").
+_SUBORDINATORS = RELATIVES | frozenset(
+    {"because", "unless", "once", "until", "so", "as", "than", "since", "after", "before"}
+)
+_CLAUSE_SUBJECTS = frozenset({"i", "you", "we", "they", "he", "she"})
+# Objects that name the tool or nothing: "use this tool", "call it".
+_EMPTY_HEADS = TOOL_WORDS | frozenset({"this", "it", "that", "tool", "tools", "function", "helper", "one"})
+
+
+def stray_verb(words: Sequence[str]) -> int | None:
+    """The index of the first word of `words` (an object's tail) that is a finite verb of no
+    clause of its own: a copula, an auxiliary, a modal, "not" or a verb only in the third person
+    before any relative or subordinating word ("by its property id | includes the current
+    tenancy", "a draft refund | not submitted"); None when there is none."""
+    for k, w in enumerate(words):
+        low = w.lower()
+        if low in _SUBORDINATORS or low in _CLAUSE_SUBJECTS:
+            return None  # "an appointment | they already have": a relative clause without "that"
+        if low in _FINITE or only_third_person_verb(low):
+            return k
+    return None
+
+
+def sure(intent: Intent) -> bool:
+    """Whether a reading of a description can be said as it is, the confidence gate every
+    description intent passes before it is used (else the next clause, else the tool's name):
+    an object, a verb that is no modal or auxiliary ("can be"), no finite verb inside the object
+    ("look up the requester is"), and for a noun phrase looked up, a head that is no verb form
+    ("look up the fetching invoices") and no clause said of it ("the updating billing address |
+    requires verified caller")."""
+    obj = intent.obj.split()
+    verb = intent.verb.split()[0].lower() if intent.verb else ""
+    if not obj or verb in _FINITE or obj[-1].lower() in _EMPTY_HEADS:
+        return False
+    if intent.verb in _LOOKUP_LEADS.values():
+        return True  # "check whether a unit is vacant": the clause is the object
+    if any(w.lower() in _FINITE for w in obj):
+        return False
+    first = next((w for w in obj if w.lower() not in DETERMINERS), "")
+    pos = _lemmas(first.rpartition("-")[2].lower())
+    if intent.source == "name":  # "deal with the reject sample": a verb read as a noun, or not
+        return intent.verb != "deal with" or "VERB" not in pos
+    if intent.source != "lookup":
+        return True
+    if first.lower().endswith("ing") and "NOUN" not in pos:
+        return False  # a gerund (or an -ing word the lexicon does not know) is an order, not a thing
+    return stray_verb(intent.tail.split()[:1]) is None
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -375,6 +434,11 @@ def _action_intent(
             tail = tail[:cut]  # "... API that takes two parameters": about the tool, not what it does
             while tail and _dangling(tail[-1]):
                 tail.pop()
+        stray = stray_verb(tail)
+        if stray is not None:  # "a draft refund | not submitted", "... id | includes the tenancy"
+            tail = tail[:stray]
+            while tail and _dangling(tail[-1]):
+                tail.pop()
         intent = Intent(verb, text, " ".join(_lower_obj(tail)), head, "description", nouns)
         return intent, verb, tokens
     return None, verb, tokens
@@ -433,19 +497,38 @@ def _made(tokens: Sequence[str]) -> str | None:
     return verbs[0] if verbs and verbs[0] in MAKING_VERBS else None
 
 
+# Words a tool's name ends with that say how it acts, not on what: said after the object.
+_NAME_MANNERS = {"bulk": "in bulk", "batch": "in a batch", "async": "", "v1": "", "v2": "", "v3": ""}
+
+
+def _name_opens_with_verb(ws: Sequence[str]) -> bool:
+    """Whether a name's first word is its verb: one only a verb (`approve_leave`), or one that can
+    be a noun too before a plural or with a preposition after it (`record_vaccinations`,
+    `find_patient_by_name`; not `order_history`, and not `reject_sample`, which stays unsure)."""
+    if len(ws) < 2 or ws[1] in _BOUNDARY | {"of"} or not is_base_verb(ws[0]):
+        return False
+    if "NOUN" not in _lemmas(ws[0]):
+        return True
+    return _is_plural(ws[1]) or any(w in PREPOSITIONS for w in ws[2:])
+
+
 def _name_intent(ws: list[str]) -> Intent:
-    """The intent the tool's name words say, when its description says none."""
-    if (
-        len(ws) > 1
-        and is_base_verb(ws[0])
-        and "NOUN" not in _lemmas(ws[0])
-        and ws[1] not in _BOUNDARY | {"of"}
-    ):
-        rest = " ".join(ws[1:])
+    """The intent the tool's name words say, when its description says none (or nothing the
+    confidence gate, `sure`, lets through): `reject_sample` -> reject a sample,
+    `find_patient_by_name` -> find the patient (by name), `record_vaccinations_bulk` -> record
+    vaccinations (in bulk)."""
+    ws = list(ws)
+    manner = _NAME_MANNERS.get(ws[-1]) if len(ws) > 2 else None
+    if manner is not None:
+        ws = ws[:-1]
+    if _name_opens_with_verb(ws):
+        cut = next((k for k, w in enumerate(ws) if k > 1 and w in PREPOSITIONS), len(ws))
+        rest = " ".join(ws[1:cut])
         verb = _INFO_VERBS.get(ws[0], ws[0])
-        obj = f"the {rest}" if verb in LOOKUP_VERBS and not _is_plural(ws[-1]) else with_article(rest)
+        obj = f"the {rest}" if verb in LOOKUP_VERBS and not _is_plural(ws[cut - 1]) else with_article(rest)
         head, nouns = _noun_info(obj.split())
-        return Intent(verb, obj, "", head, "name", nouns)
+        tail = " ".join([*ws[cut:], *([manner] if manner else [])])
+        return Intent(verb, obj, tail, head, "name", nouns)
     if len(ws) > 1 and (verb := deverbal(ws[-1])) and ws[0] not in _BOUNDARY | {"of"}:
         obj = with_article(" ".join(ws[:-1]))  # order_cancellation -> cancel an order
         head, nouns = _noun_info(obj.split())

@@ -71,6 +71,8 @@ def _object_words(
             break  # "local events | happening in a place", "trace IDs | corresponding to"
         elif obj and only_third_person_verb(t):
             break  # "an agenda item | includes content"
+        elif obj and low in _CLAUSE_SUBJECTS and "NOUN" in word_classes(obj[-1]):
+            break  # "an appointment | they already have": a relative clause without "that"
         obj.append(t)
         i += 1
     if obj and i < len(tokens) and tokens[i] == "," and _closed_list(tokens, i):
@@ -121,7 +123,11 @@ def _participle_after(prev: str, word: str, nxt: str) -> bool:
     ("local events | happening in"; not "a flight booking by its reference")."""
     if not _participle(word, nxt) or "NOUN" not in word_classes(prev) or prev.lower() in DETERMINERS:
         return False
-    return "NOUN" not in _lemmas(word) or _is_plural(prev)
+    return (
+        "NOUN" not in _lemmas(word)
+        or _is_plural(prev)
+        or (irregular_participle(word) and nxt.lower() in _BOUNDARY)
+    )
 
 
 def _participle(word: str, nxt: str = "") -> bool:
@@ -129,11 +135,20 @@ def _participle(word: str, nxt: str = "") -> bool:
     and `happening` when a preposition or a determiner follows it)."""
     pos = _lemmas(word)
     verbs = pos.get("VERB")
-    if not verbs or verbs[0] == word or not word.endswith(("ing", "ed")):
+    if not verbs or verbs[0] == word or not (word.endswith(("ing", "ed")) or irregular_participle(word)):
         return False
     return "NOUN" not in pos or nxt.lower() in _BOUNDARY | DETERMINERS
 
 
+def irregular_participle(word: str) -> bool:
+    """A past form of a verb not made with -ed (`held`, `given`, `sent`, `paid`): the lexicon
+    gives it a verb lemma other than itself, and it is no third-person form or gerund."""
+    w = word.lower()
+    verbs = _lemmas(w).get("VERB")
+    return bool(verbs) and w not in verbs and not w.endswith(("s", "ing", "ed")) and w.isalpha()
+
+
+_CLAUSE_SUBJECTS = frozenset({"i", "you", "we", "they", "he", "she"})
 _CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
 _CLAUSE_VERBS = frozenset(_CLAUSE_VERB_WORDS.split())
 
@@ -164,7 +179,7 @@ def _dangling(word: str) -> bool:
         return True
     pos = _lemmas(w)
     return (
-        (w.endswith("ed") and "NOUN" not in pos)
+        ((w.endswith("ed") or irregular_participle(w)) and "NOUN" not in pos)
         or (bool(pos) and set(pos) <= {"ADV", "ADJ"})
         or w.endswith("ly")
     )
@@ -219,11 +234,20 @@ def _bare_phrase_end(words: Sequence[str], start: int, after_to: bool = False) -
         nxt = words[start + 1] if start + 1 < len(words) else ""
         return start + 1 if not nxt[:1].isalnum() or nxt.lower() in PREPOSITIONS else start
     end = start
-    while end < len(words) and nominal(words[end]) and not words[end].endswith("ing"):
+    while end < len(words) and (
+        (nominal(words[end]) and not words[end].endswith("ing")) or _ing_modifier(words, end)
+    ):
         end += 1
         if end < len(words) and not continues_compound(words[end - 1], words[end]):
             break
     return end if end > start and count_head(words[end - 1]) else start
+
+
+def _ing_modifier(words: Sequence[str], k: int) -> bool:
+    """Whether the -ing word at `k` modifies a noun after it ("billing address", "shipping
+    label"), not a verb form ("without merging")."""
+    nxt = words[k + 1] if k + 1 < len(words) else ""
+    return words[k].endswith("ing") and not nxt.endswith("ing") and "NOUN" in word_classes(nxt)
 
 
 def restore_articles(verb: str, obj: Sequence[str], tail: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -33,7 +33,7 @@ from diaforge.data_gen.phrasing.grammar import (
     third_person_lemma,
     word_classes,
 )
-from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
+from diaforge.data_gen.phrasing.intents import intent_of, stray_verb, strip_lead_in
 from diaforge.data_gen.phrasing.objects import _lower_obj, restore_clause_articles
 from diaforge.data_gen.phrasing.shorthand import keep_case, plain_description, plural_of
 from diaforge.schema import Tool
@@ -56,7 +56,7 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
     for o in others:
         if o.name != tool.name:
             other |= content_stems(o.description) | {stem(w) for w in name_tokens(o)}
-    text = plain_description(" ".join((tool.description or "").split()))
+    text = plain_description(tool.description or "")
     for sentence in re.split(r"(?<=[A-Za-z0-9)'’\"])[.;!?](?:\s|$)", text):
         toks = _tokens(strip_lead_in(sentence.strip()))
         for k, t in enumerate(toks):
@@ -84,6 +84,8 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
                 piece = restore_clause_articles(_lower_obj(piece))
             while len(piece) > 1 and piece[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
                 piece.pop()
+            if stray_verb(piece) is not None:
+                return ""  # "the requester is notified automatically" is a sentence, not a clause
             return " ".join(_lower_obj(piece))
     return ""
 
@@ -228,7 +230,9 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
         d = out[o.name]
         if not d or counts[d] > 1 or len(d.split()) == 1 and d.lower() in DETERMINERS | _BOUNDARY:
             clause = distinguishing_clause(o, options)
-            out[o.name] = f"the one {clause}" if clause else intents[o.name].phrase
+            i = intents[o.name]  # from a name: its words after the object tell it apart ("by name")
+            named = f"{i.phrase} {i.tail}".strip() if i.source == "name" else i.phrase
+            out[o.name] = f"the one {clause}" if clause else named
     return out
 
 

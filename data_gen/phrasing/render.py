@@ -29,6 +29,7 @@ from diaforge.data_gen.phrasing.grammar import (
     word_classes,
 )
 from diaforge.data_gen.phrasing.intents import catalogue_prefixes, intent_of
+from diaforge.data_gen.phrasing.intents import sure as parse_sure
 from diaforge.data_gen.phrasing.judging import active_judge, judged
 from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
 from diaforge.data_gen.phrasing.readings import readings, unsure
@@ -73,15 +74,13 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
     runs of a company code" from its intent, else "the option about <its nouns>"."""
     tools = with_tool(tool, tools)
     intent = intent_of(tool, prefixes)
-    if intent.source != "name" and intent.obj:
+    if intent.source != "name" and intent.obj and parse_sure(intent) and is_base_verb(intent.verb.split()[0]):
         phrase = f"the option that {third_person(intent.verb)} {intent.obj}"
         if sound(phrase, tools):
             return phrase
-    nouns = [
-        w
-        for w in name_tokens(tool)
-        if _lemmas(w).keys() & {"NOUN", "ADV"} == {"NOUN"} and w not in TOOL_WORDS
-    ]
+    toks = name_tokens(tool)
+    cut = next((k for k, w in enumerate(toks) if k and w in PREPOSITIONS), len(toks))  # not "by name"
+    nouns = [w for w in toks[:cut] if _lemmas(w).keys() & {"NOUN", "ADV"} == {"NOUN"} and w not in TOOL_WORDS]
     if nouns:  # the last noun only: the name's words in a row would read the name out
         last = nouns[-1]
         if not (_is_plural(last) or last in MASS_NOUNS):
@@ -99,8 +98,9 @@ def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[T
     the intent and the description's other `readings` that read well by rule are candidates,
     and the judge keeps the one it prefers, or the fallback when it flags every one."""
     tools = with_tool(tool, tools)
-    phrase = intent_of(tool, prefixes).phrase
-    candidates = [phrase] if sound(phrase, tools) else []
+    intent = intent_of(tool, prefixes)
+    phrase = intent.phrase
+    candidates = [phrase] if parse_sure(intent) and sound(phrase, tools) else []
     sure = active_judge() is None or not unsure(tool, prefixes)
     if not sure:  # without a judge, or where the parse is sure, the rule reading alone (as before)
         candidates += [
@@ -150,7 +150,7 @@ def option_phrases(
             vp = d or intent.phrase
         vps[o.name] = judged(
             "option",
-            [vp] if sound(vp, tools) else [],
+            [vp] if parse_sure(intent) and sound(vp, tools) else [],
             action(o, prefixes, tools),
             sure=active_judge() is None or not unsure(o, prefixes),
         )

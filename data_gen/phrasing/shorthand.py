@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from diaforge.data_gen.phrasing.english import MASS_NOUNS, _is_plural
+from diaforge.data_gen.phrasing.summary import summary
 from diaforge.saying import inflect_engine
 
 # Abbreviations a description may use, written out. A trailing full stop is optional.
@@ -80,14 +81,15 @@ def _written_out(m: re.Match[str]) -> str:
 
 
 def plain_description(text: str) -> str:
-    """`text` as the parse reads it: asides in brackets removed ("Cancels a shipment (only before
+    """`text` as the parse reads it: its `summary.summary` (what it says the tool does, without
+    markup, sections, preambles and instructions), asides in brackets removed ("Cancels a shipment (only before
     pickup) and refunds ..." -> "Cancels a shipment and refunds ..."), an arrow a clause break
     ("revert commit on branch -> new PR" -> "revert commit on branch; new PR"), "etc." dropped and
     the common abbreviations written out ("w/o" -> without, "e.g." -> for example, "qty" ->
     quantity)."""
-    if not text:
-        return text or ""
-    out = text
+    out = summary(text or "")
+    if not out:
+        return ""
     for _ in range(3):  # nested asides: "(a fee (if any) may apply)"
         out = _ASIDE.sub("", out)
     out = _ARROW.sub("; ", out)

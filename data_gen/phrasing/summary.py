@@ -1,0 +1,256 @@
+"""What a description says a tool does, cut from everything else a description carries.
+
+Catalogues write descriptions for many readers: a Python docstring has a summary line and then
+`Args:` / `Returns:` sections, a markdown one bold verbs, backticks, bullet lists and an
+`Example:` line, an OpenAPI one an HTTP verb and a path or a `[DEPRECATED]` tag, an agent-tool
+one instructions ("Use this tool to ...", "Do not use for ..."), and many a preamble about the
+tool ("This function ...", "Is used to ...", "Allows the caller to ...", "Responsible for ...").
+`summary` is the one place that removes all of it, by the structure of the text and never by the
+words of one catalogue, before any parse reads a description (`shorthand.plain_description`
+calls it first):
+
+1. markup: HTML tags, markdown emphasis, backticks and links (the words stay);
+2. structure: the first paragraph only, up to a docstring section header, a bullet, a numbered
+   item, an `Example:` line or a fenced block;
+3. tags and routes: a leading `[DEPRECATED]`-style tag, an HTTP verb and its path;
+4. sentences about using the tool, not about what it does: "Do not use for ...", "For a whole
+   litter, call X instead", and a preamble that states only when to use it ("Use this when the
+   user knows the pet's name ...", "Is used when a specimen cannot be tested"): dropped;
+5. preambles before the action: "Use this tool to", "Call this to", "Use this when the owner
+   wants to", "This tool/function/API (will) ...", "Is used to/for", "Can be used to/for",
+   "Allows (the caller) to", "Lets (an agent)", "Responsible for", "Helper that", "Will":
+   removed, and what follows put in the imperative where it is a gerund ("registering a whole
+   rack" -> "register a whole rack") or where "will" stood;
+6. a gerund opening ("Fetching invoices by customer", "Bulk-updating plans") in the imperative
+   ("fetch invoices by customer", "bulk-update plans"), when the word cannot be a noun or an
+   object follows it with a determiner ("Pricing rules for ..." stays a noun phrase);
+7. a dash that adds a remark ("Creating a draft refund — not submitted") a clause break.
+
+A third-person opening ("Creates a new advert") stays as written: the parse reads it as a verb
+(`english.verb_lemma`), and it is the commonest opening of the catalogues we measure. What is
+left may be empty: the description then says nothing the scripted agents can vouch for, and the
+parse falls back to the tool's name (`intents.intent_of`).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from diaforge.data_gen.phrasing.english import DETERMINERS, _lemmas, is_base_verb, verb_lemma
+
+_SECTION = re.compile(
+    r"^\s*(?:args|arguments|parameters|params|param|returns?|yields?|raises|throws|exceptions|examples?"
+    r"|notes?|usage|see also|warnings?|response|request|body|attributes|todo)\s*:",
+    re.I,
+)
+_INLINE_SECTION = re.compile(
+    r"\s(?:Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Usage|Response)\s*:(?:\s|$)"
+)
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_HTML_TAG = re.compile(r"<(?:/?[A-Za-z][^<>]*|!--.*?--)>", re.S)
+_BLOCK_TAG = re.compile(r"</?(?:p|br|li|ul|ol|div|h[1-6]|tr|table)\b[^<>]*>", re.I)
+_LINK = re.compile(r"\[([^\[\]]+)\]\([^()]*\)")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+_HEADING = re.compile(r"^\s*#{1,6}\s+")
+_TAG = re.compile(
+    r"^\s*(?:\[[^\[\]]{1,24}\]|\((?:deprecated|beta|alpha|internal|experimental|legacy|preview|admin"
+    r"(?: only)?)\)|(?:deprecated|beta|alpha|internal|experimental|legacy|preview|note|admin only)\s*[:\-–—])\s*",
+    re.I,
+)
+_ROUTE = re.compile(
+    r"^\s*(?:(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/?[^\s]*|/[\w{}/.:-]+)\s*[:\-–—]?\s*"
+)
+_DASH = re.compile(r"\s+(?:—|–|--)\s+|\s*—\s*")
+# A sentence about using the tool, not about what it does.
+_USAGE = re.compile(
+    r"^(?:do not|don't|never|avoid|not for)\b|^(?:for|to)\b[^,]{0,60},\s*(?:use|call)\b|\binstead\b\W*$",
+    re.I,
+)
+_TOOL = (
+    r"(?:tool|function|endpoint|api|operation|method|action|command|service|utility|helper|wrapper|routine)"
+)
+_WHO = (
+    r"(?:the |a |an |any |our |your )?(?:caller|callers|user|users|you|agent|agents|client|clients|assistant"
+    r"|model|operator|operators|staff|admin|admins|system|customer|customers|app|application|someone|one|us)"
+)
+_WANTS = r"(?:wants?|needs?|wish(?:es)?|would like|asks?|has|have|is (?:asked|trying|about)) to"
+# Preambles whose action follows: the group `rest` is what the tool does.
+_PREAMBLES = tuple(
+    re.compile(rx, re.I)
+    for rx in (
+        rf"^(?:please\s+)?(?:use|call|invoke|run|pick|choose|select)\s+(?:this|it|me)(?:\s+{_TOOL})?"
+        rf"\s+(?:(?:when|if|whenever|once)\s+[^,;]{{1,60}}?\s+{_WANTS}\s+|to\s+|in order to\s+|for\s+)(?P<rest>.+)",
+        rf"^(?:this|the|a|an)\s+(?:\w+\s+)?{_TOOL}\s+(?:will\s+|can\s+|shall\s+|(?:is|was)\s+(?:used|designed|meant|"
+        rf"intended)\s+(?:to|for)\s+|can be used\s+(?:to|for)\s+|(?:lets|allows|enables|helps)\s+(?:{_WHO}\s+)?"
+        r"(?:to\s+)?|(?:that|which)\s+(?:will\s+|can\s+)?|to\s+|for\s+)?(?P<rest>.+)",
+        rf"^(?:{_TOOL})\s+(?:that|which|to|for)\s+(?P<rest>.+)",
+        r"^(?:(?:it\s+)?is\s+|was\s+)?(?:used|designed|meant|intended)\s+(?:to|for)\s+(?P<rest>.+)",
+        r"^(?:can|could|may)\s+be\s+used\s+(?:to|for)\s+(?P<rest>.+)",
+        rf"^(?:allows?|lets?|enables?|helps?|permits?)\s+(?:{_WHO}\s+)?(?:to\s+)?(?P<rest>.+)",
+        r"^(?:is\s+)?(?:responsible|used)\s+for\s+(?P<rest>.+)",
+        r"^(?:will|shall|can)\s+(?P<rest>.+)",
+        r"^(?:you can|we|it)\s+(?P<rest>.+)",
+    )
+)
+# Preambles that say only when to use the tool: the sentence says nothing it does.
+_WHEN_ONLY = re.compile(
+    rf"^(?:(?:please\s+)?(?:use|call|invoke|pick|choose)\s+(?:this|it)(?:\s+{_TOOL})?|(?:it\s+)?is\s+used"
+    rf"|(?:this|the)\s+{_TOOL}\s+is\s+used|(?:this|the)\s+{_TOOL}\s+(?:should|must)\s+be\s+used)\s+"
+    r"(?:when|if|whenever|once|for cases|in cases|only)\b",
+    re.I,
+)
+
+
+def _markup_removed(text: str) -> str:
+    text = _BLOCK_TAG.sub("\n", text)
+    text = html.unescape(_HTML_TAG.sub("", text))
+    text = _LINK.sub(r"\1", text)
+    text = text.replace("`", "")
+    for _ in range(2):  # "***bold italic***"
+        text = _EMPHASIS.sub(r"\2", text)
+    return text
+
+
+def _first_paragraph(text: str) -> str:
+    """The lines of the first paragraph, up to a section header, a bullet, a fence or a blank
+    line after text (a heading's marks dropped)."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        if _FENCE.match(line) or (kept and (_SECTION.match(line) or _BULLET.match(line))):
+            break
+        if not line.strip():
+            if kept:
+                break
+            continue
+        kept.append(_BULLET.sub("", _HEADING.sub("", line)).strip())
+    out = " ".join(kept)
+    m = _INLINE_SECTION.search(out)  # a docstring whose lines were joined: "... claim number. Args: ..."
+    return out[: m.start()] if m and m.start() > 0 else out
+
+
+_ABBREVIATIONS = frozenset(
+    {"e.g", "i.e", "eg", "ie", "etc", "vs", "approx", "incl", "excl", "no", "nr", "cf", "esp"}
+)
+_STOP = re.compile(r"(?<=[A-Za-z0-9)'’\"])[.!?](?:\s+|$)")
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of `text`; a full stop after a common abbreviation ("e.g.", "no.") ends none."""
+    out: list[str] = []
+    start = 0
+    for m in _STOP.finditer(text):
+        before = text[start : m.start()].split()
+        if before and before[-1].lower() in _ABBREVIATIONS and m.end() < len(text):
+            continue
+        out.append(text[start : m.start()])
+        start = m.end()
+    out.append(text[start:])
+    return [p.strip() for p in out if p.strip()]
+
+
+def _base_of(word: str, nxt: str = "") -> str | None:
+    """The base form of a gerund (`registering` -> register, `bulk-updating` -> bulk-update) or
+    of a third-person verb after a preamble (`assigns` -> assign); None otherwise."""
+    head, _, last = word.rpartition("-")
+    low = last.lower()
+    if low.endswith("ing"):
+        verbs = _lemmas(low).get("VERB")
+        base = verbs[0] if verbs and verbs[0] != low else None
+    else:
+        base = verb_lemma(last, nxt)
+    if base is None:
+        return None
+    return f"{head.lower()}-{base}" if head else base
+
+
+def _gerund_opening(words: list[str]) -> bool:
+    """Whether a sentence opens with a gerund that is an order: the word cannot be a noun
+    ("Fetching", "Bulk-updating"), or a determiner follows it ("Listing all orders")."""
+    if len(words) < 2 or not words[0][:1].isalpha() or words[1][:1].isupper() and not words[1].isupper():
+        return False  # "Processing Fee": a name in title case
+    last = words[0].rpartition("-")[2].lower()
+    if not last.endswith("ing") or len(last) < 5:
+        return False
+    pos = _lemmas(last)
+    if "VERB" not in pos:
+        return False
+    nxt = words[1].lower().strip(",;:")
+    return not (pos.keys() & {"NOUN", "ADJ"}) or (nxt in DETERMINERS and nxt not in ("that", "this"))
+
+
+def imperative(sentence: str, *, after_preamble: bool = False) -> str:
+    """`sentence` with a gerund opening in the imperative ("Fetching invoices" -> "fetch
+    invoices"); after a preamble also a third-person verb ("assigns a loss adjuster" -> "assign
+    a loss adjuster"). Any other sentence as it is."""
+    words = sentence.split()
+    if not words:
+        return sentence
+    nxt = words[1] if len(words) > 1 else ""
+    base = None
+    if _gerund_opening(words) or (after_preamble and words[0].lower().endswith("ing")):
+        base = _base_of(words[0])
+    elif after_preamble:
+        base = _base_of(words[0], nxt)
+    if base is None:
+        return sentence
+    prefix, _, verb = base.rpartition("-")
+    if prefix in _MANNER_PREFIXES:  # "bulk-update plans" -> "update plans in bulk"
+        return " ".join([verb, *words[1:], _MANNER_PREFIXES[prefix]])
+    return " ".join([base, *words[1:]])
+
+
+# Prefixes of a verb that say how it acts ("bulk-update"): said after its object instead.
+_MANNER_PREFIXES = {"bulk": "in bulk", "batch": "in a batch", "mass": "in bulk"}
+
+
+def _without_preamble(sentence: str) -> str | None:
+    """The action after a preamble about the tool, in the imperative; the sentence as it is
+    when it has none; None when the preamble says only when to use the tool."""
+    for _ in range(3):  # "This tool can be used to ..."
+        for rx in _PREAMBLES:
+            m = rx.match(sentence)
+            if not m or not m.group("rest").strip():
+                continue
+            if _WHEN_ONLY.match(sentence) and not re.search(_WANTS, sentence[: m.start("rest")], re.I):
+                return None
+            rest = imperative(m.group("rest").strip(), after_preamble=True)
+            if is_base_verb(rest.split()[0]):  # "The service desk queue ..." keeps its words
+                sentence = rest
+                break
+        else:
+            break
+    if _WHEN_ONLY.match(sentence):
+        return None
+    return sentence
+
+
+def summary(text: str) -> str:
+    """What `text`, a tool's description, says the tool does: the first paragraph without
+    markup, tags, routes, sentences about how to use the tool and preambles, a gerund opening in
+    the imperative (see the module's docstring). Sentences are kept, joined by full stops, the
+    last one's as written; "" when nothing is left."""
+    if not text or not text.strip():
+        return ""
+    para = _first_paragraph(_markup_removed(text))
+    for _ in range(3):
+        para = _ROUTE.sub("", _TAG.sub("", para), count=1)
+    para = _DASH.sub("; ", para)
+    out: list[str] = []
+    for sentence in _sentences(para):
+        if _USAGE.search(sentence):
+            continue
+        kept = _without_preamble(sentence)
+        if kept is None:
+            continue
+        ordered = imperative(kept)
+        if ordered != kept:
+            out.append(ordered)  # in lower case, as a changelog line: without articles, it gets them back
+        elif kept:
+            out.append(kept[:1].upper() + kept[1:] if sentence[:1].isupper() else kept)
+    stop = "." if para.rstrip().endswith((".", "!", "?")) else ""
+    return ". ".join(out) + stop if out else ""
+
+
+__all__ = ["imperative", "summary"]

@@ -1,0 +1,170 @@
+"""The structural summary of a description (`phrasing.summary`), the parse's confidence gate
+(`intents.sure`) and the plain wordings they fall back to: one test per shape class, each written
+in words no catalogue we measure uses, so that a test passes for the shape and not the words."""
+
+from __future__ import annotations
+
+import pytest
+
+from diaforge.data_gen.phrasing import intent_of
+from diaforge.data_gen.phrasing.intents import stray_verb, sure
+from diaforge.data_gen.phrasing.options import option_descriptors
+from diaforge.data_gen.phrasing.render import action, fallback_option
+from diaforge.data_gen.phrasing.summary import imperative, summary
+from diaforge.schema import Tool
+
+
+def _tool(name: str, description: str) -> Tool:
+    return Tool(name=name, description=description, parameters={"type": "object", "properties": {}})
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        # a docstring: the summary line, never its sections
+        (
+            "Archive a project by its key.\n\nArgs:\n    key: The project key.\n\nReturns:\n    None.",
+            "Archive a project by its key.",
+        ),
+        (
+            "Archive a project by its key. Args: key: the key. Returns: nothing.",
+            "Archive a project by its key.",
+        ),
+        # markdown: emphasis and backticks go, bullets and an example line are cut
+        (
+            "**Archives** a `project` by key.\n- keeps its history\n\nExample: `archive(key=1)`",
+            "Archives a project by key.",
+        ),
+        ("## Archive\nArchives a [project](https://x.test/p) by key.", "Archive Archives a project by key."),
+        # HTML, an HTTP route, a tag
+        ("<p>Deletes a <b>webhook</b>.</p><p>Needs admin rights.</p>", "Deletes a webhook."),
+        ("POST /v1/webhooks - Creates a webhook subscription.", "Creates a webhook subscription."),
+        ("[DEPRECATED] Lists the legacy exports.", "Lists the legacy exports."),
+        ("Deprecated: lists the legacy exports.", "lists the legacy exports."),
+    ],
+)
+def test_summary_keeps_what_the_tool_does_and_drops_the_structure(description: str, expected: str) -> None:
+    assert summary(description) == expected
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        ("Use this tool to archive a project.", "Archive a project."),
+        ("Call this to archive a project.", "Archive a project."),
+        ("Use this when the customer wants to cancel a subscription.", "Cancel a subscription."),
+        ("This function will rotate the signing keys.", "Rotate the signing keys."),
+        ("This endpoint returns the open shifts.", "Return the open shifts."),
+        ("Is used to archive a project.", "Archive a project."),
+        ("Can be used for archiving projects in bulk.", "Archive projects in bulk."),
+        ("Allows the caller to export a payroll report.", "Export a payroll report."),
+        ("Lets an operator pause a nightly job.", "Pause a nightly job."),
+        ("Responsible for sending invoices to a customer.", "Send invoices to a customer."),
+        ("Helper that renames a shared folder.", "Rename a shared folder."),
+        ("Will queue a reindex of the catalogue.", "Queue a reindex of the catalogue."),
+    ],
+)
+def test_a_preamble_goes_and_what_follows_is_an_order(description: str, expected: str) -> None:
+    assert summary(description) == expected
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Use this when the customer knows the order number but not the account.",
+        "Call this when the same dose was given to several patients at once.",
+        "Is used when a parcel cannot be delivered.",
+        "Do not use for deleting projects.",
+        "For a whole fleet, call fleet_bulk_archive instead.",
+    ],
+)
+def test_a_sentence_about_using_the_tool_says_nothing_it_does(description: str) -> None:
+    assert summary(description) == ""
+
+
+def test_a_usage_sentence_after_the_summary_is_dropped() -> None:
+    assert summary("Archive a project. Do not use for deleting projects.") == "Archive a project."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Cancelling a subscription at period end", "cancel a subscription at period end"),
+        ("Re-sending a receipt", "re-send a receipt"),
+        ("Batch-approving timesheets for a team", "approve timesheets for a team in a batch"),
+        ("Listing all open tickets", "list all open tickets"),
+        ("Building permits issued this year", "Building permits issued this year"),
+    ],
+)
+def test_a_gerund_opening_is_an_order(sentence: str, expected: str) -> None:
+    assert imperative(sentence) == expected
+
+
+def test_a_dash_remark_is_a_clause_of_its_own() -> None:
+    tool = _tool("ops_create_export", "Creating an export — not started yet.")
+    assert intent_of(tool).phrase == "create an export"
+    assert (
+        "not" not in option_descriptors([tool, _tool("ops_delete_export", "Deletes an export.")])[tool.name]
+    )
+
+
+def test_a_bulleted_remark_is_not_glued_to_the_object() -> None:
+    tool = _tool("wh_get", "**Gets** a warehouse by its `code`.\n\n- includes the stock levels\n")
+    assert intent_of(tool).tail == "by its code"
+
+
+@pytest.mark.parametrize(
+    ("words", "index"),
+    [
+        (["by", "its", "code", "includes", "the", "stock"], 3),
+        (["not", "started", "yet"], 0),
+        (["that", "is", "still", "a", "draft"], None),
+        (["they", "already", "have"], None),
+    ],
+)
+def test_a_stray_finite_verb_is_found_outside_a_clause_of_its_own(
+    words: list[str], index: int | None
+) -> None:
+    assert stray_verb(words) == index
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "absent"),
+    [
+        ("ops_escalate_ticket", "The dispatcher is paged automatically.", " is"),
+        ("ops_sync_ledger", "Syncing ledger entries.", "the syncing"),
+        ("ops_purge_cache", "Can be used when the cache is stale.", "can"),
+        ("ops_rotate_keys", "Use this when the user reports a leaked key.", "use this"),
+    ],
+)
+def test_a_reading_the_gate_does_not_trust_is_never_said(name: str, description: str, absent: str) -> None:
+    tool = _tool(name, description)
+    said = action(tool, tools=[tool])
+    assert absent not in said.lower()
+    assert absent not in fallback_option(tool, tools=[tool]).lower()
+
+
+def test_the_gate_keeps_a_clause_that_is_the_object() -> None:
+    assert sure(intent_of(_tool("unit_vacancy", "Whether a unit is vacant.")))
+    assert not sure(intent_of(_tool("ops_x", "")).__class__("look up", "the requester is", source="lookup"))
+
+
+def test_an_irregular_participle_ends_the_object() -> None:
+    tool = _tool("clinic_record_dose", "Record a single dose given during a visit.")
+    assert intent_of(tool).phrase == "record a single dose"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected", "tail"),
+    [
+        ("shop_find_invoice_by_number", "find the invoice", "by number"),
+        ("shop_archive_orders_bulk", "archive orders", "in bulk"),
+        ("shop_reject_return", "deal with the reject return", ""),  # unsure: the action falls back
+    ],
+)
+def test_a_name_speaks_when_the_description_says_nothing(name: str, expected: str, tail: str) -> None:
+    tool = _tool(name, "Use this when the customer asks about it.")
+    intent = intent_of(tool, frozenset({"shop"}))
+    assert (intent.phrase, intent.tail) == (expected, tail)
+    if intent.verb == "deal with":
+        assert action(tool, frozenset({"shop"}), [tool]).startswith("use the option about ")
