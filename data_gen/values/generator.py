@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+import re
 import string
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
@@ -277,6 +278,10 @@ class ValueGenerator:
         tokens = param_tokens(name)
         identifier = bool(tokens) and (tokens[-1] in ID_WORDS or "sku" in tokens)
         example = description_example(description, identifier=identifier)
+        if example is not None and re.fullmatch(r"[a-z]+(?:_[a-z]+)+", example):
+            # "e.g. `contractor_booked` or `completed`": a status word is said as written
+            literals = re.findall(r"`([a-z]+(?:_[a-z]+)*)`", description) or [example]
+            return self.rng.choice([w for w in literals if w not in tokens] or [example])
         if example is not None:
             value = shaped(self.draws, example, name, description, keep=keep)
             if value is not None:

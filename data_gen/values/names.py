@@ -19,6 +19,7 @@ from typing import Any
 
 from diaforge.data_gen.values.described import description_example, shaped
 from diaforge.data_gen.values.vocabulary import (
+    ANIMAL_WORDS,
     CITIES,
     COMPANIES,
     COMPANY_WORDS,
@@ -45,7 +46,9 @@ from diaforge.data_gen.values.vocabulary import (
     OFFICES,
     PAST_DATE_WORDS,
     PERCENT_WORDS,
+    PERSON_HEADS,
     PERSON_WORDS,
+    PET_NAMES,
     PRIORITIES,
     PRODUCTS,
     PROJECTS,
@@ -65,6 +68,12 @@ from diaforge.schema import Persona
 from diaforge.text import param_tokens
 
 DEFAULT_TODAY = date(2026, 1, 15)
+#: Heads of a name or a description that make a value an identifier ("Barcode of the sample").
+_ID_HEADS = frozenset(ID_WORDS | {"barcode", "serial", "mrn", "isbn", "iban", "uuid"})
+#: A closed list of values a description spells out after a colon ("...: sms, email or phone_call").
+_PROSE_CHOICES = re.compile(r":\s*([a-z][\w-]*(?:,\s*[a-z][\w-]*)*,?\s+or\s+[a-z][\w-]*)\s*(?:[.;]|$)")
+#: The first half of UK postcodes ("M14 5RT"): a `postcode` is the British word.
+UK_OUTWARD = ("M14", "LS6", "SW1A", "EH3", "B15", "CF10", "BS8", "G12", "NE1", "OX2", "CB2", "L17")
 
 
 class Draws:
@@ -205,7 +214,9 @@ class Draws:
             return rng.choice(COUNTRY_CODES if ts & ID_WORDS or "iso" in ts else COUNTRIES)
         if "cost" in ts and ts & {"center", "centre"}:
             return f"CC-{rng.randint(1000, 9999)}"
-        if ts & {"zip", "postal", "postcode"}:
+        if "postcode" in ts or ("post" in ts and "code" in ts):  # the British word: a UK postcode
+            return f"{rng.choice(UK_OUTWARD)} {rng.randint(1, 9)}{rng.choice('ABDEFGHJLNPQRSTUWXYZ')}{rng.choice('ABDEFGHJLNPQRSTUWXYZ')}"
+        if ts & {"zip", "postal"}:
             return f"{rng.randint(10000, 99999)}"
         if ts & {"language", "lang"}:
             return rng.choice(LANGUAGES)
@@ -225,14 +236,49 @@ class Draws:
             return f"{rng.randint(8, 17):02d}:{rng.choice((0, 15, 30, 45)):02d}"
         if ts & {"event", "term", "reaction", "condition"} and MEDICAL_CONTEXT.search(description):
             return rng.choice(MEDICAL_TERMS)  # "event_term: MedDRA preferred term": a clinical term
-        return self._by_topic(ts, persona)
+        if last in FREE_TEXT_WORDS:  # "approver_note": a note, whoever it is for
+            return rng.choice(FREE_TEXT)
+        by_description = self._by_description(toks, description)
+        if by_description is not None:
+            return by_description
+        return self._by_topic(ts, persona, description)
 
-    def _by_topic(self, ts: set[str], persona: Persona | None) -> str:
+    def _by_description(self, toks: list[str], description: str) -> str | None:
+        """A value of the kind the description's opening names, where the name says none: a
+        digit string of the length it gives ("The tube barcode, 12 digits."), an identifier when
+        its head is a number or a code ("Medical record number of the patient ..."), a person's
+        name when it is a person ("Staff member who signed for the rack."). None otherwise."""
+        m = re.search(r"\b(\d{1,2})\s*digits?\b", description)
+        if m and 3 <= int(m.group(1)) <= 20:
+            return "".join(self.rng.choice("0123456789") for _ in range(int(m.group(1))))
+        words = re.findall(r"[A-Za-z']+", description.split(",")[0].split(".")[0].lower())
+        head = words[
+            : next(
+                (k for k, w in enumerate(words) if w in ("of", "for", "to", "in", "on", "who", "that")),
+                len(words),
+            )
+        ]
+        listed = _PROSE_CHOICES.search(description)
+        if listed:  # "How to reach the owner: sms, email or phone_call."
+            return self.rng.choice(re.split(r",\s*|\s+or\s+", listed.group(1).strip()))
+        if (head and head[-1] in _ID_HEADS) or (toks and toks[-1] in _ID_HEADS):
+            return self.identifier(toks, description)
+        if (set(head) | set(words[len(head) : len(head) + 1])) & (
+            PERSON_HEADS | PERSON_WORDS
+        ) and "name" not in toks:
+            return " ".join(self.person())
+        return None
+
+    def _by_topic(self, ts: set[str], persona: Persona | None, description: str = "") -> str:
         """What the name is about (a person, a place, free text, a product, ...), else a word
         token."""
         rng = self.rng
+        if ts & {"surname", "lastname"}:
+            return self.person()[1]  # "owner_surname": never a full name
+        if ts & {"forename", "firstname"}:
+            return self.person()[0]
         if "name" in ts or ts & {"username", "login", "handle"}:
-            return self._named_thing(ts, persona)
+            return self._named_thing(ts, persona, description)
         if ts & PERSON_WORDS:
             return " ".join(self.person())
         if ts & {"department", "dept", "division"}:
@@ -287,7 +333,7 @@ class Draws:
             return persona.line_of_business
         return self.word_token()
 
-    def _named_thing(self, ts: set[str], persona: Persona | None) -> str:
+    def _named_thing(self, ts: set[str], persona: Persona | None, description: str = "") -> str:
         """The value of a ``*_name``: a user name, a first or last name, a company, a project, a
         file, ... or a person's full name."""
         rng = self.rng
@@ -326,6 +372,8 @@ class Draws:
             return rng.choice(CITIES)
         if ts & {"event", "meeting"}:
             return rng.choice(TITLES)
+        if ts & ANIMAL_WORDS or set(re.findall(r"[a-z]+", description.lower())) & ANIMAL_WORDS:
+            return rng.choice(PET_NAMES)  # "pet_name", "The animal's name": never a person's
         return f"{first} {last}"
 
 

@@ -221,6 +221,27 @@ ID_PREFIXES = {
     )
 }
 ID_WORDS = {"id", "ids", "number", "no", "num", "ref", "reference", "code", "key", "identifier"}
+#: Words of a ``*_name`` that make it an animal's name ("pet_name", "The animal's name").
+ANIMAL_WORDS = frozenset(word_list("pet pets animal animals dog dogs cat cats horse horses puppy kitten"))
+#: Names of pets.
+PET_NAMES = (
+    "Biscuit",
+    "Luna",
+    "Milo",
+    "Bella",
+    "Max",
+    "Daisy",
+    "Pepper",
+    "Poppy",
+    "Teddy",
+    "Coco",
+    "Ollie",
+    "Willow",
+)
+#: Words a parameter's description opens with that name a person ("Staff member who ...").
+PERSON_HEADS = frozenset(
+    word_list("person staff member colleague user customer clinician scientist who whom")
+)
 PERSON_WORDS = frozenset(
     word_list(
         "manager approver assignee owner requester requestor employee reviewer contact recipient attendee "
@@ -244,7 +265,7 @@ TITLE_WORDS = {"title", "subject", "summary", "headline", "topic", "agenda"}
 MONEY_WORDS = frozenset(
     word_list(
         "amount cost costs price budget salary total fee fees balance spend payment expense charge "
-        "subtotal tax bonus compensation refund deposit value allowance credit debit wage"
+        "subtotal tax bonus compensation refund deposit value allowance credit debit wage rent premium"
     )
 )
 QUANTITY_WORDS = frozenset(

@@ -1,0 +1,71 @@
+"""Values drawn for what a parameter's name and description call for (issue 52, item 3): a pet's
+name is a pet's, a surname a surname, a postcode British, an identifier or a digit string where
+the description's head says so, a listed choice one of the list; a string nothing calls for is a
+generic draw, counted."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from diaforge.data_gen.values.generator import ValueGenerator
+from diaforge.data_gen.values.vocabulary import FIRST_NAMES, LAST_NAMES, PET_NAMES
+
+
+def _draws(name: str, description: str, n: int = 6) -> list[str]:
+    gen = ValueGenerator(random.Random(3))
+    return [gen.value_for(name, {"type": "string", "description": description}) for _ in range(n)]
+
+
+def test_an_animals_name_is_a_pets_name() -> None:
+    assert set(_draws("pet_name", "Name as registered.")) <= set(PET_NAMES)
+    assert set(_draws("patient_name", "The animal's name on file.")) <= set(PET_NAMES)
+
+
+def test_a_surname_is_one_word_of_a_persons_name() -> None:
+    assert set(_draws("holder_surname", "Family name.")) <= set(LAST_NAMES)
+    assert set(_draws("guest_forename", "")) <= set(FIRST_NAMES)
+
+
+def test_a_postcode_is_british_and_a_zip_american() -> None:
+    assert all(
+        re.fullmatch(r"[A-Z]{1,2}\d{1,2}[A-Z]? \d[A-Z]{2}", v)
+        for v in _draws("postcode", "Billing postcode.")
+    )
+    assert all(re.fullmatch(r"\d{5}", v) for v in _draws("zip", "Zip code."))
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "shape"),
+    [
+        ("subject_mrn", "Medical record number of the subject.", r"[A-Z]+-?\d{4,6}"),
+        ("tube", "The tube barcode, 10 digits.", r"\d{10}"),
+        ("card_tail", "last 4 digits of the card", r"\d{4}"),
+    ],
+)
+def test_the_descriptions_head_names_the_kind(name: str, description: str, shape: str) -> None:
+    assert all(re.fullmatch(shape, v) for v in _draws(name, description))
+
+
+def test_a_person_the_description_names_gets_a_persons_name() -> None:
+    assert all(len(v.split()) == 2 for v in _draws("signed_off_by", "Staff member who signed the form."))
+
+
+def test_a_choice_spelled_in_prose_or_backticks_is_said_as_written() -> None:
+    assert set(_draws("route", "How to send it: post, courier or pickup.")) <= {"post", "courier", "pickup"}
+    assert set(_draws("stage", "New stage, e.g. `awaiting_parts` or `closed`.")) <= {
+        "awaiting_parts",
+        "closed",
+    }
+
+
+def test_a_note_is_free_text_whoever_it_is_for() -> None:
+    assert all(len(v.split()) > 2 for v in _draws("reviewer_note", "Optional note for the reviewer."))
+
+
+def test_a_string_nothing_calls_for_is_a_counted_generic_draw() -> None:
+    gen = ValueGenerator(random.Random(3))
+    gen.value_for("frobnication", {"type": "string", "description": "The frobnication."})
+    assert gen.generic_draws == 1
