@@ -230,6 +230,10 @@ def _param_noun(key: str, spec: dict | None = None) -> str:
         return human
     words = human.split()
     first = toks[0]
+    if len(toks) > 1 and toks[-1] in PREPOSITIONS and first not in PREPOSITIONS:
+        text = f"{(spec or {}).get('description') or ''} {(spec or {}).get('format') or ''}".lower()
+        kind = "date" if re.search(r"\b(?:date|day|yyyy)", text) else "value"
+        return f"{'-'.join(words)} {kind}"  # `available_from`: "the available-from date", never "... from?"
     if len(toks) == 1 and (len(first) == 1 or first in PREPOSITIONS | CONJUNCTIONS | DETERMINERS):
         return f"{human}-value"  # "the a-value", "the to-value": never "the a", "the to"
     if first not in PREPOSITIONS:

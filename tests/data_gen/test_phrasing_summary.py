@@ -168,3 +168,13 @@ def test_a_name_speaks_when_the_description_says_nothing(name: str, expected: st
     assert (intent.phrase, intent.tail) == (expected, tail)
     if intent.verb == "deal with":
         assert action(tool, frozenset({"shop"}), [tool]).startswith("use the option about ")
+
+
+def test_an_argument_name_that_ends_on_a_preposition_says_what_it_is() -> None:
+    from diaforge.data_gen.phrasing.render import param_noun
+
+    assert (
+        param_noun("available_from", {"description": "First day it can be let (YYYY-MM-DD)."})
+        == "available-from date"
+    )
+    assert param_noun("opted_in", {"type": "string"}) == "opted-in value"
