@@ -22,8 +22,9 @@ from diaforge.data_gen.phrasing import (
 )
 from diaforge.data_gen.phrasing.grammar import np_end, opens_with_verb, tokens
 from diaforge.data_gen.phrasing.render import action, choice, option_phrases, sound, with_tool
+from diaforge.data_gen.phrasing.summary import summary
 from diaforge.schema import Tool
-from diaforge.text import KEEP_WORDS, STOPWORDS, content_stems, name_tokens, overlap, stem, tool_stems, words
+from diaforge.text import KEEP_WORDS, STOPWORDS, content_stems, name_tokens, overlap, stem, words
 
 # Words of a question that say nothing about which option is meant.
 _QUESTION_WORDS = frozenset(
@@ -83,7 +84,9 @@ _OPTION_SPLIT = re.compile(r",|;|:|\?|\bor\b|\beither\b|\bversus\b|\bvs\b\.?|/",
 
 
 def _tool_stems(tool: Tool) -> set[str]:
-    stems = tool_stems(tool)
+    """The stems of a tool's name, of what its description says it does (`phrasing.summary`:
+    not "Do not use for searching by name") and of its parameters."""
+    stems = {stem(w) for w in name_tokens(tool)} | content_stems(summary(tool.description or ""))
     for key, spec in tool.properties.items():
         stems |= {stem(w) for w in words(key)} | content_stems(str(spec.get("description", "")))
     return stems

@@ -58,7 +58,8 @@ def _name_variants(name: str) -> tuple[list[str], list[str]]:
     from diaforge.data_gen.phrasing.render import param_noun  # the name the scripted agents say
 
     human = humanise_param(name)
-    spellings = (human, param_noun(name), " ".join(param_tokens(name)), name)
+    dated = param_noun(name, {"description": "date"})  # "the available-from date" (a date described)
+    spellings = (human, param_noun(name), dated, " ".join(param_tokens(name)), name)
     exact = list(dict.fromkeys(v for v in spellings if v.strip()))
     loose = []
     for v in exact:
