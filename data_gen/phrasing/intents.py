@@ -75,6 +75,7 @@ _LEAD_INS = tuple(
         r"^(?:allows|lets|enables|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
         r"^(?:is\s+)?(?:used|designed|intended)\s+(?:to|for)\s+",
         r"^(?:can be used to|helps to)\s+",
+        r"^to\s+",  # what `summary` leaves of a preamble before a word that can be a noun
     )
 )
 
@@ -241,10 +242,27 @@ _FINITE_WORDS = (
 )
 _FINITE = frozenset(_FINITE_WORDS.split())
 # Words after which a clause may hold its own verb ("a claim | that is still a draft").
-_SUBORDINATORS = RELATIVES | frozenset(
-    {"because", "unless", "once", "until", "so", "as", "than", "since", "after", "before"}
+_SUBORDINATORS = (
+    RELATIVES
+    | {"what", "how", "why"}
+    | frozenset({"because", "unless", "once", "until", "so", "as", "than", "since", "after", "before"})
 )
-_CLAUSE_SUBJECTS = frozenset({"i", "you", "we", "they", "he", "she"})
+_CLAUSE_SUBJECTS = frozenset(
+    {
+        "i",
+        "you",
+        "we",
+        "they",
+        "he",
+        "she",
+        "nobody",
+        "someone",
+        "everyone",
+        "anyone",
+        "somebody",
+        "everybody",
+    }
+)
 # Objects that name the tool or nothing: "use this tool", "call it".
 _EMPTY_HEADS = TOOL_WORDS | frozenset({"this", "it", "that", "tool", "tools", "function", "helper", "one"})
 
@@ -254,12 +272,14 @@ def stray_verb(words: Sequence[str]) -> int | None:
     clause of its own: a copula, an auxiliary, a modal, "not" or a verb only in the third person
     before any relative or subordinating word ("by its property id | includes the current
     tenancy", "a draft refund | not submitted"); None when there is none."""
+    if words and words[0].lower() in DETERMINERS:
+        return None  # "a price increase | a supplier has announced": a relative clause
     for k, w in enumerate(words):
         low = w.lower()
         if low in _SUBORDINATORS or low in _CLAUSE_SUBJECTS:
             return None  # "an appointment | they already have": a relative clause without "that"
-        if low in _FINITE or only_third_person_verb(low):
-            return k
+        if (low in _FINITE and (low != "not" or k == 0)) or only_third_person_verb(low):
+            return k  # "not" only where it opens the tail: "incurred but not yet invoiced" stays
     return None
 
 
@@ -272,8 +292,8 @@ def sure(intent: Intent) -> bool:
     requires verified caller")."""
     obj = intent.obj.split()
     verb = intent.verb.split()[0].lower() if intent.verb else ""
-    if not obj or verb in _FINITE or obj[-1].lower() in _EMPTY_HEADS:
-        return False
+    if not obj or verb in _FINITE or all(w.lower() in _EMPTY_HEADS | DETERMINERS for w in obj):
+        return False  # "use this tool", "use the tool"; not "search for hacking tools"
     if intent.verb in _LOOKUP_LEADS.values():
         return True  # "check whether a unit is vacant": the clause is the object
     if any(w.lower() in _FINITE for w in obj):
@@ -509,7 +529,12 @@ def _name_opens_with_verb(ws: Sequence[str]) -> bool:
         return False
     if "NOUN" not in _lemmas(ws[0]):
         return True
-    return _is_plural(ws[1]) or any(w in PREPOSITIONS for w in ws[2:])
+    return ws[0] in _NAME_ORDERS or _is_plural(ws[1]) or any(w in PREPOSITIONS for w in ws[2:])
+
+
+# Words a name opens with that are its verb though they can be nouns (never `order`, `report`).
+_NAME_ORDER_WORDS = "get list set search check find update add show view run open close query"
+_NAME_ORDERS = frozenset(_NAME_ORDER_WORDS.split())
 
 
 def _name_intent(ws: list[str]) -> Intent:

@@ -20,7 +20,9 @@ calls it first):
    wants to", "This tool/function/API (will) ...", "Is used to/for", "Can be used to/for",
    "Allows (the caller) to", "Lets (an agent)", "Responsible for", "Helper that", "Will":
    removed, and what follows put in the imperative where it is a gerund ("registering a whole
-   rack" -> "register a whole rack") or where "will" stood;
+   rack" -> "register a whole rack") or where "will" stood; a first word that can be a noun
+   keeps a "to" before it, which the parse reads as an order ("API to search places" -> "to
+   search places", `intents.strip_lead_in`);
 6. a gerund opening ("Fetching invoices by customer", "Bulk-updating plans") in the imperative
    ("fetch invoices by customer", "bulk-update plans"), when the word cannot be a noun or an
    object follows it with a determiner ("Pricing rules for ..." stays a noun phrase);
@@ -80,7 +82,7 @@ _WANTS = r"(?:wants?|needs?|wish(?:es)?|would like|asks?|has|have|is (?:asked|tr
 _PREAMBLES = tuple(
     re.compile(rx, re.I)
     for rx in (
-        rf"^(?:please\s+)?(?:use|call|invoke|run|pick|choose|select)\s+(?:this|it|me)(?:\s+{_TOOL})?"
+        rf"^(?:please\s+)?(?:use|call|invoke|run|pick|choose|select)\s+(?:this|it|me|the\s+{_TOOL})(?:\s+{_TOOL})?"
         rf"\s+(?:(?:when|if|whenever|once)\s+[^,;]{{1,60}}?\s+{_WANTS}\s+|to\s+|in order to\s+|for\s+)(?P<rest>.+)",
         rf"^(?:this|the|a|an)\s+(?:\w+\s+)?{_TOOL}\s+(?:will\s+|can\s+|shall\s+|(?:is|was)\s+(?:used|designed|meant|"
         rf"intended)\s+(?:to|for)\s+|can be used\s+(?:to|for)\s+|(?:lets|allows|enables|helps)\s+(?:{_WHO}\s+)?"
@@ -88,11 +90,14 @@ _PREAMBLES = tuple(
         rf"^(?:{_TOOL})\s+(?:that|which|to|for)\s+(?P<rest>.+)",
         r"^(?:(?:it\s+)?is\s+|was\s+)?(?:used|designed|meant|intended)\s+(?:to|for)\s+(?P<rest>.+)",
         r"^(?:can|could|may)\s+be\s+used\s+(?:to|for)\s+(?P<rest>.+)",
-        rf"^(?:allows?|lets?|enables?|helps?|permits?)\s+(?:{_WHO}\s+)?(?:to\s+)?(?P<rest>.+)",
+        rf"^(?:allows?|lets?|enables?|helps?|permits?)\s+(?:{_WHO}\s+(?:to\s+)?|to\s+)(?P<rest>.+)",
         r"^(?:is\s+)?(?:responsible|used)\s+for\s+(?P<rest>.+)",
         r"^(?:will|shall|can)\s+(?P<rest>.+)",
         r"^(?:you can|we|it)\s+(?P<rest>.+)",
     )
+)
+_MODALS = frozenset(
+    {"will", "can", "may", "must", "shall", "should", "would", "could", "might", "do", "does"}
 )
 # Preambles that say only when to use the tool: the sentence says nothing it does.
 _WHEN_ONLY = re.compile(
@@ -177,7 +182,19 @@ def _gerund_opening(words: list[str]) -> bool:
     if "VERB" not in pos:
         return False
     nxt = words[1].lower().strip(",;:")
-    return not (pos.keys() & {"NOUN", "ADJ"}) or (nxt in DETERMINERS and nxt not in ("that", "this"))
+    if nxt in DETERMINERS and nxt not in ("that", "this"):
+        return True
+    if pos.keys() & {"NOUN", "ADJ"}:
+        return False
+    # a bare object: an order unless a participle later makes the whole a noun phrase
+    # ("Recurring journal entry templates defined for ...": a look-up)
+    return not any(_participle(w) for w in words[2:])
+
+
+def _participle(word: str) -> bool:
+    w = word.lower().strip(",;:.")
+    verbs = _lemmas(w).get("VERB")
+    return bool(verbs) and w not in verbs and (w.endswith("ed") or not w.endswith(("s", "ing")))
 
 
 def imperative(sentence: str, *, after_preamble: bool = False) -> str:
@@ -216,8 +233,10 @@ def _without_preamble(sentence: str) -> str | None:
             if _WHEN_ONLY.match(sentence) and not re.search(_WANTS, sentence[: m.start("rest")], re.I):
                 return None
             rest = imperative(m.group("rest").strip(), after_preamble=True)
-            if is_base_verb(rest.split()[0]):  # "The service desk queue ..." keeps its words
-                sentence = rest
+            first = rest.split()[0].lower()
+            if is_base_verb(first) and first not in _MODALS:  # "The service desk queue ..." keeps its words
+                # a word that can be a noun keeps the "to" that makes it an order ("to search places")
+                sentence = f"to {rest}" if "NOUN" in _lemmas(first) else rest
                 break
         else:
             break

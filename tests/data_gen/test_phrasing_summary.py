@@ -50,18 +50,18 @@ def test_summary_keeps_what_the_tool_does_and_drops_the_structure(description: s
 @pytest.mark.parametrize(
     ("description", "expected"),
     [
-        ("Use this tool to archive a project.", "Archive a project."),
-        ("Call this to archive a project.", "Archive a project."),
+        ("Use this tool to archive a project.", "To archive a project."),
+        ("Call this to archive a project.", "To archive a project."),
         ("Use this when the customer wants to cancel a subscription.", "Cancel a subscription."),
         ("This function will rotate the signing keys.", "Rotate the signing keys."),
-        ("This endpoint returns the open shifts.", "Return the open shifts."),
-        ("Is used to archive a project.", "Archive a project."),
-        ("Can be used for archiving projects in bulk.", "Archive projects in bulk."),
-        ("Allows the caller to export a payroll report.", "Export a payroll report."),
-        ("Lets an operator pause a nightly job.", "Pause a nightly job."),
+        ("This endpoint returns the open shifts.", "To return the open shifts."),
+        ("Is used to archive a project.", "To archive a project."),
+        ("Can be used for archiving projects in bulk.", "To archive projects in bulk."),
+        ("Allows the caller to export a payroll report.", "To export a payroll report."),
+        ("Lets an operator pause a nightly job.", "To pause a nightly job."),
         ("Responsible for sending invoices to a customer.", "Send invoices to a customer."),
         ("Helper that renames a shared folder.", "Rename a shared folder."),
-        ("Will queue a reindex of the catalogue.", "Queue a reindex of the catalogue."),
+        ("Will queue a reindex of the catalogue.", "To queue a reindex of the catalogue."),
     ],
 )
 def test_a_preamble_goes_and_what_follows_is_an_order(description: str, expected: str) -> None:
@@ -178,3 +178,43 @@ def test_an_argument_name_that_ends_on_a_preposition_says_what_it_is() -> None:
         == "available-from date"
     )
     assert param_noun("opted_in", {"type": "string"}) == "opted-in value"
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "phrase"),
+    [
+        ("QueryPlaces", "API to search places based on the given keywords.", "search places"),
+        ("think", "Use the tool to think about something.", "think about something"),
+        (
+            "get_top_articles",
+            "Help articles most viewed by customers this week.",
+            "look up the help articles",
+        ),
+        (
+            "list_recurring_templates",
+            "Recurring journal entry templates defined for your company codes.",
+            "list recurring templates",
+        ),
+    ],
+)
+def test_a_preamble_is_read_only_where_it_is_one(name: str, description: str, phrase: str) -> None:
+    """ "API to search" keeps its order though "search" can be a noun; "Help articles" is no
+    "helps"; a gerund before a noun phrase that a participle closes is no order."""
+    assert intent_of(_tool(name, description)).phrase == phrase
+
+
+@pytest.mark.parametrize(
+    ("description", "tail"),
+    [
+        (
+            "Records a price increase a supplier has announced for a material.",
+            "a supplier has announced for a material",
+        ),
+        (
+            "Books an accrual for expenses incurred but not yet invoiced.",
+            "for expenses incurred but not yet invoiced",
+        ),
+    ],
+)
+def test_a_tail_keeps_a_clause_of_its_own(description: str, tail: str) -> None:
+    assert intent_of(_tool("fi_x", description)).tail == tail
