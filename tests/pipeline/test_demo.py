@@ -196,11 +196,13 @@ def test_validate_checks_a_field_changed_after_the_config_was_made(tmp_path):
         cfg.validate()
 
 
-def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
-    """The defaults `make demo` runs: 80 held-out dialogues, dynamic mode only, no no-tool split;
-    the curve keeps the dynamic mode whatever the config says; None evaluates the whole split."""
+def test_the_demo_judges_on_the_whole_benchmark_in_the_dynamic_loop():
+    """The defaults `make demo` runs: the 115 held-out dialogues, dynamic mode only, no no-tool
+    split, speculation; the curve keeps the dynamic mode whatever the config says; None evaluates
+    the whole split."""
     args = eval_args(DemoConfig())
-    assert args[args.index("--limit") + 1] == "80"
+    assert args[args.index("--limit") + 1] == "115" and benchmark_coverage(DemoConfig())["whole"]
+    assert args[args.index("--speculate") + 1] == "8"
     assert args[args.index("--modes") + 1] == "dynamic"
     assert args[args.index("--no-tool-bench") + 1] == "none"
     args = eval_args(DemoConfig(modes="static,dynamic", no_tool_limit=None), "dynamic")
@@ -223,9 +225,10 @@ def test_the_demo_judges_on_80_dialogues_of_the_dynamic_loop():
     # The floors get the same dialogues and loop but no decoding aid: a policy decodes nothing, and
     # `eval run` refuses an aid its backend cannot apply.
     floors = eval_args(DemoConfig(), decoding=False)
-    assert not {"--constrain-calls", "--ground-values", "--copy-thoughts"} & set(floors)
-    assert floors == [a for a in eval_args(DemoConfig()) if a not in ("--constrain-calls", "--ground-values",
-                                                                        "--copy-thoughts", "on")]  # fmt: skip
+    assert not {"--constrain-calls", "--ground-values", "--copy-thoughts", "--speculate"} & set(floors)
+    models = eval_args(DemoConfig())
+    assert floors == [a for i, a in enumerate(models) if a not in ("--constrain-calls", "--ground-values",
+                      "--copy-thoughts", "on", "--speculate") and models[i - 1] != "--speculate"]  # fmt: skip
 
 
 def test_curve_sizes_must_fit_the_corpus(tmp_path):
@@ -498,6 +501,6 @@ def test_speculation_reaches_eval_run_as_a_number_with_the_aids_and_without_them
         assert args[args.index("--speculate") + 1] == "8"
     assert "--speculate" not in eval_args(cfg, decoding=False)
     assert "--copy-thoughts" not in eval_args(cfg, aids=False)
-    assert "--speculate" not in eval_args(DemoConfig())  # eval run's default, 0
+    assert "--speculate" not in eval_args(DemoConfig(speculate=0))  # eval run's default
     for args in (eval_args(cfg), eval_args(cfg, aids=False)):  # eval run reads every flag the demo writes
         assert build_parser().parse_args(["run", "--model", "m", *args]).speculate == 8
