@@ -52,6 +52,7 @@ from diaforge.data_gen.phrasing.objects import (
     _lower_obj,
     _noun_info,
     _object_words,
+    irregular_participle,
     restore_articles,
 )
 from diaforge.data_gen.phrasing.shorthand import plain_description
@@ -278,9 +279,17 @@ def stray_verb(words: Sequence[str]) -> int | None:
         low = w.lower()
         if low in _SUBORDINATORS or low in _CLAUSE_SUBJECTS:
             return None  # "an appointment | they already have": a relative clause without "that"
+        if k and words[k - 1].lower() == "to":
+            continue  # "a credential to be used": an infinitive
         if (low in _FINITE and (low != "not" or k == 0)) or only_third_person_verb(low):
             return k  # "not" only where it opens the tail: "incurred but not yet invoiced" stays
     return None
+
+
+def _participle_head(word: str) -> bool:
+    w = word.lower()
+    pos = _lemmas(w)
+    return "NOUN" not in pos and (w.endswith("ed") and "VERB" in pos or irregular_participle(w))
 
 
 def sure(intent: Intent) -> bool:
@@ -304,8 +313,10 @@ def sure(intent: Intent) -> bool:
         return intent.verb != "deal with" or "VERB" not in pos
     if intent.source != "lookup":
         return True
-    if first.lower().endswith("ing") and "NOUN" not in pos:
-        return False  # a gerund (or an -ing word the lexicon does not know) is an order, not a thing
+    if first.lower().endswith("ing") and not pos:
+        return False  # an -ing word the lexicon does not know ("the syncing ledger entries"): an order
+    if _participle_head(obj[-1]):
+        return False  # "mould used": no thing to act on
     return stray_verb(intent.tail.split()[:1]) is None
 
 

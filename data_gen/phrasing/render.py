@@ -74,7 +74,7 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
     runs of a company code" from its intent, else "the option about <its nouns>"."""
     tools = with_tool(tool, tools)
     intent = intent_of(tool, prefixes)
-    if intent.source != "name" and intent.obj and parse_sure(intent) and is_base_verb(intent.verb.split()[0]):
+    if intent.source != "name" and intent.obj and parse_sure(intent):
         phrase = f"the option that {third_person(intent.verb)} {intent.obj}"
         if sound(phrase, tools):
             return phrase
