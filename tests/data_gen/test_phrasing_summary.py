@@ -197,23 +197,6 @@ def test_an_argument_name_that_ends_on_a_preposition_says_what_it_is() -> None:
         ),
     ],
 )
-@pytest.mark.parametrize(
-    ("description", "phrase"),
-    [
-        (
-            "Remaining life of the cutting tools and moulds used at a work center.",
-            "look up the remaining life of the cutting tools",
-        ),
-        (
-            "Your upcoming meeting room reservations, with building and time.",
-            "look up your upcoming meeting room reservations",
-        ),
-    ],
-)
-def test_an_adjective_in_ing_opens_a_noun_phrase_the_gate_keeps(description: str, phrase: str) -> None:
-    assert intent_of(_tool("fac_x", description)).phrase == phrase
-
-
 def test_a_preamble_is_read_only_where_it_is_one(name: str, description: str, phrase: str) -> None:
     """ "API to search" keeps its order though "search" can be a noun; "Help articles" is no
     "helps"; a gerund before a noun phrase that a participle closes is no order."""
@@ -235,3 +218,20 @@ def test_a_preamble_is_read_only_where_it_is_one(name: str, description: str, ph
 )
 def test_a_tail_keeps_a_clause_of_its_own(description: str, tail: str) -> None:
     assert intent_of(_tool("fi_x", description)).tail == tail
+
+
+@pytest.mark.parametrize(
+    ("description", "phrase"),
+    [
+        (
+            "Remaining life of the cutting tools and moulds used at a work center.",
+            "look up the remaining life of the cutting tools",
+        ),
+        (
+            "Your upcoming meeting room reservations, with building and time.",
+            "look up your upcoming meeting room reservations",
+        ),
+    ],
+)
+def test_an_adjective_in_ing_opens_a_noun_phrase_the_gate_keeps(description: str, phrase: str) -> None:
+    assert intent_of(_tool("fac_x", description)).phrase == phrase
