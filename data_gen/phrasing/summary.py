@@ -188,7 +188,12 @@ def _gerund_opening(words: list[str]) -> bool:
         return False
     # a bare object: an order unless a participle later makes the whole a noun phrase
     # ("Recurring journal entry templates defined for ...": a look-up)
-    return not any(_participle(w) for w in words[2:])
+    clause = []
+    for w in words[2:]:  # within its clause: "Updating billing addr; requires verified caller"
+        if w.endswith((";", ",", ":")):
+            break
+        clause.append(w)
+    return not any(_participle(w) for w in clause)
 
 
 def _participle(word: str) -> bool:

@@ -93,6 +93,7 @@ def test_a_usage_sentence_after_the_summary_is_dropped() -> None:
         ("Re-sending a receipt", "re-send a receipt"),
         ("Batch-approving timesheets for a team", "approve timesheets for a team in a batch"),
         ("Listing all open tickets", "list all open tickets"),
+        ("Renewing member cards; needs approved payment", "renew member cards; needs approved payment"),
         ("Building permits issued this year", "Building permits issued this year"),
     ],
 )
