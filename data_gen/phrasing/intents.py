@@ -275,6 +275,8 @@ def stray_verb(words: Sequence[str]) -> int | None:
     tenancy", "a draft refund | not submitted"); None when there is none."""
     if words and words[0].lower() in DETERMINERS:
         return None  # "a price increase | a supplier has announced": a relative clause
+    if words and words[0].lower() in ("they", "he", "she"):
+        return 0  # "an appointment | they already have": a pronoun nothing said names
     for k, w in enumerate(words):
         low = w.lower()
         if low in _SUBORDINATORS or low in _CLAUSE_SUBJECTS:

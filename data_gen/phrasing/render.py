@@ -204,10 +204,29 @@ def param_noun(key: str, spec: dict | None = None) -> str:
     if not unit and len(toks) > 1 and toks[-1] in _UNITS:
         unit = toks[-1]
         key = "_".join(toks[:-1])
-    noun = _param_noun(key, spec)
+    noun = _spoken(_param_noun(key, spec))
     if unit:
         noun = f"{noun} in {unit.upper() if len(unit) == 3 and unit in _CURRENCIES else unit}"
     return acronym_case(noun, str((spec or {}).get("description") or ""))
+
+
+_NUMBER_WORDS = frozenset({"no", "nr", "num"})
+
+
+def _spoken(noun: str) -> str:
+    """An argument's name as said aloud: a last word "no"/"num" is "number" (`invoiceNo`), a
+    number after a word its own word (`line1` -> "line 1"), a word without vowels an acronym
+    (`mrn` -> "MRN")."""
+    words = noun.split()
+    if len(words) > 1 and words[-1].lower() in _NUMBER_WORDS:
+        words[-1] = "number"
+    out = []
+    for w in words:
+        w = re.sub(r"(?<=[a-z]{2})(?=\d+$)", " ", w)  # "line1" -> "line 1"
+        if w.isalpha() and w.islower() and 2 <= len(w) <= 5 and not re.search(r"[aeiouy]", w):
+            w = w.upper()
+        out.append(w)
+    return " ".join(out)
 
 
 def _param_noun(key: str, spec: dict | None = None) -> str:

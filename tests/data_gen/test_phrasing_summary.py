@@ -120,7 +120,8 @@ def test_a_bulleted_remark_is_not_glued_to_the_object() -> None:
         (["by", "its", "code", "includes", "the", "stock"], 3),
         (["not", "started", "yet"], 0),
         (["that", "is", "still", "a", "draft"], None),
-        (["they", "already", "have"], None),
+        (["they", "already", "have"], 0),
+        (["you", "already", "have"], None),
     ],
 )
 def test_a_stray_finite_verb_is_found_outside_a_clause_of_its_own(
@@ -236,3 +237,20 @@ def test_a_tail_keeps_a_clause_of_its_own(description: str, tail: str) -> None:
 )
 def test_an_adjective_in_ing_opens_a_noun_phrase_the_gate_keeps(description: str, phrase: str) -> None:
     assert intent_of(_tool("fac_x", description)).phrase == phrase
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [("invoiceNo", "invoice number"), ("addressLine1", "address line 1"), ("subject_mrn", "subject MRN")],
+)
+def test_an_argument_name_is_said_aloud(key: str, said: str) -> None:
+    from diaforge.data_gen.phrasing.render import param_noun
+
+    assert param_noun(key, {"type": "string"}) == said
+
+
+def test_a_tail_that_opens_with_a_pronoun_nothing_names_is_dropped() -> None:
+    tool = _tool(
+        "desk_move", "Use this when the owner wants to move a booking they already hold to another day."
+    )
+    assert (intent_of(tool).phrase, intent_of(tool).tail) == ("move a booking", "")
