@@ -30,6 +30,7 @@ from diaforge.data_gen.phrasing import (
     names_read_out,
 )
 from diaforge.data_gen.phrasing.broken import KINDS, broken_phrases
+from diaforge.data_gen.phrasing.summary import summary
 from diaforge.data_gen.values import check_arguments, render_value
 from diaforge.format import parse_assistant, render_assistant
 from diaforge.schema import ACT_OF_ACTION, CALL_ACTIONS, Dialogue, Tool, Verdict
@@ -241,12 +242,19 @@ def naturalness_validator(d: Dialogue) -> Verdict:
             if t.role == "user":
                 user_stems |= content_stems(t.content)
         for other in near_duplicates(gold, d.candidate_tools):
-            if not (tool_stems(gold) - tool_stems(other)) & user_stems:
+            if not (_said_stems(gold) - _said_stems(other)) & user_stems:
                 return _fail(
                     name,
                     f"unsettled_choice: the user never said what separates {gold.name} from {other.name}",
                 )
     return Verdict(validator=name, passed=True)
+
+
+def _said_stems(tool: Tool) -> set[str]:
+    """The stems of a tool's name and of what its description says it does (`phrasing.summary`),
+    not of its usage notes: "Do not use to move an appointment" does not make "move" a word of
+    the booking tool."""
+    return {stem(w) for w in name_tokens(tool)} | content_stems(summary(tool.description or ""))
 
 
 def _judged_noun(d: Dialogue, evidence: str) -> bool:

@@ -254,3 +254,13 @@ def test_a_tail_that_opens_with_a_pronoun_nothing_names_is_dropped() -> None:
         "desk_move", "Use this when the owner wants to move a booking they already hold to another day."
     )
     assert (intent_of(tool).phrase, intent_of(tool).tail) == ("move a booking", "")
+
+
+def test_the_validator_reads_what_a_tool_does_not_its_usage_notes() -> None:
+    """A word the other tool's description uses only to say when not to use it ("Do not use to
+    move an appointment") still tells the gold tool apart (`validators`, `unsettled_choice`)."""
+    from diaforge.data_gen import validators
+
+    move = _tool("vet_move", "Use this when the owner wants to move an appointment.")
+    book = _tool("vet_book", "Call this to book an appointment. Do not use to move an appointment.")
+    assert "move" in validators._said_stems(move) - validators._said_stems(book)
