@@ -299,8 +299,8 @@ def sure(intent: Intent) -> bool:
     description intent passes before it is used (else the next clause, else the tool's name):
     an object, a verb that is no modal or auxiliary ("can be"), no finite verb inside the object
     ("look up the requester is"), and for a noun phrase looked up, a head that is no verb form
-    ("look up the fetching invoices") and no clause said of it ("the updating billing address |
-    requires verified caller")."""
+    ("look up the syncing ledger entries") and no clause said of it ("the requester | is
+    notified")."""
     obj = intent.obj.split()
     verb = intent.verb.split()[0].lower() if intent.verb else ""
     if not obj or verb in _FINITE or all(w.lower() in _EMPTY_HEADS | DETERMINERS for w in obj):
@@ -319,7 +319,8 @@ def sure(intent: Intent) -> bool:
         return False  # an -ing word the lexicon does not know ("the syncing ledger entries"): an order
     if _participle_head(obj[-1]):
         return False  # "mould used": no thing to act on
-    return stray_verb(intent.tail.split()[:1]) is None
+    first_of_tail = intent.tail.split()[:1]
+    return not (first_of_tail and first_of_tail[0].lower() in _FINITE)  # "the requester | is notified"
 
 
 def _clauses(sentence: str) -> list[str]:

@@ -18,6 +18,7 @@ from diaforge.data_gen.phrasing.english import (
     _is_plural,
     _lemmas,
     _tokens,
+    is_base_verb,
     stopword,
     verb_lemma,
     with_article,
@@ -84,7 +85,8 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
                 piece = restore_clause_articles(_lower_obj(piece))
             while len(piece) > 1 and piece[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
                 piece.pop()
-            if stray_verb(piece) is not None:
+            checked = piece[1:] if start == 0 and piece and is_base_verb(piece[0]) else piece
+            if stray_verb(checked) is not None:
                 return ""  # "the requester is notified automatically" is a sentence, not a clause
             return " ".join(_lower_obj(piece))
     return ""

@@ -195,7 +195,7 @@ def test_an_argument_name_that_ends_on_a_preposition_says_what_it_is() -> None:
         (
             "list_recurring_templates",
             "Recurring journal entry templates defined for your company codes.",
-            "list recurring templates",
+            "look up the recurring journal entry",
         ),
     ],
 )
