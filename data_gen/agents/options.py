@@ -267,7 +267,19 @@ def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], 
             return in_user_voice(f"the option to {clause}")
         lead = (
             ""
-            if first in ("with", "for", "where", "that", "in", "at", "as", "on", "by", "from", "to")
+            if first
+            in (
+                "with",
+                "for",
+                "where",
+                "that",
+                "in",
+                "at",
+                "as",
+                "on",
+                "by",
+                "from",
+            )  # not "the one to a ..."
             else "about "
         )
         words = tokens(clause)

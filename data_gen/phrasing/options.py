@@ -233,7 +233,8 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
         if not d or counts[d] > 1 or len(d.split()) == 1 and d.lower() in DETERMINERS | _BOUNDARY:
             clause = distinguishing_clause(o, options)
             i = intents[o.name]  # from a name: its words after the object tell it apart ("by name")
-            named = f"{i.phrase} {i.tail}".strip() if i.source == "name" else i.phrase
+            said = i.obj if len(verbs) == 1 else i.phrase  # after a shared verb, the object only
+            named = f"{said} {i.tail}".strip() if i.source == "name" else i.phrase
             out[o.name] = f"the one {clause}" if clause else named
     return out
 

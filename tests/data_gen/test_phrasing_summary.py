@@ -264,3 +264,17 @@ def test_the_validator_reads_what_a_tool_does_not_its_usage_notes() -> None:
     move = _tool("vet_move", "Use this when the owner wants to move an appointment.")
     book = _tool("vet_book", "Call this to book an appointment. Do not use to move an appointment.")
     assert "move" in validators._said_stems(move) - validators._said_stems(book)
+
+
+def test_options_read_from_names_share_their_verb_and_the_user_picks_a_noun_phrase() -> None:
+    import random
+
+    from diaforge.data_gen.agents.options import gold_choice
+    from diaforge.data_gen.phrasing.render import option_phrases
+
+    one = _tool("vet_record_dose", "Record a single dose given during a visit.")
+    bulk = _tool(
+        "vet_record_doses_bulk", "Call this when the same dose was given to several animals at once."
+    )
+    assert option_phrases([one, bulk], frozenset({"vet"}))[1]["vet_record_doses_bulk"] == "doses in bulk"
+    assert gold_choice(bulk, [one, bulk], random.Random(0)) == "doses in bulk"
