@@ -171,9 +171,10 @@ def test_the_demo_decodes_with_every_aid_on_and_its_flags_say_so() -> None:
     from diaforge.pipeline import cli
     from diaforge.pipeline.demo_config import DemoConfig
 
-    assert DemoConfig().decoding == ON
+    demo_on = dataclasses.replace(ON, speculate=8)  # and speculation, which changes no reply
+    assert DemoConfig().decoding == demo_on
     assert cli.demo_config(cli.build_parser().parse_args(["demo", "--constrain-calls", "off"])).decoding == (
-        dataclasses.replace(ON, constrain_calls=False)
+        dataclasses.replace(demo_on, constrain_calls=False)
     )
     parser = cli.build_parser()
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
