@@ -68,7 +68,7 @@ def test_the_eval_command_line_takes_the_device_the_demo_passes(tmp_path: Path) 
     ]
     start = command.index("eval") + 1  # diaforge eval run ... or python -m diaforge eval run ...
     args = build_parser("run").parse_args(command[start:])
-    assert args.device == "cuda:1" and args.batch_size == 16 and args.limit == 80
+    assert args.device == "cuda:1" and args.batch_size == 16 and args.limit == 115
 
 
 @pytest.mark.parametrize("device", ["gpu", "cuda:x", "CUDA", "mps", "", "cuda:0 ", 0])
