@@ -149,7 +149,8 @@ class EvalConfig:
     """Torch device of an `hf` model (`cpu`, `cuda`, `cuda:1`, `mps`). Default `cpu`."""
     cache_gib: Annotated[float, Field(gt=0)] | None = None
     """`hf`: memory the prefix cache keeps between turns, in GiB (the least recently used entry is
-    dropped beyond it, and recomputed if asked again; replies do not change). Default: unset, 3 GiB
+    dropped beyond it and recomputed if asked again, which changes a reply only by floating-point
+    summation order). Default: unset, 3 GiB
     (`diaforge.llm.prefix_cache.DEFAULT_MAX_CACHED_BYTES`); a larger one on a GPU with room to spare."""
     decoding: DecodingConfig = dataclasses.field(default_factory=DecodingConfig)
     """The decoding rules (`diaforge.llm.decoding.DecodingConfig`: `loop_stop`, `constrain_calls`,

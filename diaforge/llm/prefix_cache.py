@@ -19,8 +19,8 @@ up to floating-point summation order (the prefix's keys were computed in another
 
 Memory: each stored token costs ``2 * layers * kv_heads * head_dim * bytes`` (46 KiB for
 SmolLM2-135M in fp32). The store holds up to `max_cached_bytes` (3 GiB by default, `eval run
---cache-gib`: about 68,000 tokens of SmolLM2-135M in fp32, which keeps the demo's evaluations
-under 8 GB of resident memory), and optionally up to `max_cached_tokens`; an entry that another
+--cache-gib`: about 68,000 tokens of SmolLM2-135M in fp32, chosen to keep the demo's evaluations
+under 8 GB of resident memory, a figure reasoned in docs/results.md), and optionally up to `max_cached_tokens`; an entry that another
 entry extends is dropped as redundant. Beyond the bounds it evicts the least recently used entry
 that no prompt still waiting in the current `generate` call will reuse, and only then the ones
 such prompts need; an evicted prompt is computed again when it comes back, which changes its
