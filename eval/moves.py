@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from diaforge.data_gen.agents import ScriptedTeacher, is_refusal, offered_options
+from diaforge.data_gen.phrasing.render import param_noun
 from diaforge.eval.anatomy import asks
 from diaforge.schema import Tool
 from diaforge.text import humanise_param
@@ -25,10 +26,24 @@ MODEL_MOVES = ("ask_tool", "ask_value", "call", "refuse", "other", "malformed", 
 """What a model's turn does (the columns of the when-to-call matrix)."""
 
 
+def _fold(text: str) -> str:
+    """Case folded, a hyphen read as a space ("needed-by date" names `needed_by`)."""
+    return text.lower().replace("-", " ")
+
+
+def _spellings(key: str, tool: Tool) -> list[str]:
+    """The ways a reply may name the argument `key` of `tool`, longest first: the name the
+    scripted agents say (`param_noun`: "the needed-by date", "weight in kg"), the humanised name
+    and the key itself."""
+    names = (param_noun(key, tool.properties.get(key)), humanise_param(key), key)
+    return sorted({n for n in names if n.strip()}, key=len, reverse=True)
+
+
 def named_parameters(text: str, tool: Tool) -> list[str]:
-    """The required parameters of `tool` that `text` names (humanised name or key, case folded)."""
-    low = text.lower()
-    return [k for k in tool.required if humanise_param(k).lower() in low or k.lower() in low]
+    """The required parameters of `tool` that `text` names (any of its `_spellings`, case folded,
+    hyphens read as spaces)."""
+    low = _fold(text)
+    return [k for k in tool.required if any(_fold(n) in low for n in _spellings(k, tool))]
 
 
 def asks_missing_value(
@@ -61,8 +76,10 @@ def _asks_for(
     if not asked:
         return False
     rest = text
-    for name in sorted({n for k in named for n in (humanise_param(k), k)}, key=len, reverse=True):
-        rest = re.sub(re.escape(name), " ", rest, flags=re.IGNORECASE)
+    names = {n for k in named for t in candidates if k in t.properties for n in _spellings(k, t)}
+    for name in sorted(names | {n for k in named for n in (humanise_param(k), k)}, key=len, reverse=True):
+        pattern = r"[\s\-]+".join(re.escape(w) for w in re.split(r"[\s\-]+", name) if w)
+        rest = re.sub(pattern, " ", rest, flags=re.IGNORECASE)
     offered = offered_options(rest, list(candidates), encoder)
     return len(offered) < 2 or any(not _in_description(k, offered) for k in asked)
 

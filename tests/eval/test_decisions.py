@@ -209,6 +209,19 @@ def test_a_parameter_word_inside_an_offered_option_asks_for_no_value() -> None:
     assert not asks_missing_value(ask, home, "The city is Lyon.", pair)
 
 
+def test_an_argument_named_as_the_teacher_says_it_is_asked_for() -> None:
+    # The teacher says `needed_by` as "the needed-by date" and `weight_kg` as "weight in kg":
+    # neither holds the humanised name ("needed by", "weight kg") as written.
+    params = {
+        "needed_by": {"type": "string", "description": "Date the review is due, YYYY-MM-DD."},
+        "weight_kg": {"type": "number", "description": "Parcel weight."},
+    }
+    review = _tool("request_review", "Ask the legal team to review a contract.", params)
+    assert model_move("reply", "Could you also give me the needed-by date (YYYY-MM-DD)?", [review])[0] == "ask_value"
+    assert model_move("reply", "What is the weight in kg?", [review])[0] == "ask_value"
+    assert asks_missing_value("What is the needed-by date?", review, "Review my contract.", [review])
+
+
 # --------------------------------------------------------------------------------------------
 # The replay, point by point
 # --------------------------------------------------------------------------------------------
