@@ -217,7 +217,10 @@ def test_an_argument_named_as_the_teacher_says_it_is_asked_for() -> None:
         "weight_kg": {"type": "number", "description": "Parcel weight."},
     }
     review = _tool("request_review", "Ask the legal team to review a contract.", params)
-    assert model_move("reply", "Could you also give me the needed-by date (YYYY-MM-DD)?", [review])[0] == "ask_value"
+    assert (
+        model_move("reply", "Could you also give me the needed-by date (YYYY-MM-DD)?", [review])[0]
+        == "ask_value"
+    )
     assert model_move("reply", "What is the weight in kg?", [review])[0] == "ask_value"
     assert asks_missing_value("What is the needed-by date?", review, "Review my contract.", [review])
 
