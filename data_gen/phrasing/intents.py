@@ -218,6 +218,9 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
     first sentence, or the second when the first only says what parameters the tool takes
     ("An API that takes one parameter - 'video'. This API returns a description of the video").
     After a lead-in that ends with "to" ("API to search places ..."), the first word is a verb.
+    A first sentence that states something (`_statement`) but reads as a look-up yields to an
+    action the second opens with, unless that only reads a thing out ("Participants may leave at
+    any time. Withdraws a participant": background; "Pay slips of an employee. Scores ...": not).
     Cached by the name and the description: the agents ask it many times a turn."""
     return _intent_cached(tool.name, tool.description or "", prefixes)
 
@@ -226,13 +229,36 @@ def intent_of(tool: Tool, prefixes: frozenset[str] = frozenset()) -> Intent:
 def _intent_cached(name: str, description: str, prefixes: frozenset[str]) -> Intent:
     tool = Tool(name=name, description=description)
     name_ws = _name_words(tool, prefixes)
-    for sentence in _sentences(plain_description(tool.description or ""))[:2]:
-        for clause in _clauses(sentence):
+    background = None  # a statement read as a look-up yields to an action said after it (`intent_of`)
+    for n, sentence in enumerate(_sentences(plain_description(tool.description or ""))[:2]):
+        for clause in _clauses(sentence) if background is None else [sentence]:
             intent = _clause_intent(clause, name_ws, tool)
             words = {w.lower() for w in intent.obj.split()} if intent is not None else set()
-            if intent is not None and not words & _PARAMETER_WORDS and sure(intent):
+            if intent is None or words & _PARAMETER_WORDS or not sure(intent):
+                continue
+            if background is None and n == 0 and intent.verb == "look up" and _statement(sentence):
+                background = intent
+            elif background is None or (
+                intent.source != "lookup" and intent.verb.split()[0] not in LOOKUP_VERBS
+            ):
                 return intent
-    return _name_intent(name_ws)
+    return background or _name_intent(name_ws)
+
+
+def _statement(sentence: str) -> bool:
+    """Whether a sentence read as a noun phrase says something of it ("Participants may leave
+    ...", "Each protocol allows ...", "Serious adverse events fall under ..."): it holds a copula,
+    an auxiliary or a modal, a verb only in the third person, a plural noun and then a verb, or a
+    third-person verb between a noun and a determiner."""
+    ws = [w.lower().strip(",;:") for w in sentence.split()]
+    if any(w in _FINITE or only_third_person_verb(w) for w in ws):
+        return True
+    for a, b, c in zip(ws, ws[1:], [*ws[2:], ""], strict=False):
+        if _is_plural(a) and is_base_verb(b) and not is_noun(b):
+            return True  # "participants come in"
+        if a not in DETERMINERS and c in DETERMINERS and verb_lemma(b, c):
+            return True  # "each vault keeps a ledger", not "the customer orders list"
+    return False
 
 
 # Words that make what holds them a clause, not a verb and its object: a copula, an auxiliary, a
@@ -249,7 +275,7 @@ _SUBORDINATORS = (
     | frozenset({"because", "unless", "once", "until", "so", "as", "than", "since", "after", "before"})
 )
 _CLAUSE_SUBJECTS = frozenset(
-    {
+    [
         "i",
         "you",
         "we",
@@ -262,8 +288,12 @@ _CLAUSE_SUBJECTS = frozenset(
         "anyone",
         "somebody",
         "everybody",
-    }
+    ]
 )
+# Pronouns that stand for a thing said before: an object they open names nothing said in its sentence.
+_UNNAMED = frozenset({"its", "their", "them", "it", "his", "her", "they"})
+# Words that open a clause, never a noun phrase.
+_OPENERS = _SUBORDINATORS | frozenset({"if", "when", "whenever", "where", "while", "whether", "although"})
 # Objects that name the tool or nothing: "use this tool", "call it".
 _EMPTY_HEADS = TOOL_WORDS | frozenset({"this", "it", "that", "tool", "tools", "function", "helper", "one"})
 
@@ -307,8 +337,15 @@ def sure(intent: Intent) -> bool:
         return False  # "use this tool", "use the tool"; not "search for hacking tools"
     if intent.verb in _LOOKUP_LEADS.values():
         return True  # "check whether a unit is vacant": the clause is the object
-    if any(w.lower() in _FINITE for w in obj):
-        return False
+    if any(w.lower() in _FINITE for w in obj) or obj[0].lower() in _UNNAMED:
+        return False  # "extend its due date": "its" stood for a thing a cut clause named
+    if (
+        intent.source == "lookup"
+        and obj[0].lower() in DETERMINERS
+        and obj[1:2]
+        and obj[1].lower() in _OPENERS
+    ):
+        return False  # "look up the if a member wants ...": a clause read as a noun phrase
     first = next((w for w in obj if w.lower() not in DETERMINERS), "")
     pos = _lemmas(first.rpartition("-")[2].lower())
     if intent.source == "name":  # "deal with the reject sample": a verb read as a noun, or not
@@ -319,8 +356,21 @@ def sure(intent: Intent) -> bool:
         return False  # an -ing word the lexicon does not know ("the syncing ledger entries"): an order
     if _participle_head(obj[-1]):
         return False  # "mould used": no thing to act on
-    first_of_tail = intent.tail.split()[:1]
-    return not (first_of_tail and first_of_tail[0].lower() in _FINITE)  # "the requester | is notified"
+    tail = [w.lower() for w in intent.tail.split()[:2]]
+    if len(obj) == 2 and verb_lemma(obj[1]) and _that_clause(tail):
+        return False  # "Reports that a cart was missed": a verb and its clause, not "the reports"
+    return not (tail and tail[0] in _FINITE)  # "the requester | is notified"
+
+
+def _that_clause(words: Sequence[str]) -> bool:
+    """Whether `words` open a clause with a subject of its own ("that one cart was missed",
+    "which competitor is in a deal", "whether ..."), not a relative clause ("that expire")."""
+    if not words or words[0] not in ("that", "which", "whether", "if", "how", "when", "why", "what"):
+        return False
+    if words[0] not in ("that", "which"):
+        return True
+    nxt = words[1] if len(words) > 1 else ""
+    return bool(nxt) and not (nxt in _FINITE or verb_lemma(nxt) or is_base_verb(nxt) or nxt.endswith("ly"))
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -543,6 +593,8 @@ def _name_opens_with_verb(ws: Sequence[str]) -> bool:
         return False
     if "NOUN" not in _lemmas(ws[0]):
         return True
+    if len(ws) > 2 and _participle_head(ws[1]):
+        return True  # `report_missed_collection`: a participle before a noun is no noun compound's
     return ws[0] in _NAME_ORDERS or _is_plural(ws[1]) or any(w in PREPOSITIONS for w in ws[2:])
 
 

@@ -25,6 +25,7 @@ from diaforge.data_gen.phrasing.english import (
     _lemmas,
     is_base_verb,
     is_noun,
+    verb_lemma,
     with_article,
 )
 from diaforge.data_gen.phrasing.grammar import (
@@ -82,6 +83,10 @@ def _object_words(
             obj, i = list(tokens[start:end]), end
     elif obj and not coordinate and i < len(tokens) and tokens[i].lower() in ("and", "or"):
         end = _shared_of_end(tokens, i)
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if end <= i and nxt and nxt.lower() not in DETERMINERS and not verb_lemma(nxt):
+            bare = np_end(tokens, i + 1)  # "a bulky-waste | or debris pickup": a head both share
+            end = bare if bare - (i + 1) >= 2 and bare - start <= limit + 4 else end
         if end > i:  # "the status and details of an order"
             obj, i = list(tokens[start:end]), end
     while obj and i < len(tokens) and len(obj) < limit + 4 and continues_compound(obj[-1], tokens[i]):
@@ -94,12 +99,41 @@ def _object_words(
         i -= len(obj) - cut
         obj = obj[:cut]
     tail: list[str] = []
-    while i < len(tokens) and len(tail) < 20 and tokens[i] not in ",;:()":
+    while i < len(tokens) and len(tail) < 20:
+        if tokens[i] in ",;:()":
+            end = _adjective_list_end(tokens, i) if tokens[i] == "," and tail else None
+            if end is None or not _bare_adjective(tail[-1]):
+                break
+            for t in tokens[i:end]:  # "for one damaged | , stolen or lost cart": the comma kept on its word
+                tail[-1:] = [f"{tail[-1]},"] if t == "," else [*tail[-1:], t]
+            i = end
+            continue
         tail.append(tokens[i])
         i += 1
     while len(obj) > 1 and _dangling(obj[-1]):
         tail.insert(0, obj.pop())
     return obj, tail
+
+
+def _bare_adjective(word: str) -> bool:
+    """An adjective or participle that no noun follows yet ("damaged", "stolen")."""
+    pos = _lemmas(word.lower())
+    return bool(pos) and "NOUN" not in pos and bool(set(pos) & {"ADJ", "VERB"}) and _dangling(word)
+
+
+def _adjective_list_end(tokens: Sequence[str], comma: int) -> int | None:
+    """Past the noun a list of adjectives leads to when the comma at `comma` continues one that
+    `and`/`or` closes ("one damaged | , stolen or lost collection cart |"); None when it does not."""
+    j, closed = comma, False
+    while j < len(tokens) and j - comma < 10:
+        low = tokens[j].lower()
+        if low in ("and", "or"):
+            closed = True
+        elif tokens[j] != "," and not _bare_adjective(tokens[j]):
+            break
+        j += 1
+    end = np_end(tokens, j) if closed else j
+    return end if closed and end > j else None
 
 
 def _shared_of_end(tokens: Sequence[str], conj: int) -> int:

@@ -183,7 +183,8 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
     start is kept when the rest would not stand alone). When that leaves two options alike (or
     one empty), the option's distinguishing clause is used instead. Written to the user."""
     intents = {o.name: intent_of(o, prefixes) for o in options}
-    seqs = {n: f"{i.obj} {i.tail.split(',')[0]}".split() for n, i in intents.items()}  # to the tail's comma
+    # to the tail's clause comma (a token of its own; a list's comma is kept on its word)
+    seqs = {n: f"{i.obj} {i.tail.split(' ,')[0]}".split() for n, i in intents.items()}
     verbs = {i.verb for i in intents.values()}
     lists = list(seqs.values())
     pre = _common_prefix(lists)

@@ -11,7 +11,7 @@ calls it first):
 
 1. markup: HTML tags, markdown emphasis, backticks and links (the words stay);
 2. structure: the first paragraph only, up to a docstring section header, a bullet, a numbered
-   item, an `Example:` line or a fenced block;
+   item, an `Example:` line, a fenced block or a JSDoc or Sphinx tag (`@param`, `:returns:`);
 3. tags and routes: a leading `[DEPRECATED]`-style tag, an HTTP verb and its path;
 4. sentences about using the tool, not about what it does: "Do not use for ...", "For a whole
    litter, call X instead", and a preamble that states only when to use it ("Use this when the
@@ -26,7 +26,15 @@ calls it first):
 6. a gerund opening ("Fetching invoices by customer", "Bulk-updating plans") in the imperative
    ("fetch invoices by customer", "bulk-update plans"), when the word cannot be a noun or an
    object follows it with a determiner ("Pricing rules for ..." stays a noun phrase);
-7. a dash that adds a remark ("Creating a draft refund — not submitted") a clause break.
+7. a dash that adds a remark ("Creating a draft refund — not submitted") a clause break;
+8. an operation's own identifier before a dash or colon ("CreateBatch - registers a batch",
+   "get_user: Returns a user"), written as code (an underscore, a dot or a capital inside a word);
+9. sentences that do not say what the tool does, where another sentence is left: a question to
+   the reader ("Dropped a pass on the slopes?"), a labelled remark ("NOTE: ...", "Warning: ...")
+   and one in capitals throughout;
+10. a condition or setting before the action ("If a loan is nearly due, extends it", "For
+   supervisors only: clears a fine"): the sentence from its verb on, where a comma or colon is
+   followed by a third-person or imperative verb.
 
 A third-person opening ("Creates a new advert") stays as written: the parse reads it as a verb
 (`english.verb_lemma`), and it is the commonest opening of the catalogues we measure. What is
@@ -39,7 +47,7 @@ from __future__ import annotations
 import html
 import re
 
-from diaforge.data_gen.phrasing.english import DETERMINERS, _lemmas, is_base_verb, verb_lemma
+from diaforge.data_gen.phrasing.english import DETERMINERS, _lemmas, is_base_verb, is_noun, verb_lemma
 
 _SECTION = re.compile(
     r"^\s*(?:args|arguments|parameters|params|param|returns?|yields?|raises|throws|exceptions|examples?"
@@ -48,6 +56,7 @@ _SECTION = re.compile(
 )
 _INLINE_SECTION = re.compile(
     r"\s(?:Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Usage|Response)\s*:(?:\s|$)"
+    r"|(?:^|\s)(?:@|:)(?:param|arg|argument|returns?|throws|raises|example|default|type|rtype)\b"
 )
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
@@ -63,6 +72,42 @@ _TAG = re.compile(
 )
 _ROUTE = re.compile(
     r"^\s*(?:(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/?[^\s]*|/[\w{}/.:-]+)\s*[:\-–—]?\s*"
+)
+# An operation's identifier written as code, then a dash or colon: "CreateBatch - ", "get_user: ".
+_NAME_LEAD = re.compile(
+    r"^\s*(?:[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*)\s*(?:-|–|—|:)\s+(?=\S)"
+)
+# A remark with a label: "NOTE: ...", "Warning - ...".
+_REMARK = re.compile(r"^(?:note|nb|warning|caution|important|tip|hint|info|attention)\b\s*[:\-–—!]", re.I)
+# Words that open a condition or a setting before the action ("If ...", "For supervisors only: ...").
+_SETTING_WORDS = frozenset(
+    [
+        "if",
+        "when",
+        "whenever",
+        "where",
+        "wherever",
+        "once",
+        "after",
+        "before",
+        "until",
+        "unless",
+        "while",
+        "for",
+        "at",
+        "on",
+        "in",
+        "during",
+        "with",
+        "without",
+        "given",
+        "as",
+        "since",
+        "upon",
+        "from",
+        "by",
+        "whether",
+    ]
 )
 _DASH = re.compile(r"\s+(?:—|–|--)\s+|\s*—\s*")
 # A sentence about using the tool, not about what it does.
@@ -94,6 +139,8 @@ _PREAMBLES = tuple(
         r"^(?:is\s+)?(?:responsible|used)\s+for\s+(?P<rest>.+)",
         r"^(?:will|shall|can)\s+(?P<rest>.+)",
         r"^(?:you can|we|it)\s+(?P<rest>.+)",
+        # "This sells a season pass": "this" and a third-person verb before an object
+        r"^(?:this|it)\s+(?P<rest>[a-z]+s\s+(?:a|an|the|one|every|each|all|any|some|your|their|its|his|her)\s.+)",
     )
 )
 _MODALS = frozenset(
@@ -141,18 +188,51 @@ _ABBREVIATIONS = frozenset(
 _STOP = re.compile(r"(?<=[A-Za-z0-9)'’\"])[.!?](?:\s+|$)")
 
 
-def _sentences(text: str) -> list[str]:
-    """The sentences of `text`; a full stop after a common abbreviation ("e.g.", "no.") ends none."""
-    out: list[str] = []
+def _sentences(text: str) -> list[tuple[str, str]]:
+    """The sentences of `text`, each with the mark that ends it ("" for none); a full stop after a
+    common abbreviation ("e.g.", "no.") ends none."""
+    out: list[tuple[str, str]] = []
     start = 0
     for m in _STOP.finditer(text):
         before = text[start : m.start()].split()
         if before and before[-1].lower() in _ABBREVIATIONS and m.end() < len(text):
             continue
-        out.append(text[start : m.start()])
+        out.append((text[start : m.start()], text[m.start()]))
         start = m.end()
-    out.append(text[start:])
-    return [p.strip() for p in out if p.strip()]
+    out.append((text[start:], ""))
+    return [(p.strip(), stop) for p, stop in out if p.strip()]
+
+
+def _aside(sentence: str, stop: str) -> bool:
+    """Whether a sentence says nothing the tool does (module docstring, item 9): a question, a
+    labelled remark, or capitals throughout (three words or more)."""
+    letters = [c for c in sentence if c.isalpha()]
+    shouting = len(sentence.split()) >= 3 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+    return stop == "?" or bool(_REMARK.match(sentence)) or shouting
+
+
+def _after_setting(sentence: str) -> str:
+    """`sentence` from its verb on when a condition or setting opens it (module docstring, item
+    10); else as it is. After a comma or colon, a word is that verb when it is a third-person or
+    base verb followed by an object: a determiner or pronoun, or any word where the verb cannot be
+    a noun ("For orders, invoices and notes, returns ...": "invoices and" is no verb)."""
+    words = sentence.split()
+    if not words or words[0].lower() not in _SETTING_WORDS:
+        return sentence
+    for k in range(1, len(words) - 2):
+        if not words[k].endswith((",", ":")):
+            continue
+        verb, nxt = words[k + 1], words[k + 2].lower()
+        if not verb[:1].islower() or nxt in ("and", "or") or not nxt[:1].isalnum():
+            continue
+        if (verb_lemma(verb, nxt) or is_base_verb(verb)) and (
+            nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS or not is_noun(verb)
+        ):
+            return " ".join([verb[:1].upper() + verb[1:], *words[k + 2 :]])
+    return sentence
+
+
+_OBJECT_PRONOUNS = frozenset({"it", "them", "one", "you", "him", "her", "us", "me"})
 
 
 def _base_of(word: str, nxt: str = "") -> str | None:
@@ -259,13 +339,15 @@ def summary(text: str) -> str:
         return ""
     para = _first_paragraph(_markup_removed(text))
     for _ in range(3):
-        para = _ROUTE.sub("", _TAG.sub("", para), count=1)
+        para = _NAME_LEAD.sub("", _ROUTE.sub("", _TAG.sub("", para), count=1), count=1)
     para = _DASH.sub("; ", para)
+    sentences = _sentences(para)
+    said = [s for s, stop in sentences if not _aside(s, stop)]
     out: list[str] = []
-    for sentence in _sentences(para):
+    for sentence in said or [s for s, _ in sentences]:
         if _USAGE.search(sentence):
             continue
-        kept = _without_preamble(sentence)
+        kept = _without_preamble(_after_setting(sentence))
         if kept is None:
             continue
         ordered = imperative(kept)

@@ -20,7 +20,7 @@ from diaforge.data_gen.fluency import (
 )
 from diaforge.data_gen.phrasing.judging import FRAMES, judged, judging_with, phrase_log
 from diaforge.data_gen.phrasing.readings import readings
-from diaforge.data_gen.phrasing.render import action
+from diaforge.data_gen.phrasing.render import action, fallback_option
 from diaforge.data_gen.validators import naturalness_validator
 from diaforge.errors import InputError
 from diaforge.schema import Dialogue, Persona, Tool, Turn
@@ -112,8 +112,9 @@ def test_action_asks_the_judge_and_logs_what_it_flagged():
     with judging_with(judge), phrase_log() as log:
         picked = action(tool)
     assert picked.startswith("check whether a unit is vacant")
-    if plain != picked:
-        assert ("action", plain) in log.flagged
+    assert "the returns" not in plain  # the rules alone refuse "look up the returns whether ..."
+    if plain != picked and plain != f"use {fallback_option(tool)}":
+        assert ("action", plain) in log.flagged  # a rule reading the judge passed over
     assert log.kept == [("action", picked)]
     assert action(tool) == plain  # outside the block: the rules alone
 
@@ -144,7 +145,8 @@ def test_the_validator_rejects_a_flagged_phrase_with_the_phrase_in_the_reason():
     assert naturalness_validator(
         _dialogue("I need to check whether a unit is vacant.", [["action", phrase]])
     ).passed
-    assert naturalness_validator(_dialogue(f"I need to {phrase}.", [])).passed
+    unflagged = naturalness_validator(_dialogue(f"I need to {phrase}.", []))
+    assert unflagged.passed or not unflagged.reason.startswith("fluency_")  # no flag, no fluency verdict
 
 
 def test_precision_recall_and_calibration():

@@ -278,3 +278,77 @@ def test_options_read_from_names_share_their_verb_and_the_user_picks_a_noun_phra
     )
     assert option_phrases([one, bulk], frozenset({"vet"}))[1]["vet_record_doses_bulk"] == "doses in bulk"
     assert gold_choice(bulk, [one, bulk], random.Random(0)) == "doses in bulk"
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        # an operation's own identifier before a dash or a colon
+        ("ArchiveVault - moves a vault into cold storage.", "moves a vault into cold storage."),
+        ("vault.archive: Moves a vault into cold storage.", "Moves a vault into cold storage."),
+        ("archive_vault - moves a vault into cold storage.", "moves a vault into cold storage."),
+        # a question to the reader, a labelled remark and a shouted one say nothing the tool does
+        ("Vault full? Moves a vault into cold storage.", "Moves a vault into cold storage."),
+        (
+            "Moves a vault into cold storage. NOTE: the vault is locked first.",
+            "Moves a vault into cold storage.",
+        ),
+        ("Moves a vault into cold storage. KEYS ARE NEVER COPIED.", "Moves a vault into cold storage."),
+        # a condition or a setting before the verb
+        ("If a vault has been idle for a year, moves it into cold storage.", "Moves it into cold storage."),
+        ("For auditors only: unseals a vault for one day.", "Unseals a vault for one day."),
+        (
+            "When the owner has left, on request, moves a vault into cold storage.",
+            "Moves a vault into cold storage.",
+        ),
+        # a comma after a list is no setting's end: "ledgers and" holds no verb
+        ("For vaults, ledgers and keys, lists the owners.", "Lists the owners."),
+        # "this" and a verb before its object
+        ("This seals a vault for good.", "To seal a vault for good."),
+    ],
+)
+def test_summary_finds_the_sentence_and_the_verb_that_say_what_the_tool_does(
+    description: str, expected: str
+) -> None:
+    assert summary(description) == expected
+
+
+def test_a_lone_question_is_kept_when_nothing_else_is_said() -> None:
+    assert summary("Is the vault sealed?") == "Is the vault sealed."
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "phrase"),
+    [
+        # a first sentence of background yields to the action the second opens with
+        ("seal_vault", "Vaults may be reopened within a week. Seals a vault for good.", "seal a vault"),
+        ("seal_vault", "Each vault keeps a ledger of its keys. Seals a vault for good.", "seal a vault"),
+        ("seal_vault", "Old vaults become read-only after a year. Seals a vault for good.", "seal a vault"),
+        # a noun phrase first stays the look-up: the second sentence is about it
+        (
+            "get_vault_audit",
+            "Audit trail of one vault. Lists who opened it and when.",
+            "look up the audit trail",
+        ),
+        (
+            "get_vault_ledger",
+            "Key ledger for one vault. Scores each key by its age.",
+            "look up the key ledger",
+        ),
+    ],
+)
+def test_background_before_the_action_is_not_the_action(name: str, description: str, phrase: str) -> None:
+    assert action(_tool(name, description)).startswith(phrase)
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "absent"),
+    [
+        # the object opens with a pronoun whose thing was in a cut condition
+        ("renew_vault_lease", "If a lease is nearly over, extends its term by a year.", "its term"),
+        # a clause read as a noun phrase
+        ("seal_vault", "Whenever a vault is full of keys.", "the whenever"),
+    ],
+)
+def test_the_gate_refuses_a_reading_that_names_nothing_said(name: str, description: str, absent: str) -> None:
+    assert absent not in action(_tool(name, description))
