@@ -34,16 +34,15 @@ from diaforge.data_gen.phrasing.english import (
     verb_lemma,
     with_article,
 )
+from diaforge.data_gen.phrasing.gate import participle_head, statement, stray_verb, sure
 from diaforge.data_gen.phrasing.grammar import (
     PREPOSITIONS,
-    RELATIVES,
     TOOL_WORDS,
     VERB_LINKS,
     bare_compound,
     changelog,
     count_head,
     np_end,
-    only_third_person_verb,
     opens_with_verb,
 )
 from diaforge.data_gen.phrasing.objects import (
@@ -52,7 +51,6 @@ from diaforge.data_gen.phrasing.objects import (
     _lower_obj,
     _noun_info,
     _object_words,
-    irregular_participle,
     restore_articles,
 )
 from diaforge.data_gen.phrasing.shorthand import plain_description
@@ -236,141 +234,43 @@ def _intent_cached(name: str, description: str, prefixes: frozenset[str]) -> Int
             words = {w.lower() for w in intent.obj.split()} if intent is not None else set()
             if intent is None or words & _PARAMETER_WORDS or not sure(intent):
                 continue
-            if background is None and n == 0 and intent.verb == "look up" and _statement(sentence):
+            if background is None and n == 0 and intent.verb == "look up" and statement(sentence):
                 background = intent
             elif background is None or (
                 intent.source != "lookup" and intent.verb.split()[0] not in LOOKUP_VERBS
             ):
-                return intent
-    return background or _name_intent(name_ws)
+                return _outranked(intent, name_ws, description)
+    return _outranked(background, name_ws, description) if background else _name_intent(name_ws)
 
 
-def _statement(sentence: str) -> bool:
-    """Whether a sentence read as a noun phrase says something of it ("Participants may leave
-    ...", "Each protocol allows ...", "Serious adverse events fall under ..."): it holds a copula,
-    an auxiliary or a modal, a verb only in the third person, a plural noun and then a verb, or a
-    third-person verb between a noun and a determiner."""
-    ws = [w.lower().strip(",;:") for w in sentence.split()]
-    if any(w in _FINITE or only_third_person_verb(w) for w in ws):
-        return True
-    for a, b, c in zip(ws, ws[1:], [*ws[2:], ""], strict=False):
-        if _is_plural(a) and is_base_verb(b) and not is_noun(b):
-            return True  # "participants come in"
-        if a not in DETERMINERS and c in DETERMINERS and verb_lemma(b, c):
-            return True  # "each vault keeps a ledger", not "the customer orders list"
-    return False
-
-
-# Words that make what holds them a clause, not a verb and its object: a copula, an auxiliary, a
-# modal, a negation ("the requester is notified", "can be used", "a draft refund not submitted").
-_FINITE_WORDS = (
-    "is are was were be been being am can could may might must shall should will would do does did has "
-    "have had not cannot can't won't isn't aren't doesn't don't wasn't"
-)
-_FINITE = frozenset(_FINITE_WORDS.split())
-# Words after which a clause may hold its own verb ("a claim | that is still a draft").
-_SUBORDINATORS = (
-    RELATIVES
-    | {"what", "how", "why"}
-    | frozenset({"because", "unless", "once", "until", "so", "as", "than", "since", "after", "before"})
-)
-_CLAUSE_SUBJECTS = frozenset(
-    [
-        "i",
-        "you",
-        "we",
-        "they",
-        "he",
-        "she",
-        "nobody",
-        "someone",
-        "everyone",
-        "anyone",
-        "somebody",
-        "everybody",
+def _outranked(intent: Intent, name_ws: list[str], description: str) -> Intent:
+    """The name's reading instead of a noun phrase looked up when the name opens with a verb that
+    acts, not one that reads (`get`, `list`), and the description says that verb ("A cancelled
+    lesson ...", "Action: raise. Object: ...") or the word can only be a verb (`reschedule_lesson`):
+    such a description names what the tool makes as a thing, and "look up" would say the opposite.
+    Never where the description uses the word as a noun (`report_history`, "History of reports")."""
+    first = name_ws[0] if len(name_ws) > 1 else ""
+    if intent.verb != "look up" or not is_base_verb(first) or name_ws[1] in LOOKUP_VERBS | _NAME_ORDERS:
+        return intent  # `vet_find_patient`: "vet" is a prefix, "find" the verb
+    if first in LOOKUP_VERBS or first in _INFO_VERBS or first in _INFO_VERBS.values():
+        return intent
+    raw = description.split()
+    words = [w.lower().strip(",.;:()") for w in raw]
+    forms = [
+        k for k, w in enumerate(words) if stem(w) == stem(first) or first in (_lemmas(w).get("VERB") or ())
     ]
-)
-# Pronouns that stand for a thing said before: an object they open names nothing said in its sentence.
-_UNNAMED = frozenset({"its", "their", "them", "it", "his", "her", "they"})
-# Words that open a clause, never a noun phrase.
-_OPENERS = _SUBORDINATORS | frozenset({"if", "when", "whenever", "where", "while", "whether", "although"})
-# Objects that name the tool or nothing: "use this tool", "call it".
-_EMPTY_HEADS = TOOL_WORDS | frozenset({"this", "it", "that", "tool", "tools", "function", "helper", "one"})
-
-
-def stray_verb(words: Sequence[str]) -> int | None:
-    """The index of the first word of `words` (an object's tail) that is a finite verb of no
-    clause of its own: a copula, an auxiliary, a modal, "not" or a verb only in the third person
-    before any relative or subordinating word ("by its property id | includes the current
-    tenancy", "a draft refund | not submitted"); None when there is none."""
-    if words and words[0].lower() in DETERMINERS:
-        return None  # "a price increase | a supplier has announced": a relative clause
-    if words and words[0].lower() in ("they", "he", "she"):
-        return 0  # "an appointment | they already have": a pronoun nothing said names
-    for k, w in enumerate(words):
-        low = w.lower()
-        if low in _SUBORDINATORS or low in _CLAUSE_SUBJECTS:
-            return None  # "an appointment | they already have": a relative clause without "that"
-        if k and words[k - 1].lower() == "to":
-            continue  # "a credential to be used": an infinitive
-        if (low in _FINITE and (low != "not" or k == 0)) or only_third_person_verb(low):
-            return k  # "not" only where it opens the tail: "incurred but not yet invoiced" stays
-    return None
-
-
-def _participle_head(word: str) -> bool:
-    w = word.lower()
-    pos = _lemmas(w)
-    return "NOUN" not in pos and (w.endswith("ed") and "VERB" in pos or irregular_participle(w))
-
-
-def sure(intent: Intent) -> bool:
-    """Whether a reading of a description can be said as it is, the confidence gate every
-    description intent passes before it is used (else the next clause, else the tool's name):
-    an object, a verb that is no modal or auxiliary ("can be"), no finite verb inside the object
-    ("look up the requester is"), and for a noun phrase looked up, a head that is no verb form
-    ("look up the syncing ledger entries") and no clause said of it ("the requester | is
-    notified")."""
-    obj = intent.obj.split()
-    verb = intent.verb.split()[0].lower() if intent.verb else ""
-    if not obj or verb in _FINITE or all(w.lower() in _EMPTY_HEADS | DETERMINERS for w in obj):
-        return False  # "use this tool", "use the tool"; not "search for hacking tools"
-    if intent.verb in _LOOKUP_LEADS.values():
-        return True  # "check whether a unit is vacant": the clause is the object
-    if any(w.lower() in _FINITE for w in obj) or obj[0].lower() in _UNNAMED:
-        return False  # "extend its due date": "its" stood for a thing a cut clause named
-    if (
-        intent.source == "lookup"
-        and obj[0].lower() in DETERMINERS
-        and obj[1:2]
-        and obj[1].lower() in _OPENERS
-    ):
-        return False  # "look up the if a member wants ...": a clause read as a noun phrase
-    first = next((w for w in obj if w.lower() not in DETERMINERS), "")
-    pos = _lemmas(first.rpartition("-")[2].lower())
-    if intent.source == "name":  # "deal with the reject sample": a verb read as a noun, or not
-        return intent.verb != "deal with" or "VERB" not in pos
-    if intent.source != "lookup":
-        return True
-    if first.lower().endswith("ing") and not pos:
-        return False  # an -ing word the lexicon does not know ("the syncing ledger entries"): an order
-    if _participle_head(obj[-1]):
-        return False  # "mould used": no thing to act on
-    tail = [w.lower() for w in intent.tail.split()[:2]]
-    if len(obj) == 2 and verb_lemma(obj[1]) and _that_clause(tail):
-        return False  # "Reports that a cart was missed": a verb and its clause, not "the reports"
-    return not (tail and tail[0] in _FINITE)  # "the requester | is notified"
-
-
-def _that_clause(words: Sequence[str]) -> bool:
-    """Whether `words` open a clause with a subject of its own ("that one cart was missed",
-    "which competitor is in a deal", "whether ..."), not a relative clause ("that expire")."""
-    if not words or words[0] not in ("that", "which", "whether", "if", "how", "when", "why", "what"):
-        return False
-    if words[0] not in ("that", "which"):
-        return True
-    nxt = words[1] if len(words) > 1 else ""
-    return bool(nxt) and not (nxt in _FINITE or verb_lemma(nxt) or is_base_verb(nxt) or nxt.endswith("ly"))
+    # the verb said: a participle ("a cancelled lesson"), or the word alone after a label ("Action: raise")
+    said = [
+        k
+        for k in forms
+        if words[k] != first and words[k].endswith(("ed", "en")) or k and raw[k - 1].endswith(":")
+    ]
+    if len(said) < len(forms):
+        return intent  # the description says the word as a noun ("History of reports", "a warehouse")
+    if not said and "NOUN" in _lemmas(first):
+        return intent  # `warehouse_pick_list`: nothing says the tool warehouses anything
+    named = _name_intent(name_ws, verb_first=True)
+    return named if sure(named) else intent
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -593,7 +493,7 @@ def _name_opens_with_verb(ws: Sequence[str]) -> bool:
         return False
     if "NOUN" not in _lemmas(ws[0]):
         return True
-    if len(ws) > 2 and _participle_head(ws[1]):
+    if len(ws) > 2 and participle_head(ws[1]):
         return True  # `report_missed_collection`: a participle before a noun is no noun compound's
     return ws[0] in _NAME_ORDERS or _is_plural(ws[1]) or any(w in PREPOSITIONS for w in ws[2:])
 
@@ -603,16 +503,16 @@ _NAME_ORDER_WORDS = "get list set search check find update add show view run ope
 _NAME_ORDERS = frozenset(_NAME_ORDER_WORDS.split())
 
 
-def _name_intent(ws: list[str]) -> Intent:
+def _name_intent(ws: list[str], *, verb_first: bool = False) -> Intent:
     """The intent the tool's name words say, when its description says none (or nothing the
     confidence gate, `sure`, lets through): `reject_sample` -> reject a sample,
     `find_patient_by_name` -> find the patient (by name), `record_vaccinations_bulk` -> record
-    vaccinations (in bulk)."""
+    vaccinations (in bulk); with `verb_first`, the first word is the verb whatever else it can be."""
     ws = list(ws)
     manner = _NAME_MANNERS.get(ws[-1]) if len(ws) > 2 else None
     if manner is not None:
         ws = ws[:-1]
-    if _name_opens_with_verb(ws):
+    if verb_first or _name_opens_with_verb(ws):
         cut = next((k for k, w in enumerate(ws) if k > 1 and w in PREPOSITIONS), len(ws))
         rest = " ".join(ws[1:cut])
         verb = _INFO_VERBS.get(ws[0], ws[0])

@@ -139,9 +139,9 @@ def option_phrases(
         if d.startswith("the one "):
             clause = d[8:]
             head = clause.split()[0]
-            joins = head not in DETERMINERS and word_classes(head) != {
-                "NOUN"
-            }  # "the user id parameter ..." runs on
+            # "the user id parameter ..." runs on, and so does a clause that opens with a verb of its
+            # own ("report a broken lamp | report that a lamp is out")
+            joins = head not in DETERMINERS and word_classes(head) != {"NOUN"} and not is_base_verb(head)
             vp = f"{intent.phrase} {clause}" if joins else intent.phrase  # never two phrases run together
         elif verb and d and not d.startswith(f"{verb} "):
             nps[o.name] = d

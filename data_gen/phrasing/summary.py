@@ -32,7 +32,9 @@ calls it first):
 9. sentences that do not say what the tool does, where another sentence is left: a question to
    the reader ("Dropped a pass on the slopes?"), a labelled remark ("NOTE: ...", "Warning: ...")
    and one in capitals throughout;
-10. a condition or setting before the action ("If a loan is nearly due, extends it", "For
+10. labelled fields that name the verb and its object ("Action: raise. Object: one request ...")
+   read as one sentence ("Raise one request ...");
+11. a condition or setting before the action ("If a loan is nearly due, extends it", "For
    supervisors only: clears a fine"): the sentence from its verb on, where a comma or colon is
    followed by a third-person or imperative verb.
 
@@ -76,6 +78,12 @@ _ROUTE = re.compile(
 # An operation's identifier written as code, then a dash or colon: "CreateBatch - ", "get_user: ".
 _NAME_LEAD = re.compile(
     r"^\s*(?:[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*)\s*(?:-|–|—|:)\s+(?=\S)"
+)
+# Labelled fields that name the verb and its object: "Action: raise. Object: one request ...".
+_FIELDS = re.compile(
+    r"^\s*(?:action|operation|verb|does)\s*:\s*(?P<verb>[A-Za-z][\w-]*)\s*[.;]\s*"
+    r"(?:object|target|resource|entity|on|subject)\s*:\s*(?P<obj>[^.;]+)[.;]?",
+    re.I,
 )
 # A remark with a label: "NOTE: ...", "Warning - ...".
 _REMARK = re.compile(r"^(?:note|nb|warning|caution|important|tip|hint|info|attention)\b\s*[:\-–—!]", re.I)
@@ -139,6 +147,9 @@ _PREAMBLES = tuple(
         r"^(?:is\s+)?(?:responsible|used)\s+for\s+(?P<rest>.+)",
         r"^(?:will|shall|can)\s+(?P<rest>.+)",
         r"^(?:you can|we|it)\s+(?P<rest>.+)",
+        # a user story: "As a dispatcher, I can reassign a job, so that ..."
+        r"^as\s+(?:an?|the)\s+[^,]{1,60},\s*(?:i|we)\s+(?:can|could|may|want to|need to|would like to|should be able to"
+        r"|am able to|must be able to)\s+(?P<rest>.+)",
         # "This sells a season pass": "this" and a third-person verb before an object
         r"^(?:this|it)\s+(?P<rest>[a-z]+s\s+(?:a|an|the|one|every|each|all|any|some|your|their|its|his|her)\s.+)",
     )
@@ -338,6 +349,7 @@ def summary(text: str) -> str:
     if not text or not text.strip():
         return ""
     para = _first_paragraph(_markup_removed(text))
+    para = _FIELDS.sub(lambda m: f"{m['verb'].capitalize()} {m['obj'].strip()}.", para, count=1)
     for _ in range(3):
         para = _NAME_LEAD.sub("", _ROUTE.sub("", _TAG.sub("", para), count=1), count=1)
     para = _DASH.sub("; ", para)

@@ -9,7 +9,7 @@ import pytest
 from diaforge.data_gen.phrasing import intent_of
 from diaforge.data_gen.phrasing.intents import stray_verb, sure
 from diaforge.data_gen.phrasing.options import option_descriptors
-from diaforge.data_gen.phrasing.render import action, fallback_option
+from diaforge.data_gen.phrasing.render import action, fallback_option, option_phrases
 from diaforge.data_gen.phrasing.summary import imperative, summary
 from diaforge.schema import Tool
 
@@ -352,3 +352,79 @@ def test_background_before_the_action_is_not_the_action(name: str, description: 
 )
 def test_the_gate_refuses_a_reading_that_names_nothing_said(name: str, description: str, absent: str) -> None:
     assert absent not in action(_tool(name, description))
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "phrase"),
+    [
+        # a list of adjectives before its noun stays whole in the option
+        (
+            "swap_lamp",
+            "Swaps one cracked, dim or flickering street lamp for a new one.",
+            "cracked, dim or flickering street lamp",
+        ),
+        # a head two modifiers share: "a kerb-side or garden collection", never "a kerb-side"
+        (
+            "book_collection",
+            "Books a kerb-side or garden collection for one house.",
+            "book a kerb-side or garden collection",
+        ),
+        # JSDoc tags are no part of what the tool does
+        (
+            "dim_lamp",
+            "Dims one street lamp at night. @param {string} lampId the lamp. @returns {Job} the job.",
+            "dim one street lamp",
+        ),
+        # a verb and its that-clause: the name speaks, never "look up the notes that ..."
+        ("report_broken_lamp", "Reports that one lamp on a street is broken.", "report a broken lamp"),
+    ],
+)
+def test_lists_shared_heads_tags_and_clauses_are_read_whole(name: str, description: str, phrase: str) -> None:
+    tool = _tool(name, description)
+    said = (
+        action(tool)
+        + " | "
+        + " | ".join(option_phrases([tool, _tool("other_tool", "Paints a fence.")])[1].values())
+    )
+    assert phrase in said and "@param" not in said
+
+
+def test_a_relative_clause_after_a_plural_stays_a_look_up() -> None:
+    # "Lamps that ..." is a noun phrase with a relative clause, not a verb and its clause
+    assert action(_tool("list_dark_lamps", "Lamps that stay dark after dusk, by street.")).startswith(
+        "look up the lamps"
+    )
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        # a user story: the role and the modal go, and the benefit clause is no object
+        (
+            "As a warden, I can lock one gate at dusk, so that nobody walks in.",
+            "To lock one gate at dusk, so that nobody walks in.",
+        ),
+        ("As an owner, we want to renew a berth for a year.", "Renew a berth for a year."),
+        # labelled fields that name the verb and its object
+        ("Action: lock. Object: one gate of a park. Effect: the gate shuts.", "Lock one gate of a park."),
+    ],
+)
+def test_stories_and_labelled_fields_say_their_action(description: str, expected: str) -> None:
+    assert summary(description).startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "phrase"),
+    [
+        # what the tool makes, named as a thing, under a name that opens with the verb
+        ("lock_gate", "A locked gate with its keys returned to the warden's box.", "lock a gate"),
+        ("reschedule_berth", "The same berth moved to a new week at no charge.", "reschedule a berth"),
+        # a verb only as a noun in the description: the look-up stands
+        ("report_history", "History of reports filed against one berth.", "look up the history of reports"),
+        ("warden_rota", "Rota of the wardens of one park.", "look up the rota"),
+    ],
+)
+def test_an_outcome_named_as_a_thing_is_done_by_the_names_verb(
+    name: str, description: str, phrase: str
+) -> None:
+    assert action(_tool(name, description)).startswith(phrase)
