@@ -35,7 +35,12 @@ from diaforge.data_gen.phrasing.grammar import (
     word_classes,
 )
 from diaforge.data_gen.phrasing.intents import intent_of, stray_verb, strip_lead_in
-from diaforge.data_gen.phrasing.objects import _lower_obj, restore_clause_articles
+from diaforge.data_gen.phrasing.objects import (
+    _adjective_list_end,
+    _bare_adjective,
+    _lower_obj,
+    restore_clause_articles,
+)
 from diaforge.data_gen.phrasing.shorthand import keep_case, plain_description, plural_of
 from diaforge.schema import Tool
 from diaforge.text import content_stems, name_tokens, stem
@@ -71,6 +76,8 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
             end = k + 1
             while end < len(toks) and toks[end] not in ",;:()":
                 end += 1
+                if end < len(toks) and toks[end] == "," and _bare_adjective(toks[end - 1]):
+                    end = _adjective_list_end(toks, end) or end  # "one damaged | , stolen or lost cart"
             piece = toks[start:end]
             while len(piece) > 1 and piece[0].lower() in ("or", "and", "but", "so"):
                 piece = piece[1:]
@@ -88,7 +95,7 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
             checked = piece[1:] if start == 0 and piece and is_base_verb(piece[0]) else piece
             if stray_verb(checked) is not None:
                 return ""  # "the requester is notified automatically" is a sentence, not a clause
-            return " ".join(_lower_obj(piece))
+            return " ".join(_lower_obj(piece)).replace(" ,", ",")
     return ""
 
 

@@ -428,3 +428,13 @@ def test_an_outcome_named_as_a_thing_is_done_by_the_names_verb(
     name: str, description: str, phrase: str
 ) -> None:
     assert action(_tool(name, description)).startswith(phrase)
+
+
+def test_the_clause_a_user_picks_keeps_a_list_of_adjectives_whole() -> None:
+    from diaforge.data_gen.phrasing.options import distinguishing_clause
+
+    cover = _tool(
+        "refill_cover", "Orders a refill for one torn, faded or missing seat cover. The old one is kept."
+    )
+    swap = _tool("swap_seat", "Swaps a seat for a wider one of the same colour.")
+    assert distinguishing_clause(cover, [cover, swap]).endswith("one torn, faded or missing seat cover")
