@@ -259,11 +259,12 @@ def _outranked(intent: Intent, name_ws: list[str], description: str) -> Intent:
     forms = [
         k for k, w in enumerate(words) if stem(w) == stem(first) or first in (_lemmas(w).get("VERB") or ())
     ]
-    # the verb said: a participle ("a cancelled lesson"), or the word alone after a label ("Action: raise")
+    # the verb said: a participle or gerund ("a cancelled lesson", "Buying of a package"), or the word
+    # alone after a label ("Action: raise")
     said = [
         k
         for k in forms
-        if words[k] != first and words[k].endswith(("ed", "en")) or k and raw[k - 1].endswith(":")
+        if words[k] != first and words[k].endswith(("ed", "en", "ing")) or k and raw[k - 1].endswith(":")
     ]
     if len(said) < len(forms):
         return intent  # the description says the word as a noun ("History of reports", "a warehouse")

@@ -140,8 +140,15 @@ def option_phrases(
             clause = d[8:]
             head = clause.split()[0]
             # "the user id parameter ..." runs on, and so does a clause that opens with a verb of its
-            # own ("report a broken lamp | report that a lamp is out")
-            joins = head not in DETERMINERS and word_classes(head) != {"NOUN"} and not is_base_verb(head)
+            # own ("report a broken lamp | report that a lamp is out") or an "of" that names the
+            # object's head again ("buy a data package | of additional package")
+            again = head == "of" and bool(intent.head) and intent.head.lower() in clause.lower().split()
+            joins = (
+                head not in DETERMINERS
+                and word_classes(head) != {"NOUN"}
+                and not is_base_verb(head)
+                and not again
+            )
             vp = f"{intent.phrase} {clause}" if joins else intent.phrase  # never two phrases run together
         elif verb and d and not d.startswith(f"{verb} "):
             nps[o.name] = d

@@ -419,6 +419,7 @@ def test_stories_and_labelled_fields_say_their_action(description: str, expected
         # what the tool makes, named as a thing, under a name that opens with the verb
         ("lock_gate", "A locked gate with its keys returned to the warden's box.", "lock a gate"),
         ("reschedule_berth", "The same berth moved to a new week at no charge.", "reschedule a berth"),
+        ("buy_seat_pass", "Buying of one extra seat pass for the season.", "buy a seat pass"),
         # a verb only as a noun in the description: the look-up stands
         ("report_history", "History of reports filed against one berth.", "look up the history of reports"),
         ("warden_rota", "Rota of the wardens of one park.", "look up the rota"),
