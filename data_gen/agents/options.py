@@ -317,7 +317,7 @@ def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) ->
             longer = f"I need to {clause}" if clause.startswith(f"{act} ") else f"{text}, {clause}"
             text = longer if sound(longer, with_tool(gold, candidates)) else text
         return in_user_voice(text) + "."
-    about = f"What I need is about {clause}."
+    about = f"What I need is about {clause.removeprefix('of ')}."  # never "about of additional package"
     return (
         in_user_voice(about) if clause and sound(about, with_tool(gold, candidates)) else f"I need to {act}."
     )
