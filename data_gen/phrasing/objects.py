@@ -104,8 +104,13 @@ def _object_words(
             end = _adjective_list_end(tokens, i) if tokens[i] == "," and tail else None
             if end is None or not _bare_adjective(tail[-1]):
                 break
-            for t in tokens[i:end]:  # "for one damaged | , stolen or lost cart": the comma kept on its word
-                tail[-1:] = [f"{tail[-1]},"] if t == "," else [*tail[-1:], t]
+            for t in tokens[i:end]:  # "for one damaged | , stolen or lost cart"
+                if t == ",":
+                    tail[-1] += (
+                        ","  # kept on its word: a comma of its own ends a clause (`option_descriptors`)
+                    )
+                else:
+                    tail.append(t)
             i = end
             continue
         tail.append(tokens[i])

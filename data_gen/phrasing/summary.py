@@ -89,7 +89,7 @@ _FIELDS = re.compile(
 _REMARK = re.compile(r"^(?:note|nb|warning|caution|important|tip|hint|info|attention)\b\s*[:\-–—!]", re.I)
 # Words that open a condition or a setting before the action ("If ...", "For supervisors only: ...").
 _SETTING_WORDS = frozenset(
-    [
+    {
         "if",
         "when",
         "whenever",
@@ -115,7 +115,7 @@ _SETTING_WORDS = frozenset(
         "from",
         "by",
         "whether",
-    ]
+    }
 )
 _DASH = re.compile(r"\s+(?:—|–|--)\s+|\s*—\s*")
 # A sentence about using the tool, not about what it does.
@@ -224,7 +224,7 @@ def _aside(sentence: str, stop: str) -> bool:
 
 def _after_setting(sentence: str) -> str:
     """`sentence` from its verb on when a condition or setting opens it (module docstring, item
-    10); else as it is. After a comma or colon, a word is that verb when it is a third-person or
+    11); else as it is. After a comma or colon, a word is that verb when it is a third-person or
     base verb followed by an object: a determiner or pronoun, or any word where the verb cannot be
     a noun ("For orders, invoices and notes, returns ...": "invoices and" is no verb)."""
     words = sentence.split()
