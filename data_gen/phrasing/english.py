@@ -140,11 +140,42 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;
 
 def in_user_voice(text: str) -> str:
     """A phrase from a description (written to the user) as the user says it: `your` -> `my`,
-    `you` -> `I`, or `me` after a preposition ("reports directly to me")."""
+    `you` -> `I` where a verb follows ("so you get a price" -> "so I get a price"), else `me`
+    ("reports directly to me", "tells me which lifts are open", "enroll me in the program")."""
     text = re.sub(r"\b(to|for|with|by|from|about|of|at|on|than)\s+you\b", r"\1 me", text, flags=re.IGNORECASE)
+    for you, me in _YOU_AGREEING.items():
+        text = re.sub(rf"\b{you}\b", me, text.replace("’", "'"), flags=re.IGNORECASE)
+    text = re.sub(
+        r"(?:\b([A-Za-z]+)\s+)?\byou\b(?=(\s+[A-Za-z]+)?)",
+        lambda m: (f"{m.group(1)} " if m.group(1) else "") + _you(m.group(1), m.group(2)),
+        text,
+        flags=re.IGNORECASE,
+    )
     return re.sub(
         r"\b(your|yours|you|yourself)\b", lambda m: _USER_VOICE[m.group(1).lower()], text, flags=re.IGNORECASE
     )
+
+
+def _you(before: str | None, after: str | None) -> str:
+    """ "you" in the user's mouth: "me" after a verb whose object it is ("tell you which", "lets you
+    choose", "show you exactly"), else "I" ("so you get", "a price you pay", "orders you placed")."""
+    prev, nxt = (before or "").lower(), (after or "").strip().lower()
+    if not prev or "VERB" not in _lemmas(prev):
+        return "I" if nxt else "me"
+    verb_after = bool(nxt) and ("VERB" in _lemmas(nxt) or nxt.endswith("ed") or nxt in _MODAL_WORDS)
+    return "I" if "NOUN" in _lemmas(prev) and verb_after else "me"
+
+
+_MODAL_WORDS = frozenset(["can", "could", "will", "would", "may", "might", "must", "shall", "should"])
+# "you" with the verb it agrees with, in the user's mouth.
+_YOU_AGREEING = {
+    "you are": "I am",
+    "you were": "I was",
+    "you're": "I'm",
+    "you've": "I've",
+    "you'll": "I'll",
+    "you'd": "I'd",
+}
 
 
 def first_sentence(text: str) -> str:

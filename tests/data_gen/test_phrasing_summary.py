@@ -439,3 +439,24 @@ def test_the_clause_a_user_picks_keeps_a_list_of_adjectives_whole() -> None:
     )
     swap = _tool("swap_seat", "Swaps a seat for a wider one of the same colour.")
     assert distinguishing_clause(cover, [cover, swap]).endswith("one torn, faded or missing seat cover")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # "you" after a verb whose object it is: "me"
+        ("tell you which gates are shut", "tell me which gates are shut"),
+        ("enrol you in your parish scheme", "enrol me in my parish scheme"),
+        ("show you exactly how far your boat went", "show me exactly how far my boat went"),
+        ("lets you choose a mooring", "lets me choose a mooring"),
+        # "you" as a subject: "I", and the verb agrees
+        ("so you get a berth by noon", "so I get a berth by noon"),
+        ("a fee you pay at the gate", "a fee I pay at the gate"),
+        ("so you are never charged twice", "so I am never charged twice"),
+        ("works for you", "works for me"),
+    ],
+)
+def test_a_description_in_the_users_mouth(written: str, said: str) -> None:
+    from diaforge.data_gen.phrasing.english import in_user_voice
+
+    assert in_user_voice(written) == said
