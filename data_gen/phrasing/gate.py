@@ -19,7 +19,7 @@ from diaforge.data_gen.phrasing.english import (
     is_noun,
     verb_lemma,
 )
-from diaforge.data_gen.phrasing.grammar import RELATIVES, TOOL_WORDS, only_third_person_verb
+from diaforge.data_gen.phrasing.grammar import CLAUSE_SUBJECTS, RELATIVES, TOOL_WORDS, only_third_person_verb
 from diaforge.data_gen.phrasing.objects import irregular_participle
 
 
@@ -64,22 +64,6 @@ _SUBORDINATORS = (
     | {"what", "how", "why"}
     | frozenset({"because", "unless", "once", "until", "so", "as", "than", "since", "after", "before"})
 )
-_CLAUSE_SUBJECTS = frozenset(
-    [
-        "i",
-        "you",
-        "we",
-        "they",
-        "he",
-        "she",
-        "nobody",
-        "someone",
-        "everyone",
-        "anyone",
-        "somebody",
-        "everybody",
-    ]
-)
 # Pronouns that stand for a thing said before: an object they open names nothing said in its sentence.
 _UNNAMED = frozenset({"its", "their", "them", "it", "his", "her", "they"})
 # Words that open a clause, never a noun phrase.
@@ -99,7 +83,7 @@ def stray_verb(words: Sequence[str]) -> int | None:
         return 0  # "an appointment | they already have": a pronoun nothing said names
     for k, w in enumerate(words):
         low = w.lower()
-        if low in _SUBORDINATORS or low in _CLAUSE_SUBJECTS:
+        if low in _SUBORDINATORS or low in CLAUSE_SUBJECTS:
             return None  # "an appointment | they already have": a relative clause without "that"
         if k and words[k - 1].lower() == "to":
             continue  # "a credential to be used": an infinitive

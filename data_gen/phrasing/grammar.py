@@ -41,6 +41,10 @@ PREPOSITIONS = frozenset(_PREPOSITION_WORDS.split())
 CONJUNCTIONS = frozenset({"and", "or", "but", "nor"})
 PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them"})
 RELATIVES = frozenset({"that", "which", "who", "whom", "whose", "where", "when", "while", "whether", "if"})
+# Words that can open a clause as its subject, so that after a noun they start a relative clause
+# without "that" ("an appointment | they already have", "letters | nobody has opened").
+_CLAUSE_SUBJECT_WORDS = "i you we they he she nobody someone everyone anyone somebody everybody"
+CLAUSE_SUBJECTS = frozenset(_CLAUSE_SUBJECT_WORDS.split())
 # Words that name the tool itself rather than what it acts on ("Cancel an alarm API that ...").
 TOOL_WORDS = frozenset({"api", "apis", "endpoint", "endpoints"})
 # Words that open an example or a qualification; a phrase never ends on them ("an incident such").
@@ -139,8 +143,8 @@ def continues_compound(word: str, nxt: str) -> bool:
     if not nxt or not nxt[:1].isalnum():
         return False
     low = nxt.lower()
-    if low in RELATIVES or low in HANGING or low in TOOL_WORDS or low in _BOUNDARY:
-        return False  # "a legal hold | once a matter is opened"
+    if low in RELATIVES or low in HANGING or low in TOOL_WORDS or low in _BOUNDARY or low in CLAUSE_SUBJECTS:
+        return False  # "a legal hold | once a matter is opened", "letters | nobody has opened"
     classes = word_classes(nxt)
     if "NOUN" not in classes or classes & {"DET", "ADP", "CCONJ", "PRON"}:
         return False

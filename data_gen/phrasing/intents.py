@@ -420,6 +420,8 @@ def _action_intent(
             while tail and _dangling(tail[-1]):
                 tail.pop()
         stray = stray_verb(tail)
+        if stray == 0 and not imperative and _bare_subject(first, obj):
+            return None, None, tokens  # "Cases | nobody | has picked up": a plural noun, its clause
         if stray is not None:  # "a draft refund | not submitted", "... id | includes the tenancy"
             tail = tail[:stray]
             while tail and _dangling(tail[-1]):
@@ -427,6 +429,15 @@ def _action_intent(
         intent = Intent(verb, text, " ".join(_lower_obj(tail)), head, "description", nouns)
         return intent, verb, tokens
     return None, verb, tokens
+
+
+def _bare_subject(first: str, obj: Sequence[str]) -> bool:
+    """Whether an opening word read as a verb is a plural noun whose clause follows without "that":
+    its "object" has no determiner and a finite verb comes right after it, so it is that clause's
+    subject ("Orders | customers | have placed"), not what the verb acts on ("Checks | the balance |
+    is positive" keeps its verb)."""
+    low = first.lower()
+    return bool(obj) and obj[0].lower() not in DETERMINERS and _is_plural(low) and is_noun(low)
 
 
 def _noun_phrase_intent(tokens: list[str], name_ws: list[str]) -> Intent | None:

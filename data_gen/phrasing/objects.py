@@ -29,6 +29,7 @@ from diaforge.data_gen.phrasing.english import (
     with_article,
 )
 from diaforge.data_gen.phrasing.grammar import (
+    CLAUSE_SUBJECTS,
     HANGING,
     PREPOSITIONS,
     TOOL_WORDS,
@@ -72,7 +73,7 @@ def _object_words(
             break  # "local events | happening in a place", "trace IDs | corresponding to"
         elif obj and only_third_person_verb(t):
             break  # "an agenda item | includes content"
-        elif obj and low in _CLAUSE_SUBJECTS and "NOUN" in word_classes(obj[-1]):
+        elif obj and low in CLAUSE_SUBJECTS and "NOUN" in word_classes(obj[-1]):
             break  # "an appointment | they already have": a relative clause without "that"
         obj.append(t)
         i += 1
@@ -187,7 +188,6 @@ def irregular_participle(word: str) -> bool:
     return bool(verbs) and w not in verbs and not w.endswith(("s", "ing", "ed")) and w.isalpha()
 
 
-_CLAUSE_SUBJECTS = frozenset({"i", "you", "we", "they", "he", "she"})
 _CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
 _CLAUSE_VERBS = frozenset(_CLAUSE_VERB_WORDS.split())
 

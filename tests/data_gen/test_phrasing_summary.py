@@ -397,6 +397,27 @@ def test_a_relative_clause_after_a_plural_stays_a_look_up() -> None:
 
 
 @pytest.mark.parametrize(
+    ("name", "description", "wrong"),
+    [
+        # a plural noun, then its clause without "that": the clause's subject is no object
+        (
+            "list_unread_letters",
+            "Letters nobody has opened yet in a parish office, oldest first.",
+            "letter nobody",
+        ),
+        ("list_missed_buses", "Buses riders have reported late this week, by route.", "bus riders"),
+    ],
+)
+def test_a_plural_noun_and_its_clause_without_that_is_no_verb(
+    name: str, description: str, wrong: str
+) -> None:
+    said = action(_tool(name, description))
+    assert wrong not in said and said.split()[0] != said.split()[-1]
+    # a verb whose object has a determiner keeps its verb ("Checks | the tide | is ...")
+    assert action(_tool("check_tide", "Checks the tide is low before a launch.")).startswith("check the tide")
+
+
+@pytest.mark.parametrize(
     ("description", "expected"),
     [
         # a user story: the role and the modal go, and the benefit clause is no object
