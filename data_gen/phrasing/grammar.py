@@ -269,6 +269,13 @@ def ends_cleanly(words: Sequence[str]) -> bool:
     if not words:
         return False
     last = words[-1].lower().strip(".,;:")
+    if (
+        last in _PARTICLES_AFTER_OBJECT
+        and len(words) > 2
+        and words[-2].lower() in _OBJECT_PRONOUNS
+        and "VERB" in word_classes(words[-3])
+    ):
+        return True  # a particle after its verb's pronoun object: "picked it up", "hand them over"
     if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | _OPEN_ENDS:
         return False
     if len(words) > 1 and words[-2].lower() in RELATIVES and third_person_lemma(last):
@@ -282,6 +289,21 @@ def ends_cleanly(words: Sequence[str]) -> bool:
             len(words) > 1 and _postpositive([*words[:-1], last], len(words) - 1) and _after_noun(words[-2])
         )
     return last not in _WANTS_OBJECT  # "based", "using", "corresponding"; "filed earlier" ends well
+
+
+# Pronouns that stand as a verb's object between the verb and its particle ("picked it up").
+_OBJECT_PRONOUNS = frozenset({"it", "them", "him", "her", "me", "us", "you"})
+# Particles that may end a phrase after such an object ("picked it up"), unlike "send it | to".
+_PARTICLES_AFTER_OBJECT = frozenset(
+    {"up", "down", "out", "off", "over", "back", "away", "in", "on", "through"}
+)
+# Words that open a clause of their own (never a noun phrase): a cut after one of them leaves the
+# clause without its verb ("when the first | one breaks down"), so a trimmed phrase loses it whole.
+CLAUSE_OPENERS = frozenset(
+    {"when", "whenever", "while", "unless", "because", "although", "though", "whereas", "if", "once", "so"}
+)
+# Words that open either a clause or a prepositional phrase ("before a driver has ...", "before noon").
+TIME_LINKS = frozenset({"before", "after", "until", "till", "since"})
 
 
 # Words a tool name opens with as its verb (`list_orders`, `book_ticket`), besides words that are

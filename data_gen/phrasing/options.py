@@ -24,8 +24,11 @@ from diaforge.data_gen.phrasing.english import (
     with_article,
 )
 from diaforge.data_gen.phrasing.grammar import (
+    CLAUSE_OPENERS,
+    CLAUSE_SUBJECTS,
     HANGING,
     RELATIVES,
+    TIME_LINKS,
     TOOL_WORDS,
     changelog,
     continues_compound,
@@ -160,8 +163,8 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
     not on a determiner, a preposition, "such" or a participle (`grammar.ends_cleanly`)."""
     out = list(words[:limit])
     rest = list(words[limit:])
-    if rest:  # a cut inside an example or a relative clause loses it whole ("such as daily | driving")
-        opened = [k for k, w in enumerate(out) if k > 1 and w.lower() in HANGING | {"such"}]
+    if rest:  # a cut inside an example or a clause loses it whole ("such as daily | driving")
+        opened = [k for k, w in enumerate(out) if k > 1 and _opens_cut_part(w, out[k + 1 : k + 2])]
         if opened:
             rest = out[opened[-1] :] + rest
             out = out[: opened[-1]]
@@ -170,6 +173,17 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
     ):
         rest.insert(0, out.pop())
     return out
+
+
+def _opens_cut_part(word: str, after: Sequence[str]) -> bool:
+    """Whether `word` opens an example or a clause that a cut after it would leave unfinished
+    ("such as daily | driving", "when the first | one breaks down", "before a driver | has picked
+    it up"); a time word only where a determiner or a pronoun follows it (not "before noon")."""
+    w = word.lower()
+    if w in HANGING or w == "such" or w in CLAUSE_OPENERS:
+        return True
+    nxt = after[0].lower() if after else ""
+    return w in TIME_LINKS and (nxt in DETERMINERS or nxt in CLAUSE_SUBJECTS)
 
 
 def _starts_clause(word: str) -> bool:

@@ -396,6 +396,21 @@ def test_a_relative_clause_after_a_plural_stays_a_look_up() -> None:
     )
 
 
+def test_an_option_cut_to_length_never_ends_inside_a_clause_or_before_its_particle() -> None:
+    shift = _tool(
+        "shift_berth",
+        "Shifts a moored boat over to another berth on the far pontoon whenever the first one floods at a spring tide.",
+    )
+    drop = _tool(
+        "drop_mooring", "Drops a mooring before the harbour crew has hauled it in, so that no fee is charged."
+    )
+    book = _tool("book_berth", "Books a visitor berth for one night.")
+    said = option_phrases([shift, drop, book])[1]
+    # the clause a cut would leave without its verb goes whole; a particle after "it" stays
+    assert said["shift_berth"] == "shift a moored boat over to another berth on the far pontoon"
+    assert said["drop_mooring"] == "drop a mooring before the harbour crew has hauled it in"
+
+
 @pytest.mark.parametrize(
     ("name", "description", "wrong"),
     [
