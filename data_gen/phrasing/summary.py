@@ -148,7 +148,7 @@ _PREAMBLES = tuple(
         r"^(?:will|shall|can)\s+(?P<rest>.+)",
         r"^(?:you can|we|it)\s+(?P<rest>.+)",
         # a user story: "As a dispatcher, I can reassign a job, so that ..."
-        r"^as\s+(?:an?|the)\s+[^,]{1,60},\s*(?:i|we)\s+(?:can|could|may|want to|need to|would like to|should be able to"
+        r"^as\s+(?:(?:an?|the)\s+)?[^,]{1,60},\s*(?:i|we)\s+(?:can|could|may|want to|need to|would like to|should be able to"
         r"|am able to|must be able to)\s+(?P<rest>.+)",
         # "This sells a season pass": "this" and a third-person verb before an object
         r"^(?:this|it)\s+(?P<rest>[a-z]+s\s+(?:a|an|the|one|every|each|all|any|some|your|their|its|his|her)\s.+)",
@@ -318,6 +318,47 @@ def imperative(sentence: str, *, after_preamble: bool = False) -> str:
 _MANNER_PREFIXES = {"bulk": "in bulk", "batch": "in a batch", "mass": "in bulk"}
 
 
+_FIRST_PERSON = re.compile(r"\b(?:i|we)\b", re.I)
+# A speaker's words for themselves, as the same words are said to them (a description is read as
+# written to the user, `english.in_user_voice` turns it back in the user's mouth).
+_TO_READER = {
+    "i am": "you are",
+    "i'm": "you're",
+    "i was": "you were",
+    "we are": "you are",
+    "we're": "you're",
+    "we were": "you were",
+    "i": "you",
+    "we": "you",
+    "me": "you",
+    "us": "you",
+    "my": "your",
+    "our": "your",
+    "mine": "yours",
+    "ours": "yours",
+    "myself": "yourself",
+    "ourselves": "yourselves",
+}
+_SPEAKER = re.compile(
+    r"\b(?:i am|i'm|i was|we are|we're|we were|i|we|me|my|our|mine|ours|myself|ourselves|us)\b", re.I
+)
+
+
+def to_the_reader(text: str) -> str:
+    """A first-person stretch (a user story's "I can book a collection from my premises") said to
+    its speaker: "book a collection from your premises". "US" in capitals (a country) stays."""
+    said = text.replace("’", "'")
+
+    def reader(m: re.Match[str]) -> str:
+        if m.group(0) == "US":
+            return "US"
+        word = _TO_READER[m.group(0).lower()]
+        opens = m.start() == 0 or said[: m.start()].rstrip().endswith((".", "!", "?"))
+        return word[0].upper() + word[1:] if opens else word
+
+    return _SPEAKER.sub(reader, said)
+
+
 def _without_preamble(sentence: str) -> str | None:
     """The action after a preamble about the tool, in the imperative; the sentence as it is
     when it has none; None when the preamble says only when to use the tool."""
@@ -329,6 +370,8 @@ def _without_preamble(sentence: str) -> str | None:
             if _WHEN_ONLY.match(sentence) and not re.search(_WANTS, sentence[: m.start("rest")], re.I):
                 return None
             rest = imperative(m.group("rest").strip(), after_preamble=True)
+            if _FIRST_PERSON.search(sentence[: m.start("rest")]):
+                rest = to_the_reader(rest)  # a story's "I" is the user: "from my premises" -> "your"
             first = rest.split()[0].lower()
             if is_base_verb(first) and first not in _MODALS:  # "The service desk queue ..." keeps its words
                 # a word that can be a noun keeps the "to" that makes it an order ("to search places")

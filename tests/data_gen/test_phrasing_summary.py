@@ -441,6 +441,15 @@ def test_a_plural_noun_and_its_clause_without_that_is_no_verb(
             "To lock one gate at dusk, so that nobody walks in.",
         ),
         ("As an owner, we want to renew a berth for a year.", "Renew a berth for a year."),
+        # the story's speaker is the user, so the description speaks to them
+        (
+            "As a harbour clerk, I can hold a berth near my office until I am back from lunch.",
+            "To hold a berth near your office until you are back from lunch.",
+        ),
+        (
+            "As tenants, we want to report a leak in our flat, so that it is fixed.",
+            "To report a leak in your flat, so that it is fixed.",
+        ),
         # labelled fields that name the verb and its object
         ("Action: lock. Object: one gate of a park. Effect: the gate shuts.", "Lock one gate of a park."),
     ],
@@ -496,3 +505,15 @@ def test_a_description_in_the_users_mouth(written: str, said: str) -> None:
     from diaforge.data_gen.phrasing.english import in_user_voice
 
     assert in_user_voice(written) == said
+
+
+def test_a_user_storys_first_person_is_you_to_the_user_and_i_in_their_mouth() -> None:
+    from diaforge.data_gen.phrasing.english import in_user_voice
+
+    berth = _tool(
+        "hold_berth", "As a harbour clerk, I can hold a berth near my office until I am back from lunch."
+    )
+    buoy = _tool("hold_buoy", "As a harbour clerk, I can hold a mooring buoy for a visiting yacht.")
+    offered = option_phrases([berth, buoy])[1]["hold_berth"]
+    assert offered == "a berth near your office until you are back from lunch"
+    assert in_user_voice(offered) == "a berth near my office until I am back from lunch"
