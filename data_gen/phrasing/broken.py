@@ -43,6 +43,7 @@ from diaforge.data_gen.phrasing.grammar import (
     nominal,
     only_third_person_verb,
     opens_with_verb,
+    stranded_preposition,
     third_person_lemma,
     tokens,
     word_classes,
@@ -119,6 +120,8 @@ def _text_kinds(text: str) -> list[tuple[str, str]]:
     if agreement:
         found.append(("verb_agreement", agreement))
     m = _HANGING_END.search(text)
+    if m and stranded_preposition(text[: m.end()].split()):
+        m = None  # "the card it was taken from": the clause's head is the preposition's object
     if m and not _question_end(text, m):
         found.append(("cut_phrase", text[max(0, m.start() - 20) : m.end()].strip()))
     elif rel := next((r for r in _RELATIVE_END.finditer(text) if third_person_lemma(r.group(1))), None):

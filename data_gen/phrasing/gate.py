@@ -85,6 +85,14 @@ def stray_verb(words: Sequence[str]) -> int | None:
         low = w.lower()
         if low in _SUBORDINATORS or low in CLAUSE_SUBJECTS:
             return None  # "an appointment | they already have": a relative clause without "that"
+        if (
+            low == "it"
+            and k
+            and is_noun(words[k - 1].lower())
+            and words[k + 1 : k + 2]
+            and (words[k + 1].lower() in _FINITE)
+        ):
+            return None  # "the card | it was taken from": "it" opens the clause as its subject
         if k and words[k - 1].lower() == "to":
             continue  # "a credential to be used": an infinitive
         if (low in _FINITE and (low != "not" or k == 0)) or only_third_person_verb(low):

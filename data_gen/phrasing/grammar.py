@@ -276,6 +276,8 @@ def ends_cleanly(words: Sequence[str]) -> bool:
         and "VERB" in word_classes(words[-3])
     ):
         return True  # a particle after its verb's pronoun object: "picked it up", "hand them over"
+    if last in PREPOSITIONS and stranded_preposition(words):
+        return True  # "the card it was taken from": the clause's head is the preposition's object
     if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | _OPEN_ENDS:
         return False
     if len(words) > 1 and words[-2].lower() in RELATIVES and third_person_lemma(last):
@@ -289,6 +291,18 @@ def ends_cleanly(words: Sequence[str]) -> bool:
             len(words) > 1 and _postpositive([*words[:-1], last], len(words) - 1) and _after_noun(words[-2])
         )
     return last not in _WANTS_OBJECT  # "based", "using", "corresponding"; "filed earlier" ends well
+
+
+def stranded_preposition(words: Sequence[str]) -> bool:
+    """Whether the preposition ending `words` closes a relative clause without "that" whose subject
+    is a pronoun after a noun ("the card | it was taken | from", "the berth | you paid | for"):
+    the noun before the pronoun is the preposition's object, so nothing is missing."""
+    low = [w.lower() for w in words]
+    for j in range(max(1, len(low) - 6), len(low) - 2):
+        if (low[j] in CLAUSE_SUBJECTS or low[j] == "it") and "NOUN" in word_classes(low[j - 1]):
+            nxt = low[j + 1]
+            return nxt in _COPULAS or nxt in ("has", "have", "had") or "VERB" in word_classes(nxt)
+    return False
 
 
 # Pronouns that stand as a verb's object between the verb and its particle ("picked it up").

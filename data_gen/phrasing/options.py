@@ -27,6 +27,7 @@ from diaforge.data_gen.phrasing.grammar import (
     CLAUSE_OPENERS,
     CLAUSE_SUBJECTS,
     HANGING,
+    PREPOSITIONS,
     RELATIVES,
     TIME_LINKS,
     TOOL_WORDS,
@@ -47,6 +48,16 @@ from diaforge.data_gen.phrasing.objects import (
 from diaforge.data_gen.phrasing.shorthand import keep_case, plain_description, plural_of
 from diaforge.schema import Tool
 from diaforge.text import content_stems, name_tokens, stem
+
+
+def _after_preposition(words: Sequence[str], at: int) -> bool:
+    """Whether `words[at:]` is the object of a preposition that the words before `at` end with,
+    perhaps with its determiner ("one request for | a common area", "one request for a | common
+    area")."""
+    k = at - 1
+    if k > 0 and words[k].lower() in DETERMINERS:
+        k -= 1
+    return k > 0 and words[k].lower() in PREPOSITIONS
 
 
 def _common_prefix(seqs: Sequence[Sequence[str]]) -> int:
@@ -226,7 +237,9 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
             core = (
                 core + s[end:]
             )  # "that complies with | the travel policy", "even though it breaks | the ..."
-        if pre and core and _starts_clause(core[0]):
+        if pre and core and (_starts_clause(core[0]) or _after_preposition(s, pre)):
+            # after a shared preposition the rest is its object, not the verb's: "raise one request
+            # for | a common area", never "raise a common area"
             shared = s[:pre]  # "a hotel room ... as a long stay", "a card transaction you did not make"
             if len(shared) > 6:
                 shared = shared[: shared.index(head) + 1] if head in shared[:6] else shared[:3]

@@ -517,3 +517,23 @@ def test_a_user_storys_first_person_is_you_to_the_user_and_i_in_their_mouth() ->
     offered = option_phrases([berth, buoy])[1]["hold_berth"]
     assert offered == "a berth near your office until you are back from lunch"
     assert in_user_voice(offered) == "a berth near my office until I am back from lunch"
+
+
+def test_options_that_differ_after_a_shared_preposition_keep_what_the_verb_acts_on() -> None:
+    # "book a club squad" would book the squad, not the lane
+    squad = _tool("book_lane", "Books one swimming lane for a club squad on a weekday morning.")
+    lesson = _tool("book_lesson_lane", "Books one swimming lane for a private lesson with a coach.")
+    verb, offered = option_phrases([squad, lesson])
+    assert verb == "book"
+    assert offered["book_lane"] == "one swimming lane for a club squad on a weekday morning"
+    assert offered["book_lesson_lane"] == "one swimming lane for a private lesson with a coach"
+
+
+def test_a_preposition_stranded_by_a_clause_without_that_ends_the_phrase() -> None:
+    from diaforge.data_gen.phrasing.broken import broken_phrases
+
+    card = _tool("refund_card", "Refunds a payment to the card it was taken from.")
+    wallet = _tool("refund_wallet", "Refunds a payment to a store wallet.")
+    assert option_phrases([card, wallet])[1]["refund_card"] == "a payment to the card it was taken from"
+    assert not broken_phrases("Should I refund a payment to the card it was taken from?")
+    assert broken_phrases("I need to refund a payment to the card from.")  # a preposition without its object
