@@ -20,7 +20,7 @@ import re
 import string
 import uuid
 from datetime import date
-from typing import Protocol
+from typing import Any, Protocol
 
 from diaforge.data_gen.values import formats
 from diaforge.data_gen.values.vocabulary import (
@@ -95,6 +95,8 @@ def description_example(description: str, *, identifier: bool = False) -> str | 
     return None
 
 
+# A description about a telephone number (looked for ahead, anywhere in it).
+_PHONE_CONTEXT = r"(?=.*\b(?:phone|telephone|mobile|msisdn|subscriber|number)\b)"
 # Spelled-out formats, most specific first: (regex on the description, kind).
 _SPELLED_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(rx, re.IGNORECASE), kind)
@@ -116,9 +118,29 @@ _SPELLED_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bISO[\s-]?3166\b|\btwo-letter\s+country\s+code\b", "country-alpha2"),
         (r"\bISO[\s-]?639\b", "language"),
         (r"\bE\.?164\b", "e164"),
+        # a telephone number "in international format", with or without its "+"
+        (
+            rf"^{_PHONE_CONTEXT}.*?\binternational\s+format\b.*\bwithout\s+(?:the\s+|a\s+)?(?:plus|\+)",
+            "e164-digits",
+        ),
+        (rf"^{_PHONE_CONTEXT}.*?\binternational\s+format\b", "e164"),
         (r"\b(?:UUID|GUID)\b", "uuid"),
     )
 )
+
+
+def schema_example(spec: dict[str, Any]) -> str | None:
+    """The first string of the schema's own examples (JSON Schema ``examples``, OpenAPI
+    ``example``) that is code-like (`_code_like`) or all digits: a shape to draw fresh values of,
+    as for one the description shows. None when there is none."""
+    shown = spec.get("examples")
+    candidates = list(shown) if isinstance(shown, list) else []
+    if "example" in spec:
+        candidates.append(spec["example"])
+    for value in candidates:
+        if isinstance(value, str) and (value.isdigit() and len(value) > 1 or _code_like(value, strict=True)):
+            return value
+    return None
 
 
 def spelled_format(description: str) -> str | None:
@@ -294,6 +316,8 @@ def spelled(draws: PrimitiveDraws, kind: str, name: str, persona: Persona | None
         return rng.choice(COUNTRY_CODES3)
     if kind == "language":
         return rng.choice(LANGUAGES)
+    if kind == "e164-digits":
+        return spelled(draws, "e164", name, persona)[1:]
     if kind == "e164":
         country = rng.choice(E164_COUNTRIES)
         national = str(rng.randint(1, 9)) + "".join(rng.choice(string.digits) for _ in range(9))

@@ -22,7 +22,13 @@ from typing import Any
 
 from diaforge.data_gen.values import formats
 from diaforge.data_gen.values.checking import check_value, declared_types, is_num, json_equal
-from diaforge.data_gen.values.described import description_example, shaped, spelled, spelled_format
+from diaforge.data_gen.values.described import (
+    description_example,
+    schema_example,
+    shaped,
+    spelled,
+    spelled_format,
+)
 from diaforge.data_gen.values.names import DEFAULT_TODAY, Draws, number_hint
 from diaforge.data_gen.values.patterns import UnsupportedPattern, sample_pattern
 from diaforge.data_gen.values.vocabulary import ID_WORDS, singular
@@ -273,11 +279,12 @@ class ValueGenerator:
         bounds are stronger than prose); `keep` is passed on to `shaped`.
         """
         description = str(spec.get("description") or "")
-        if not description:
+        shown = schema_example(spec)
+        if not description and shown is None:
             return None
         tokens = param_tokens(name)
         identifier = bool(tokens) and (tokens[-1] in ID_WORDS or "sku" in tokens)
-        example = description_example(description, identifier=identifier)
+        example = description_example(description, identifier=identifier) or shown
         if example is not None and re.fullmatch(r"[a-z]+(?:_[a-z]+)+", example):
             # "e.g. `contractor_booked` or `completed`": a status word is said as written
             literals = re.findall(r"`([a-z]+(?:_[a-z]+)*)`", description) or [example]

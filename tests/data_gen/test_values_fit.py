@@ -69,3 +69,23 @@ def test_a_string_nothing_calls_for_is_a_counted_generic_draw() -> None:
     gen = ValueGenerator(random.Random(3))
     gen.value_for("frobnication", {"type": "string", "description": "The frobnication."})
     assert gen.generic_draws == 1
+
+
+def test_a_number_in_international_format_is_a_telephone_number() -> None:
+    plus = _draws("line", "The caller's mobile number, in international format.")
+    assert all(re.fullmatch(r"\+\d{8,15}", v) for v in plus)
+    bare = _draws("line", "Subscriber number in international format, without the plus sign.")
+    assert all(re.fullmatch(r"\d{8,15}", v) for v in bare)
+    # a date in international format stays a date
+    assert all(
+        re.fullmatch(r"\d{4}-\d{2}-\d{2}", v)
+        for v in _draws("sail_on", "Date in international format, YYYY-MM-DD.")
+    )
+
+
+def test_the_schemas_own_examples_give_the_shape() -> None:
+    gen = ValueGenerator(random.Random(5))
+    coded = [gen.value_for("berth", {"type": "string", "examples": ["PNT-07-B"]}) for _ in range(6)]
+    assert all(re.fullmatch(r"PNT-\d{2}-[A-Z]", v) for v in coded) and "PNT-07-B" not in coded
+    digits = [gen.value_for("tag", {"type": "string", "example": "004471"}) for _ in range(6)]
+    assert all(re.fullmatch(r"00\d{4}", v) for v in digits)
