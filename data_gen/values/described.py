@@ -77,6 +77,18 @@ def _code_like(token: str, *, strict: bool = False) -> bool:
     return not strict and len(re.findall(r"[A-Z]", token)) >= 2
 
 
+def prose_example(description: str) -> str | None:
+    """The first plain word the description gives as an example ("The event in plain words, e.g.
+    pneumonia." -> ``pneumonia``): what `description_example` passes over as no shape, but which
+    still says what kind of value is meant. None when there is none."""
+    for m in _EXAMPLE_RE.finditer(description or ""):
+        quoted = next((g for g in m.groups()[:4] if g), None)
+        word = (quoted if quoted is not None else m.group(5)).rstrip(".:!?")
+        if re.fullmatch(r"[a-z][a-z'-]{2,}", word) and not m.group(0).lower().startswith("like"):
+            return word
+    return None
+
+
 def description_example(description: str, *, identifier: bool = False) -> str | None:
     """The first code-like example the description writes after "e.g.", "for example",
     "such as", "like", ... (quoted or bare, trailing punctuation dropped); for an `identifier`,
@@ -113,6 +125,8 @@ _SPELLED_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bISO[\s-]?8601\b(?=.*\b(?:time\s?zone|offset|utc)\b)", "date-time-tz"),
         (r"\bISO[\s-]?8601\s+date\b(?![\s-]?time)", "date"),
         (r"\bISO[\s-]?8601\b", "date-time"),
+        (r"\bISO\s+date[\s-]?time\b|\bISO\s+timestamp\b", "date-time"),
+        (r"\bISO\s+date\b", "date"),
         (r"\bISO[\s-]?4217\b|\bcurrency\s+code\b", "currency"),
         (r"\bISO[\s-]?3166(?:-1)?\s+alpha[\s-]?3\b|\bthree-letter\s+country\s+code\b", "country-alpha3"),
         (r"\bISO[\s-]?3166\b|\btwo-letter\s+country\s+code\b", "country-alpha2"),

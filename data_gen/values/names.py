@@ -17,7 +17,7 @@ import uuid
 from datetime import date, timedelta
 from typing import Any
 
-from diaforge.data_gen.values.described import description_example, shaped
+from diaforge.data_gen.values.described import description_example, prose_example, shaped
 from diaforge.data_gen.values.vocabulary import (
     ANIMAL_WORDS,
     CITIES,
@@ -238,6 +238,8 @@ class Draws:
             return rng.choice(MEDICAL_TERMS)  # "event_term: MedDRA preferred term": a clinical term
         if last in FREE_TEXT_WORDS:  # "approver_note": a note, whoever it is for
             return rng.choice(FREE_TEXT)
+        if last in _PLACE_HEADS:  # "pickup_address": an address whoever the description names
+            return self._by_topic(ts, persona, description)
         by_description = self._by_description(toks, description)
         if by_description is not None:
             return by_description
@@ -248,7 +250,7 @@ class Draws:
         digit string of the length it gives ("The tube barcode, 12 digits."), an identifier when
         its head is a number or a code ("Medical record number of the patient ..."), a person's
         name when it is a person ("Staff member who signed for the rack."). None otherwise."""
-        m = re.search(r"\b(\d{1,2})\s*digits?\b", description)
+        m = re.search(r"\b(\d{1,2})[\s-]*digits?\b", description)  # "12 digits", "the 13-digit ISBN"
         if m and 3 <= int(m.group(1)) <= 20:
             return "".join(self.rng.choice("0123456789") for _ in range(int(m.group(1))))
         words = re.findall(r"[A-Za-z']+", description.split(",")[0].split(".")[0].lower())
@@ -331,6 +333,10 @@ class Draws:
             return f"{rng.choice(WORDS)}_{rng.choice(WORDS)}_{self.today.year}.{rng.choice(FILE_EXTS)}"
         if ts & {"line", "business", "lob"} and persona is not None and persona.line_of_business:
             return persona.line_of_business
+        shown = prose_example(description)
+        if shown is not None:  # "e.g. pneumonia": a word of the bank it belongs to, else the word itself
+            bank = next((b for b in _BANKS if shown in b), (shown,))
+            return rng.choice(bank)
         return self.word_token()
 
     def _named_thing(self, ts: set[str], persona: Persona | None, description: str = "") -> str:
@@ -375,6 +381,23 @@ class Draws:
         if ts & ANIMAL_WORDS or set(re.findall(r"[a-z]+", description.lower())) & ANIMAL_WORDS:
             return rng.choice(PET_NAMES)  # "pet_name", "The animal's name": never a person's
         return f"{first} {last}"
+
+
+# Vocabularies a plain example word may belong to (`_by_topic`): a value is drawn from its bank.
+_BANKS = (
+    MEDICAL_TERMS,
+    SPECIALTIES,
+    CITIES,
+    DEPARTMENTS,
+    PRODUCTS,
+    COURSES,
+    JOB_TITLES,
+    TEAMS,
+    PROJECTS,
+    STATUSES,
+)
+# The last word of a parameter's name that says it is a place, before anything its description says.
+_PLACE_HEADS = frozenset({"address", "city", "street", "region", "location", "venue"})
 
 
 def number_hint(tokens: set[str], today: date) -> tuple[str, tuple[float, float]]:

@@ -193,6 +193,10 @@ MEDICAL_TERMS = (
     "vomiting",
     "fever",
     "insomnia",
+    "pneumonia",
+    "cough",
+    "chest pain",
+    "back pain",
 )
 MEDICAL_WORDS = frozenset(["symptom", "symptoms", "diagnosis", "adverse", "allergy", "allergen"])
 #: Words of a parameter's description that make an event or a term a clinical one.
@@ -252,7 +256,8 @@ PERSON_WORDS = frozenset(
 COMPANY_WORDS = frozenset(
     word_list(
         "vendor supplier company customer client organisation organization org business partner merchant "
-        "carrier employer"
+        "carrier employer utility provider insurer lender bank airline agency firm manufacturer distributor "
+        "retailer wholesaler brewery"
     )
 )
 FREE_TEXT_WORDS = frozenset(

@@ -89,3 +89,31 @@ def test_the_schemas_own_examples_give_the_shape() -> None:
     assert all(re.fullmatch(r"PNT-\d{2}-[A-Z]", v) for v in coded) and "PNT-07-B" not in coded
     digits = [gen.value_for("tag", {"type": "string", "example": "004471"}) for _ in range(6)]
     assert all(re.fullmatch(r"00\d{4}", v) for v in digits)
+
+
+def test_the_name_says_a_place_before_the_description_names_a_person() -> None:
+    # the description speaks of a customer, but the value is where to collect from
+    said = _draws("collect_address", "As a customer, I say where the van should collect from.")
+    assert all(re.fullmatch(r"\d+ [A-Z][a-z]+ [A-Z][a-z]+", v) for v in said)
+
+
+def test_a_plain_example_word_says_the_kind_of_value() -> None:
+    from diaforge.data_gen.values.vocabulary import MEDICAL_TERMS
+
+    assert set(_draws("what_happened", "What the crew reported, in plain words, e.g. nausea.")) <= set(
+        MEDICAL_TERMS
+    )
+    assert set(_draws("hazard", "The hazard seen, for example driftwood.")) == {"driftwood"}
+
+
+def test_formats_and_providers_said_in_other_words() -> None:
+    assert all(
+        re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", v)
+        for v in _draws("sail_start", "Start, as an ISO date-time.")
+    )
+    assert all(re.fullmatch(r"\d{13}", v) for v in _draws("barcode", "The 13-digit barcode on the crate."))
+    names = _draws("insurer_name", "Who covers the boat.")
+    assert all(len(v.split()) >= 1 and v not in {" ".join(p) for p in []} for v in names)
+    from diaforge.data_gen.values.vocabulary import COMPANIES
+
+    assert set(names) <= set(COMPANIES)
