@@ -113,7 +113,6 @@ def test_formats_and_providers_said_in_other_words() -> None:
     )
     assert all(re.fullmatch(r"\d{13}", v) for v in _draws("barcode", "The 13-digit barcode on the crate."))
     names = _draws("insurer_name", "Who covers the boat.")
-    assert all(len(v.split()) >= 1 and v not in {" ".join(p) for p in []} for v in names)
     from diaforge.data_gen.values.vocabulary import COMPANIES
 
     assert set(names) <= set(COMPANIES)
