@@ -318,7 +318,9 @@ def imperative(sentence: str, *, after_preamble: bool = False) -> str:
 _MANNER_PREFIXES = {"bulk": "in bulk", "batch": "in a batch", "mass": "in bulk"}
 
 
-_FIRST_PERSON = re.compile(r"\b(?:i|we)\b", re.I)
+# A user story's opening: its "I" is the user ("As a dispatcher, I can ..."); a company's "we"
+# ("We install your panels") is not.
+_STORY = re.compile(r"as\b[^,]*,\s*(?:i|we)\b", re.I)
 # A speaker's words for themselves, as the same words are said to them (a description is read as
 # written to the user, `english.in_user_voice` turns it back in the user's mouth).
 _TO_READER = {
@@ -370,7 +372,7 @@ def _without_preamble(sentence: str) -> str | None:
             if _WHEN_ONLY.match(sentence) and not re.search(_WANTS, sentence[: m.start("rest")], re.I):
                 return None
             rest = imperative(m.group("rest").strip(), after_preamble=True)
-            if _FIRST_PERSON.search(sentence[: m.start("rest")]):
+            if _STORY.match(sentence[: m.start("rest")]):
                 rest = to_the_reader(rest)  # a story's "I" is the user: "from my premises" -> "your"
             first = rest.split()[0].lower()
             if is_base_verb(first) and first not in _MODALS:  # "The service desk queue ..." keeps its words

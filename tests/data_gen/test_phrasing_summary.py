@@ -450,6 +450,11 @@ def test_a_plural_noun_and_its_clause_without_that_is_no_verb(
             "As tenants, we want to report a leak in our flat, so that it is fixed.",
             "To report a leak in your flat, so that it is fixed.",
         ),
+        # a company's "we" is not the user: its "our" stays
+        (
+            "We weigh our catch at the quay and send you the slip.",
+            "Weigh our catch at the quay and send you the slip.",
+        ),
         # labelled fields that name the verb and its object
         ("Action: lock. Object: one gate of a park. Effect: the gate shuts.", "Lock one gate of a park."),
     ],
