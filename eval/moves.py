@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from diaforge.data_gen.agents import ScriptedTeacher, is_refusal, offered_options
-from diaforge.data_gen.phrasing.render import param_noun
+from diaforge.data_gen.phrasing.render import names_param, param_spellings
 from diaforge.eval.anatomy import asks
 from diaforge.schema import Tool
 from diaforge.text import humanise_param
@@ -26,24 +26,15 @@ MODEL_MOVES = ("ask_tool", "ask_value", "call", "refuse", "other", "malformed", 
 """What a model's turn does (the columns of the when-to-call matrix)."""
 
 
-def _fold(text: str) -> str:
-    """Case folded, a hyphen read as a space ("needed-by date" names `needed_by`)."""
-    return text.lower().replace("-", " ")
-
-
 def _spellings(key: str, tool: Tool) -> list[str]:
-    """The ways a reply may name the argument `key` of `tool`, longest first: the name the
-    scripted agents say (`param_noun`: "the needed-by date", "weight in kg"), the humanised name
-    and the key itself."""
-    names = (param_noun(key, tool.properties.get(key)), humanise_param(key), key)
-    return sorted({n for n in names if n.strip()}, key=len, reverse=True)
+    """The ways a reply may name the argument `key` of `tool` (`param_spellings`)."""
+    return param_spellings(key, tool.properties.get(key))
 
 
 def named_parameters(text: str, tool: Tool) -> list[str]:
     """The required parameters of `tool` that `text` names (any of its `_spellings`, case folded,
     hyphens read as spaces)."""
-    low = _fold(text)
-    return [k for k in tool.required if any(_fold(n) in low for n in _spellings(k, tool))]
+    return [k for k in tool.required if names_param(text, k, tool.properties.get(k))]
 
 
 def asks_missing_value(

@@ -12,12 +12,12 @@ from diaforge.data_gen.agents.options import gold_choice, offered_options, prefi
 from diaforge.data_gen.agents.state import COMPLETION, SELECTION, DialogueState
 from diaforge.data_gen.personas import same_line_of_business
 from diaforge.data_gen.phrasing import cap, catalogue_terms, subject_of, vague_request
-from diaforge.data_gen.phrasing.render import param_noun, sound, with_tool
+from diaforge.data_gen.phrasing.render import names_param, param_noun, sound, with_tool
 from diaforge.data_gen.values import extract_value, phrase_values, render_value
 from diaforge.data_gen.wording import DEFAULT_TONE, Wording, get_wording
 from diaforge.llm.base import BackendError, ChatBackend, Usage
 from diaforge.schema import Persona, Tool
-from diaforge.text import content_stems, humanise_param, tool_stems
+from diaforge.text import content_stems, tool_stems
 
 if TYPE_CHECKING:  # numpy is imported only when an encoder is used
     from diaforge.similarity import Encoder
@@ -36,12 +36,8 @@ def _tone(persona: Persona, bank: Wording) -> str:
 
 
 def _asked_values(state: DialogueState, question: str) -> list[str]:
-    q = question.lower()
-    return [
-        k
-        for k in state.gold.required
-        if humanise_param(k).lower() in q or k.lower() in q or param_noun(k).lower() in q
-    ]
+    # by every spelling the teacher may use ("the needed-by date" asks for `needed_by`)
+    return [k for k in state.gold.required if names_param(question, k, state.gold.properties.get(k))]
 
 
 def _persona_fits(persona: Persona, gold: Tool, candidates: list[Tool]) -> bool:

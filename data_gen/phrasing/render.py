@@ -217,6 +217,27 @@ def param_noun(key: str, spec: dict | None = None) -> str:
     return acronym_case(noun, str((spec or {}).get("description") or ""))
 
 
+def param_spellings(key: str, spec: dict | None = None) -> list[str]:
+    """The ways a turn may name the argument `key` (its schema `spec`), longest first: the name
+    the scripted agents say (`param_noun`: "the needed-by date", "weight in kg"), the humanised
+    name ("needed by") and the key itself. The user-proxy and the when-to-call reader both read
+    a question's arguments by these (`names_param`)."""
+    names = (param_noun(key, spec), humanise_param(key), key)
+    return sorted({n for n in names if n.strip()}, key=len, reverse=True)
+
+
+def fold(text: str) -> str:
+    """Case folded, a hyphen read as a space ("needed-by date" names `needed_by`)."""
+    return text.lower().replace("-", " ")
+
+
+def names_param(text: str, key: str, spec: dict | None = None) -> bool:
+    """Whether `text` names the argument `key` by any of its `param_spellings` (case folded,
+    hyphens read as spaces)."""
+    low = fold(text)
+    return any(fold(n) in low for n in param_spellings(key, spec))
+
+
 _NUMBER_WORDS = frozenset({"no", "nr", "num"})
 
 

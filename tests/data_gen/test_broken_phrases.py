@@ -445,3 +445,24 @@ def test_a_sentence_clause_is_said_as_the_question_offered_it() -> None:
     said = {gold_choice(options[0], options, random.Random(seed)) for seed in range(30)}
     assert said == {"the option to look up the weekly demand forecast straight from the statistical model"}
     assert narrow(options, said.pop()) == [options[0]]
+
+
+def test_the_user_answers_an_argument_asked_by_the_teachers_name_for_it() -> None:
+    # the teacher says "the sail-by date (YYYY-MM-DD)" for `sail_by`; the user must hear it asked
+    gold = tool(
+        "book_crossing",
+        "Books a crossing.",
+        {"sail_by": {"type": "string", "format": "date"}, "deck": {"type": "string"}},
+        ["sail_by", "deck"],
+    )
+    args = {"sail_by": "2026-05-02", "deck": "upper"}
+    opening = Turn(role="user", content="I need to book a crossing.")
+    state = _state(gold, [gold], [opening], args)
+    state.phase = COMPLETION
+    ask = ScriptedTeacher().complete(state, random.Random(0))
+    assert "sail-by date" in ask.content, ask.content
+    for seed in range(5):
+        answer = ScriptedUser().answer_values(
+            _state(gold, [gold], [opening, ask], args), ask.content, random.Random(seed)
+        )
+        assert "2026-05-02" in answer and "upper" in answer, answer
