@@ -298,9 +298,12 @@ def stranded_preposition(words: Sequence[str]) -> bool:
     is a pronoun after a noun ("the card | it was taken | from", "the berth | you paid | for"):
     the noun before the pronoun is the preposition's object, so nothing is missing."""
     low = [w.lower() for w in words]
-    for j in range(max(1, len(low) - 6), len(low) - 2):
-        if (low[j] in CLAUSE_SUBJECTS or low[j] == "it") and "NOUN" in word_classes(low[j - 1]):
-            nxt = low[j + 1]
+    for j in range(max(1, len(low) - 7), len(low) - 2):
+        subject = 1 if low[j] in CLAUSE_SUBJECTS or low[j] == "it" else 0
+        if not subject and low[j] in DETERMINERS and j + 3 < len(low) and "NOUN" in word_classes(low[j + 1]):
+            subject = 2  # "the station | the rider is standing | at"
+        if subject and "NOUN" in word_classes(low[j - 1]) and low[j - 1] not in DETERMINERS:
+            nxt = low[j + subject]
             return nxt in _COPULAS or nxt in ("has", "have", "had") or "VERB" in word_classes(nxt)
     return False
 

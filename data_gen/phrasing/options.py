@@ -123,7 +123,9 @@ def _before_second_verb(words: Sequence[str]) -> list[str]:
     for k in range(1, len(words) - 2):
         verb, nxt = words[k + 1], words[k + 2].lower()
         joins_verb = (
-            words[k].lower() in ("and", "or") and third_person_lemma(verb) and "VERB" in word_classes(verb)
+            words[k].lower() in ("and", "or")
+            and (third_person_lemma(verb) or is_base_verb(verb))
+            and "VERB" in word_classes(verb)
         )
         if joins_verb and (nxt in DETERMINERS | {"it", "them"} or "NOUN" not in word_classes(verb)):
             return list(words[:k])  # not "the status and details | of an order"
@@ -245,6 +247,9 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
                 shared = shared[: shared.index(head) + 1] if head in shared[:6] else shared[:3]
             if len(core) == 1 and s[pre - 1].lower() in _BOUNDARY and shared[-1] != s[pre - 1]:
                 shared = [*shared, s[pre - 1]]  # "the completion status | for you", not "... status you"
+            elif len(shared) < pre and _after_preposition(s, pre):
+                link = s[pre - 2 : pre] if s[pre - 1].lower() in DETERMINERS else s[pre - 1 : pre]
+                shared = [*shared, *link]  # "the completion status | for | each of your reports"
             core = [*shared, *core]
         elif pre and core and s[pre - 1].lower() in DETERMINERS:
             core = [s[pre - 1], *core]
@@ -255,6 +260,8 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
         if len(verbs) == 1:
             core = _before_second_verb(core)  # "text sentiment using VADER | and returns scores"
         core = trim_phrase(core, 14)
+        if len(core) > 3 and core[-2].lower() in ("and", "or") and "VERB" in word_classes(core[-1]):
+            core = core[:-2]  # the cut left a second verb without its object: "... rate | and emails"
         phrase = " ".join(core)
         if intents[o.name].source == "name":
             phrase = ""  # a phrase read off the identifier would read the name out

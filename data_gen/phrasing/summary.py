@@ -79,6 +79,11 @@ _ROUTE = re.compile(
 _NAME_LEAD = re.compile(
     r"^\s*(?:[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*)\s*(?:-|–|—|:)\s+(?=\S)"
 )
+# A department or topic label before what the tool does, when a verb in the lower case follows
+# ("Billing: moves a charge ...", "[Payroll] runs a pay cycle ...", "Front desk - pushes back ...").
+_LABEL_LEAD = re.compile(
+    r"^\s*(?:\[[^\]]{1,40}\]\s*[:\-–—]?|[A-Z][A-Za-z&/ ]{0,30}?\s*(?::|\s-|\s–|\s—))\s+(?=[a-z])"
+)
 # Labelled fields that name the verb and its object: "Action: raise. Object: one request ...".
 _FIELDS = re.compile(
     r"^\s*(?:action|operation|verb|does)\s*:\s*(?P<verb>[A-Za-z][\w-]*)\s*[.;]\s*"
@@ -120,7 +125,8 @@ _SETTING_WORDS = frozenset(
 _DASH = re.compile(r"\s+(?:—|–|--)\s+|\s*—\s*")
 # A sentence about using the tool, not about what it does.
 _USAGE = re.compile(
-    r"^(?:do not|don't|never|avoid|not for)\b|^(?:for|to)\b[^,]{0,60},\s*(?:use|call)\b|\binstead\b\W*$",
+    r"^(?:do not|don't|never|avoid|not for)\b|^(?:for|to)\b[^,]{0,60},\s*(?:use|call)\b|\binstead\b\W*$"
+    r"|^you\s+(?:must|should|will|can|may|need to|have to)\b",  # "You must confirm the site with the user"
     re.I,
 )
 _TOOL = (
@@ -159,7 +165,8 @@ _MODALS = frozenset(
 )
 # Preambles that say only when to use the tool: the sentence says nothing it does.
 _WHEN_ONLY = re.compile(
-    rf"^(?:(?:please\s+)?(?:use|call|invoke|pick|choose)\s+(?:this|it)(?:\s+{_TOOL})?|(?:it\s+)?is\s+used"
+    rf"^(?:(?:please\s+|you\s+(?:should|must|can|may|might)\s+(?:only\s+|also\s+)?)?(?:use|call|invoke|pick|choose)"
+    rf"\s+(?:this|it)(?:\s+{_TOOL})?(?:\s+instead\s+of\s+[^,;]{{1,60}}?)?|(?:it\s+)?is\s+used"
     rf"|(?:this|the)\s+{_TOOL}\s+is\s+used|(?:this|the)\s+{_TOOL}\s+(?:should|must)\s+be\s+used)\s+"
     r"(?:when|if|whenever|once|for cases|in cases|only)\b",
     re.I,
@@ -194,7 +201,7 @@ def _first_paragraph(text: str) -> str:
 
 
 _ABBREVIATIONS = frozenset(
-    {"e.g", "i.e", "eg", "ie", "etc", "vs", "approx", "incl", "excl", "no", "nr", "cf", "esp"}
+    {"e.g", "i.e", "eg", "ie", "etc", "vs", "approx", "incl", "excl", "no", "nr", "cf", "esp", "a.m", "p.m"}
 )
 _STOP = re.compile(r"(?<=[A-Za-z0-9)'’\"])[.!?](?:\s+|$)")
 
@@ -386,6 +393,20 @@ def _without_preamble(sentence: str) -> str | None:
     return sentence
 
 
+def _without_label(para: str) -> str:
+    """`para` without a leading label (`_LABEL_LEAD`) when a verb follows it ("Billing: moves a
+    charge" -> "moves a charge"; "Returns: the balance" keeps its words)."""
+    m = _LABEL_LEAD.match(para)
+    if m is None:
+        return para
+    rest = para[m.end() :]
+    first = rest.split()[0].strip(",.;:") if rest.split() else ""
+    nxt = rest.split()[1] if len(rest.split()) > 1 else ""
+    if verb_lemma(first, nxt) or (is_base_verb(first) and first not in _MODALS):
+        return rest[:1].upper() + rest[1:]
+    return para
+
+
 def summary(text: str) -> str:
     """What `text`, a tool's description, says the tool does: the first paragraph without
     markup, tags, routes, sentences about how to use the tool and preambles, a gerund opening in
@@ -397,6 +418,7 @@ def summary(text: str) -> str:
     para = _FIELDS.sub(lambda m: f"{m['verb'].capitalize()} {m['obj'].strip()}.", para, count=1)
     for _ in range(3):
         para = _NAME_LEAD.sub("", _ROUTE.sub("", _TAG.sub("", para), count=1), count=1)
+        para = _without_label(para)
     para = _DASH.sub("; ", para)
     sentences = _sentences(para)
     said = [s for s, stop in sentences if not _aside(s, stop)]

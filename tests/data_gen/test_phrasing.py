@@ -112,7 +112,8 @@ def test_an_option_left_with_a_lone_pronoun_keeps_its_preposition() -> None:
     )
     descriptors = option_descriptors([team, mine])
     assert descriptors[mine.name] == "the completion status for you"
-    assert descriptors[team.name] == "each of your direct reports"
+    # the other keeps its head and preposition too: "get each of your direct reports" would get people
+    assert descriptors[team.name] == "the completion status for each of your direct reports"
 
 
 def _state(gold: Tool, candidates: list[Tool], turns: list[Turn]) -> DialogueState:

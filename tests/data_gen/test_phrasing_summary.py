@@ -542,3 +542,36 @@ def test_a_preposition_stranded_by_a_clause_without_that_ends_the_phrase() -> No
     assert option_phrases([card, wallet])[1]["refund_card"] == "a payment to the card it was taken from"
     assert not broken_phrases("Should I refund a payment to the card it was taken from?")
     assert broken_phrases("I need to refund a payment to the card from.")  # a preposition without its object
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        # a department label before a verb goes; one before a noun phrase stays
+        ("Moorings: lets out one berth for a night.", "Lets out one berth for a night."),
+        ("[Chandlery] sells one coil of rope.", "sells one coil of rope."),
+        ("Returns: the berth's balance.", "Returns: the berth's balance."),
+        # what the agent is told to do is no part of what the tool does
+        (
+            "You should call this when a skipper asks for a berth. You must check the tide table first.",
+            "",
+        ),
+        # "2 p.m." ends no sentence
+        (
+            "Lets out one berth; berths let after 2 p.m. start the next day.",
+            "Lets out one berth; berths let after 2 p.m. start the next day.",
+        ),
+    ],
+)
+def test_labels_and_orders_to_the_agent_are_not_the_action(description: str, expected: str) -> None:
+    assert summary(description) == expected
+
+
+def test_a_clause_whose_subject_is_a_noun_is_kept_whole_and_a_second_verb_ends_the_option() -> None:
+    hire = _tool(
+        "hire_kayak",
+        "Will hire out one kayak at the jetty the paddler is waiting at and start the hire clock.",
+    )
+    store = _tool("store_kayak", "Will store one kayak in the boathouse for the winter.")
+    offered = option_phrases([hire, store])[1]
+    assert offered["hire_kayak"] == "hire out one kayak at the jetty the paddler is waiting at"
