@@ -69,6 +69,10 @@ def with_tool(tool: Tool, tools: Sequence[Tool]) -> list[Tool]:
     return list(tools) if any(t.name == tool.name for t in tools) else [*tools, tool]
 
 
+# A last word of a tool's name that says how it acts, not on what, and how it is said after a noun.
+_MANNER = {"bulk": "in bulk", "batch": "in a batch", "batches": "in batches"}
+
+
 def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[Tool] = ()) -> str:
     """A plain noun phrase for a tool that is always correct: "the option that lists the payment
     runs of a company code" from its intent, else "the option about <its nouns>"."""
@@ -82,10 +86,11 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
     cut = next((k for k, w in enumerate(toks) if k and w in PREPOSITIONS), len(toks))  # not "by name"
     nouns = [w for w in toks[:cut] if _lemmas(w).keys() & {"NOUN", "ADV"} == {"NOUN"} and w not in TOOL_WORDS]
     if nouns:  # the last noun only: the name's words in a row would read the name out
-        last = nouns[-1]
+        manner = _MANNER.get(nouns[-1]) if len(nouns) > 1 else None
+        last = nouns[-2] if manner else nouns[-1]  # "order_extra_linen_bulk": linens, in bulk
         if not (_is_plural(last) or last in MASS_NOUNS):
             last = inflect_engine().plural_noun(last) or last
-        return f"the option about {last}"
+        return f"the option about {last} {manner}" if manner else f"the option about {last}"
     words = name_tokens(tool)
     if words and word_classes(words[0]) == {"VERB"}:
         return f"the option that {third_person(words[0])}"  # `Translate`: "the option that translates"

@@ -575,3 +575,10 @@ def test_a_clause_whose_subject_is_a_noun_is_kept_whole_and_a_second_verb_ends_t
     store = _tool("store_kayak", "Will store one kayak in the boathouse for the winter.")
     offered = option_phrases([hire, store])[1]
     assert offered["hire_kayak"] == "hire out one kayak at the jetty the paddler is waiting at"
+
+
+def test_the_plain_wording_of_a_bulk_tool_says_what_it_acts_on_and_how() -> None:
+    one = _tool("order_spare_rope", "You should call this when a boat needs rope.")
+    many = _tool("order_spare_rope_bulk", "You should call this when a fleet needs rope.")
+    assert fallback_option(one) == "the option about ropes"
+    assert fallback_option(many) == "the option about ropes in bulk"
