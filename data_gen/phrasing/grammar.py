@@ -276,6 +276,8 @@ def ends_cleanly(words: Sequence[str]) -> bool:
         and "VERB" in word_classes(words[-3])
     ):
         return True  # a particle after its verb's pronoun object: "picked it up", "hand them over"
+    if last in ("another", "others") and len(words) > 1 and words[-2].lower() in PREPOSITIONS:
+        return True  # a pronoun, not a determiner: "from one folio to another"
     if last in PREPOSITIONS and stranded_preposition(words):
         return True  # "the card it was taken from": the clause's head is the preposition's object
     if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | _OPEN_ENDS:

@@ -152,6 +152,21 @@ def _wants_rest(core: Sequence[str], nxt: str) -> bool:
     return verb is not None and nxt.lower() in DETERMINERS
 
 
+def _modifier_end(word: str) -> bool:
+    """Whether an option cut before a shared head would end on a word that wants that noun: a
+    determiner or an adjective ("an existing | booking", "the same | day")."""
+    w = word.lower()
+    classes = word_classes(w)
+    return w in DETERMINERS or ("ADJ" in classes and "NOUN" not in classes)
+
+
+def _head_word(word: str) -> bool:
+    """Whether `word`, after a modifier, can be the head it wants: a word, not a determiner, a
+    preposition or a conjunction ("an existing | berthing")."""
+    w = word.lower()
+    return w[:1].isalnum() and w not in DETERMINERS | PREPOSITIONS | {"and", "or", "but"}
+
+
 def _compound_rest(words: Sequence[str], cut: int) -> list[str]:
     """The words from `cut` that finish the noun compound a cut split."""
     end = cut
@@ -235,6 +250,8 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
             core = core + s[cut:end]  # "a privacy impact assessment"
         if core and end < len(s) and continues_compound(core[-1], s[end]):
             core = core + _compound_rest(s, end)  # "an existing to-do | list", "unique employee | id"
+        elif core and end < len(s) and _modifier_end(core[-1]) and _head_word(s[end]):
+            core = core + _compound_rest(s, end)  # "of an existing | booking": the head both share
         elif core and end < len(s) and _wants_rest(core, s[end]):
             core = (
                 core + s[end:]

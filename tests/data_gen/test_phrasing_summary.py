@@ -582,3 +582,20 @@ def test_the_plain_wording_of_a_bulk_tool_says_what_it_acts_on_and_how() -> None
     many = _tool("order_spare_rope_bulk", "You should call this when a fleet needs rope.")
     assert fallback_option(one) == "the option about ropes"
     assert fallback_option(many) == "the option about ropes in bulk"
+
+
+def test_an_option_keeps_the_head_it_shares_and_a_pronoun_after_a_preposition() -> None:
+    shift = _tool("shift_berthing", "Shifts the date or length of an existing berthing.")
+    drop = _tool("drop_berthing", "Drops a berthing.")
+    assert (
+        option_phrases([shift, drop])[1]["shift_berthing"]
+        == "shift the date or length of an existing berthing"
+    )
+    move = _tool(
+        "move_fee", "Moves a fee that is already billed from one tab to another, for example a crew tab."
+    )
+    add = _tool("add_fee", "Adds one fee to a tab.")
+    assert (
+        option_phrases([move, add])[1]["move_fee"]
+        == "move a fee that is already billed from one tab to another"
+    )
