@@ -59,6 +59,11 @@ def _object_words(
         low = t.lower()
         if t in ",;:()":
             break
+        ranged = low in ("to", "-") and obj and obj[-1].isdigit() and tokens[i + 1 : i + 2] != []
+        if ranged and tokens[i + 1].isdigit():
+            obj.append(t)  # "a block of 5 | to | 40 rooms": a range, not a preposition
+            i += 1
+            continue
         if low in _BOUNDARY and obj and not (coordinate and low in ("and", "or") and len(obj) < 4):
             break
         if low == "of":

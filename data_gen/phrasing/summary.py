@@ -80,10 +80,9 @@ _NAME_LEAD = re.compile(
     r"^\s*(?:[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*)\s*(?:-|–|—|:)\s+(?=\S)"
 )
 # A department or topic label before what the tool does, when a verb in the lower case follows
-# ("Billing: moves a charge ...", "[Payroll] runs a pay cycle ...", "Front desk - pushes back ...").
-_LABEL_LEAD = re.compile(
-    r"^\s*(?:\[[^\]]{1,40}\]\s*[:\-–—]?|[A-Z][A-Za-z&/ ]{0,30}?\s*(?::|\s-|\s–|\s—))\s+(?=[a-z])"
-)
+# ("Billing: moves a charge ...", "[Payroll] runs a pay cycle ..."); never a dash, which may close
+# the action itself ("Updating billing addr — requires verified caller").
+_LABEL_LEAD = re.compile(r"^\s*(?:\[[^\]]{1,40}\]\s*:?|[A-Z][A-Za-z&/ ]{0,30}?\s*:)\s+(?=[a-z])")
 # Labelled fields that name the verb and its object: "Action: raise. Object: one request ...".
 _FIELDS = re.compile(
     r"^\s*(?:action|operation|verb|does)\s*:\s*(?P<verb>[A-Za-z][\w-]*)\s*[.;]\s*"
@@ -393,16 +392,26 @@ def _without_preamble(sentence: str) -> str | None:
     return sentence
 
 
+# Words a department label never holds; a phrase with them before a colon names a thing.
+_LABEL_LINKS = frozenset({"of", "for", "to", "in", "on", "with", "by", "from", "per"})
+
+
 def _without_label(para: str) -> str:
     """`para` without a leading label (`_LABEL_LEAD`) when a verb follows it ("Billing: moves a
     charge" -> "moves a charge"; "Returns: the balance" keeps its words)."""
     m = _LABEL_LEAD.match(para)
     if m is None:
         return para
+    label = re.findall(r"[A-Za-z&/]+", para[: m.end()])
+    if len(label) > 3 or any(w.lower() in DETERMINERS or w.lower() in _LABEL_LINKS for w in label):
+        return para  # "One view of a customer account: open opportunities, ..." names a thing
     rest = para[m.end() :]
-    first = rest.split()[0].strip(",.;:") if rest.split() else ""
-    nxt = rest.split()[1] if len(rest.split()) > 1 else ""
-    if verb_lemma(first, nxt) or (is_base_verb(first) and first not in _MODALS):
+    words = rest.split()
+    first = words[0].strip(",.;:") if words else ""
+    nxt = words[1] if len(words) > 1 else ""
+    # a verb in the third person ("moves"), or an order whose word is no noun ("rent", "seat" are)
+    said = first.endswith("s") and verb_lemma(first, nxt)
+    if said or (is_base_verb(first) and first not in _MODALS and not _lemmas(first).keys() & {"NOUN", "ADJ"}):
         return rest[:1].upper() + rest[1:]
     return para
 

@@ -551,6 +551,12 @@ def test_a_preposition_stranded_by_a_clause_without_that_ends_the_phrase() -> No
         ("Moorings: lets out one berth for a night.", "Lets out one berth for a night."),
         ("[Chandlery] sells one coil of rope.", "sells one coil of rope."),
         ("Returns: the berth's balance.", "Returns: the berth's balance."),
+        # a phrase that names a thing before its colon is no label, nor one before a dash
+        (
+            "One view of a berth: open fees, tides and contacts.",
+            "One view of a berth: open fees, tides and contacts.",
+        ),
+        ("Your boat profile: seat and sail preferences.", "Your boat profile: seat and sail preferences."),
         # what the agent is told to do is no part of what the tool does
         (
             "You should call this when a skipper asks for a berth. You must check the tide table first.",
@@ -598,4 +604,11 @@ def test_an_option_keeps_the_head_it_shares_and_a_pronoun_after_a_preposition() 
     assert (
         option_phrases([move, add])[1]["move_fee"]
         == "move a fee that is already billed from one tab to another"
+    )
+
+
+def test_a_number_range_stays_in_the_object() -> None:
+    assert (
+        action(_tool("hold_moorings", "Holds a row of 3 to 12 moorings for a regatta."))
+        == "hold a row of 3 to 12 moorings"
     )
