@@ -276,9 +276,10 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
             core = list(s)  # another verb needs the whole object: not "modify a pending order" for items
         if len(verbs) == 1:
             core = _before_second_verb(core)  # "text sentiment using VADER | and returns scores"
-        core = trim_phrase(core, 14)
-        if len(core) > 3 and core[-2].lower() in ("and", "or") and "VERB" in word_classes(core[-1]):
-            core = core[:-2]  # the cut left a second verb without its object: "... rate | and emails"
+        whole, core = core, trim_phrase(core, 14)
+        after = whole[len(core)].lower() if len(whole) > len(core) else ""
+        if len(core) > 3 and core[-2].lower() in ("and", "or") and after in DETERMINERS | {"it", "them"}:
+            core = core[:-2]  # the cut left a second verb without its object: "... rate | and emails | the"
         phrase = " ".join(core)
         if intents[o.name].source == "name":
             phrase = ""  # a phrase read off the identifier would read the name out

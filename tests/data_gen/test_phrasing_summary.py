@@ -612,3 +612,10 @@ def test_a_number_range_stays_in_the_object() -> None:
         action(_tool("hold_moorings", "Holds a row of 3 to 12 moorings for a regatta."))
         == "hold a row of 3 to 12 moorings"
     )
+
+
+def test_a_coordinated_noun_or_participle_at_the_cut_stays() -> None:
+    # "or values", "or consumed" are no second verb: nothing after them is their object
+    held = _tool("hold_crate", "Puts a crate on hold at the quay so it cannot be loaded or shipped.")
+    free = _tool("free_crate", "Frees a crate from a hold.")
+    assert option_phrases([held, free])[1]["hold_crate"].endswith("so it cannot be loaded or shipped")
