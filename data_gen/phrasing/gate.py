@@ -19,7 +19,13 @@ from diaforge.data_gen.phrasing.english import (
     is_noun,
     verb_lemma,
 )
-from diaforge.data_gen.phrasing.grammar import CLAUSE_SUBJECTS, RELATIVES, TOOL_WORDS, only_third_person_verb
+from diaforge.data_gen.phrasing.grammar import (
+    CLAUSE_SUBJECTS,
+    RELATIVES,
+    TOOL_WORDS,
+    only_third_person_verb,
+    relative_clause_at,
+)
 from diaforge.data_gen.phrasing.objects import irregular_participle
 
 
@@ -93,21 +99,18 @@ def stray_verb(words: Sequence[str]) -> int | None:
             and (words[k + 1].lower() in _FINITE)
         ):
             return None  # "the card | it was taken from": "it" opens the clause as its subject
-        if (low in _FINITE or only_third_person_verb(low)) and k >= 3 and _noun_then_subject(words, k):
+        if (
+            (low in _FINITE or only_third_person_verb(low))
+            and k >= 3
+            and words[k - 2].lower() in DETERMINERS
+            and relative_clause_at(words, k - 2)
+        ):
             return None  # "at the station | the rider is standing at": a clause without "that"
         if k and words[k - 1].lower() == "to":
             continue  # "a credential to be used": an infinitive
         if (low in _FINITE and (low != "not" or k == 0)) or only_third_person_verb(low):
             return k  # "not" only where it opens the tail: "incurred but not yet invoiced" stays
     return None
-
-
-def _noun_then_subject(words: Sequence[str], k: int) -> bool:
-    """Whether the finite verb at `k` has a subject of its own, a determiner and a noun, right after
-    another noun ("the station | the rider | is"): the start of a relative clause without "that"."""
-    det, subject, before = (w.lower() for w in (words[k - 2], words[k - 1], words[k - 3]))
-    known = is_noun(subject) or not _lemmas(subject)  # a word the lexicon lacks, after "the", is a noun
-    return det in DETERMINERS and known and is_noun(before) and before not in DETERMINERS
 
 
 def participle_head(word: str) -> bool:

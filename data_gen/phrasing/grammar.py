@@ -105,6 +105,33 @@ def only_third_person_verb(word: str) -> bool:
     return third_person_lemma(word) is not None and "NOUN" not in word_classes(word)
 
 
+_CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
+_CLAUSE_VERBS = frozenset(_CLAUSE_VERB_WORDS.split())
+
+
+def relative_clause_at(tokens: Sequence[str], i: int) -> bool:
+    """Whether the determiner at `i`, right after a noun, opens a relative clause without "that"
+    (`the orders | a customer placed`, `a price increase | a supplier has announced`): a verb
+    follows its noun within three words
+    (`the station | the rider stands at`). A second object (`send a supplier | the questionnaire`)
+    has none."""
+    prev = tokens[i - 1].lower() if i > 0 else ""
+    pos = set(_lemmas(prev))
+    if "NOUN" not in pos or not pos <= {"NOUN", "VERB"}:
+        return False
+    for t in tokens[i + 1 : i + 4]:
+        low = t.lower()
+        if t in ",;:()" or low in _BOUNDARY:
+            return False
+        if (
+            low in _CLAUSE_VERBS
+            or only_third_person_verb(low)
+            or (low.endswith("ed") and "NOUN" not in _lemmas(low))
+        ):
+            return True
+    return False
+
+
 def third_person(verb: str) -> str:
     """`list` -> `lists`, `look up` -> `looks up`, `add or replace` -> `adds or replaces`."""
     from lemminflect import getInflection

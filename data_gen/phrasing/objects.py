@@ -41,6 +41,7 @@ from diaforge.data_gen.phrasing.grammar import (
     nominal,
     np_end,
     only_third_person_verb,
+    relative_clause_at,
     word_classes,
 )
 from diaforge.saying import inflect_engine
@@ -59,7 +60,7 @@ def _object_words(
         low = t.lower()
         if t in ",;:()":
             break
-        ranged = low in ("to", "-") and obj and obj[-1].isdigit() and tokens[i + 1 : i + 2] != []
+        ranged = low in ("to", "-") and obj and obj[-1].isdigit() and i + 1 < len(tokens)
         if ranged and tokens[i + 1].isdigit():
             obj.append(t)  # "a block of 5 | to | 40 rooms": a range, not a preposition
             i += 1
@@ -72,7 +73,7 @@ def _object_words(
             seen_of = True
         elif low == "given" and obj and i + 1 < len(tokens) and tokens[i + 1].lower() in DETERMINERS:
             break  # "the area of a triangle | given its base and height"
-        elif low in _CLAUSE_DETERMINERS and obj and _relative_clause_at(tokens, i):
+        elif low in _CLAUSE_DETERMINERS and obj and relative_clause_at(tokens, i):
             break  # "the orders a customer placed": a relative clause starts at its subject
         elif obj and _participle_after(obj[-1], low, tokens[i + 1] if i + 1 < len(tokens) else ""):
             break  # "local events | happening in a place", "trace IDs | corresponding to"
@@ -191,28 +192,6 @@ def irregular_participle(word: str) -> bool:
     w = word.lower()
     verbs = _lemmas(w).get("VERB")
     return bool(verbs) and w not in verbs and not w.endswith(("s", "ing", "ed")) and w.isalpha()
-
-
-_CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
-_CLAUSE_VERBS = frozenset(_CLAUSE_VERB_WORDS.split())
-
-
-def _relative_clause_at(tokens: Sequence[str], i: int) -> bool:
-    """Whether the determiner at `i`, right after a noun, opens a relative clause without "that"
-    (`the orders | a customer placed`, `a price increase | a supplier has announced`): a verb
-    follows its noun within three words. A second object (`send a supplier | the questionnaire`)
-    has none."""
-    prev = tokens[i - 1].lower() if i > 0 else ""
-    pos = set(_lemmas(prev))
-    if "NOUN" not in pos or not pos <= {"NOUN", "VERB"}:
-        return False
-    for t in tokens[i + 1 : i + 4]:
-        low = t.lower()
-        if t in ",;:()" or low in _BOUNDARY:
-            return False
-        if low in _CLAUSE_VERBS or (low.endswith("ed") and "NOUN" not in _lemmas(low)):
-            return True
-    return False
 
 
 def _dangling(word: str) -> bool:

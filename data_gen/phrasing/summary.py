@@ -152,8 +152,9 @@ _PREAMBLES = tuple(
         r"^(?:is\s+)?(?:responsible|used)\s+for\s+(?P<rest>.+)",
         r"^(?:will|shall|can)\s+(?P<rest>.+)",
         r"^(?:you can|we|it)\s+(?P<rest>.+)",
-        # a user story: "As a dispatcher, I can reassign a job, so that ..."
-        r"^as\s+(?:(?:an?|the)\s+)?[^,]{1,60},\s*(?:i|we)\s+(?:can|could|may|want to|need to|would like to|should be able to"
+        # a user story: "As a dispatcher, I can reassign a job, so that ..."; its "I" is the user
+        # (group `story`), a company's "we" ("We install your panels") is not
+        r"^(?P<story>as\s+(?:(?:an?|the)\s+)?[^,]{1,60},\s*(?:i|we))\s+(?:can|could|may|want to|need to|would like to|should be able to"
         r"|am able to|must be able to)\s+(?P<rest>.+)",
         # "This sells a season pass": "this" and a third-person verb before an object
         r"^(?:this|it)\s+(?P<rest>[a-z]+s\s+(?:a|an|the|one|every|each|all|any|some|your|their|its|his|her)\s.+)",
@@ -323,10 +324,6 @@ def imperative(sentence: str, *, after_preamble: bool = False) -> str:
 # Prefixes of a verb that say how it acts ("bulk-update"): said after its object instead.
 _MANNER_PREFIXES = {"bulk": "in bulk", "batch": "in a batch", "mass": "in bulk"}
 
-
-# A user story's opening: its "I" is the user ("As a dispatcher, I can ..."); a company's "we"
-# ("We install your panels") is not.
-_STORY = re.compile(r"as\b[^,]*,\s*(?:i|we)\b", re.I)
 # A speaker's words for themselves, as the same words are said to them (a description is read as
 # written to the user, `english.in_user_voice` turns it back in the user's mouth).
 _TO_READER = {
@@ -378,7 +375,7 @@ def _without_preamble(sentence: str) -> str | None:
             if _WHEN_ONLY.match(sentence) and not re.search(_WANTS, sentence[: m.start("rest")], re.I):
                 return None
             rest = imperative(m.group("rest").strip(), after_preamble=True)
-            if _STORY.match(sentence[: m.start("rest")]):
+            if m.groupdict().get("story"):
                 rest = to_the_reader(rest)  # a story's "I" is the user: "from my premises" -> "your"
             first = rest.split()[0].lower()
             if is_base_verb(first) and first not in _MODALS:  # "The service desk queue ..." keeps its words

@@ -19,6 +19,7 @@ import random
 import re
 import string
 import uuid
+from collections.abc import Iterator
 from datetime import date
 from typing import Any, Protocol
 
@@ -77,14 +78,23 @@ def _code_like(token: str, *, strict: bool = False) -> bool:
     return not strict and len(re.findall(r"[A-Z]", token)) >= 2
 
 
+def _examples(description: str) -> Iterator[tuple[str, bool, str]]:
+    """Each example the description writes after an example lead, in order: its text (quoted as
+    written, bare without trailing punctuation), whether it was quoted, and the match's opening
+    words in lower case ("e.g.", "like", "such as")."""
+    for m in _EXAMPLE_RE.finditer(description or ""):
+        quoted = next((g for g in m.groups()[:4] if g), None)
+        text = quoted if quoted is not None else m.group(5).rstrip(".:!?")
+        yield text, quoted is not None, m.group(0).lower()
+
+
 def prose_example(description: str) -> str | None:
     """The first plain word the description gives as an example ("The event in plain words, e.g.
     pneumonia." -> ``pneumonia``): what `description_example` passes over as no shape, but which
     still says what kind of value is meant. None when there is none."""
-    for m in _EXAMPLE_RE.finditer(description or ""):
-        quoted = next((g for g in m.groups()[:4] if g), None)
-        word = (quoted if quoted is not None else m.group(5)).rstrip(".:!?")
-        if re.fullmatch(r"[a-z][a-z'-]{2,}", word) and not m.group(0).lower().startswith("like"):
+    for text, _quoted, lead in _examples(description):
+        word = text.rstrip(".:!?")
+        if re.fullmatch(r"[a-z][a-z'-]{2,}", word) and not lead.startswith("like"):
             return word
     return None
 
@@ -94,11 +104,8 @@ def description_example(description: str, *, identifier: bool = False) -> str | 
     "such as", "like", ... (quoted or bare, trailing punctuation dropped); for an `identifier`,
     also a bare ``ABC-12345`` anywhere. None when there is none: free-text examples
     ("e.g. 'industry = retail AND country = FR'", "e.g. Koeln Hbf") give no shape."""
-    for m in _EXAMPLE_RE.finditer(description or ""):
-        quoted = next((g for g in m.groups()[:4] if g), None)
-        token = quoted if quoted is not None else m.group(5).rstrip(".:!?")
-        strict = quoted is None and m.group(0).lower().startswith(("like", "such"))
-        if _code_like(token, strict=strict):
+    for token, quoted, lead in _examples(description):
+        if _code_like(token, strict=not quoted and lead.startswith(("like", "such"))):
             return token
     if identifier:
         loose = _LOOSE_ID_RE.search(description or "")

@@ -412,22 +412,24 @@ def test_an_option_cut_to_length_never_ends_inside_a_clause_or_before_its_partic
 
 
 @pytest.mark.parametrize(
-    ("name", "description", "wrong"),
+    ("name", "description", "wrong", "head"),
     [
-        # a plural noun, then its clause without "that": the clause's subject is no object
+        # a plural noun, then its clause without "that": the clause's subject is no object, and
+        # the phrase ends on the plural noun itself
         (
             "list_unread_letters",
             "Letters nobody has opened yet in a parish office, oldest first.",
             "letter nobody",
+            "letters",
         ),
-        ("list_missed_buses", "Buses riders have reported late this week, by route.", "bus riders"),
+        ("list_missed_buses", "Buses riders have reported late this week, by route.", "bus riders", "buses"),
     ],
 )
 def test_a_plural_noun_and_its_clause_without_that_is_no_verb(
-    name: str, description: str, wrong: str
+    name: str, description: str, wrong: str, head: str
 ) -> None:
     said = action(_tool(name, description))
-    assert wrong not in said and said.split()[0] != said.split()[-1]
+    assert wrong not in said and said.split()[-1] == head
     # a verb whose object has a determiner keeps its verb ("Checks | the tide | is ...")
     assert action(_tool("check_tide", "Checks the tide is low before a launch.")).startswith("check the tide")
 
@@ -581,6 +583,10 @@ def test_a_clause_whose_subject_is_a_noun_is_kept_whole_and_a_second_verb_ends_t
     store = _tool("store_kayak", "Will store one kayak in the boathouse for the winter.")
     offered = option_phrases([hire, store])[1]
     assert offered["hire_kayak"] == "hire out one kayak at the jetty the paddler is waiting at"
+    # the clause's verb in the third person ("the paddler waits at") keeps it whole too
+    hire = _tool("hire_kayak", "Will hire out one kayak at the jetty the paddler waits at.")
+    offered = option_phrases([hire, store])[1]
+    assert offered["hire_kayak"] == "hire out one kayak at the jetty the paddler waits at"
 
 
 def test_the_plain_wording_of_a_bulk_tool_says_what_it_acts_on_and_how() -> None:
