@@ -51,6 +51,7 @@ from diaforge.data_gen.phrasing.objects import (
     _lower_obj,
     _noun_info,
     _object_words,
+    adjective_first_object,
     restore_articles,
 )
 from diaforge.data_gen.phrasing.shorthand import plain_description
@@ -412,6 +413,8 @@ def _action_intent(
             obj, tail = restore_articles(verb, obj, tail)
         elif obj[0].lower() not in DETERMINERS and _relative_after(tail) and count_head(obj[-1]):
             obj = ["the", *obj]  # "Reorder threshold below which ..." -> reorder the threshold below which
+        else:
+            obj = adjective_first_object(obj)  # "Create new PO" -> create a new PO
         head, nouns = _noun_info(obj)
         text = " ".join(obj).replace(" ,", ",")
         cut = next((k for k, w in enumerate(tail) if w.lower() in TOOL_WORDS), None)

@@ -296,6 +296,25 @@ def restore_articles(verb: str, obj: Sequence[str], tail: Sequence[str]) -> tupl
     return out, rest
 
 
+# Adjectives a terse sentence writes without the article a person says before them ("Create new
+# PO", "Cancel whole order", "Get latest invoice"): the article each takes.
+_ARTICLE_BEFORE = {
+    **dict.fromkeys(("new", "existing", "single", "specific", "particular", "given"), "a"),
+    **dict.fromkeys(("whole", "entire", "latest", "current", "previous", "next", "last", "same"), "the"),
+}
+
+
+def adjective_first_object(obj: Sequence[str]) -> list[str]:
+    """An object a terse sentence opens with one of the adjectives `_ARTICLE_BEFORE` names and no
+    determiner, before a singular noun that needs one, with its article: "new PO" -> "a new PO",
+    "whole order" -> "the whole order". Other objects as they are (a plural, a mass noun, any other
+    adjective: "preventive maintenance", "remote access")."""
+    article = _ARTICLE_BEFORE.get(obj[0].lower()) if len(obj) > 1 else None
+    if article is None or not count_head(obj[-1]):
+        return list(obj)
+    return (with_article(" ".join(obj)) if article == "a" else f"the {' '.join(obj)}").split()
+
+
 def restore_clause_articles(words: Sequence[str]) -> list[str]:
     """`restore_articles` over a stretch of a sentence that drops its articles: the object of a
     verb it opens with ("reopen closed PR" -> "reopen the closed PR") and each noun phrase after a

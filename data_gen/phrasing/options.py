@@ -347,7 +347,7 @@ def subject_of(gold: Tool, candidates: Sequence[Tool], prefixes: frozenset[str] 
         if h and h.isalpha() and h.lower() not in TOOL_WORDS:
             heads[stem(h.lower())] += 1
             said.setdefault(stem(h.lower()), h)
-    g = keep_case(intent_of(gold, prefixes).head)
+    g = keep_case(intent_of(gold, prefixes).head).split("/")[0]  # "return/collection": returns
     g = "" if g.lower() in TOOL_WORDS else g
     shared = [h for h, n in heads.most_common() if n > 1]
     if g and stem(g.lower()) in shared:

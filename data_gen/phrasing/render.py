@@ -33,7 +33,7 @@ from diaforge.data_gen.phrasing.intents import sure as parse_sure
 from diaforge.data_gen.phrasing.judging import active_judge, judged
 from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
 from diaforge.data_gen.phrasing.readings import readings, unsure
-from diaforge.data_gen.phrasing.shorthand import acronym_case, shorthand_left
+from diaforge.data_gen.phrasing.shorthand import acronym_case, shorthand_left, words_written_out
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens
@@ -216,7 +216,7 @@ def param_noun(key: str, spec: dict | None = None) -> str:
     if not unit and len(toks) > 1 and toks[-1] in _UNITS:
         unit = toks[-1]
         key = "_".join(toks[:-1])
-    noun = _spoken(_param_noun(key, spec))
+    noun = words_written_out(_spoken(_param_noun(key, spec)))  # "qty" -> "quantity"
     if unit:
         noun = f"{noun} in {unit.upper() if len(unit) == 3 and unit in _CURRENCIES else unit}"
     return acronym_case(noun, str((spec or {}).get("description") or ""))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from diaforge.data_gen.phrasing.english import MASS_NOUNS, _is_plural
+from diaforge.data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, _is_plural, _lemmas, is_base_verb
 from diaforge.data_gen.phrasing.summary import summary
 from diaforge.saying import inflect_engine
 
@@ -46,7 +46,38 @@ _WRITTEN_OUT = {
     "resp": "response",
     "yr": "year",
     "yrs": "years",
+    "hr": "hour",
+    "hrs": "hours",
+    "mins": "minutes",
+    "wk": "week",
+    "wks": "weeks",
+    "chg": "change",
+    "cust": "customer",
+    "custs": "customers",
+    "mgr": "manager",
+    "mgrs": "managers",
+    "pmt": "payment",
+    "pmts": "payments",
+    "txn": "transaction",
+    "txns": "transactions",
+    "appt": "appointment",
+    "appts": "appointments",
+    "svc": "service",
+    "svcs": "services",
+    "grp": "group",
+    "grps": "groups",
+    "std": "standard",
+    "pw": "password",
+    "pwd": "password",
+    "req'd": "required",
+    "w/in": "within",
+    "ref": "reference",
+    "refs": "references",
 }
+# Abbreviations whose meaning depends on the domain ("req": a request or a requirement, "pt": a
+# patient or a point, "avail": availability or available): never written out, and a phrase that
+# still holds one is said by its plain fallback.
+_AMBIGUOUS = frozenset({"req", "reqs", "pt", "pts", "avail", "unavail", "conf", "priv", "eng", "del", "opt"})
 
 
 def _pattern(key: str) -> str:
@@ -62,6 +93,19 @@ _ABBREVIATION = re.compile(
     re.I,
 )
 _ETC = re.compile(r",?\s*\betc\b\.?", re.I)
+# Symbols written for words: "1 SKU @ 1 DC", "qty & UoM", "ref #", "# of seats", "+/- 30 min", "~15 mins".
+_SYMBOLS = (
+    (re.compile(r"\s+@\s+"), " at "),
+    (re.compile(r"\s+&\s+"), " and "),
+    (re.compile(r"(?<=\w)\s+#(?=[\s,.;:)]|$)"), " number"),
+    (re.compile(r"(?<![\w#])#\s+(?=of\b)"), "number "),
+    (re.compile(r"\+/-\s*"), "plus or minus "),
+    (re.compile(r"(?<![\w~])~\s*(?=\d)"), "about "),
+)
+# Words joined by slashes as alternatives ("Amend/update", "short/damaged/wrong items"): words of
+# three letters or more, none in capitals ("TCP/IP", "PICKED/LOADED" are names), and not part of a
+# path or an address ("example.com/path").
+_ALTERNATIVES = re.compile(r"(?<![\w/.:])([A-Za-z][a-z]{2,}(?:/[a-z]{3,})+)(?![\w/])")
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")
 _ASIDE = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\])")
 # An abbreviation still in a phrase: a word of one or two letters around a slash ("w/o", "n/a",
@@ -69,8 +113,26 @@ _ASIDE = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\])")
 # but that no phrase says aloud.
 _SLASHED = re.compile(r"(?<![\w/])[a-z]{1,2}/[a-z]{0,2}(?![\w/])", re.I)
 _LEFT = frozenset(
-    {k.rstrip(".") for k in _WRITTEN_OUT} | {"etc", "n/a", "approx", "incl", "excl", "e.g", "i.e"}
+    {k.rstrip(".") for k in _WRITTEN_OUT}
+    | {"etc", "n/a", "approx", "incl", "excl", "e.g", "i.e"}
+    | _AMBIGUOUS
 )
+
+
+def _alternatives(m: re.Match[str]) -> str:
+    """Verbs joined by slashes that open a clause, joined by "or" as said ("Amend/update an open
+    PO" -> "Amend or update an open PO", "add/remove lines" -> "add or remove lines"), which the
+    parse reads as one verb phrase. One of them must be only a verb, or a determiner must follow
+    ("Book/schedule a new appointment"): "Truck/route ETA" and "Stock/avail check" are nouns.
+    Other slashed words read as written ("a lockout/tagout permit", "a date/time")."""
+    words = m.group(1).split("/")
+    before = m.string[: m.start()].rstrip()
+    after = m.string[m.end() :].split()
+    opens = not before or before[-1] in ".;:!?"
+    object_next = bool(after) and after[0].lower() in DETERMINERS
+    only_verb = any(_lemmas(w.lower()).keys() == {"VERB"} for w in words)
+    verbs = all(is_base_verb(w.lower()) for w in words) and (object_next or only_verb)
+    return " or ".join(words) if opens and verbs else m.group(0)
 
 
 def _written_out(m: re.Match[str]) -> str:
@@ -95,7 +157,18 @@ def plain_description(text: str) -> str:
     out = _ARROW.sub("; ", out)
     out = _ETC.sub("", out)
     out = _ABBREVIATION.sub(_written_out, out)
+    for rx, said in _SYMBOLS:
+        out = rx.sub(said, out)
+    out = _ALTERNATIVES.sub(_alternatives, out)
     return re.sub(r"\s+([,;.])", r"\1", " ".join(out.split()))
+
+
+def words_written_out(phrase: str) -> str:
+    """`phrase` with each word that is a plain abbreviation `_WRITTEN_OUT` knows written out, as
+    an argument's name is said ("qty" -> "quantity", "appt ref" -> "appointment reference");
+    shorthand with a slash or a full stop ("w/", "e.g.") never stands in a name."""
+    words = phrase.split(" ")
+    return " ".join(_WRITTEN_OUT.get(w, w) if w.isalpha() and w.islower() else w for w in words)
 
 
 def shorthand_left(phrase: str) -> str:
@@ -104,8 +177,8 @@ def shorthand_left(phrase: str) -> str:
     if m:
         return m.group(0)
     for word in re.findall(r"[A-Za-z][A-Za-z./]*", phrase):
-        if word.lower().rstrip(".") in _LEFT:
-            return word
+        if word.lower().rstrip(".") in _LEFT or any(part.lower() in _AMBIGUOUS for part in word.split("/")):
+            return word  # "avail" also inside "stock/avail"
     return ""
 
 
@@ -143,4 +216,12 @@ def acronym_case(name: str, text: str) -> str:
     return " ".join(by_lower.get(w.lower(), w) if w.islower() else w for w in name.split())
 
 
-__all__ = ["acronym_case", "is_acronym", "keep_case", "plain_description", "plural_of", "shorthand_left"]
+__all__ = [
+    "acronym_case",
+    "is_acronym",
+    "keep_case",
+    "plain_description",
+    "plural_of",
+    "shorthand_left",
+    "words_written_out",
+]

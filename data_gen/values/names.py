@@ -248,18 +248,20 @@ class Draws:
     def _by_description(self, toks: list[str], description: str) -> str | None:
         """A value of the kind the description's opening names, where the name says none: a
         digit string of the length it gives ("The tube barcode, 12 digits."), an identifier when
-        its head is a number or a code ("Medical record number of the patient ..."), a person's
+        its head is a number or a code ("Medical record number of the patient ..."), a street
+        address when it is an address ("Delivery addr."), a person's
         name when it is a person ("Staff member who signed for the rack."). None otherwise."""
         m = re.search(r"\b(\d{1,2})[\s-]*digits?\b", description)  # "12 digits", "the 13-digit ISBN"
         if m and 3 <= int(m.group(1)) <= 20:
             return "".join(self.rng.choice("0123456789") for _ in range(int(m.group(1))))
         words = re.findall(r"[A-Za-z']+", description.split(",")[0].split(".")[0].lower())
-        head = words[
-            : next(
-                (k for k, w in enumerate(words) if w in ("of", "for", "to", "in", "on", "who", "that")),
-                len(words),
-            )
-        ]
+        head = words[: next((k for k, w in enumerate(words) if w in _CUTS), len(words))]
+        opening = re.findall(r"[A-Za-z']+", re.split(r"[(,.;:]", description, maxsplit=1)[0].lower())
+        opening = opening[: next((k for k, w in enumerate(opening) if w in _CUTS), len(opening))]
+        if (
+            opening and opening[-1] in ("address", "addr") and "email" not in opening
+        ):  # "Delivery addr (home)."
+            return f"{self.rng.randint(1, 400)} {self.rng.choice(STREETS)}"
         listed = _PROSE_CHOICES.search(description)
         if listed:  # "How to reach the owner: sms, email or phone_call."
             return self.rng.choice(re.split(r",\s*|\s+or\s+", listed.group(1).strip()))
@@ -397,6 +399,8 @@ _BANKS = (
     STATUSES,
 )
 # The last word of a parameter's name that says it is a place, before anything its description says.
+# Words that end the head of a description's opening ("Medical record number | of the patient").
+_CUTS = frozenset({"of", "for", "to", "in", "on", "who", "that"})
 _PLACE_HEADS = frozenset({"address", "city", "street", "region", "location", "venue"})
 
 

@@ -884,3 +884,21 @@ def test_free_text_values_fit_what_their_parameter_calls_for():
         assert all(c in "0123456789abcdef" for c in args["commit_sha"])
         assert args["street_name"] in STREETS and args["premises_name"] in COMPANIES
         assert gen.generic_draws >= 1  # the frobnicator
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Delivery addr (office or home).",
+        "The billing address of the account.",
+        "Shipping address, street first.",
+    ],
+)
+def test_an_address_the_description_names_is_a_street_address(description: str) -> None:
+    # the name ("ship_to", "bill_to") says nothing; the description's head does
+    for value in _many("ship_to", {"type": "string", "description": description}, n=5):
+        assert re.fullmatch(r"\d+ [A-Z][\w ]+", value), value
+    # an email address stays an email's
+    assert all(
+        "@" in v for v in _many("contact_email", {"type": "string", "description": "Email address."}, n=5)
+    )

@@ -1,0 +1,110 @@
+"""Shorthand a hurried description writes: slashed verbs, trade abbreviations, symbols for words,
+and the articles a terse sentence drops before an adjective."""
+
+from __future__ import annotations
+
+import pytest
+
+from diaforge.data_gen.phrasing.options import subject_of
+from diaforge.data_gen.phrasing.render import action, names_param, option_phrases, param_noun
+from diaforge.data_gen.phrasing.shorthand import plain_description, shorthand_left
+from diaforge.schema import Tool
+
+
+def _tool(name: str, description: str) -> Tool:
+    return Tool(name=name, description=description, parameters={"type": "object", "properties": {}})
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        # slashed verbs opening a clause are said with "or"
+        ("Amend/update an open order.", "Amend or update an open order."),
+        (
+            "Ship it today. Hold/release a parcel at the depot.",
+            "Ship it today. Hold or release a parcel at the depot.",
+        ),
+        ("Book/schedule a new slot.", "Book or schedule a new slot."),
+        ("Changes lines: add/remove items.", "Changes lines: add or remove items."),
+        # other slashed words read as written: nouns, and verbs inside a clause
+        ("Issues a lockout/tagout permit.", "Issues a lockout/tagout permit."),
+        ("Books a table on a date/time.", "Books a table on a date/time."),
+        ("Ships orders to a store/warehouse.", "Ships orders to a store/warehouse."),
+        # words that can both be nouns open a noun phrase, not a verb phrase
+        ("Truck/route ETA for an order.", "Truck/route ETA for an order."),
+        # names in capitals and paths are no alternatives
+        (
+            "Reads PICKED/LOADED orders from example.com/orders/open.",
+            "Reads PICKED/LOADED orders from example.com/orders/open.",
+        ),
+        # trade abbreviations written out, with their case
+        ("Chg the cust acct w/in 2 hrs.", "Change the customer account within 2 hours."),
+        ("Reset a user's pw; mgr notified.", "Reset a user's password; manager notified."),
+        # symbols for words
+        (
+            "Checks 1 SKU @ 1 DC: qty & price, stop #, +/- 30 mins, ~15 mins.",
+            (
+                "Checks 1 SKU at 1 DC: quantity and price, stop number, plus or minus 30 minutes, about 15 minutes."
+            ),
+        ),
+    ],
+)
+def test_shorthand_is_written_out(description: str, expected: str) -> None:
+    assert plain_description(description) == expected
+
+
+def test_an_abbreviation_of_two_meanings_is_never_guessed_and_is_found_left() -> None:
+    # "req" is a request or a requirement, "pt" a patient or a point, "avail" availability or available
+    for word in ("req", "pt", "avail"):
+        assert word in plain_description(f"Sends the {word} to the desk.").split()
+        assert shorthand_left(f"look up the {word} of a unit") == word
+    assert shorthand_left("look up the stock/avail check") == "stock/avail"
+    assert shorthand_left("look up the stock check") == ""
+    # so the renderer says the tool's plain fallback instead
+    assert "req" not in action(_tool("request_credit_memo", "Req credit memo for damaged items."))
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        ("Create new invoice for a client.", "create a new invoice"),
+        ("Create new PO for a client.", "create a new PO"),
+        ("Cancel whole booking, with all its rooms.", "cancel the whole booking"),
+        ("Get latest meter reading for a site.", "get the latest meter reading"),
+        # a mass noun, a plural or any other adjective keeps its bare form
+        ("Schedule preventive maintenance on a machine.", "schedule preventive maintenance"),
+        ("Archive old invoices of a client.", "archive old invoices"),
+    ],
+)
+def test_a_terse_object_gets_the_article_its_adjective_takes(description: str, expected: str) -> None:
+    assert action(_tool("x_y", description)).startswith(expected)
+
+
+def test_slashed_verbs_let_near_duplicates_be_told_apart() -> None:
+    amend = _tool("amend_po", "Amend/update an open PO: add/remove lines, move the delivery date.")
+    cancel = _tool("cancel_po", "Cancel/void whole PO (draft or submitted).")
+    offered = option_phrases([amend, cancel])[1]
+    assert offered == {"amend_po": "amend or update an open PO", "cancel_po": "cancel or void the whole PO"}
+
+
+@pytest.mark.parametrize(
+    ("key", "description", "said"),
+    [
+        ("qty", "No. of units.", "quantity"),
+        ("appt_ref", "Appt ref # from the booking.", "appointment reference"),
+        ("cust_po_ref", "Cust's own PO #.", "customer PO reference"),
+    ],
+)
+def test_an_abbreviated_argument_name_is_said_in_full_and_still_heard(
+    key: str, description: str, said: str
+) -> None:
+    spec = {"type": "string", "description": description}
+    assert param_noun(key, spec) == said
+    # the user-proxy hears the argument by the spoken name and by the key
+    assert names_param(f"What is the {said}?", key, spec) and names_param(f"the {key}", key, spec)
+
+
+def test_a_slashed_head_gives_its_first_word_as_the_topic() -> None:
+    back = _tool("return_laptop", "Log a laptop return/collection: books a courier.")
+    ship = _tool("assign_laptop", "Assign a laptop from stock to a user.")
+    assert subject_of(back, [back, ship]) == "about returns"
