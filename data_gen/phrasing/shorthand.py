@@ -188,15 +188,23 @@ def is_acronym(word: str) -> bool:
     return len(core) > 1 and core.isalpha() and core.isupper()
 
 
+def _short_name(word: str) -> bool:
+    """A short capitalised word no dictionary knows (`Rx`, `Dx`): shorthand kept as written, like
+    an acronym, never lower-cased into a word nobody writes ("rxes")."""
+    core = word[:-1] if word.endswith("s") and len(word) > 2 else word
+    return 1 < len(core) <= 3 and core.isalpha() and core[0].isupper() and not _lemmas(core.lower())
+
+
 def keep_case(word: str) -> str:
-    """`word` lower-cased, unless it is an acronym (`PR`, `PRs` stay as written)."""
-    return word if is_acronym(word) else word.lower()
+    """`word` lower-cased, unless it is an acronym (`PR`, `PRs` stay as written) or a short name
+    no dictionary knows (`Rx`)."""
+    return word if is_acronym(word) or _short_name(word) else word.lower()
 
 
 def plural_of(noun: str) -> str:
-    """The plural a person writes: `PR` -> `PRs`, `report` -> `reports`; a plural or a mass noun
+    """The plural a person writes: `PR` -> `PRs`, `Rx` -> `Rxs`, `report` -> `reports`; a plural or a mass noun
     as it is."""
-    if is_acronym(noun):
+    if is_acronym(noun) or _short_name(noun):
         return noun if noun.endswith("s") else f"{noun}s"
     if _is_plural(noun) or noun.lower() in MASS_NOUNS:
         return noun

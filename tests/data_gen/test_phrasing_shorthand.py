@@ -108,3 +108,9 @@ def test_a_slashed_head_gives_its_first_word_as_the_topic() -> None:
     back = _tool("return_laptop", "Log a laptop return/collection: books a courier.")
     ship = _tool("assign_laptop", "Assign a laptop from stock to a user.")
     assert subject_of(back, [back, ship]) == "about returns"
+
+
+def test_a_short_capitalised_name_keeps_its_case_in_the_topic() -> None:
+    renew = _tool("renew_rx", "Renew a repeat Rx for a patient.")
+    issue = _tool("new_rx", "Issue a new one-off Rx to a patient.")
+    assert subject_of(renew, [renew, issue]) == "about Rxs"  # never "rxes"
