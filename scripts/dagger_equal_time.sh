@@ -10,7 +10,7 @@
 # steps are the seconds left over the pace measured on this machine (SFT_STEP_S, DPO_STEP_S; the
 # defaults are the demo's measured paces, docs/experiments.md "SFT against SFT + DPO at equal wall
 # time": 1,892 s for 190 SFT steps; 20 DPO steps of four pairs in 1,380 s, about 300 of them on the
-# reference's log-probabilities). Each arm is then evaluated on the same 80 held-out dialogues,
+# reference's log-probabilities of its 80 pairs). Each arm is then evaluated on the same 80 held-out dialogues,
 # dynamic, with every decoding aid off and with the demo's aids on, and compared with more SFT
 # (paired intervals: `eval compare`; anatomy and decisions: each run's report.md).
 #
@@ -25,7 +25,8 @@ OUT=${OUT:-outputs/dagger}             # everything this comparison writes
 T=${T:-1380}                           # seconds each arm gets after the checkpoint
 SFT_STEP_S=${SFT_STEP_S:-9.96}         # seconds per demo.yaml step here (1,892 / 190)
 DPO_STEP_S=${DPO_STEP_S:-54}           # seconds per dpo.yaml step here ((1,380 - 300) / 20)
-DPO_REF_S=${DPO_REF_S:-300}            # seconds dpo.yaml spends on the reference's log-probabilities first
+DPO_REF_PAIR_S=${DPO_REF_PAIR_S:-3.75}  # seconds per pair on the reference's log-probabilities (300 s for 80 pairs)
+DPO_PAIRS_PER_STEP=4                   # dpo.yaml: batch 1 x gradient accumulation 4
 ROLLOUTS=${ROLLOUTS:-40}               # training seeds the SFT model plays (about 20 s each on 2 cores)
 SHARE=${SHARE:-0.5}                    # dagger_share: the share of the SFT samples from the visited states
 LIMIT=${LIMIT:-80}                     # held-out dialogues evaluated
@@ -61,11 +62,14 @@ if [ ! -f "$OUT/dagger/config.json" ]; then
       --output_dir "$OUT/dagger" --max_steps "$(steps $((T - R)) "$SFT_STEP_S")" --report_to none
 fi
 
-# Arm 3: on-policy DPO, the teacher's move chosen and the model's own rejected.
+# Arm 3: on-policy DPO, the teacher's move chosen and the model's own rejected. The reference's
+# log-probabilities are computed for every pair given, so it gets only the pairs its steps train on.
 if [ ! -f "$OUT/dpo-onpolicy/adapter_config.json" ] && [ ! -f "$OUT/dpo-onpolicy/config.json" ]; then
+  dpo_steps=$(steps $((T - R)) "$("$PY" -c "print($DPO_STEP_S + $DPO_PAIRS_PER_STEP * $DPO_REF_PAIR_S)")")
   "$PY" -m diaforge.train.launch "${CPU[@]}" train/dpo.py recipes/smollm2-135m/dpo.yaml \
       --model_name_or_path "$DEMO/sft" --pairs_path "$OUT/rollouts/pairs.jsonl" \
-      --output_dir "$OUT/dpo-onpolicy" --max_steps "$(steps $((T - R - DPO_REF_S)) "$DPO_STEP_S")" --report_to none
+      --max_pairs $((dpo_steps * DPO_PAIRS_PER_STEP)) \
+      --output_dir "$OUT/dpo-onpolicy" --max_steps "$dpo_steps" --report_to none
 fi
 
 # Evaluation: the same 80 dialogues, dynamic, aids off and the demo's aids on.
