@@ -229,7 +229,9 @@ def _intent_cached(name: str, description: str, prefixes: frozenset[str]) -> Int
     tool = Tool(name=name, description=description)
     name_ws = _name_words(tool, prefixes)
     background = None  # a statement read as a look-up yields to an action said after it (`intent_of`)
-    for n, sentence in enumerate(_sentences(plain_description(tool.description or ""))[:2]):
+    deferred = None  # a first sentence that shares no word with the name: a side effect said first?
+    sentences = _sentences(plain_description(tool.description or ""))[:2]
+    for n, sentence in enumerate(sentences):
         for clause in _clauses(sentence) if background is None else [sentence]:
             intent = _clause_intent(clause, name_ws, tool)
             words = {w.lower() for w in intent.obj.split()} if intent is not None else set()
@@ -240,8 +242,25 @@ def _intent_cached(name: str, description: str, prefixes: frozenset[str]) -> Int
             elif background is None or (
                 intent.source != "lookup" and intent.verb.split()[0] not in LOOKUP_VERBS
             ):
+                if n == 0 and len(sentences) > 1 and background is None and not _shares_name(intent, name_ws):
+                    deferred = intent  # "Takes up to an hour to show. Adds one DNS record ...": the second
+                    break
+                looks = intent.source == "lookup" or intent.verb.split()[0] in LOOKUP_VERBS
+                if deferred is not None and (looks or not _shares_name(intent, name_ws)):
+                    intent = deferred  # the second must act and say the name: never "look up the ..."
                 return _outranked(intent, name_ws, description)
+    if deferred is not None:
+        return _outranked(deferred, name_ws, description)
     return _outranked(background, name_ws, description) if background else _name_intent(name_ws)
+
+
+def _shares_name(intent: Intent, name_ws: list[str]) -> bool:
+    """Whether the reading says a word of the tool's name (by stem): what a tool does usually
+    does; a warning said first ("Charges the card on file") usually does not."""
+    said = [stem(w.lower()) for w in f"{intent.verb} {intent.obj}".split()]
+    named = [stem(w) for w in name_ws if len(w) > 2]
+    # the same stem, or the same first five letters ("reminds" and `reminder`, "adjusts" and `adjustment`)
+    return any(a == b or len(a) >= 5 and len(b) >= 5 and a[:5] == b[:5] for a in said for b in named)
 
 
 def _outranked(intent: Intent, name_ws: list[str], description: str) -> Intent:

@@ -1,5 +1,5 @@
-"""Shorthand a hurried description writes: slashed verbs, trade abbreviations, symbols for words,
-and the articles a terse sentence drops before an adjective."""
+"""Shorthand a hurried description writes (slashed verbs, trade abbreviations, symbols for words,
+the articles a terse sentence drops before an adjective), and a warning said before the action."""
 
 from __future__ import annotations
 
@@ -114,3 +114,32 @@ def test_a_short_capitalised_name_keeps_its_case_in_the_topic() -> None:
     renew = _tool("renew_rx", "Renew a repeat Rx for a patient.")
     issue = _tool("new_rx", "Issue a new one-off Rx to a patient.")
     assert subject_of(renew, [renew, issue]) == "about Rxs"  # never "rxes"
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "expected"),
+    [
+        # a warning or side effect said first, then what the tool does: the action that says the name
+        (
+            "add_dns_record",
+            "Takes up to an hour to show everywhere. Adds one DNS record to a zone.",
+            "add one DNS record",
+        ),
+        (
+            "renew_domain",
+            "Charges the card on file at once. Renews one domain by a year.",
+            "renew one domain",
+        ),
+        # a first sentence that acts keeps its place when the second only reads or names nothing
+        (
+            "post_inventory_adjustment",
+            "Corrects book stock after a count. Adjustments above 5 % need approval.",
+            "correct book stock",
+        ),
+        ("book_court", "Reserves a court for an hour. Members pay nothing.", "reserve a court"),
+    ],
+)
+def test_a_warning_said_first_yields_to_the_action_that_says_the_name(
+    name: str, description: str, expected: str
+) -> None:
+    assert action(_tool(name, description)).startswith(expected)
