@@ -257,7 +257,7 @@ def _intent_cached(name: str, description: str, prefixes: frozenset[str]) -> Int
 def _shares_name(intent: Intent, name_ws: list[str]) -> bool:
     """Whether the reading says a word of the tool's name (by stem): what a tool does usually
     does; a warning said first ("Charges the card on file") usually does not."""
-    said = [stem(w.lower()) for w in f"{intent.verb} {intent.obj}".split()]
+    said = [stem(w.lower()) for w in f"{intent.verb} {intent.obj} {intent.tail}".split()]
     named = [stem(w) for w in name_ws if len(w) > 2]
     # the same stem, or the same first five letters ("reminds" and `reminder`, "adjusts" and `adjustment`)
     return any(a == b or len(a) >= 5 and len(b) >= 5 and a[:5] == b[:5] for a in said for b in named)
@@ -416,11 +416,14 @@ def _action_intent(
     if not (verb and nxt and not (not_object or adverb)):
         return None, None, tokens
     start = 1
-    if nxt in _PARTICLES or linked:
+    bound = nxt == "up" and [w.lower() for w in tokens[2:3]] == ["to"]  # "Renews up to 50 domains": a bound
+    if (nxt in _PARTICLES and not bound) or linked:
         verb, start = f"{verb} {nxt}", 2
     if [w.lower() for w in tokens[start : start + 4]] == ["all", "or", "part", "of"]:
         start += 4
-    obj, tail = _object_words(tokens, start)
+    obj, tail = _object_words(tokens, start + 2 if bound else start)
+    if bound and obj:
+        obj = [*tokens[start : start + 2], *obj]  # the bound stays with its object: "up to 50 domains"
     if obj and obj[0].lower() in TOOL_WORDS:
         return None, None, tokens  # "Translate API that takes ...": the API is no object
     if obj:

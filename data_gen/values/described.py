@@ -164,6 +164,15 @@ def schema_example(spec: dict[str, Any]) -> str | None:
     return None
 
 
+def listed_examples(spec: dict[str, Any]) -> list[str]:
+    """The schema's own string examples when it lists two or more (``["@", "www", "mail"]``): a
+    set of values to choose from where they show no shape to draw (`schema_example`). Empty
+    otherwise: one example alone would be drawn every time."""
+    shown = spec.get("examples")
+    words = [v for v in shown if isinstance(v, str) and v.strip()] if isinstance(shown, list) else []
+    return words if len(words) > 1 else []
+
+
 def spelled_format(description: str) -> str | None:
     """The kind of the first spelled-out format the description names (``YYYY-MM-DD`` ->
     ``date``, ``ISO 4217 currency code`` -> ``currency``, ``E.164`` -> ``e164``, ...), or None."""

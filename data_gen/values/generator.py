@@ -24,6 +24,7 @@ from diaforge.data_gen.values import formats
 from diaforge.data_gen.values.checking import check_value, declared_types, is_num, json_equal
 from diaforge.data_gen.values.described import (
     description_example,
+    listed_examples,
     schema_example,
     shaped,
     spelled,
@@ -275,12 +276,14 @@ class ValueGenerator:
         A code-like example ("e.g. 'VH-20931'", "(e.g. FRA)", "such as PO-2024-0042") comes
         first: `shaped` draws a fresh value of its shape. Otherwise a spelled-out format
         ("YYYY-MM", "HH:MM", "ISO 4217 currency code", "E.164", "UUID", ...) is drawn by kind.
-        The caller keeps the value only when it passes the schema (enum, pattern, format and
+        Else, where the schema lists two or more examples that show no shape ("@", "www", "mail"), one
+        of them as written. The caller keeps the value only when it passes the schema (enum, pattern, format and
         bounds are stronger than prose); `keep` is passed on to `shaped`.
         """
         description = str(spec.get("description") or "")
         shown = schema_example(spec)
-        if not description and shown is None:
+        listed = listed_examples(spec)
+        if not description and shown is None and not listed:
             return None
         tokens = param_tokens(name)
         identifier = bool(tokens) and (tokens[-1] in ID_WORDS or "sku" in tokens)
@@ -294,7 +297,10 @@ class ValueGenerator:
             if value is not None:
                 return value
         kind = spelled_format(description)
-        return spelled(self.draws, kind, name, persona) if kind is not None else None
+        if kind is not None:
+            return spelled(self.draws, kind, name, persona)
+        # the schema's own examples are words, no shape ("@", "www", "mail"): one of them as written
+        return self.rng.choice(listed) if listed else None
 
     # -- containers --------------------------------------------------------------------------
 

@@ -902,3 +902,16 @@ def test_an_address_the_description_names_is_a_street_address(description: str) 
     assert all(
         "@" in v for v in _many("contact_email", {"type": "string", "description": "Email address."}, n=5)
     )
+
+
+def test_schema_examples_that_show_no_shape_are_chosen_from_as_written() -> None:
+    # "host" alone would draw a person (an event's host); the schema lists what a DNS host looks like
+    spec = {
+        "type": "string",
+        "description": "The name the record answers for.",
+        "examples": ["@", "www", "mail"],
+    }
+    drawn = _many("host", spec, n=20)
+    assert set(drawn) <= {"@", "www", "mail"} and len(set(drawn)) > 1
+    # one example alone is no list to choose from: never the same value every time
+    assert len(set(_many("host", {"type": "string", "examples": ["www"]}, n=10))) > 1
