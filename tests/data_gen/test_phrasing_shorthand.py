@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from diaforge.data_gen.phrasing import intent_of
 from diaforge.data_gen.phrasing.options import subject_of
 from diaforge.data_gen.phrasing.render import action, names_param, option_phrases, param_noun
 from diaforge.data_gen.phrasing.shorthand import plain_description, shorthand_left
@@ -143,3 +144,11 @@ def test_a_warning_said_first_yields_to_the_action_that_says_the_name(
     name: str, description: str, expected: str
 ) -> None:
     assert action(_tool(name, description)).startswith(expected)
+
+
+def test_up_to_a_number_is_a_bound_on_the_object_not_a_particle() -> None:
+    bulk = _tool("renew_domains_bulk", "Renews up to 50 domains on the account in one order.")
+    intent = intent_of(bulk)
+    assert (intent.verb, intent.obj, intent.head) == ("renew", "up to 50 domains", "domains")
+    # a particle that is one stays with its verb
+    assert intent_of(_tool("pick_up_parcel", "Picks up a parcel from a locker.")).verb == "pick up"
