@@ -109,16 +109,26 @@ _CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must ow
 _CLAUSE_VERBS = frozenset(_CLAUSE_VERB_WORDS.split())
 
 
+# Words that open a clause of their own, never a noun a clause could be said of.
+_CLAUSE_WORDS = frozenset(
+    {"whether", "if", "that", "which", "who", "whom", "what", "when", "where", "how", "why"}
+)
+
+
+# Of those, the ones that open a clause about a place, a time, a manner or a condition: their
+# clause holds no object for a preposition at its end to have left behind.
+_ADVERB_CLAUSE_WORDS = frozenset({"whether", "if", "when", "where", "how", "why"})
+
+
 def relative_clause_at(tokens: Sequence[str], i: int) -> bool:
     """Whether the determiner at `i`, right after a noun, opens a relative clause without "that"
     (`the orders | a customer placed`, `a price increase | a supplier has announced`): a verb
-    follows its noun within three words
-    (`the station | the rider stands at`). A second object (`send a supplier | the questionnaire`)
+    follows its noun within three words (`the station | the rider stands at`). A second object (`send a supplier | the questionnaire`)
     has none."""
     prev = tokens[i - 1].lower() if i > 0 else ""
     pos = set(_lemmas(prev))
-    if "NOUN" not in pos or not pos <= {"NOUN", "VERB"}:
-        return False
+    if "NOUN" not in pos or not pos <= {"NOUN", "VERB"} or prev in _CLAUSE_WORDS | _BOUNDARY:
+        return False  # the lexicon files "whether" and "if" as nouns
     for t in tokens[i + 1 : i + 4]:
         low = t.lower()
         if t in ",;:()" or low in _BOUNDARY:
@@ -331,7 +341,12 @@ def stranded_preposition(words: Sequence[str]) -> bool:
         subject = 1 if low[j] in CLAUSE_SUBJECTS or low[j] == "it" else 0
         if not subject and low[j] in DETERMINERS and j + 3 < len(low) and "NOUN" in word_classes(low[j + 1]):
             subject = 2  # "the station | the rider is standing | at"
-        if subject and "NOUN" in word_classes(low[j - 1]) and low[j - 1] not in DETERMINERS:
+        # "what the authority is asking | for" is whole; "where they can follow the status | of" is cut
+        if (
+            subject
+            and "NOUN" in word_classes(low[j - 1])
+            and low[j - 1] not in DETERMINERS | _ADVERB_CLAUSE_WORDS
+        ):
             nxt = low[j + subject]
             return nxt in _COPULAS or nxt in ("has", "have", "had") or "VERB" in word_classes(nxt)
     return False

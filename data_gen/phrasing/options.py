@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from diaforge.data_gen.phrasing.english import (
     _BOUNDARY,
+    _CLAUSE_DETERMINERS,
     DETERMINERS,
     _is_plural,
     _lemmas,
@@ -35,6 +36,8 @@ from diaforge.data_gen.phrasing.grammar import (
     continues_compound,
     ends_cleanly,
     nominal,
+    relative_clause_at,
+    stranded_preposition,
     third_person_lemma,
     word_classes,
 )
@@ -105,6 +108,8 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
             if changelog(toks):  # "reopen closed PR" -> reopen the closed PR
                 piece = restore_clause_articles(_lower_obj(piece))
             while len(piece) > 1 and piece[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
+                if piece[-1].lower() in PREPOSITIONS - {"of"} and stranded_preposition(piece):
+                    break  # "the station the rider is standing at": the clause's own preposition
                 piece.pop()
             checked = piece[1:] if start == 0 and piece and is_base_verb(piece[0]) else piece
             if stray_verb(checked) is not None:
@@ -191,8 +196,24 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
     not on a determiner, a preposition, "such" or a participle (`grammar.ends_cleanly`)."""
     out = list(words[:limit])
     rest = list(words[limit:])
+    if rest and rest[0].lower() in PREPOSITIONS and stranded_preposition([*out, rest[0]]):
+        out.append(rest.pop(0))  # "the station the rider is standing | at": the clause's own last word
     if rest:  # a cut inside an example or a clause loses it whole ("such as daily | driving")
-        opened = [k for k, w in enumerate(out) if k > 1 and _opens_cut_part(w, out[k + 1 : k + 2])]
+        whole = [*out, *rest]
+        opened = [
+            k
+            for k, w in enumerate(out)
+            if k > 1
+            and (
+                _opens_cut_part(w, out[k + 1 : k + 2])
+                # "the station | the rider is", unless the clause ends whole: "the rider is standing at"
+                or (
+                    w.lower() in _CLAUSE_DETERMINERS
+                    and relative_clause_at(whole, k)
+                    and not any(stranded_preposition(out[:j]) for j in range(k + 3, len(out) + 1))
+                )
+            )
+        ]
         if opened:
             rest = out[opened[-1] :] + rest
             out = out[: opened[-1]]

@@ -3,10 +3,13 @@ the articles a terse sentence drops before an adjective), and a warning said bef
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from diaforge.data_gen.agents.options import gold_choice
 from diaforge.data_gen.phrasing import intent_of
-from diaforge.data_gen.phrasing.options import subject_of
+from diaforge.data_gen.phrasing.options import subject_of, trim_phrase
 from diaforge.data_gen.phrasing.render import action, names_param, option_phrases, param_noun
 from diaforge.data_gen.phrasing.shorthand import plain_description, shorthand_left
 from diaforge.schema import Tool
@@ -152,3 +155,33 @@ def test_up_to_a_number_is_a_bound_on_the_object_not_a_particle() -> None:
     assert (intent.verb, intent.obj, intent.head) == ("renew", "up to 50 domains", "domains")
     # a particle that is one stays with its verb
     assert intent_of(_tool("pick_up_parcel", "Picks up a parcel from a locker.")).verb == "pick up"
+
+
+def test_a_cut_keeps_the_preposition_that_ends_a_clause_and_drops_a_clause_it_would_leave_open() -> None:
+    words = [
+        "release",
+        "one",
+        "docked",
+        "bike",
+        "at",
+        "the",
+        "station",
+        "the",
+        "rider",
+        "is",
+        "standing",
+        "at",
+        "and",
+        "lock",
+        "it",
+    ]
+    assert (
+        " ".join(trim_phrase(words, 11)) == "release one docked bike at the station the rider is standing at"
+    )
+    assert " ".join(trim_phrase(words, 9)) == "release one docked bike at the station"  # never "the rider is"
+    # the user names the option with the whole clause, never "the rider is standing, please"
+    unlock = _tool("unlock_bike", "Will release one docked bike at the station the rider is standing at.")
+    hold = _tool("reserve_bike", "Will hold one bike at a station for the rider for 15 minutes.")
+    for seed in range(8):
+        said = gold_choice(unlock, [unlock, hold], random.Random(seed))
+        assert "standing at" in said or "standing" not in said, said
