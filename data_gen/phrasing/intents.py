@@ -53,6 +53,7 @@ from diaforge.data_gen.phrasing.objects import (
     _object_words,
     adjective_first_object,
     restore_articles,
+    tail_articles,
 )
 from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.schema import Tool
@@ -436,7 +437,7 @@ def _action_intent(
         elif obj[0].lower() not in DETERMINERS and _relative_after(tail) and count_head(obj[-1]):
             obj = ["the", *obj]  # "Reorder threshold below which ..." -> reorder the threshold below which
         else:
-            obj = adjective_first_object(obj)  # "Create new PO" -> create a new PO
+            obj, tail = adjective_first_object(obj), tail_articles(tail)  # "Create new PO" -> a new PO
         head, nouns = _noun_info(obj)
         text = " ".join(obj).replace(" ,", ",")
         cut = next((k for k, w in enumerate(tail) if w.lower() in TOOL_WORDS), None)

@@ -315,6 +315,24 @@ def adjective_first_object(obj: Sequence[str]) -> list[str]:
     return (with_article(" ".join(obj)) if article == "a" else f"the {' '.join(obj)}").split()
 
 
+# Of those, the ones a tail drops the article before ("with same clinician"); "next week" and
+# "last month" are said bare.
+_TAIL_ADJECTIVES = frozenset({"same", "new", "whole", "entire", "existing", "single"})
+
+
+def tail_articles(tail: Sequence[str]) -> list[str]:
+    """`tail` with the article a terse sentence drops after a preposition before one of the
+    adjectives `_TAIL_ADJECTIVES` names ("to another slot with same clinician" -> "with the same
+    clinician", "to new owner" -> "to a new owner")."""
+    out: list[str] = []
+    for k, word in enumerate(tail):
+        nxt = tail[k + 1 : k + 3]
+        out.append(word)
+        if word.lower() in PREPOSITIONS and len(nxt) == 2 and nxt[0].lower() in _TAIL_ADJECTIVES:
+            out += adjective_first_object(nxt)[:-2]  # the article alone; the words follow
+    return out
+
+
 def restore_clause_articles(words: Sequence[str]) -> list[str]:
     """`restore_articles` over a stretch of a sentence that drops its articles: the object of a
     verb it opens with ("reopen closed PR" -> "reopen the closed PR") and each noun phrase after a

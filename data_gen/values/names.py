@@ -204,7 +204,7 @@ class Draws:
         last = toks[-1] if toks else ""
         description = str(spec.get("description") or "")
 
-        if ts & {"email", "mail", "emails"}:
+        if ts & {"email", "mail", "emails", "upn"}:  # a user principal name is written as an address
             return self.email(persona)
         if ts & {"phone", "mobile", "telephone", "tel", "fax"}:
             return f"+1-555-01{rng.randint(0, 99):02d}"

@@ -185,3 +185,19 @@ def test_a_cut_keeps_the_preposition_that_ends_a_clause_and_drops_a_clause_it_wo
     for seed in range(8):
         said = gold_choice(unlock, [unlock, hold], random.Random(seed))
         assert "standing at" in said or "standing" not in said, said
+
+
+def test_a_terse_tail_gets_the_article_before_same_or_new() -> None:
+    move = _tool("move_appt", "Move/reschedule an existing appt to another slot w/ same clinician.")
+    offered = option_phrases([move, _tool("cancel_appt", "Cancel one appt.")])[1]["move_appt"]
+    assert offered.endswith("to another slot with the same clinician"), offered
+    # a time word after "next" stays bare
+    assert (
+        "for next week"
+        in option_phrases(
+            [
+                _tool("plan_shifts", "Plans the shifts of a team for next week."),
+                _tool("swap_shift", "Swaps two shifts."),
+            ]
+        )[1]["plan_shifts"]
+    )

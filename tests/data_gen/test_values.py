@@ -915,3 +915,8 @@ def test_schema_examples_that_show_no_shape_are_chosen_from_as_written() -> None
     assert set(drawn) <= {"@", "www", "mail"} and len(set(drawn)) > 1
     # one example alone is no list to choose from: never the same value every time
     assert len(set(_many("host", {"type": "string", "examples": ["www"]}, n=10))) > 1
+
+
+def test_a_user_principal_name_is_written_as_an_address() -> None:
+    # "user" alone would draw a person's name
+    assert all("@" in v for v in _many("user_upn", {"type": "string", "description": "User UPN."}, n=5))
