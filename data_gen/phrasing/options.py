@@ -47,6 +47,7 @@ from diaforge.data_gen.phrasing.objects import (
     _bare_adjective,
     _lower_obj,
     restore_clause_articles,
+    tail_articles,
 )
 from diaforge.data_gen.phrasing.shorthand import keep_case, plain_description, plural_of
 from diaforge.schema import Tool
@@ -107,6 +108,7 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
             piece = trim_phrase(piece[:cut] if cut is not None else piece, 12)
             if changelog(toks):  # "reopen closed PR" -> reopen the closed PR
                 piece = restore_clause_articles(_lower_obj(piece))
+            piece = tail_articles(piece)  # "to another slot with same clinician" -> with the same clinician
             while len(piece) > 1 and piece[-1].lower() in _BOUNDARY | {"of"} | DETERMINERS:
                 if piece[-1].lower() in PREPOSITIONS - {"of"} and stranded_preposition(piece):
                     break  # "the station the rider is standing at": the clause's own preposition

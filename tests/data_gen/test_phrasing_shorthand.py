@@ -191,6 +191,10 @@ def test_a_terse_tail_gets_the_article_before_same_or_new() -> None:
     move = _tool("move_appt", "Move/reschedule an existing appt to another slot w/ same clinician.")
     offered = option_phrases([move, _tool("cancel_appt", "Cancel one appt.")])[1]["move_appt"]
     assert offered.endswith("to another slot with the same clinician"), offered
+    # and so does the user's own word for it
+    cancel = _tool("cancel_appt", "Cancel one appt; the slot goes back to the pool.")
+    for seed in range(8):
+        assert "with same clinician" not in gold_choice(move, [move, cancel], random.Random(seed))
     # a time word after "next" stays bare
     assert (
         "for next week"
