@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The three arms at equal CPU time, from the demo's SFT checkpoint. PREPARED, NOT
-# RUN: it needs about 3 x T seconds of training and 6 evaluations of 80 dialogues on a quiet machine.
+# The three arms at equal CPU time, from the demo's SFT checkpoint: about 3 x T seconds of training
+# and 6 evaluations. Run on 2026-11-29 as `T=1380 ROLLOUTS=40 LIMIT=40` (docs/training.md, "The
+# comparison at equal time"; 100 minutes in all on 2 cores).
 #
 #   arm 1  more SFT on fresh dialogues   (their generation counted against the arm)
 #   arm 2  DAgger SFT                    (the rollouts' time counted against the arm; dagger_share)
