@@ -137,6 +137,8 @@ def _alternatives(m: re.Match[str]) -> str:
 
 def _written_out(m: re.Match[str]) -> str:
     word = m.group(1)
+    if word.isalpha() and word.isupper() and len(word) > 1:
+        return word  # in capitals it is a name: "an HR case", "the STD form", never "an Hour case"
     key = next(k for k in _WRITTEN_OUT if k.rstrip(".") == word.lower().rstrip("."))
     out = _WRITTEN_OUT[key]
     return out[:1].upper() + out[1:] if word[:1].isupper() else out
@@ -168,7 +170,12 @@ def words_written_out(phrase: str) -> str:
     an argument's name is said ("qty" -> "quantity", "appt ref" -> "appointment reference");
     shorthand with a slash or a full stop ("w/", "e.g.") never stands in a name."""
     words = phrase.split(" ")
-    return " ".join(_WRITTEN_OUT.get(w, w) if w.isalpha() and w.islower() else w for w in words)
+    return " ".join(_WRITTEN_OUT[w] if w in _WRITTEN_OUT and w not in _NOT_IN_NAMES else w for w in words)
+
+
+# Abbreviations a name writes in lower case for something else: `hr_partner` is human resources,
+# `std_rate` may be standard or a deviation; units (`timeout_mins`) are said by `param_noun`.
+_NOT_IN_NAMES = frozenset({"hr", "hrs", "mins", "wk", "wks", "yr", "yrs", "std"})
 
 
 def shorthand_left(phrase: str) -> str:

@@ -205,3 +205,14 @@ def test_a_terse_tail_gets_the_article_before_same_or_new() -> None:
             ]
         )[1]["plan_shifts"]
     )
+
+
+def test_an_abbreviation_in_capitals_is_a_name_and_a_name_keeps_its_own_shorthand() -> None:
+    assert plain_description("Opens an HR case for an employee; 2 hrs max.") == (
+        "Opens an HR case for an employee; 2 hours max."
+    )
+    assert plain_description("Sends the STD form.") == "Sends the STD form."
+    # an argument named hr_partner is a human-resources partner, never "hour partner"
+    assert (
+        param_noun("hr_partner", {"type": "string", "description": "HR partner of the team."}) == "HR partner"
+    )
