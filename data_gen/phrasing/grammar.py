@@ -123,8 +123,8 @@ _ADVERB_CLAUSE_WORDS = frozenset({"whether", "if", "when", "where", "how", "why"
 def relative_clause_at(tokens: Sequence[str], i: int) -> bool:
     """Whether the determiner at `i`, right after a noun, opens a relative clause without "that"
     (`the orders | a customer placed`, `a price increase | a supplier has announced`): a verb
-    follows its noun within three words (`the station | the rider stands at`). A second object (`send a supplier | the questionnaire`)
-    has none."""
+    follows its noun within three words (`the station | the rider stands at`). A second object
+    (`send a supplier | the questionnaire`) has none."""
     prev = tokens[i - 1].lower() if i > 0 else ""
     pos = set(_lemmas(prev))
     if "NOUN" not in pos or not pos <= {"NOUN", "VERB"} or prev in _CLAUSE_WORDS | _BOUNDARY:
