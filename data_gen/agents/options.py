@@ -169,6 +169,12 @@ _NONE_FITS = re.compile(
 )
 
 
+# The frame a user's pick is said in ("I need the option to ...", "Definitely the one about ...",
+# "..., please"): its words are not the user's words for an option, and a description that says
+# "needs" or "options" must not win by them.
+_PICK_FRAME = re.compile(r"\b(?:i need|it's|it is|definitely|please)\b|\bthe (?:option|one)\b", re.IGNORECASE)
+
+
 def negated_stems(text: str) -> set[str]:
     out: set[str] = set()
     for m in _NEGATION.finditer(text):
@@ -179,10 +185,12 @@ def negated_stems(text: str) -> set[str]:
 def narrow(options: Sequence[Tool], answer: str) -> list[Tool]:
     """The options an answer points at: those whose distinguishing words (name, description and
     parameters, weighted by rarity within the options) it uses most, minus those it negates.
-    Function words are no distinguishing words, even in a name (`_FUNCTION_STEMS`)."""
+    Function words are no distinguishing words, even in a name (`_FUNCTION_STEMS`), and the words
+    of the frame a pick is said in count for no option (`_PICK_FRAME`)."""
     if _NONE_FITS.search(answer):
         return []
     stems, weight = _weights(options)
+    answer = _PICK_FRAME.sub(" ", answer)
     ans = content_stems(answer) | {stem(w) for w in words(answer)}
     neg = negated_stems(answer)
     scored = []
@@ -313,11 +321,44 @@ def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) ->
             and rng.random() < 0.5
             and not plain
         ):
-            # "start a return for an order that was delivered" says the need once, not twice
-            longer = f"I need to {clause}" if clause.startswith(f"{act} ") else f"{text}, {clause}"
-            text = longer if sound(longer, with_tool(gold, candidates)) else text
+            longer = _need_with_clause(act, clause)
+            text = longer if longer and sound(longer, with_tool(gold, candidates)) else text
         return in_user_voice(text) + "."
     about = f"What I need is about {clause.removeprefix('of ')}."  # never "about of additional package"
+    topical = len(clause.split()) > 1 and not is_base_verb(clause.split()[0])  # never "about take"
     return (
-        in_user_voice(about) if clause and sound(about, with_tool(gold, candidates)) else f"I need to {act}."
+        in_user_voice(about) if topical and sound(about, with_tool(gold, candidates)) else f"I need to {act}."
     )
+
+
+# Words that let a clause follow the action's object as it is: a preposition ("call off a quantity
+# | from an existing agreement"), a relative ("a badge image | that represents ...").
+_ATTACHES = frozenset(
+    {"by", "from", "over", "in", "within", "for", "with", "on", "at", "during", "under", "of"}
+) | {
+    "that",
+    "which",
+    "who",
+    "whose",
+    "where",
+}
+
+
+def _need_with_clause(act: str, clause: str) -> str | None:
+    """ "I need to <act>" said with the clause that sets the tool apart, as one sentence, or None
+    when the two do not join: the clause opens with the action ("start a return for an order that
+    was delivered"), goes on from the action's last words ("look up the help articles" + "help
+    articles most viewed by customers" -> "... help articles most viewed by customers"), or
+    attaches to its object (`_ATTACHES`; "to" only before a verb: "open a problem record to find
+    the root cause"). Never joined by a comma ("delete an account, of the user ..."), a clause
+    with a subject of its own ("I get a dedicated truck") or a capital ("If the order ...")."""
+    if clause.startswith(f"{act} "):
+        return f"I need to {clause}"
+    said, more = act.split(), clause.split()
+    for k in range(min(len(said), len(more) - 1), 0, -1):
+        if [stem(w.lower()) for w in said[-k:]] == [stem(w.lower()) for w in more[:k]]:
+            return f"I need to {act} {' '.join(more[k:])}"
+    first = more[0]
+    if first in _ATTACHES or (first == "to" and len(more) > 1 and is_base_verb(more[1])):
+        return f"I need to {act} {clause}"
+    return None

@@ -208,6 +208,15 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
             if k > 1
             and (
                 _opens_cut_part(w, out[k + 1 : k + 2])
+                # "that purchasing has | to resolve", "that the studio | has ...": a relative
+                # clause whose verb lost its "to", or that the cut left without a verb
+                or (
+                    w.lower() in ("that", "which", "who")
+                    and (
+                        _verb_cut_from_its_to(out, rest)
+                        or not any("VERB" in word_classes(x.lower()) for x in out[k + 1 :])
+                    )
+                )
                 # "the station | the rider is", unless the clause ends whole: "the rider is standing at"
                 or (
                     w.lower() in _CLAUSE_DETERMINERS
@@ -220,10 +229,27 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
             rest = out[opened[-1] :] + rest
             out = out[: opened[-1]]
     while len(out) > 1 and (
-        not ends_cleanly(out) or (rest and continues_compound(out[-1], rest[0])) or out[-1].endswith(",")
+        not ends_cleanly(out)
+        or (rest and continues_compound(out[-1], rest[0]))
+        or out[-1].endswith(",")
+        or _verb_cut_from_its_to(out, rest)
     ):
         rest.insert(0, out.pop())
     return out
+
+
+def _verb_cut_from_its_to(out: Sequence[str], rest: Sequence[str]) -> bool:
+    """Whether the cut falls inside a verb and its infinitive ("has | to resolve", "has to |
+    resolve", "needs | to approve"): the verb says nothing without it."""
+    joined = [w.lower() for w in (*out[-2:], *rest[:2])]
+    at = len(out[-2:])  # where the cut falls in `joined`
+    return any(
+        joined[i + 1] == "to"
+        and "VERB" in word_classes(joined[i])
+        and is_base_verb(joined[i + 2])
+        and i < at <= i + 2
+        for i in range(len(joined) - 2)
+    )
 
 
 def _opens_cut_part(word: str, after: Sequence[str]) -> bool:
@@ -234,7 +260,7 @@ def _opens_cut_part(word: str, after: Sequence[str]) -> bool:
     if w in HANGING or w == "such" or w in CLAUSE_OPENERS:
         return True
     nxt = after[0].lower() if after else ""
-    return w in TIME_LINKS and (nxt in DETERMINERS or nxt in CLAUSE_SUBJECTS)
+    return w in TIME_LINKS and (nxt in DETERMINERS or nxt in CLAUSE_SUBJECTS or nxt == "it")
 
 
 def _starts_clause(word: str) -> bool:

@@ -157,6 +157,19 @@ def test_user_proxy_restates_when_the_question_does_not_separate() -> None:
     assert narrow(FLIGHTS, answer) == [gold]
 
 
+@pytest.mark.parametrize("bank", [TRAIN, HELDOUT], ids=["train", "heldout"])
+def test_the_frame_a_pick_is_said_in_points_at_no_option(bank) -> None:
+    """A description that says "needs" or "options" does not win an answer by the words of the
+    frame the user says its pick in ("I need the option to ..."), which left both options open
+    and made the teacher ask the same question again."""
+    court = tool("book_court", "Books a tennis court for one hour.")
+    extras = tool("list_court_options", "Lists the court options a club offers and what each one needs.")
+    for frame in bank.pick:
+        for said, gold in (("the option to book a tennis court", court), ("the court options", extras)):
+            answer = frame.format(choice=said, Choice=said[0].upper() + said[1:])
+            assert narrow([court, extras], answer) == [gold], answer
+
+
 def test_teacher_questions_name_no_tool_and_differ_between_banks() -> None:
     gold = BY_NAME["book_flight_domestic"]
     opening = Turn(role="user", content="I need to book a flight.")

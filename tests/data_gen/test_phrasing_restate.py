@@ -1,0 +1,83 @@
+"""A user's need said again, and options cut to length, on shapes written for these tests (a
+pottery studio no catalogue describes): the clause that sets a tool apart joins the need as one
+sentence or not at all, and a cut never leaves a relative clause or a verb's infinitive open."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from diaforge.data_gen.agents.options import _need_with_clause, restated_need
+from diaforge.data_gen.phrasing.options import trim_phrase
+from diaforge.schema import Tool
+
+
+def _tool(name: str, description: str) -> Tool:
+    return Tool(
+        name=name, description=description, parameters={"type": "object", "properties": {}, "required": []}
+    )
+
+
+@pytest.mark.parametrize(
+    ("act", "clause", "said"),
+    [
+        # the clause goes on from the action's last words: said once
+        (
+            "look up the kiln batches",
+            "kiln batches most often held back by glaze defects",
+            "I need to look up the kiln batches most often held back by glaze defects",
+        ),
+        (
+            "look up the glazes",
+            "glaze that cracked in the last firing",
+            "I need to look up the glazes that cracked in the last firing",
+        ),
+        # a preposition, a relative or "to" before a verb attaches to the object
+        ("book a kiln slot", "for a glaze firing", "I need to book a kiln slot for a glaze firing"),
+        ("book a kiln slot", "to fire a glaze batch", "I need to book a kiln slot to fire a glaze batch"),
+        ("order a clay body", "that fires at cone six", "I need to order a clay body that fires at cone six"),
+        # the clause opens with the action
+        (
+            "fire a vase",
+            "fire a vase twice for a crackle glaze",
+            "I need to fire a vase twice for a crackle glaze",
+        ),
+    ],
+)
+def test_a_clause_joins_the_need_as_one_sentence(act: str, clause: str, said: str) -> None:
+    assert _need_with_clause(act, clause) == said
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "to the studio manager",  # "to" before a noun: "book a kiln slot to the studio manager"
+        "the potter gets a reminder",  # a clause with its own subject
+        "If the kiln is free",  # a sentence of its own
+        "kiln slot",  # all of it said already
+    ],
+)
+def test_a_clause_that_does_not_join_is_left_out(clause: str) -> None:
+    assert _need_with_clause("book a kiln slot", clause) is None
+
+
+def test_a_restated_need_never_joins_a_clause_with_a_comma() -> None:
+    held = _tool("list_held_batches", "Kiln batches most often held back by glaze defects in the last month.")
+    fired = _tool("list_fired_batches", "Kiln batches fired this week.")
+    vase = _tool("fire_vase", "Fires one vase.")
+    said = {restated_need(held, [held, fired, vase], random.Random(seed)) for seed in range(12)}
+    assert said and all(", " not in s for s in said), said
+    assert any("held back" in s for s in said), said  # the clause is used where it joins
+
+
+@pytest.mark.parametrize("limit", range(9, 15))
+def test_a_cut_never_leaves_a_relative_clause_without_its_verb(limit: int) -> None:
+    text = "the kiln batches held back by a glaze defect that the studio has to inspect"
+    assert " ".join(trim_phrase(text.split(" "), limit)) == "the kiln batches held back by a glaze defect"
+
+
+@pytest.mark.parametrize("limit", range(8, 12))
+def test_a_cut_never_ends_on_a_time_word_and_its_pronoun(limit: int) -> None:
+    text = "ask the studio to fire one commissioned vase before it is collected"
+    assert " ".join(trim_phrase(text.split(" "), limit)) == "ask the studio to fire one commissioned vase"
