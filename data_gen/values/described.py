@@ -20,7 +20,7 @@ import re
 import string
 import uuid
 from collections.abc import Iterator
-from datetime import date
+from datetime import date, datetime, timezone
 from typing import Any, Protocol
 
 from diaforge.data_gen.values import formats
@@ -183,9 +183,9 @@ def spelled_format(description: str) -> str | None:
 
 
 def _example_runs(example: str) -> list[str]:
-    """``EVT-2025-HAM`` -> ``[EVT, -, 2025, -, HAM]``: runs of digits, capitals, small letters and
-    everything else."""
-    return re.findall(r"\d+|[A-Z]+|[a-z]+|[^A-Za-z0-9]+", example)
+    """``EVT-2025-HAM`` -> ``[EVT, -, 2025, -, HAM]``: runs of digits, capitalised words
+    (``Date`` in ``/Date(1547164800000+0000)/``), capitals, small letters and everything else."""
+    return re.findall(r"\d+|[A-Z][a-z]+|[A-Z]+|[a-z]+|[^A-Za-z0-9]+", example)
 
 
 def _is_literal_run(runs: list[str], i: int) -> bool:
@@ -197,12 +197,16 @@ def _is_literal_run(runs: list[str], i: int) -> bool:
     prev = runs[i - 1] if i else ""
     if run.isalpha() and i == 0 and nxt and not nxt.isalpha():
         return True
+    if run[0].isupper() and run[1:].islower():
+        return True  # a capitalised word is the format's own ("Date" in /Date(...)/), not a code
     if run.isalpha() and nxt.isdigit() and not any(r.isalnum() for r in runs[:i]):
         return True  # the first letters after leading symbols: "fs" in \\fs01\finance
     return run.isupper() and len(run) == 1 and nxt.isdigit() and not prev.isalnum()
 
 
 _CURRENT_YEAR_RE = re.compile(r"(?:19|20)\d\d")
+# The JSON date of WCF and ASP.NET services (Xero's API among them): "/Date(1547164800000+0000)/".
+_WCF_DATE = re.compile(r"/Date\(\d{9,13}([+-]\d{4})?\)/")
 
 
 def shaped(
@@ -211,8 +215,8 @@ def shaped(
     """A fresh value with the shape of `example`, never `example` itself (None when the
     example has nothing to vary, e.g. it is all literal prefix).
 
-    Examples that are dates, date-times, months (``2025-03``), times, UUIDs or email
-    addresses are drawn as such (a date by the parameter's name, a date-time with the
+    Examples that are dates, date-times, months (``2025-03``), times, WCF JSON dates
+    (``/Date(1547164800000+0000)/``), UUIDs or email addresses are drawn as such (a date by the parameter's name, a date-time with the
     example's precision and zone suffix). Anything else keeps its leading letters when more
     follows (``EMP`` in ``EMP004217``, ``PO`` in ``PO-2024-0042``), its separators, letter
     case, leading zeros and a one-letter marker before digits (``Q`` in ``2025-Q2``), and
@@ -246,6 +250,11 @@ def _shape_once(draws: PrimitiveDraws, example: str, name: str, description: str
     if re.fullmatch(r"(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d)?", example):
         hm = f"{rng.randint(8, 17):02d}:{rng.choice((0, 15, 30, 45)):02d}"
         return hm + ":00" if len(example) == 8 else hm
+    wcf = _WCF_DATE.fullmatch(example)
+    if wcf:  # milliseconds since 1970 and an optional zone offset, kept as written
+        day = draws.day_for(name)
+        noon = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc)
+        return f"/Date({int(noon.timestamp()) * 1000}{wcf.group(1) or ''})/"
     if formats.UUID_RE.fullmatch(example):
         fresh = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         return fresh.upper() if example.isupper() else fresh

@@ -47,6 +47,7 @@ from diaforge.data_gen.values.vocabulary import (
     PAST_DATE_WORDS,
     PERCENT_WORDS,
     PERSON_HEADS,
+    PERSON_NAME_WORDS,
     PERSON_WORDS,
     PET_NAMES,
     PRIORITIES,
@@ -54,6 +55,7 @@ from diaforge.data_gen.values.vocabulary import (
     PROJECTS,
     QUANTITY_WORDS,
     REGIONS,
+    SECRET_WORDS,
     SPECIALTIES,
     STATUSES,
     STREETS,
@@ -178,6 +180,13 @@ class Draws:
             return f"{first}-{rng.choice(WORDS)}"
         return f"{first}-{rng.randint(10, 99)}"
 
+    def secret(self, tokens: set[str]) -> str:
+        """A password (``Cedar47Harbor``) or a token (24 hexadecimal digits)."""
+        rng = self.rng
+        if tokens & {"password", "passcode", "passphrase", "pwd"}:
+            return f"{rng.choice(WORDS).capitalize()}{rng.randint(10, 99)}{rng.choice(WORDS).capitalize()}"
+        return "".join(rng.choice("0123456789abcdef") for _ in range(24))
+
     def identifier(self, tokens: list[str], description: str) -> str:
         """An identifier: the shape the description shows, else a prefix from the words before
         ``_id`` (``EMP-48213`` for ``employee_id``) and 4-6 digits."""
@@ -226,6 +235,8 @@ class Draws:
             return rng.choice(TIMEZONES)
         if ts & {"url", "link", "website", "uri", "endpoint", "homepage"}:
             return self.url()
+        if ts & SECRET_WORDS and last not in ID_WORDS:  # "user_token": a secret, never the user's name
+            return self.secret(ts)
         if last in ID_WORDS or ts & {"sku"}:
             return self.identifier(toks, description)
         if last in ("date", "day", "dob") or "birthday" in ts:
@@ -255,7 +266,9 @@ class Draws:
         if m and 3 <= int(m.group(1)) <= 20:
             return "".join(self.rng.choice("0123456789") for _ in range(int(m.group(1))))
         words = re.findall(r"[A-Za-z']+", description.split(",")[0].split(".")[0].lower())
-        head = words[: next((k for k, w in enumerate(words) if w in _CUTS), len(words))]
+        head = words[
+            : next((k for k, w in enumerate(words) if w in _CUTS or _post_modifier(words, k)), len(words))
+        ]
         opening = re.findall(r"[A-Za-z']+", re.split(r"[(,.;:]", description, maxsplit=1)[0].lower())
         opening = opening[: next((k for k, w in enumerate(opening) if w in _CUTS), len(opening))]
         if (
@@ -267,7 +280,9 @@ class Draws:
             return self.rng.choice(re.split(r",\s*|\s+or\s+", listed.group(1).strip()))
         if (head and head[-1] in _ID_HEADS) or (toks and toks[-1] in _ID_HEADS):
             return self.identifier(toks, description)
-        if (set(head) | set(words[len(head) : len(head) + 1])) & (
+        # the head noun names a person ("Staff member | who ..."), not a word before it ("The user
+        # authentication token") nor after it ("The keyword search term | entered by the user")
+        if (set(head[-1:]) | set(words[len(head) : len(head) + 1])) & (
             PERSON_HEADS | PERSON_WORDS
         ) and "name" not in toks:
             return " ".join(self.person())
@@ -382,6 +397,10 @@ class Draws:
             return rng.choice(TITLES)
         if ts & ANIMAL_WORDS or set(re.findall(r"[a-z]+", description.lower())) & ANIMAL_WORDS:
             return rng.choice(PET_NAMES)  # "pet_name", "The animal's name": never a person's
+        thing = sorted((t for t in ts - {"name", "names"} if t.isalpha()), key=lambda w: (-len(w), w))
+        if thing and not ts & (PERSON_NAME_WORDS | PERSON_WORDS) and not _PERSON_SAID.search(description):
+            # "exam_name", "hotel_name": the name of a thing, never a person's ("Cedar Hotel")
+            return f"{rng.choice(WORDS).capitalize()} {thing[0].capitalize()}"
         return f"{first} {last}"
 
 
@@ -400,7 +419,17 @@ _BANKS = (
 )
 # The last word of a parameter's name that says it is a place, before anything its description says.
 # Words that end the head of a description's opening ("Medical record number | of the patient").
-_CUTS = frozenset({"of", "for", "to", "in", "on", "who", "that"})
+_CUTS = frozenset({"of", "for", "to", "in", "on", "who", "that", "by", "with", "from", "at", "about"})
+
+
+def _post_modifier(words: list[str], k: int) -> bool:
+    """Whether word `k` is a participle after a noun, which ends the head ("the term | entered by
+    the user"), unlike one after an article ("the assigned reviewer")."""
+    return k > 1 and words[k].endswith("ed") and words[k - 1] not in ("the", "a", "an", "this", "each")
+
+
+# A description that says the name is a person's ("Full name of ...", "Person who ...").
+_PERSON_SAID = re.compile(r"\b(?:full name|person|who|whom|his|her|their)\b", re.IGNORECASE)
 _PLACE_HEADS = frozenset({"address", "city", "street", "region", "location", "venue"})
 
 

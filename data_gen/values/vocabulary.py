@@ -253,11 +253,26 @@ PERSON_WORDS = frozenset(
         "submitter beneficiary payee host"
     )
 )
+#: Words before ``name`` in a parameter's name that make it a person's name ("patient_name",
+#: "full_name"); any other word names a thing ("exam_name", "hotel_name": `Draws._named_thing`).
+PERSON_NAME_WORDS = frozenset(
+    word_list(
+        "full display first last given family middle nick patient doctor physician nurse passenger "
+        "therapist president resident visitor driver rider student teacher instructor coach player artist "
+        "actor singer winner buyer seller tenant landlord pilot pope papal king queen character friend "
+        "parent child spouse agent representative rep advisor adviser lawyer attorney dentist pharmacist "
+        "technician engineer developer speaker presenter interviewer interviewee applicant volunteer donor "
+        "sender caller signer signatory witness holder cardholder nominee director officer chair founder "
+        "vet counter customer user staff colleague clinician scientist"
+    )
+)
+#: Words a parameter's name holds when its value is a secret ("api_token", "password").
+SECRET_WORDS = frozenset(word_list("token password passcode passphrase secret pwd"))
 COMPANY_WORDS = frozenset(
     word_list(
         "vendor supplier company customer client organisation organization org business partner merchant "
         "carrier employer utility provider insurer lender bank airline agency firm manufacturer distributor "
-        "retailer wholesaler brewery"
+        "retailer wholesaler brewery competitor counterparty entity"
     )
 )
 FREE_TEXT_WORDS = frozenset(

@@ -808,6 +808,24 @@ def test_free_text_and_prose_examples_give_no_shape() -> None:
     assert all(3 <= len(v.split()) <= 8 for v in _many("reason", reason))
 
 
+def test_a_wcf_date_and_a_capitalised_word_keep_the_example_s_format() -> None:
+    """A JSON date of a .NET service ("/Date(ms+zone)/", as Xero writes them) is a date near today
+    in that format, never "/Hmya(962372569577+0009)/"; a capitalised word in a code is kept."""
+    from datetime import datetime, timezone
+
+    start = {"type": "string", "example": "/Date(1547164800000+0000)/"}
+    for v in _many("StartDate", start):
+        m = re.fullmatch(r"/Date\((\d+)\+0000\)/", v)
+        assert m, v
+        assert abs(datetime.fromtimestamp(int(m.group(1)) / 1000, timezone.utc).year - 2026) <= 1, v
+    assert all(
+        re.fullmatch(r"/Date\(\d+\)/", v)
+        for v in _many("UpdatedUTC", {"type": "string", "example": "/Date(1573621523465)/"})
+    )
+    room = {"type": "string", "description": "The room, e.g. Suite-0412."}
+    assert all(re.fullmatch(r"Suite-0\d{3}", v) for v in _many("room", room))
+
+
 def test_list_items_follow_the_list_description() -> None:
     spec = {
         "type": "array",

@@ -116,3 +116,34 @@ def test_formats_and_providers_said_in_other_words() -> None:
     from diaforge.data_gen.values.vocabulary import COMPANIES
 
     assert set(names) <= set(COMPANIES)
+
+
+def _is_person(value: str) -> bool:
+    first, _, last = value.partition(" ")
+    return first in FIRST_NAMES and last in LAST_NAMES
+
+
+def test_a_secret_is_never_the_name_of_the_person_it_belongs_to() -> None:
+    """ "The member sign-in token" and "The rider's passcode to log in" mention a person, but their
+    head is a secret: a token of hexadecimal digits, a password of words and digits."""
+    tokens = _draws("session_token", "The member sign-in token.")
+    assert all(re.fullmatch(r"[0-9a-f]{24}", v) for v in tokens), tokens
+    codes = _draws("rider_passcode", "The rider passcode to log in.")
+    assert all(re.fullmatch(r"[A-Z][a-z]+\d\d[A-Z][a-z]+", v) for v in codes), codes
+
+
+def test_a_person_word_before_or_after_the_head_does_not_make_a_person() -> None:
+    # the head is "phrase" ("entered by the member" comes after it) and "badge" ("member" before it)
+    assert not any(_is_person(v) for v in _draws("lookup_phrase", "The search phrase entered by the member."))
+    assert not any(_is_person(v) for v in _draws("badge", "The member badge colour."))
+    # a person head still is one
+    assert all(_is_person(v) for v in _draws("signer", "Colleague who countersigns the form."))
+
+
+def test_the_name_of_a_thing_names_that_thing() -> None:
+    """ "kiln_name" is a kiln's name ("Cedar Kiln"), never a person's; "glazier_name" and a
+    description that says a person ("Full name of ...") stay a person's."""
+    kilns = _draws("kiln_name", "Name of the kiln to fire.")
+    assert all(v.endswith(" Kiln") and not _is_person(v) for v in kilns), kilns
+    assert all(_is_person(v) for v in _draws("glazier_name", "Full name of the glazier on shift."))
+    assert all(_is_person(v) for v in _draws("dentist_name", "Name of the dentist."))
