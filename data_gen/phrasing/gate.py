@@ -130,7 +130,7 @@ def sure(intent: Reading) -> bool:
     verb = intent.verb.split()[0].lower() if intent.verb else ""
     if not obj or verb in _FINITE or all(w.lower() in _EMPTY_HEADS | DETERMINERS for w in obj):
         return False  # "use this tool", "use the tool"; not "search for hacking tools"
-    if intent.verb in _LOOKUP_LEADS.values():
+    if intent.verb in _LOOKUP_LEADS.values() or intent.verb.endswith(" whether"):
         return True  # "check whether a unit is vacant": the clause is the object
     if any(w.lower() in _FINITE for w in obj) or obj[0].lower() in _UNNAMED:
         return False  # "extend its due date": "its" stood for a thing a cut clause named

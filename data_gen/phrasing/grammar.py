@@ -444,11 +444,12 @@ def bare_compound(toks: Sequence[str]) -> bool:
 
 
 def _name_verb_is(lead: Sequence[str], w: str, base: str) -> bool | None:
-    """Whether a tool name's first verb is `w` (True), another verb (False), or it has none (None)."""
+    """Whether a tool name's first verb is `w` (True), another verb (False), or it has none (None).
+    A gerund of another verb reads as a modifier ("cooking" in `cooking_conversion.convert`)."""
     for x in lead:
         if x in (w, base) or (_lemmas(x).get("VERB") or ("",))[0] == base:
             return True
-        if name_verb(x):
+        if name_verb(x) and not x.endswith("ing"):
             return False
     return None
 
@@ -500,6 +501,6 @@ def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool
     named = _name_verb_is(lead, w, base)  # the name's first verb, or this word before any verb of it
     if named is not False and _bare_object(toks):
         return True  # "close PR without merging", "reopen closed PR"
-    if "ADJ" in classes and not (lead and lead[0] == w):
-        return False  # "Smart home query API", "Open incidents assigned to you"
+    if "ADJ" in classes and named is not True:
+        return False  # "Smart home query API", "Open incidents assigned to you"; not `recording_audio`
     return bool(lead) if named is None else named

@@ -47,6 +47,7 @@ from diaforge.data_gen.phrasing.grammar import (
 )
 from diaforge.data_gen.phrasing.objects import (
     MAKING_VERBS,
+    WHETHER_VERBS,
     _dangling,
     _lower_obj,
     _noun_info,
@@ -54,6 +55,7 @@ from diaforge.data_gen.phrasing.objects import (
     adjective_first_object,
     restore_articles,
     tail_articles,
+    whether_object,
 )
 from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.schema import Tool
@@ -414,6 +416,11 @@ def _action_intent(
     )
     if parsed:
         not_object = adverb = False  # "Fetches detailed information on a case"
+    checking = verb or (first.lower() if first.lower() in WHETHER_VERBS else None)
+    if checking in WHETHER_VERBS and nxt in ("whether", "if") and len(tokens) > 3:
+        # "Check if a given date is a public holiday": the clause is the object, as after "Whether"
+        rest, head, nouns = whether_object(tokens[2:15])
+        return Intent(f"{checking} whether", rest, "", head, "lookup", nouns), checking, tokens
     if not (verb and nxt and not (not_object or adverb)):
         return None, None, tokens
     start = 1

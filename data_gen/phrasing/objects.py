@@ -15,6 +15,7 @@ the head noun (the last word before any "of") and the nouns before it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from diaforge.data_gen.phrasing.english import (
@@ -345,3 +346,24 @@ def restore_clause_articles(words: Sequence[str]) -> list[str]:
         obj, tail = restore_articles(first, words[1:end], words[end:])
         return [first, *obj, *tail]
     return restore_articles("", [], words)[1]
+
+
+# Verbs whose object may be a clause of "whether" or "if" ("Check if a date is a holiday").
+WHETHER_VERBS = frozenset({"check", "verify", "determine", "confirm", "test", "validate", "see", "find out"})
+_FINITE_WORDS = frozenset(
+    {"is", "are", "was", "were", "has", "have", "had", "can", "will", "does", "do", "did"}
+)
+
+
+def whether_object(tokens: Sequence[str]) -> tuple[str, str, tuple[str, ...]]:
+    """The clause after "whether" or "if" as a verb's object (`a given date is a public holiday`,
+    to its first comma or semicolon), the head of its subject (`date`; "a package | meets ..."
+    gives `package`) and the nouns before that head."""
+    rest = " ".join(_lower_obj(tokens))
+    rest = re.sub(r"\s+([,;:])", r"\1", rest).split(";")[0].split(",")[0].rstrip(",:")
+    said = rest.split()
+    verb_at = next(
+        (k for k in range(2, len(said)) if verb_lemma(said[k]) or said[k] in _FINITE_WORDS), len(said)
+    )
+    head, nouns = _noun_info(said[:verb_at])
+    return rest, head, nouns

@@ -10,6 +10,7 @@ import pytest
 
 from diaforge.data_gen.agents.options import _need_with_clause, restated_need
 from diaforge.data_gen.phrasing.options import trim_phrase
+from diaforge.data_gen.phrasing.render import action
 from diaforge.schema import Tool
 
 
@@ -81,3 +82,27 @@ def test_a_cut_never_leaves_a_relative_clause_without_its_verb(limit: int) -> No
 def test_a_cut_never_ends_on_a_time_word_and_its_pronoun(limit: int) -> None:
     text = "ask the studio to fire one commissioned vase before it is collected"
     assert " ".join(trim_phrase(text.split(" "), limit)) == "ask the studio to fire one commissioned vase"
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "said"),
+    [
+        # "Check if ..." / "Verify whether ...": the clause is the object, never "look up the check"
+        (
+            "kiln_availability",
+            "Check if a kiln is free on a given evening.",
+            "check whether a kiln is free on a given evening",
+        ),
+        (
+            "glaze_food_safe",
+            "Verify whether a glaze passes the lead test.",
+            "verify whether a glaze passes the lead test",
+        ),
+        # a gerund in the name is no verb of its own: the name says "convert", so "Convert" is the verb
+        ("mixing_calc.convert", "Convert glaze recipes from grams to percentages.", "convert glaze recipes"),
+    ],
+)
+def test_an_imperative_a_lexicon_also_calls_a_noun_stays_a_verb(
+    name: str, description: str, said: str
+) -> None:
+    assert action(_tool(name, description)) == said
