@@ -127,6 +127,7 @@ _SPELLED_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bMM/DD/YYYY\b", "mm/dd/yyyy"),
         (r"\bYYYY-Q[n1-4]\b", "year-quarter"),
         (r"\bYYYY-MM\b", "year-month"),
+        (r"\bMM-DD\b", "mm-dd"),
         (r"\bhh:mm:ss\b", "time-hms"),
         (r"\bhh:mm\b", "time-hm"),
         (r"\bISO[\s-]?8601\b(?=.*\b(?:time\s?zone|offset|utc)\b)", "date-time-tz"),
@@ -335,6 +336,8 @@ def spelled(draws: PrimitiveDraws, kind: str, name: str, persona: Persona | None
         return f"{day.isoformat()}T{hm}:00{rng.choice(('Z', '+01:00', '+02:00', '-05:00', '+00:00'))}"
     if kind == "compact-date":
         return day.strftime("%Y%m%d")
+    if kind == "mm-dd":
+        return day.strftime("%m-%d")
     if kind == "dd/mm/yyyy":
         return day.strftime("%d/%m/%Y")
     if kind == "mm/dd/yyyy":

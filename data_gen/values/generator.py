@@ -292,11 +292,17 @@ class ValueGenerator:
             # "e.g. `contractor_booked` or `completed`": a status word is said as written
             literals = re.findall(r"`([a-z]+(?:_[a-z]+)*)`", description) or [example]
             return self.rng.choice([w for w in literals if w not in tokens] or [example])
+        kind = spelled_format(description)
+        if kind == "mm-dd":  # "MM-DD format (e.g. '04-15')": a day of the year, never "09-68"
+            return spelled(self.draws, kind, name, persona)
+        if example is not None and re.match(r"https?://", example):
+            return (
+                self.draws.url()
+            )  # "e.g. 'https://www.google.com'": a web address, never "https://zoe.ledger.zoe"
         if example is not None:
             value = shaped(self.draws, example, name, description, keep=keep)
             if value is not None:
                 return value
-        kind = spelled_format(description)
         if kind is not None:
             return spelled(self.draws, kind, name, persona)
         # the schema's own examples are words, no shape ("@", "www", "mail"): one of them as written

@@ -147,3 +147,17 @@ def test_the_name_of_a_thing_names_that_thing() -> None:
     assert all(v.endswith(" Kiln") and not _is_person(v) for v in kilns), kilns
     assert all(_is_person(v) for v in _draws("glazier_name", "Full name of the glazier on shift."))
     assert all(_is_person(v) for v in _draws("dentist_name", "Name of the dentist."))
+
+
+def test_a_day_in_mm_dd_is_a_real_day_and_a_web_address_example_gives_an_address() -> None:
+    """ "MM-DD format (e.g. '04-15')" is a month and a day ("09-68" is neither); an example that
+    is a web address gives a web address, never its words shuffled ("https://zoe.ledger.zoe")."""
+    from datetime import date
+
+    for v in _draws("firing_day", "Day of the firing in MM-DD format (e.g. '04-15').", n=12):
+        month, day = (int(x) for x in v.split("-"))
+        date(2026, month, day)  # raises on "09-68"
+    assert all(
+        re.fullmatch(r"https://[a-z0-9.-]+\.[a-z]{2,}(/\S*)?", v)
+        for v in _draws("shop_page", "Page to open (e.g. 'https://www.kilnworks.org').")
+    )
