@@ -346,7 +346,7 @@ _PARAMETER_WORDS = frozenset({"parameter", "parameters", "argument", "arguments"
 def _sentences(text: str) -> list[str]:
     """The sentences of a description (a full stop after a closing quote ends one too)."""
     text = " ".join(text.split())
-    parts = re.split(r"(?<=[A-Za-z0-9)'’\"])[.!?](?:\s+|$)", text)
+    parts = re.split(r"(?<=[A-Za-z0-9)'’\"])(?<!\.[A-Z])[.!?](?:\s+|$)", text)  # never after "U.S"
     return [p.strip() for p in parts if p.strip()] or [first_sentence(text)]
 
 

@@ -208,6 +208,14 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
             if k > 1
             and (
                 _opens_cut_part(w, out[k + 1 : k + 2])
+                # "the meal | it is | associated with": a clause whose subject is a pronoun
+                or (
+                    (w.lower() in CLAUSE_SUBJECTS or w.lower() == "it")
+                    and "NOUN" in word_classes(out[k - 1].lower())
+                    # a noun, not a verb before its object ("turn | it into ...")
+                    and ("VERB" not in word_classes(out[k - 1].lower()) or out[k - 2].lower() in DETERMINERS)
+                    and not any(stranded_preposition(out[:j]) for j in range(k + 2, len(out) + 1))
+                )
                 # "that purchasing has | to resolve", "that the studio | has ...": a relative
                 # clause whose verb lost its "to", or that the cut left without a verb
                 or (

@@ -213,7 +213,8 @@ def _sentences(text: str) -> list[tuple[str, str]]:
     start = 0
     for m in _STOP.finditer(text):
         before = text[start : m.start()].split()
-        if before and before[-1].lower() in _ABBREVIATIONS and m.end() < len(text):
+        initialism = bool(before) and re.fullmatch(r"(?:[A-Z]\.)+[A-Z]", before[-1]) is not None  # "U.S."
+        if before and (before[-1].lower() in _ABBREVIATIONS or initialism) and m.end() < len(text):
             continue
         out.append((text[start : m.start()], text[m.start()]))
         start = m.end()

@@ -10,7 +10,7 @@ import pytest
 
 from diaforge.data_gen.agents.options import _need_with_clause, restated_need
 from diaforge.data_gen.phrasing.options import trim_phrase
-from diaforge.data_gen.phrasing.render import action
+from diaforge.data_gen.phrasing.render import action, option_phrases
 from diaforge.schema import Tool
 
 
@@ -106,3 +106,27 @@ def test_an_imperative_a_lexicon_also_calls_a_noun_stays_a_verb(
     name: str, description: str, said: str
 ) -> None:
     assert action(_tool(name, description)) == said
+
+
+@pytest.mark.parametrize("limit", range(12, 15))
+def test_a_cut_never_leaves_a_clause_whose_subject_is_a_pronoun_open(limit: int) -> None:
+    text = "log a kiln load with notes about the glaze and the shelf it was fired on"
+    assert (
+        " ".join(trim_phrase(text.split(" "), limit))
+        == "log a kiln load with notes about the glaze and the shelf"
+    )
+    # whole, or short only of the preposition that ends it, the clause stays
+    assert " ".join(trim_phrase(text.split(" "), 15)) == " ".join(trim_phrase(text.split(" "), 16)) == text
+    # a pronoun that is a verb's object opens no clause
+    turned = "sort the shards and turn them into a mosaic for the studio entrance"
+    assert trim_phrase(turned.split(" "), 10)[-2:] == ["a", "mosaic"]
+
+
+def test_an_initialism_ends_no_sentence_and_keeps_its_stops() -> None:
+    """ "U.K." is one word: the option goes on past it ("... in U.K. studios"), never "in U.K,"."""
+    kilns = _tool(
+        "list_kilns_uk", "Lists the wood-fired kilns open to visitors in U.K. studios. Updated weekly."
+    )
+    wheels = _tool("list_wheels", "Lists the potter's wheels for hire in one studio.")
+    offered = option_phrases([kilns, wheels])[1]["list_kilns_uk"]
+    assert offered.endswith("in U.K. studios"), offered
