@@ -30,8 +30,10 @@ from diaforge.data_gen.values.vocabulary import (
     COUNTRY_CODES3,
     CURRENCIES,
     E164_COUNTRIES,
+    KNOWN_EXTS,
     LANGUAGES,
     VOCAB_BY_LEN,
+    WORDS,
 )
 from diaforge.schema import Persona
 from diaforge.text import param_tokens
@@ -256,6 +258,15 @@ def _shape_once(draws: PrimitiveDraws, example: str, name: str, description: str
         day = draws.day_for(name)
         noon = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc)
         return f"/Date({int(noon.timestamp()) * 1000}{wcf.group(1) or ''})/"
+    if re.fullmatch(r"(?:\d{1,3}\.){3}\d{1,3}", example):  # an IPv4 address: four octets, each below 256
+        return (
+            f"{rng.choice((10, 172, 192))}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+        )
+    named_file = re.fullmatch(r"([\w-]+)\.([A-Za-z0-9]{2,5})", example)
+    if (
+        named_file and named_file.group(2).lower() in KNOWN_EXTS
+    ):  # "image.png": a fresh name, the same kind of file
+        return f"{rng.choice(WORDS)}_{rng.choice(WORDS)}.{named_file.group(2)}"
     if formats.UUID_RE.fullmatch(example):
         fresh = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         return fresh.upper() if example.isupper() else fresh

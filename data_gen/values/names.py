@@ -23,6 +23,7 @@ from diaforge.data_gen.values.vocabulary import (
     CITIES,
     COMPANIES,
     COMPANY_WORDS,
+    COUNTIES,
     COUNTRIES,
     COUNTRY_CODES,
     COURSES,
@@ -30,12 +31,15 @@ from diaforge.data_gen.values.vocabulary import (
     DEPARTMENTS,
     FILE_EXTS,
     FIRST_NAMES,
+    FOOD_WORDS,
+    FOODS,
     FREE_TEXT,
     FREE_TEXT_WORDS,
     FUTURE_DATE_WORDS,
     ID_PREFIXES,
     ID_WORDS,
     JOB_TITLES,
+    KNOWN_EXTS,
     LANGUAGES,
     LAST_NAMES,
     LOCALES,
@@ -43,6 +47,8 @@ from diaforge.data_gen.values.vocabulary import (
     MEDICAL_TERMS,
     MEDICAL_WORDS,
     MONEY_WORDS,
+    MUSIC_CONTEXT,
+    MUSIC_KEYS,
     OFFICES,
     PAST_DATE_WORDS,
     PERCENT_WORDS,
@@ -235,6 +241,12 @@ class Draws:
             return rng.choice(TIMEZONES)
         if ts & {"url", "link", "website", "uri", "endpoint", "homepage"}:
             return self.url()
+        if last == "key" and MUSIC_CONTEXT.search(description):  # "The key of the melody": C major
+            return rng.choice(MUSIC_KEYS)
+        if last == "path" or ts & {"filepath", "filename"}:  # "Path to the CSV dataset file"
+            ext = next((e for e in re.findall(r"[a-z0-9]+", description.lower()) if e in KNOWN_EXTS), "csv")
+            folder = "" if "name" in last or last == "filename" else f"data/{rng.choice(WORDS)}/"
+            return f"{folder}{rng.choice(WORDS)}_{rng.choice(WORDS)}.{ext}"
         if ts & SECRET_WORDS and last not in ID_WORDS:  # "user_token": a secret, never the user's name
             return self.secret(ts)
         if last in ID_WORDS or ts & {"sku"}:
@@ -300,6 +312,10 @@ class Draws:
             return self._named_thing(ts, persona, description)
         if ts & PERSON_WORDS:
             return " ".join(self.person())
+        if ts & FOOD_WORDS:  # "food_item": a dish, never a product of the office
+            return rng.choice(FOODS)
+        if "county" in ts:
+            return rng.choice(COUNTIES)
         if ts & {"department", "dept", "division"}:
             if persona is not None and persona.department:
                 return persona.department
@@ -369,6 +385,8 @@ class Draws:
             return last
         if ts & COMPANY_WORDS:
             return self.company(persona) if "employer" in ts else rng.choice(COMPANIES)
+        if ts & FOOD_WORDS:
+            return rng.choice(FOODS)
         if "project" in ts:
             return rng.choice(PROJECTS)
         if ts & {"team", "group"}:

@@ -205,6 +205,28 @@ MEDICAL_CONTEXT = re.compile(r"\b(?:meddra|adverse|clinical|patient|symptom|medi
 SPECIALTIES = ("cardiology", "dermatology", "neurology", "orthopaedics", "gastroenterology", "oncology")
 UNITS = ("EA", "kg", "hours", "box", "pack", "litre")
 FILE_EXTS = ("pdf", "xlsx", "docx", "csv", "pptx")
+#: Extensions a file name or path keeps as its example or description says them ("image.png").
+KNOWN_EXTS = frozenset(
+    word_list(
+        "pdf xlsx xls docx doc csv tsv pptx txt json xml yaml yml png jpg jpeg gif svg mp3 mp4 wav zip html md parquet"
+    )
+)
+#: Words of a parameter's name that make its value a dish ("food_item", "meal_name").
+FOOD_WORDS = frozenset(word_list("food foods meal meals dish dishes recipe snack ingredient"))
+FOODS = (
+    "chicken Caesar salad",
+    "margherita pizza",
+    "vegetable curry",
+    "salmon with rice",
+    "lentil soup",
+    "oatmeal with berries",
+    "beef burrito",
+    "Greek yogurt",
+)
+#: Musical keys, for a key a melody or a chord progression is in.
+MUSIC_KEYS = ("C major", "G major", "D major", "A minor", "E minor", "F major", "B-flat major")
+MUSIC_CONTEXT = re.compile(r"\b(?:melody|chord|music|musical|song|scale|major|minor|tune)", re.I)
+COUNTIES = ("Cook County", "King County", "Orange County", "Travis County", "Suffolk County", "Dane County")
 
 # The uppercase prefix of a generated identifier, by the words in front of `_id`.
 ID_PREFIXES = {

@@ -161,3 +161,30 @@ def test_a_day_in_mm_dd_is_a_real_day_and_a_web_address_example_gives_an_address
         re.fullmatch(r"https://[a-z0-9.-]+\.[a-z]{2,}(/\S*)?", v)
         for v in _draws("shop_page", "Page to open (e.g. 'https://www.kilnworks.org').")
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "shape"),
+    [
+        (
+            "kiln_ip",
+            "The IPv4 address of the kiln controller (e.g., '192.168.1.1').",
+            r"(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)",
+        ),
+        ("photo_file", "File to save the glaze photo to, such as 'vase.png'.", r"[a-z]+_[a-z]+\.png"),
+        ("glaze_log_path", "Path to the JSON log of the firing.", r"data/[a-z]+/[a-z]+_[a-z]+\.json"),
+        ("tasting_dish", "The dish served at the studio opening.", r"[A-Za-z ]+"),
+        ("key", "The key the studio's opening tune is played in.", r"[A-G](?:-flat)? (?:major|minor)"),
+        ("county", "The county the studio is registered in.", r"[A-Z][a-z]+ County"),
+    ],
+)
+def test_values_of_kinds_a_description_names_fit_and_are_read_back(
+    name: str, description: str, shape: str
+) -> None:
+    from diaforge.data_gen.values import extract_value, phrase_values, render_value
+
+    spec = {"type": "string", "description": description}
+    for seed, value in enumerate(_draws(name, description)):
+        assert re.fullmatch(shape, value), value
+        said = phrase_values([(name, render_value(value))], random.Random(seed))
+        assert extract_value(said, name, spec) == (True, value), said
