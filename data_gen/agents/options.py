@@ -83,13 +83,21 @@ _FUNCTION_STEMS = frozenset(stem(w) for w in STOPWORDS - KEEP_WORDS)
 _OPTION_SPLIT = re.compile(r",|;|:|\?|\bor\b|\beither\b|\bversus\b|\bvs\b\.?|/", re.IGNORECASE)
 
 
+# A thing a description says the tool goes without ("so no receipts are needed", "without a
+# booking"): that word is not one the user would name the tool by.
+_WITHOUT = re.compile(r"\b(?:no|without(?:\s+(?:a|an|the|any))?)\s+([a-z][\w-]*)", re.IGNORECASE)
+
+
 def _tool_stems(tool: Tool) -> set[str]:
     """The stems of a tool's name, of what its description says it does (`phrasing.summary`:
-    not "Do not use for searching by name") and of its parameters."""
-    stems = {stem(w) for w in name_tokens(tool)} | content_stems(summary(tool.description or ""))
+    not "Do not use for searching by name") and of its parameters, less the things the
+    description says it goes without (`_WITHOUT`) unless its name says them."""
+    said = summary(tool.description or "")
+    named = {stem(w) for w in name_tokens(tool)}
+    stems = named | content_stems(said)
     for key, spec in tool.properties.items():
         stems |= {stem(w) for w in words(key)} | content_stems(str(spec.get("description", "")))
-    return stems
+    return stems - ({stem(m.group(1).lower()) for m in _WITHOUT.finditer(said)} - named)
 
 
 def _weights(tools: Sequence[Tool]) -> tuple[dict[str, set[str]], dict[str, float]]:

@@ -170,6 +170,14 @@ def test_the_frame_a_pick_is_said_in_points_at_no_option(bank) -> None:
             assert narrow([court, extras], answer) == [gold], answer
 
 
+def test_a_thing_a_description_says_the_tool_goes_without_does_not_point_at_it() -> None:
+    """"so no photo is needed" does not make the note tool a match for "a photo of a test tile"."""
+    photo = tool("add_tile_photo", "Adds a photo of a test tile to a glaze record.")
+    note = tool("add_tile_note", "Adds a note on a test tile to a glaze record, so no photo is needed.")
+    assert narrow([photo, note], "It's the option to add a photo of a test tile.") == [photo]
+    assert narrow([photo, note], "The one that adds a note, please.") == [note]
+
+
 def test_teacher_questions_name_no_tool_and_differ_between_banks() -> None:
     gold = BY_NAME["book_flight_domestic"]
     opening = Turn(role="user", content="I need to book a flight.")
