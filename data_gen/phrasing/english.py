@@ -135,7 +135,9 @@ _LOOKUP_LEADS = {
     "what": "find out what",
 }
 _USER_VOICE = {"your": "my", "yours": "mine", "you": "I", "yourself": "myself"}
-_TOKEN = re.compile(r"(?:[A-Z]\.){2,}(?![A-Za-z])|[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;:()]")
+_TOKEN = re.compile(
+    r"(?:[A-Z]\.){2,}(?![A-Za-z])|[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;:()]"
+)
 
 
 def in_user_voice(text: str) -> str:

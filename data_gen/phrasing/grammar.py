@@ -454,6 +454,17 @@ def _name_verb_is(lead: Sequence[str], w: str, base: str) -> bool | None:
     return None
 
 
+def _says_names_object(lead: Sequence[str], toks: Sequence[str]) -> bool:
+    """Whether the description's words after its first are the tool name's words after its verb
+    (`request_emergency_services`: "Contact | emergency services ..."): the first word is then
+    another verb for the name's action, not a noun ("Order details" for `get_order_details` is
+    not: "details" alone does not say "order details")."""
+    at = next((k for k, x in enumerate(lead) if name_verb(x)), None)
+    obj = list(lead[at + 1 :]) if at is not None else []
+    said = [t.lower() for t in toks[1 : 1 + len(obj)]]
+    return len(obj) > 0 and said == obj
+
+
 def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool:
     """Whether a description sentence opens with a verb. A word the lexicon knows only as a verb
     always does; one that is also a noun does when what follows opens an object (a determiner,
@@ -464,13 +475,19 @@ def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool
     (`uber.ride`: "Find ride from source"); a name whose verb is another word makes the opening a
     noun phrase (`get_order_details`: "Order details of a cart"). A participle ("Estimated CO2
     emissions") or a name in title case ("Object Detection API") opens a noun phrase."""
-    if len(toks) < 2 or bare_compound(toks):
-        return False  # "Damage report for goods received broken"
+    if len(toks) < 2:
+        return False
     first, second = toks[0], toks[1]
     w, nxt = first.lower(), second.lower()
     classes = word_classes(w)
     if "VERB" not in classes or (first.isupper() and len(first) > 1):
         return False
+    lead = [x.lower() for x in name_words]
+    verbs = _lemmas(w).get("VERB") or (w,)
+    if _name_verb_is(lead, w, verbs[0]) is False and _says_names_object(lead, toks):
+        return True  # `request_emergency_services`: "Contact | emergency services about ...", another verb
+    if bare_compound(toks):
+        return False  # "Damage report for goods received broken"
     if first[:1].isupper() and second[:1].isupper() and not second.isupper() and nxt not in DETERMINERS:
         return False  # "Object Detection API", "Document Question Answering"
     verbs = _lemmas(w).get("VERB") or (w,)
@@ -497,7 +514,6 @@ def opens_with_verb(toks: Sequence[str], name_words: Sequence[str] = ()) -> bool
         return bool(nxt_classes & {"NOUN", "ADJ", "NUM"})  # "Searches payroll employees"
     if "ADJ" in nxt_classes and "NOUN" not in nxt_classes and "ADJ" not in classes:
         return True  # "List open purchase requisitions"; not "Open incidents assigned to you"
-    lead = [x.lower() for x in name_words]
     named = _name_verb_is(lead, w, base)  # the name's first verb, or this word before any verb of it
     if named is not False and _bare_object(toks):
         return True  # "close PR without merging", "reopen closed PR"

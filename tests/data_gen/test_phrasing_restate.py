@@ -100,6 +100,14 @@ def test_a_cut_never_ends_on_a_time_word_and_its_pronoun(limit: int) -> None:
         ),
         # a gerund in the name is no verb of its own: the name says "convert", so "Convert" is the verb
         ("mixing_calc.convert", "Convert glaze recipes from grams to percentages.", "convert glaze recipes"),
+        # the words after the opening are the name's object: the opening is another verb for the name's
+        (
+            "request_kiln_technicians",
+            "Contact kiln technicians about a cracked element.",
+            "contact kiln technicians about a cracked element",
+        ),
+        # ... and not where they only start it: "Glaze details" is a noun phrase for `get_glaze_details`
+        ("get_glaze_details", "Glaze details of a test tile.", "look up the glaze details of a test tile"),
     ],
 )
 def test_an_imperative_a_lexicon_also_calls_a_noun_stays_a_verb(
