@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from diaforge.data_gen.agents.options import narrow, offered_options
+from diaforge.data_gen.agents.options import narrow, offered_options, options_in_thought
 from diaforge.data_gen.agents.refusal import is_refusal, set_apart
-from diaforge.data_gen.agents.state import COMPLETION
+from diaforge.data_gen.agents.state import COMPLETION, SELECTION
 from diaforge.data_gen.phrasing import (
     artefacts,
     contradicting_verbs,
@@ -192,7 +192,8 @@ def naturalness_validator(d: Dialogue) -> Verdict:
     cancel an order"); the opening asks for no action the gold tool does not do ("look up the
     order" for a re-order); no user turn talks the jargon of another line of business; and the
     call comes only after the user said something that tells the gold tool apart from each of
-    its near-duplicates among the candidates."""
+    its near-duplicates among the candidates; and no question offers again the options an
+    earlier one offered (`repeated_question`)."""
     name = "naturalness"
     said_by_assistant: set[str] = set()
     for i, t in enumerate(d.turns):
@@ -220,6 +221,9 @@ def naturalness_validator(d: Dialogue) -> Verdict:
         if judged:
             kind, phrase = judged[0]
             return _fail(name, f"fluency_{kind}: turn {i}: '{phrase}'")
+    again = repeated_question(d)
+    if again:
+        return _fail(name, f"repeated_question: {again}")
     gold = d.gold_tool or d.withheld_tool  # what the user needs
     if gold is not None and d.turns and d.turns[0].role == "user":
         kept = ((d.provenance.model_extra or {}).get("fluency") or {}).get("kept", [])
@@ -248,6 +252,24 @@ def naturalness_validator(d: Dialogue) -> Verdict:
                     f"unsettled_choice: the user never said what separates {gold.name} from {other.name}",
                 )
     return Verdict(validator=name, passed=True)
+
+
+def repeated_question(d: Dialogue) -> str:
+    """Where the assistant offers again the very options an earlier question of its own offered
+    (as its thoughts list them, `options_in_thought`), after the user answered it: the answer was
+    not understood, and the dialogue teaches asking in circles. Empty when it never does."""
+    asked: dict[frozenset[str], int] = {}
+    for i, t in enumerate(d.turns):
+        if t.role != "assistant" or t.tool_calls or t.phase != SELECTION:
+            continue
+        offered = options_in_thought(t.thought, d.candidate_tools)
+        if offered is None or len(offered) < 2:
+            continue
+        key = frozenset(o.name for o in offered)
+        if key in asked:
+            return f"turn {i} offers the options of turn {asked[key]} again"
+        asked[key] = i
+    return ""
 
 
 def _said_stems(tool: Tool) -> set[str]:

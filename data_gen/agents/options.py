@@ -211,9 +211,29 @@ def narrow(options: Sequence[Tool], answer: str) -> list[Tool]:
     if not scored:
         return []
     best = max(s for s, _ in scored)
+    tied = [o for s, o in scored if s >= best - 1e-9]
+    whole = _named_whole(tied, ans - neg) if len(tied) > 1 else []
+    if whole:
+        return whole  # "an account" of "delete an account or a bank account": the account alone
     if best == 0:
         return [o for _, o in scored] if len(scored) < len(options) else []
-    return [o for s, o in scored if s >= best - 1e-9]
+    return tied
+
+
+def _named_whole(tied: Sequence[Tool], said: set[str]) -> list[Tool]:
+    """Among options an answer scores alike, the one it names whole: the only one whose own name
+    words (less those all their names share) it says every one of, else the only one whose name
+    has no words of its own when it says a word of that name and none of the others' own ("an
+    account" of `DeleteAccount` and `DeleteBankAccount`). Empty when neither is one option."""
+    names = {o.name: {stem(w) for w in name_tokens(o)} for o in tied}
+    shared = set.intersection(*names.values())
+    own = {n: ws - shared for n, ws in names.items()}
+    whole = [o for o in tied if own[o.name] and own[o.name] <= said]
+    if len(whole) == 1:
+        return whole
+    plain = [o for o in tied if not own[o.name] and names[o.name] & said]
+    others_said = any(own[o.name] & said for o in tied)
+    return plain if len(plain) == 1 and not others_said else []
 
 
 def plausible(candidates: Sequence[Tool], text: str) -> list[Tool]:

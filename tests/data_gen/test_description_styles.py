@@ -313,6 +313,8 @@ BENCHMARK_BROKEN = {
         "000049-request_travel_insurance_certificate": "verb_agreement",
         "000055-file_trademark_application_national": "lowercased_name",
         "000063-get_signing_authority_matrix": "cut_phrase",
+        # the two options offered again, twice, after the user chose one
+        "000066-approve_expense_report": "repeated_question",
         "000069-get_reimbursement_status": "cut_phrase",
         "000087-file_trademark_application_madrid": "lowercased_name",
         "000093-process_data_subject_rectification_request": "cut_phrase",

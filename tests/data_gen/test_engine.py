@@ -398,7 +398,8 @@ def test_committed_benchmark_is_held_out_and_valid() -> None:
         )
         assert len(d.candidate_tools) == 6
         verdicts = run_rule_validators(d)
-        # The broken-phrase kinds reject reference dialogues built before them (the
-        # hand-read list: test_description_styles.BENCHMARK_BROKEN); every other check passes.
-        assert all(v.passed or v.reason.split(":")[0] in BROKEN_PHRASE_KINDS for v in verdicts), d.id
+        # The broken-phrase kinds and a repeated question reject reference dialogues built before
+        # them (the hand-read list: test_description_styles.BENCHMARK_BROKEN); every other check passes.
+        later = {*BROKEN_PHRASE_KINDS, "repeated_question"}
+        assert all(v.passed or v.reason.split(":")[0] in later for v in verdicts), d.id
         assert d.provenance.source == "diabench-heldout-v1"

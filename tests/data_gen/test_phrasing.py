@@ -171,11 +171,20 @@ def test_the_frame_a_pick_is_said_in_points_at_no_option(bank) -> None:
 
 
 def test_a_thing_a_description_says_the_tool_goes_without_does_not_point_at_it() -> None:
-    """"so no photo is needed" does not make the note tool a match for "a photo of a test tile"."""
+    """ "so no photo is needed" does not make the note tool a match for "a photo of a test tile"."""
     photo = tool("add_tile_photo", "Adds a photo of a test tile to a glaze record.")
     note = tool("add_tile_note", "Adds a note on a test tile to a glaze record, so no photo is needed.")
     assert narrow([photo, note], "It's the option to add a photo of a test tile.") == [photo]
     assert narrow([photo, note], "The one that adds a note, please.") == [note]
+
+
+def test_an_answer_that_names_the_plain_option_whole_picks_it() -> None:
+    """ "a kiln" of "book a kiln or a kiln shelf": the plain one, which the answer names whole."""
+    kiln = tool("BookKiln", "Book kiln API that takes a date.")
+    shelf = tool("BookKilnShelf", "Book kiln shelf API that takes a date and a shelf number.")
+    for answer in ("Definitely a kiln.", "A kiln, please.", "I need the option to book a kiln."):
+        assert narrow([kiln, shelf], answer) == [kiln], answer
+    assert narrow([kiln, shelf], "A kiln shelf, please.") == [shelf]
 
 
 def test_teacher_questions_name_no_tool_and_differ_between_banks() -> None:
@@ -238,6 +247,10 @@ def test_naturalness_validator_rejects_each_kind_with_a_reason() -> None:
     )
     verdict = naturalness_validator(unsettled)
     assert not verdict.passed and verdict.reason.startswith("unsettled_choice")
+    # The same options offered again after the user answered: asking in circles.
+    circling = [*d.turns[: i_q + 2], d.turns[i_q], d.turns[i_q + 1], *d.turns[i_q + 2 :]]
+    verdict = naturalness_validator(d.model_copy(update={"turns": circling}))
+    assert not verdict.passed and verdict.reason.startswith("repeated_question"), verdict.reason
 
 
 @pytest.mark.slow(reason="generates a corpus end to end")
