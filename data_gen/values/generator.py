@@ -163,7 +163,33 @@ class ValueGenerator:
         root = tool.parameters
         args = {k: self.value_for(k, props[k], persona=persona, root=root) for k in props if k in wanted}
         self._order_ranges(args, props, root)
+        self._part_pairs(args, props, persona, root)
         return args
+
+    # The two ends of a move ("from_currency" and "to_currency", "source_city" and "target_city").
+    _PAIR_ENDS = (("from", "to"), ("source", "target"), ("origin", "destination"), ("src", "dst"))
+
+    def _part_pairs(
+        self,
+        args: dict[str, Any],
+        props: dict[str, dict[str, Any]],
+        persona: Persona | None,
+        root: dict[str, Any],
+    ) -> None:
+        """The two ends of a move differ: a ``to_currency`` drawn equal to its ``from_currency``
+        (PLN to PLN) is drawn again, up to ten times."""
+        for key in list(args):
+            toks = param_tokens(key)
+            for a, b in self._PAIR_ENDS:
+                if a not in toks:
+                    continue
+                other = next((k for k in args if param_tokens(k) == [b if t == a else t for t in toks]), None)
+                if other is None or other == key:
+                    continue
+                for _ in range(10):
+                    if args[other] != args[key]:
+                        break
+                    args[other] = self.value_for(other, props[other], persona=persona, root=root)
 
     # -- dispatch ----------------------------------------------------------------------------
 

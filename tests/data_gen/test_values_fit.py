@@ -188,3 +188,22 @@ def test_values_of_kinds_a_description_names_fit_and_are_read_back(
         assert re.fullmatch(shape, value), value
         said = phrase_values([(name, render_value(value))], random.Random(seed))
         assert extract_value(said, name, spec) == (True, value), said
+
+
+def test_the_two_ends_of_a_move_differ() -> None:
+    """A glaze moved "from_kiln" "to_kiln", a price "source_currency" to "target_currency": never
+    the same value at both ends."""
+    from diaforge.schema import Tool
+
+    code = {"type": "string", "enum": ["K1", "K2"]}
+    money = {"type": "string", "description": "ISO 4217 currency code."}
+    props = {"from_kiln": code, "to_kiln": code, "source_currency": money, "target_currency": money}
+    tool = Tool(
+        name="move_glaze_batch",
+        description="Moves a glaze batch between kilns.",
+        parameters={"type": "object", "properties": props, "required": list(props)},
+    )
+    for seed in range(60):
+        args = ValueGenerator(random.Random(seed)).gold_args(tool)
+        assert args["from_kiln"] != args["to_kiln"], args
+        assert args["source_currency"] != args["target_currency"], args
