@@ -77,6 +77,9 @@ _QUESTION_WORDS = frozenset(
         "there",
     ]
 )
+_AUXILIARIES = frozenset(
+    {"are", "is", "be", "have", "has", "was", "were", "can", "will", "may", "might", "must"}
+)
 # Stems of function words ("with", "by", "for"): in a tool's name they tell no option apart, and
 # a user's "complies with the policy" says nothing for `approve_report_with_exception`.
 _FUNCTION_STEMS = frozenset(stem(w) for w in STOPWORDS - KEEP_WORDS)
@@ -131,6 +134,10 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-9
     scores: list[list[float]] = []
     seen: set[str] = set()
+    # The verb a question says once for all its options ("Do you want me to create a leave
+    # application, a timesheet, or ..."): a later option without a verb of its own has it too.
+    lead = [w for w in words(segments[0]) if w not in _QUESTION_WORDS | _AUXILIARIES and is_base_verb(w)]
+    shared_verb_stems = {stem(w) for w in lead[:1]}
     for i, seg in enumerate(segments):
         seg_stems = {stem(w) for w in words(seg) if w not in _QUESTION_WORDS} & (
             content_stems(seg) | {stem(w) for w in words(seg) if len(w) > 2}
@@ -140,7 +147,11 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
             scores.append([0.0] * len(candidates))
             continue
         row = []
-        lexicals = [sum(weight[s] for s in seg_stems & stems[c.name]) for c in candidates]
+        said = seg_stems
+        first = words(seg)[:1]
+        if i > 0 and not (first and is_base_verb(first[0])):
+            said = seg_stems | shared_verb_stems  # "a timesheet" after "create ...": create a timesheet
+        lexicals = [sum(weight[s] for s in said & stems[c.name]) for c in candidates]
         # One word that two tools share equally is an item of a list inside an option ("the
         # parties, term, value, ..."): an encoder's reading of the lone word does not break the tie.
         tied_word = len(seg_stems) == 1 and sorted(lexicals)[-2:] == [max(lexicals)] * 2

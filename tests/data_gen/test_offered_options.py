@@ -136,3 +136,18 @@ def test_a_lone_word_two_tools_share_equally_offers_neither() -> None:
     )
     got = offered_options(question, [SIGNING, DETAILS, ORPHANS], _Leaning("value", SIGNING.description))
     assert {t.name for t in got} == {DETAILS.name, ORPHANS.name}
+
+
+def test_an_option_without_a_verb_of_its_own_has_the_verb_the_question_said_once() -> None:
+    """ "Do you want me to create a glaze recipe, a kiln log, or a firing schedule?": "a kiln log"
+    is "create a kiln log", not the kiln log a reading or an update tool acts on too."""
+    tools = [
+        Tool(name="create_glaze_recipe", description="Creates a glaze recipe."),
+        Tool(name="create_kiln_log", description="Creates a kiln log."),
+        Tool(name="create_firing_schedule", description="Creates a firing schedule."),
+        Tool(name="update_kiln_log", description="Updates a kiln log."),
+        Tool(name="get_kiln_log", description="Retrieves a kiln log."),
+    ]
+    question = "There are a few ways to do that. Do you want me to create a glaze recipe, a kiln log, or a firing schedule?"
+    got = {t.name for t in offered_options(question, tools)}
+    assert got == {"create_glaze_recipe", "create_kiln_log", "create_firing_schedule"}
