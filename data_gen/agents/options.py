@@ -136,8 +136,7 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
     seen: set[str] = set()
     # The verb a question says once for all its options ("Do you want me to create a leave
     # application, a timesheet, or ..."): a later option without a verb of its own has it too.
-    lead = [w for w in words(segments[0]) if w not in _QUESTION_WORDS | _AUXILIARIES and is_base_verb(w)]
-    shared_verb_stems = {stem(w) for w in lead[:1]}
+    shared_verb_stems: set[str] = set()  # that verb, once a segment has said it
     for i, seg in enumerate(segments):
         seg_stems = {stem(w) for w in words(seg) if w not in _QUESTION_WORDS} & (
             content_stems(seg) | {stem(w) for w in words(seg) if len(w) > 2}
@@ -149,14 +148,20 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
         row = []
         said = seg_stems
         first = words(seg)[:1]
-        if i > 0 and not (first and is_base_verb(first[0])):
+        if not (first and is_base_verb(first[0])):
             said = seg_stems | shared_verb_stems  # "a timesheet" after "create ...": create a timesheet
+        verbs = [w for w in words(seg) if w not in _QUESTION_WORDS | _AUXILIARIES and is_base_verb(w)]
+        if verbs and not shared_verb_stems:
+            shared_verb_stems = {stem(verbs[0])}
         lexicals = [sum(weight[s] for s in said & stems[c.name]) for c in candidates]
         # One word that two tools share equally is an item of a list inside an option ("the
         # parties, term, value, ..."): an encoder's reading of the lone word does not break the tie.
         tied_word = len(seg_stems) == 1 and sorted(lexicals)[-2:] == [max(lexicals)] * 2
         for j, lexical in enumerate(lexicals):
-            semantic = float(vecs[i] @ vecs[len(segments) + j]) if vecs is not None and not tied_word else 0.0
+            # a bare "a superfund" whose verb the question said once: an encoder reads the noun
+            # alone and cannot tell "create" from "update", so the words decide
+            judged = vecs is not None and not tied_word and said == seg_stems
+            semantic = float(vecs[i] @ vecs[len(segments) + j]) if judged else 0.0
             row.append(lexical + (semantic if lexical > 0 else 0.0))
         scores.append(row)
     # Each segment offers at most one candidate and each candidate is offered once: the best

@@ -151,3 +151,6 @@ def test_an_option_without_a_verb_of_its_own_has_the_verb_the_question_said_once
     question = "There are a few ways to do that. Do you want me to create a glaze recipe, a kiln log, or a firing schedule?"
     got = {t.name for t in offered_options(question, tools)}
     assert got == {"create_glaze_recipe", "create_kiln_log", "create_firing_schedule"}
+    # an encoder that reads the bare "a kiln log" as the update does not take it there
+    leaning = _Leaning("a kiln log", "Updates a kiln log.")
+    assert {t.name for t in offered_options(question, tools, leaning)} == got
