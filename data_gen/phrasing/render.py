@@ -24,15 +24,16 @@ from diaforge.data_gen.phrasing.grammar import (
     PREPOSITIONS,
     TOOL_WORDS,
     ends_cleanly,
+    name_verb,
     nominal,
     third_person,
     word_classes,
 )
-from diaforge.data_gen.phrasing.intents import catalogue_prefixes, intent_of
+from diaforge.data_gen.phrasing.intents import Intent, catalogue_prefixes, intent_of
 from diaforge.data_gen.phrasing.intents import sure as parse_sure
 from diaforge.data_gen.phrasing.judging import active_judge, judged
 from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
-from diaforge.data_gen.phrasing.readings import readings, unsure
+from diaforge.data_gen.phrasing.readings import MAX_WORDS, readings, unsure
 from diaforge.data_gen.phrasing.shorthand import acronym_case, shorthand_left, words_written_out
 from diaforge.saying import inflect_engine
 from diaforge.schema import Tool
@@ -108,10 +109,37 @@ def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[T
     candidates = [phrase] if parse_sure(intent) and sound(phrase, tools) else []
     sure = active_judge() is None or not unsure(tool, prefixes)
     if not sure:  # without a judge, or where the parse is sure, the rule reading alone (as before)
+        # the rule reading with its tail too: the other readings run on to the clause's end, and
+        # the judge weighs like with like ("find reviews for a specific game" against "look up
+        # the find reviews for a specific game", never the bare "find reviews" against that)
+        whole = _with_tail(intent) if not _name_object_word(tool, intent.verb) else ""
+        if whole and parse_sure(intent) and sound(whole, tools):
+            candidates.append(whole)
         candidates += [
-            r for r in readings(tool) if r not in candidates and sound(r, tools, noun_reading=True)
+            r
+            for r in readings(tool)
+            if r not in candidates and sound(r, tools, noun_reading=True) and not _name_object_word(tool, r)
         ]
     return judged("action", candidates, f"use {fallback_option(tool, prefixes, tools)}", sure=sure)
+
+
+def _name_object_word(tool: Tool, phrase: str) -> bool:
+    """Whether a reading's first word, its verb, is a word of the tool name's object after the
+    name's own verb (`list_my_open_cases`: "open cases assigned to you"; `get_purchasing_spend_summary`:
+    "spend by category"): there the description's first word names a thing, and a verb reading
+    of it is not offered."""
+    lead = [w.lower() for w in name_tokens(tool)]
+    at = next((k for k, w in enumerate(lead) if name_verb(w)), None)
+    verb = phrase.split()[0].lower() if phrase.split() else ""
+    return at is not None and lead[at] != verb and verb in lead[at + 1 :]
+
+
+def _with_tail(intent: Intent) -> str:
+    """The intent's verb phrase and its tail, when it has one and the whole is no longer than a
+    reading may be (`readings.MAX_WORDS`, three words more for "look up the", which a verb reading
+    of the same clause does without); else empty."""
+    whole = f"{intent.phrase} {intent.tail}".strip() if intent.tail else ""
+    return whole if len(whole.split()) <= MAX_WORDS + 3 else ""
 
 
 def action_renderings(tools: Sequence[Tool]) -> list[str]:
@@ -122,7 +150,13 @@ def action_renderings(tools: Sequence[Tool]) -> list[str]:
     out: list[str] = []
     for t in tools:
         if unsure(t, prefixes):
-            out += [intent_of(t, prefixes).phrase, *readings(t), f"use {fallback_option(t, prefixes, [t])}"]
+            intent = intent_of(t, prefixes)
+            out += [
+                intent.phrase,
+                _with_tail(intent),
+                *readings(t),
+                f"use {fallback_option(t, prefixes, [t])}",
+            ]
     return list(dict.fromkeys(out))
 
 

@@ -138,3 +138,33 @@ def test_an_initialism_ends_no_sentence_and_keeps_its_stops() -> None:
     wheels = _tool("list_wheels", "Lists the potter's wheels for hire in one studio.")
     offered = option_phrases([kilns, wheels])[1]["list_kilns_uk"]
     assert offered.endswith("in U.K. studios"), offered
+
+
+class _Recording:
+    """A stand-in judge that keeps the candidates the rendering path offers it and picks the
+    first: it shows what is weighed, not how well a model weighs it."""
+
+    def __init__(self) -> None:
+        self.offered: list[str] = []
+
+    def flags(self, kind: str, phrase: str, fallback: str) -> bool:
+        return False
+
+    def rank(self, kind: str, candidates, fallback: str) -> str:
+        self.offered += list(candidates)
+        return candidates[0] if candidates else fallback
+
+
+def test_the_judge_weighs_the_rule_reading_whole_and_never_a_verb_the_name_calls_a_thing() -> None:
+    from diaforge.data_gen.phrasing.judging import judging_with
+
+    judge = _Recording()
+    with judging_with(judge):
+        action(_tool("clay.reviews.find", "Find reviews for a specific glaze."))
+    # the rule's verb reading runs to the clause's end, as the noun reading beside it does
+    assert "find reviews for a specific glaze" in judge.offered, judge.offered
+    judge = _Recording()
+    with judging_with(judge):
+        action(_tool("list_my_open_firings", "Open firings assigned to you as the kiln lead, newest first."))
+    # `list_my_open_firings`: "open" is a word of the name's object, so "open firings ..." is no verb
+    assert judge.offered and not any(c.startswith("open ") for c in judge.offered), judge.offered
