@@ -75,7 +75,9 @@ _LEAD_INS = tuple(
         r"|will|can|lets you|allows you to|enables you to|helps you to|helps you|helps to|for|to|that|which"
         r"|allows users to|lets users|enables users to))?\s+",
         rf"^(?:this is\s+)?(?:an?\s+)?{_TOOL_WORDS}\s+(?:that|which|to|for|used to|used for)\s+",
-        r"^(?:allows|lets|enables|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
+        # "lets you export", "helps users find"; "allows" and "enables" take "to" ("Enables a user group" acts)
+        r"^(?:lets|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
+        r"^(?:allows|enables)\s+(?:you|users|the user|a user|clients|callers)\s+to\s+",
         r"^(?:is\s+)?(?:used|designed|intended)\s+(?:to|for)\s+",
         r"^(?:can be used to|helps to)\s+",
         r"^to\s+",  # what `summary` leaves of a preamble before a word that can be a noun

@@ -148,7 +148,10 @@ _PREAMBLES = tuple(
         rf"^(?:{_TOOL})\s+(?:that|which|to|for)\s+(?P<rest>.+)",
         r"^(?:(?:it\s+)?is\s+|was\s+)?(?:used|designed|meant|intended)\s+(?:to|for)\s+(?P<rest>.+)",
         r"^(?:can|could|may)\s+be\s+used\s+(?:to|for)\s+(?P<rest>.+)",
-        rf"^(?:allows?|lets?|enables?|helps?|permits?)\s+(?:{_WHO}\s+(?:to\s+)?|to\s+)(?P<rest>.+)",
+        # "lets you export", "helps users find"; "allows", "enables" and "permits" take their "to"
+        # ("Enables a user group ..." acts on the group)
+        rf"^(?:lets?|helps?)\s+(?:{_WHO}\s+(?:to\s+)?|to\s+)(?P<rest>.+)",
+        rf"^(?:allows?|enables?|permits?)\s+(?:{_WHO}\s+)?to\s+(?P<rest>.+)",
         r"^(?:is\s+)?(?:responsible|used)\s+for\s+(?P<rest>.+)",
         r"^(?:will|shall|can)\s+(?P<rest>.+)",
         r"^(?:you can|we|it)\s+(?P<rest>.+)",

@@ -106,6 +106,13 @@ def test_a_cut_never_ends_on_a_time_word_and_its_pronoun(limit: int) -> None:
             "Contact kiln technicians about a cracked element.",
             "contact kiln technicians about a cracked element",
         ),
+        # "Enables a user group": "enables" takes its "to" before it is a lead-in ("Enables users to ...")
+        (
+            "studio_groups_enable",
+            "Enables a user group within the studio booking system.",
+            "enable a user group",
+        ),
+        ("export_kiln_log", "Enables users to export a kiln log.", "export a kiln log"),
         # ... and not where they only start it: "Glaze details" is a noun phrase for `get_glaze_details`
         ("get_glaze_details", "Glaze details of a test tile.", "look up the glaze details of a test tile"),
     ],
