@@ -371,10 +371,12 @@ class ValueGenerator:
         """The required properties of an object, each drawn by its own name and schema."""
         props = spec.get("properties") if isinstance(spec.get("properties"), dict) else {}
         required = [k for k in (spec.get("required") or []) if isinstance(k, str)]
-        return {
+        out = {
             k: self.value_for(k, props.get(k, {"type": "string"}), persona=persona, root=root)
             for k in required
         }
+        self._order_ranges(out, props, root)  # a timesheet's EndDate after its StartDate
+        return out
 
     # -- coherence across arguments ----------------------------------------------------------
 
@@ -389,24 +391,40 @@ class ValueGenerator:
     def _order_ranges(
         self, args: dict[str, Any], props: dict[str, dict[str, Any]], root: dict[str, Any]
     ) -> None:
-        """An ``end_date`` generated before its ``start_date`` is moved 1-14 days after it."""
+        """An ``end_date`` (or ``EndDate``) generated before its ``start_date`` is moved 1-14 days
+        after it: ISO dates and date-times, and WCF JSON dates ("/Date(1547164800000+0000)/")."""
         for key, start in list(args.items()):
             for a, b in self._RANGE_PAIRS:
-                other = key.replace(a, b)
-                if a not in key or other == key or other not in args:
-                    continue
-                end = args[other]
-                if not (isinstance(start, str) and isinstance(end, str) and end < start):
-                    continue
-                if formats.valid_date(start) and formats.valid_date(end):
-                    moved = (date.fromisoformat(start) + timedelta(days=self.rng.randint(1, 14))).isoformat()
-                elif formats.valid_datetime(start) and formats.valid_datetime(end) and len(start) == len(end):
-                    shifted = datetime.fromisoformat(start) + timedelta(days=self.rng.randint(1, 14))
-                    moved = shifted.isoformat()[: len(start)]
-                else:
-                    continue
-                if check_value(moved, props.get(other, {}), root=root) is None:
-                    args[other] = moved
+                for x, y in ((a, b), (a.capitalize(), b.capitalize())):
+                    other = key.replace(x, y)
+                    if x not in key or other == key or other not in args:
+                        continue
+                    moved = self._after(start, args[other])
+                    if moved is not None and check_value(moved, props.get(other, {}), root=root) is None:
+                        args[other] = moved
+
+    def _after(self, start: Any, end: Any) -> str | None:
+        """`end` moved 1-14 days after `start` when it comes before it; None when it does not, or
+        when the two are not dates of one format."""
+        if not (isinstance(start, str) and isinstance(end, str)):
+            return None
+        days = self.rng.randint(1, 14)
+        ws, we = _WCF.fullmatch(start), _WCF.fullmatch(end)
+        if ws and we:
+            if int(we.group(1)) >= int(ws.group(1)):
+                return None
+            return f"/Date({int(ws.group(1)) + days * 86_400_000}{ws.group(2) or ''})/"
+        if end >= start:
+            return None
+        if formats.valid_date(start) and formats.valid_date(end):
+            return (date.fromisoformat(start) + timedelta(days=days)).isoformat()
+        if formats.valid_datetime(start) and formats.valid_datetime(end) and len(start) == len(end):
+            return (datetime.fromisoformat(start) + timedelta(days=days)).isoformat()[: len(start)]
+        return None
+
+
+# A WCF JSON date, as `shaped` draws one: milliseconds since 1970 and an optional zone offset.
+_WCF = re.compile(r"/Date\((-?\d+)([+-]\d{4})?\)/")
 
 
 def _bounds(spec: dict[str, Any], integer: bool) -> tuple[float, float]:

@@ -207,3 +207,27 @@ def test_the_two_ends_of_a_move_differ() -> None:
         args = ValueGenerator(random.Random(seed)).gold_args(tool)
         assert args["from_kiln"] != args["to_kiln"], args
         assert args["source_currency"] != args["target_currency"], args
+
+
+def test_an_end_comes_after_its_start_in_nested_objects_and_wcf_dates() -> None:
+    from diaforge.schema import Tool
+
+    stamp = {"type": "string", "example": "/Date(1547164800000+0000)/"}
+    shift = {
+        "type": "object",
+        "properties": {"StartDate": stamp, "EndDate": stamp},
+        "required": ["StartDate", "EndDate"],
+    }
+    tool = Tool(
+        name="create_kiln_rota",
+        description="Creates a kiln rota.",
+        parameters={
+            "type": "object",
+            "properties": {"shifts": {"type": "array", "items": shift, "minItems": 3}},
+            "required": ["shifts"],
+        },
+    )
+    for seed in range(30):
+        for item in ValueGenerator(random.Random(seed)).gold_args(tool)["shifts"]:
+            start, end = (int(re.search(r"\((-?\d+)", item[k]).group(1)) for k in ("StartDate", "EndDate"))
+            assert end >= start, item  # the same day is a range too
