@@ -95,6 +95,13 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
     words = name_tokens(tool)
     if words and word_classes(words[0]) == {"VERB"}:
         return f"the option that {third_person(words[0])}"  # `Translate`: "the option that translates"
+    head = intent.head.lower()
+    if head.isalpha() and head not in TOOL_WORDS and ("NOUN" in _lemmas(head) or not _lemmas(head)):
+        # `Summarization`, "A text summarization API ...": the head of what the description names
+        plural = (
+            head if _is_plural(head) or head in MASS_NOUNS else inflect_engine().plural_noun(head) or head
+        )
+        return f"the option about {plural}"
     return "the other option"
 
 

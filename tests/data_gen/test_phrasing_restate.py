@@ -175,3 +175,19 @@ def test_the_judge_weighs_the_rule_reading_whole_and_never_a_verb_the_name_calls
         action(_tool("list_my_open_firings", "Open firings assigned to you as the kiln lead, newest first."))
     # `list_my_open_firings`: "open" is a word of the name's object, so "open firings ..." is no verb
     assert judge.offered and not any(c.startswith("open ") for c in judge.offered), judge.offered
+
+
+def test_a_tool_named_by_a_word_no_lexicon_knows_is_offered_by_what_its_description_names() -> None:
+    """API-Bank's `Wiki` ("Wikipedia search API that takes one parameter - 'keyword'") and
+    `Summarization`: "the option about searches", never "the other option", which tells the user
+    nothing."""
+    from _repo import ROOT
+
+    from diaforge.data_gen.phrasing.render import fallback_option
+    from scripts.measure_description_styles import apibank_tools
+
+    docs = {d["name"]: d for d in apibank_tools(ROOT / "tests/fixtures/catalogues/apibank/all_apis.csv")}
+    wiki = Tool(**docs["Wiki"])
+    summarise = Tool(**docs["Summarization"])
+    assert fallback_option(wiki) == "the option about searches"
+    assert fallback_option(summarise) == "the option about summarizations"
