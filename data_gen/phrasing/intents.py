@@ -46,7 +46,9 @@ from diaforge.data_gen.phrasing.grammar import (
     opens_with_verb,
 )
 from diaforge.data_gen.phrasing.objects import (
+    COMPLEMENT_ENDS,
     MAKING_VERBS,
+    PUTTING_VERBS,
     WHETHER_VERBS,
     _dangling,
     _lower_obj,
@@ -196,6 +198,13 @@ class Intent:
 
     @property
     def phrase(self) -> str:
+        """The verb and its object, with the complement a verb of putting needs ("set an incident
+        | to resolved", "mark a ticket | as done"): without it the verb says nothing."""
+        tail = self.tail.split()
+        if self.verb in PUTTING_VERBS and len(tail) > 1 and tail[0] in ("to", "as", "into"):
+            end = next((k for k, w in enumerate(tail[1:], 1) if w in COMPLEMENT_ENDS), len(tail))
+            if end <= 4:
+                return f"{self.verb} {self.obj} {' '.join(tail[:end])}".strip()
         return f"{self.verb} {self.obj}".strip()
 
     @property
@@ -327,21 +336,10 @@ def _clause_intent(sentence: str, name_ws: list[str], tool: Tool) -> Intent | No
     return _description_intent(tokens, name_ws, probe)
 
 
-_INDEFINITES = frozenset(
-    [
-        "everyone",
-        "everybody",
-        "everything",
-        "anyone",
-        "anybody",
-        "anything",
-        "someone",
-        "somebody",
-        "something",
-        "nobody",
-        "nothing",
-    ]
+_INDEFINITE_WORDS = (
+    "everyone everybody everything anyone anybody anything someone somebody something nobody nothing"
 )
+_INDEFINITES = frozenset(_INDEFINITE_WORDS.split())
 _PARAMETER_WORDS = frozenset({"parameter", "parameters", "argument", "arguments", "input", "inputs"})
 
 

@@ -348,6 +348,12 @@ def restore_clause_articles(words: Sequence[str]) -> list[str]:
     return restore_articles("", [], words)[1]
 
 
+# Verbs that put their object somewhere or in some state, and need that complement said
+# (`Intent.phrase`: "set an incident | to resolved"), and the words that end the complement.
+PUTTING_VERBS = frozenset({"set", "mark", "move", "switch", "turn", "put", "flag"})
+COMPLEMENT_ENDS = frozenset(
+    {"with", "by", "for", "and", "or", "when", "if", "so", "because", "on", "in", ","}
+)
 # Verbs whose object may be a clause of "whether" or "if" ("Check if a date is a holiday").
 WHETHER_VERBS = frozenset({"check", "verify", "determine", "confirm", "test", "validate", "see", "find out"})
 _FINITE_WORDS = frozenset(

@@ -113,6 +113,13 @@ def test_a_cut_never_ends_on_a_time_word_and_its_pronoun(limit: int) -> None:
             "enable a user group",
         ),
         ("export_kiln_log", "Enables users to export a kiln log.", "export a kiln log"),
+        # a verb of putting keeps its complement: "set a kiln load" says nothing
+        (
+            "close_kiln_load",
+            "Sets a kiln load to fired with a firing log; the studio is told.",
+            "set a kiln load to fired",
+        ),
+        ("flag_cracked_pot", "Marks a pot as cracked so it is not sold.", "mark a pot as cracked"),
         # ... and not where they only start it: "Glaze details" is a noun phrase for `get_glaze_details`
         ("get_glaze_details", "Glaze details of a test tile.", "look up the glaze details of a test tile"),
     ],
