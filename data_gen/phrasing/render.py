@@ -97,11 +97,16 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
         return f"the option that {third_person(words[0])}"  # `Translate`: "the option that translates"
     head = intent.head.lower()
     if head.isalpha() and head not in TOOL_WORDS and ("NOUN" in _lemmas(head) or not _lemmas(head)):
-        # `Summarization`, "A text summarization API ...": the head of what the description names
+        # `Wiki`, "Wikipedia search API ...": the head of what the description names, with the
+        # words before it as the description writes them ("Wikipedia searches")
         plural = (
             head if _is_plural(head) or head in MASS_NOUNS else inflect_engine().plural_noun(head) or head
         )
-        return f"the option about {plural}"
+        obj = intent.obj.split()
+        at = next((k for k, w in enumerate(obj) if w.lower() == head), 0)
+        said = {w.lower(): w for w in re.findall(r"[A-Za-z][\w-]*", tool.description or "")}
+        before = [said.get(w.lower(), w) for w in obj[:at] if w.lower() not in DETERMINERS | TOOL_WORDS]
+        return f"the option about {' '.join([*before, plural])}"
     return "the other option"
 
 

@@ -186,7 +186,7 @@ def test_the_judge_weighs_the_rule_reading_whole_and_never_a_verb_the_name_calls
 
 def test_a_tool_named_by_a_word_no_lexicon_knows_is_offered_by_what_its_description_names() -> None:
     """API-Bank's `Wiki` ("Wikipedia search API that takes one parameter - 'keyword'") and
-    `Summarization`: "the option about searches", never "the other option", which tells the user
+    `Summarization`: "the option about Wikipedia searches", never "the other option", which tells the user
     nothing."""
     from _repo import ROOT
 
@@ -196,5 +196,5 @@ def test_a_tool_named_by_a_word_no_lexicon_knows_is_offered_by_what_its_descript
     docs = {d["name"]: d for d in apibank_tools(ROOT / "tests/fixtures/catalogues/apibank/all_apis.csv")}
     wiki = Tool(**docs["Wiki"])
     summarise = Tool(**docs["Summarization"])
-    assert fallback_option(wiki) == "the option about searches"
-    assert fallback_option(summarise) == "the option about summarizations"
+    assert fallback_option(wiki) == "the option about Wikipedia searches"
+    assert fallback_option(summarise) == "the option about text summarizations"
