@@ -19,6 +19,7 @@ from diaforge.data_gen.phrasing import (
     is_base_verb,
     option_descriptors,
     shared_verb,
+    verb_lemma,
 )
 from diaforge.data_gen.phrasing.grammar import np_end, opens_with_verb, tokens
 from diaforge.data_gen.phrasing.render import action, choice, option_phrases, sound, with_tool
@@ -336,7 +337,11 @@ def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], 
         )
         words = tokens(clause)
         if not lead or np_end(words, 0) == len(words):
-            return in_user_voice(f"the one {lead}{clause}")
+            # "the ones from my team that wait for my approval": a clause whose verb is plural
+            # speaks of the gold tool's things in the plural, never "the one ... that wait"
+            plural = re.search(r"\b(?:that|which|who) (\w+)", clause)
+            one = "the ones" if plural and _plural_verb(plural.group(1)) else "the one"
+            return in_user_voice(f"{one} {lead}{clause}")
         # "about" takes a noun phrase, not a sentence: never "the one about the order status will
         # be changed to return requested"; the user says the option as the question offered it.
         offered = option_phrases(options, prefixes)[1][gold.name]
@@ -369,7 +374,12 @@ def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) ->
             text = longer if longer and sound(longer, with_tool(gold, candidates)) else text
         return in_user_voice(text) + "."
     about = f"What I need is about {clause.removeprefix('of ')}."  # never "about of additional package"
-    topical = len(clause.split()) > 1 and not is_base_verb(clause.split()[0])  # never "about take"
+    said = [w.lower() for w in clause.split()]
+    # never "about take", nor "about texts the customer a link": a verb and its object, no topic
+    topical = len(said) > 1 and (
+        said[0] in ("of", "the", "a", "an")
+        or not (is_base_verb(said[0]) or verb_lemma(said[0]) or said[1] in _OBJECT_OPENERS)
+    )
     return (
         in_user_voice(about) if topical and sound(about, with_tool(gold, candidates)) else f"I need to {act}."
     )
@@ -386,6 +396,16 @@ _ATTACHES = frozenset(
     "whose",
     "where",
 }
+
+
+# Words that open a verb's object right after it ("texts | the customer a link").
+_OBJECT_OPENERS = frozenset({"the", "a", "an", "your", "my", "our", "their", "its", "this", "these", "those"})
+
+
+def _plural_verb(word: str) -> bool:
+    """Whether `word` is a present-tense verb said of a plural subject ("wait", "have", "are")."""
+    w = word.lower()
+    return w in ("are", "were", "have") or (is_base_verb(w) and w not in ("be",) and not w.endswith("ed"))
 
 
 def _need_with_clause(act: str, clause: str) -> str | None:

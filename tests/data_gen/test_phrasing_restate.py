@@ -198,3 +198,26 @@ def test_a_tool_named_by_a_word_no_lexicon_knows_is_offered_by_what_its_descript
     summarise = Tool(**docs["Summarization"])
     assert fallback_option(wiki) == "the option about Wikipedia searches"
     assert fallback_option(summarise) == "the option about text summarizations"
+
+
+def test_a_clause_with_a_plural_verb_speaks_of_the_ones_never_the_one() -> None:
+    from diaforge.data_gen.agents.options import gold_choice
+
+    waiting = _tool("list_glazes_awaiting_my_test", "Glazes from your studio that wait for your test firing.")
+    drafts = _tool("list_my_draft_glazes", "Glazes you started but have not fired.")
+    submit = _tool("submit_glaze", "Submits a draft glaze to the studio lead.")
+    said = {gold_choice(waiting, [waiting, drafts, submit], random.Random(seed)) for seed in range(16)}
+    assert not any(s.startswith("the one ") and "that wait" in s for s in said), said
+    assert any(s.startswith("the ones ") for s in said), said
+
+
+def test_a_restated_need_is_never_about_a_verb_and_its_object() -> None:
+    """A tool whose description opens with a verb the parse does not know ("Texts the potter a
+    link ...") restates its need plainly, never "What I need is about texts the potter a link"."""
+    sms = _tool("notify_kiln_status_sms", "Texts the potter a link where they can follow the firing.")
+    others = [
+        _tool("get_kiln_status", "The live status of a firing."),
+        _tool("log_kiln_fault", "Logs a kiln fault."),
+    ]
+    said = {restated_need(sms, [sms, *others], random.Random(seed)) for seed in range(8)}
+    assert not any("about texts" in s for s in said), said
