@@ -388,14 +388,26 @@ def restated_need(gold: Tool, candidates: Sequence[Tool], rng: random.Random) ->
 # Words that let a clause follow the action's object as it is: a preposition ("call off a quantity
 # | from an existing agreement"), a relative ("a badge image | that represents ...").
 _ATTACHES = frozenset(
-    {"by", "from", "over", "in", "within", "for", "with", "on", "at", "during", "under", "of"}
-) | {
-    "that",
-    "which",
-    "who",
-    "whose",
-    "where",
-}
+    [
+        "by",
+        "from",
+        "over",
+        "in",
+        "within",
+        "for",
+        "with",
+        "on",
+        "at",
+        "during",
+        "under",
+        "of",
+        "that",
+        "which",
+        "who",
+        "whose",
+        "where",
+    ]
+)
 
 
 # Words that open a verb's object right after it ("texts | the customer a link").
@@ -405,7 +417,7 @@ _OBJECT_OPENERS = frozenset({"the", "a", "an", "your", "my", "our", "their", "it
 def _plural_verb(word: str) -> bool:
     """Whether `word` is a present-tense verb said of a plural subject ("wait", "have", "are")."""
     w = word.lower()
-    return w in ("are", "were", "have") or (is_base_verb(w) and w not in ("be",) and not w.endswith("ed"))
+    return w in ("are", "were", "have") or (is_base_verb(w) and w != "be" and not w.endswith("ed"))
 
 
 def _need_with_clause(act: str, clause: str) -> str | None:
