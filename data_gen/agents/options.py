@@ -114,6 +114,22 @@ def _weights(tools: Sequence[Tool]) -> tuple[dict[str, set[str]], dict[str, floa
     return stems, {s: 1.0 / n for s, n in df.items()}
 
 
+def _lead_verb(segment: str, stems: dict[str, set[str]]) -> set[str]:
+    """The stem of the verb a question segment says in a verb's place (first, or after "to" or
+    "I") that some tool has: "create", not "couple" of "a couple of possibilities" nor "direct" of
+    "your direct reports"; empty when it says none."""
+    ws = words(segment)
+    for k, w in enumerate(ws):
+        if (
+            (k == 0 or ws[k - 1] in ("to", "i"))
+            and w not in _QUESTION_WORDS | _AUXILIARIES
+            and is_base_verb(w)
+            and any(stem(w) in v for v in stems.values())
+        ):
+            return {stem(w)}
+    return set()
+
+
 def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = None) -> list[Tool]:
     """The candidates a question offers, understood by meaning rather than by name: the question
     is cut into option segments, and each segment goes to the candidate whose name, description
@@ -151,17 +167,18 @@ def offered_options(question: str, candidates: Sequence[Tool], encoder: Any = No
         first = words(seg)[:1]
         if not (first and is_base_verb(first[0])):
             said = seg_stems | shared_verb_stems  # "a timesheet" after "create ...": create a timesheet
-        verbs = [w for w in words(seg) if w not in _QUESTION_WORDS | _AUXILIARIES and is_base_verb(w)]
-        if verbs and not shared_verb_stems:
-            shared_verb_stems = {stem(verbs[0])}
+        if not shared_verb_stems:
+            shared_verb_stems = _lead_verb(seg, stems)
         lexicals = [sum(weight[s] for s in said & stems[c.name]) for c in candidates]
         # One word that two tools share equally is an item of a list inside an option ("the
         # parties, term, value, ..."): an encoder's reading of the lone word does not break the tie.
         tied_word = len(seg_stems) == 1 and sorted(lexicals)[-2:] == [max(lexicals)] * 2
+        # a bare "a superfund" whose verb the question said once: an encoder reads the noun alone
+        # and cannot tell "create" from "update", so it never lifts a tool of another verb
+        inherited = said != seg_stems
         for j, lexical in enumerate(lexicals):
-            # a bare "a superfund" whose verb the question said once: an encoder reads the noun
-            # alone and cannot tell "create" from "update", so the words decide
-            judged = vecs is not None and not tied_word and said == seg_stems
+            other_verb = inherited and not shared_verb_stems & stems[candidates[j].name]
+            judged = vecs is not None and not tied_word and not other_verb
             semantic = float(vecs[i] @ vecs[len(segments) + j]) if judged else 0.0
             row.append(lexical + (semantic if lexical > 0 else 0.0))
         scores.append(row)
