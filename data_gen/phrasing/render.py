@@ -169,7 +169,7 @@ def action_renderings(tools: Sequence[Tool]) -> list[str]:
                 *readings(t),
                 f"use {fallback_option(t, prefixes, [t])}",
             ]
-    return list(dict.fromkeys(out))
+    return [r for r in dict.fromkeys(out) if r]  # an intent without a tail gives no whole reading
 
 
 def option_phrases(
