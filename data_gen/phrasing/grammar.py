@@ -261,6 +261,35 @@ def _closed_list(toks: Sequence[str], comma: int) -> bool:
     return False
 
 
+def shared_head_list_end(toks: Sequence[str], comma: int) -> int:
+    """Past a list of one-word items whose last item names the head they share ("Air | , hotel
+    and rail spend": spend on air, on hotels and on rail), `comma` when the comma opens no such
+    list. The items after the comma are single nominal words, and the last, after `and`/`or`, is
+    a bare compound of two or more."""
+    j = comma
+    while j < len(toks) and toks[j] == ",":
+        nxt = toks[j + 1] if j + 1 < len(toks) else ""
+        if not nominal(nxt) or nxt.lower() in CONJUNCTIONS:
+            return comma
+        j += 2
+    if j >= len(toks) or toks[j].lower() not in ("and", "or"):
+        return comma
+    k = j + 1
+    while k < len(toks) and nominal(toks[k]) and toks[k].lower() not in TOOL_WORDS:
+        k += 1
+    if k < len(toks) and k > j + 1 and _bare_head(toks, k):
+        k += 1  # "rail | spend": a head the lexicon knows only as a verb, in its base form
+    return k if k - (j + 1) >= 2 else comma
+
+
+def _bare_head(toks: Sequence[str], k: int) -> bool:
+    """Whether `toks[k]`, after a noun, is a head noun the lexicon knows only as a verb ("spend",
+    "buy"): a verb's base form that ends the phrase, before a preposition, a stop or nothing."""
+    verbs = _lemmas(toks[k].lower()).get("VERB", ())
+    nxt = toks[k + 1].lower() if k + 1 < len(toks) else ""
+    return toks[k].lower() in verbs and (not nxt or nxt in PREPOSITIONS or not nxt[:1].isalnum())
+
+
 def _list_end(toks: Sequence[str], comma: int) -> int:
     j = comma
     while j < len(toks) and toks[j].lower() not in ("of", "for"):

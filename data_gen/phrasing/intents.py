@@ -131,8 +131,8 @@ def _imperative_verb(
     first = tokens[0]
     w = first.lower()
     nxt = tokens[1].lower() if len(tokens) > 1 else ""
-    if not nxt or not nxt[:1].isalnum() or bare_compound(tokens):
-        return None  # "Damage report for goods ...": a noun compound, not an order
+    if not nxt or not nxt[:1].isalnum() or (bare_compound(tokens) and full_name[:1] != [w]):
+        return None  # "Damage report for goods ...": a noun compound, not an order (unless named so)
     gerund = _gerund_base(w)
     if not gerund and w.endswith("ing") and nxt in DETERMINERS and nxt != "that":
         gerund = (_lemmas(w).get("VERB") or (None,))[0]  # "opening a bank account" (after "API for")
@@ -168,9 +168,11 @@ def _imperative_verb(
     if "ADJ" in pos:  # "Open incidents assigned to you"
         return None
     first_word = full_name[0] if full_name else ""
+    lead = name_words[0] if name_words else ""
+    if w in LOOKUP_VERBS and LOOKUP_VERBS & {*name_words, *full_name} and w not in {*name_words, *full_name}:
+        return w  # `get_rides`: "Find ride from source ...", one look-up said with another verb
     if first_word and first_word != w and is_base_verb(first_word) and "NOUN" in pos:
         return None  # get_commission_statement: "Commission statement of ...", list_x: "Work anniversaries"
-    lead = name_words[0] if name_words else ""
     if any(x and (x == w or stem(x) == stem(w)) for x in (lead, first_word)):
         return w
     if "NOUN" not in pos:  # "Retrieve weather information", "Fetch news headlines"

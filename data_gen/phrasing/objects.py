@@ -43,6 +43,7 @@ from diaforge.data_gen.phrasing.grammar import (
     np_end,
     only_third_person_verb,
     relative_clause_at,
+    shared_head_list_end,
     word_classes,
 )
 from diaforge.saying import inflect_engine
@@ -89,7 +90,11 @@ def _object_words(
         end = max(np_end(tokens, end + 1), end) if end < len(tokens) else end
         if end > i and end - start <= limit + 14:
             obj, i = list(tokens[start:end]), end
-    elif obj and not coordinate and i < len(tokens) and tokens[i].lower() in ("and", "or"):
+    elif obj and i < len(tokens) and tokens[i] == "," and sum(w.lower() not in DETERMINERS for w in obj) == 1:
+        end = shared_head_list_end(tokens, i)  # "Air | , hotel and rail spend"
+        if end - start <= limit + 6:
+            obj, i = list(tokens[start:end]), end
+    elif obj and i < len(tokens) and tokens[i].lower() in ("and", "or"):
         end = _shared_of_end(tokens, i)
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         if end <= i and nxt and nxt.lower() not in DETERMINERS and not verb_lemma(nxt):
@@ -209,12 +214,33 @@ def _dangling(word: str) -> bool:
     )
 
 
+def _named_after_preposition(ws: Sequence[str]) -> set[int]:
+    """The places of words in a run of two or more capitalised words that follows a preposition
+    with no determiner between (`of United States`, `in Active Directory`): a name, as nothing
+    else is written that way mid-sentence; after an article the run may be a term written in
+    capitals (`a Payroll Calendar`), so it is not kept."""
+    kept: set[int] = set()
+    k = 1
+    while k < len(ws):
+        end = k
+        while end < len(ws) and ws[end][:1].isupper() and ws[end][1:].islower() and ws[end].isalpha():
+            end += 1
+        if end - k >= 2 and ws[k - 1].lower() in PREPOSITIONS:
+            kept.update(range(k, end))
+        k = max(end, k + 1)
+    return kept
+
+
 def _lower_obj(ws: Sequence[str]) -> list[str]:
     """Lower-cases ordinary words, keeps acronyms, codes and names (`IT`, `PO`, `W-2`, `YouTube`,
-    `Bundesliga`), and mends `a`/`an` before the next word (`a agenda` -> `an agenda`)."""
+    `Bundesliga`, `United States` after a preposition), and mends `a`/`an` before the next word
+    (`a agenda` -> `an agenda`)."""
+    named = _named_after_preposition(ws)
     out = [
-        w if (w.isupper() and len(w) > 1) or any(c.isdigit() for c in w) or is_proper(w) else w.lower()
-        for w in ws
+        w
+        if (w.isupper() and len(w) > 1) or any(c.isdigit() for c in w) or is_proper(w) or k in named
+        else w.lower()
+        for k, w in enumerate(ws)
     ]
     for k, w in enumerate(out[:-1]):
         if w in ("a", "an"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from diaforge.data_gen.phrasing.english import DETERMINERS, _lemmas, first_sentence
+from diaforge.data_gen.phrasing.english import _PARTICLES, DETERMINERS, _lemmas, first_sentence
 from diaforge.data_gen.phrasing.grammar import changelog, tokens, word_classes
 from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
 from diaforge.data_gen.phrasing.shorthand import plain_description
@@ -76,7 +76,11 @@ def readings(tool: Tool) -> list[str]:
     # ("browse_attractions"), never "help articles most viewed ..." for
     # get_knowledge_base_top_articles; and never before a bare singular noun ("credit limit").
     named = first in name_tokens(tool)[:2]
-    verb_reading = base is not None and (base != first or named or "NOUN" not in word_classes(first))
+    # ... unless an adjective follows it, which no noun takes after it ("Clear old or read notifications")
+    adjective_next = "ADJ" in classes and not bare_singular
+    verb_reading = base is not None and (
+        base != first or named or "NOUN" not in word_classes(first) or adjective_next
+    )
     if verb_reading and not m and not (bare_singular and base == first):
         out.append(" ".join([base, *words[1:]]))
     if _noun_compound(words):  # "Damage report for goods ...": the noun reading, looked up
@@ -130,6 +134,7 @@ def _noun_compound(words: list[str]) -> bool:
         and {"VERB", "NOUN"} <= word_classes(first)
         and "NOUN" in word_classes(second)
         and second not in DETERMINERS
+        and second not in _PARTICLES  # "Give back the balance": a verb and its particle
     )
 
 

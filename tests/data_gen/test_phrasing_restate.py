@@ -221,3 +221,67 @@ def test_a_restated_need_is_never_about_a_verb_and_its_object() -> None:
     ]
     said = {restated_need(sms, [sms, *others], random.Random(seed)) for seed in range(8)}
     assert not any("about texts" in s for s in said), said
+
+
+def test_a_name_of_capitalised_words_after_a_preposition_keeps_its_capitals() -> None:
+    tides = _tool("get_tide_table", "Get the tide tables of Port Elizabeth for a given week.")
+    assert action(tides) == "get the tide tables of Port Elizabeth"
+    wheel = _tool("reserve_wheel", "Reserve a pottery wheel in Clayworks Hall for a member.")
+    kiln = _tool("reserve_kiln", "Reserve a kiln in the back room for a member.")
+    assert option_phrases([wheel, kiln])[1]["reserve_wheel"] == "a pottery wheel in Clayworks Hall"
+
+
+def test_capitalised_words_after_an_article_are_a_term_and_read_in_lower_case() -> None:
+    assert action(_tool("create_glaze_log", "Creates a Glaze Firing Log.")) == "create a glaze firing log"
+
+
+@pytest.mark.parametrize(
+    ("description", "said"),
+    [
+        # one-word items share the head the last one names: never "look up the glaze"
+        (
+            "Glaze, slip and clay spend by studio with average prices.",
+            "look up the glaze, slip and clay spend",
+        ),
+        ("Glaze, slip or clay orders by studio.", "look up the glaze, slip or clay orders"),
+        # a coordinated noun phrase keeps the head both halves share: never "the current studio membership"
+        (
+            "The current studio membership and guest access policy.",
+            "look up the current studio membership and guest access policy",
+        ),
+    ],
+)
+def test_a_list_that_shares_its_head_is_said_whole(description: str, said: str) -> None:
+    assert action(_tool("studio_report", description)) == said
+
+
+def test_a_look_up_said_with_another_look_up_verb_opens_with_that_verb() -> None:
+    # `get_kilns`, "Find kiln ...": "find" is the same look-up as the name's "get", never "look up the find kiln"
+    assert action(
+        _tool("studio.get_kilns", "Find kiln from the studio floor plan with an optional size limit")
+    ).startswith("find kiln")
+    # the name's own noun is still read as one: "Check list" for `get_check_list` is a thing
+    assert action(_tool("get_check_list", "Check list of a kiln firing, step by step.")).startswith(
+        "look up the"
+    )
+
+
+def test_after_a_lead_in_ending_in_to_the_first_word_is_a_verb_even_before_a_bare_compound() -> None:
+    said = action(
+        _tool("Glaze_Bypass", "This tool is used to bypass glaze inspection in order to fire the kiln early.")
+    )
+    assert said.startswith("bypass glaze inspection"), said
+
+
+def test_a_verb_before_an_adjective_and_a_verb_with_its_particle_are_read_as_verbs() -> None:
+    from diaforge.data_gen.phrasing.readings import readings
+
+    # a noun takes no adjective after it: "Clear" is the order
+    assert "clear old or fired glaze tests from the log" in readings(
+        _tool("clean_glaze_tests", "Clear old or fired glaze tests from the log.")
+    )
+    # "Hand back" is a verb and its particle, never a noun compound to look up
+    handed = readings(
+        _tool("return_kiln_key", "Hand back the kiln key of one member, and the date it was lent.")
+    )
+    assert not any(r.startswith("look up the hand back") for r in handed), handed
