@@ -85,23 +85,9 @@ def _object_words(
             break  # "an appointment | they already have": a relative clause without "that"
         obj.append(t)
         i += 1
-    if obj and i < len(tokens) and tokens[i] == "," and _closed_list(tokens, i):
-        end = _list_end(tokens, i)  # "the current state, owner and due date | of a claim"
-        end = max(np_end(tokens, end + 1), end) if end < len(tokens) else end
-        if end > i and end - start <= limit + 14:
-            obj, i = list(tokens[start:end]), end
-    elif obj and i < len(tokens) and tokens[i] == "," and sum(w.lower() not in DETERMINERS for w in obj) == 1:
-        end = shared_head_list_end(tokens, i)  # "Air | , hotel and rail spend"
-        if end - start <= limit + 6:
-            obj, i = list(tokens[start:end]), end
-    elif obj and i < len(tokens) and tokens[i].lower() in ("and", "or"):
-        end = _shared_of_end(tokens, i)
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-        if end <= i and nxt and nxt.lower() not in DETERMINERS and not verb_lemma(nxt):
-            bare = np_end(tokens, i + 1)  # "a bulky-waste | or debris pickup": a head both share
-            end = bare if bare - (i + 1) >= 2 and bare - start <= limit + 4 else end
-        if end > i:  # "the status and details of an order"
-            obj, i = list(tokens[start:end]), end
+    end = _joined_end(tokens, start, i, limit) if obj else i
+    if end > i:
+        obj, i = list(tokens[start:end]), end
     while obj and i < len(tokens) and len(obj) < limit + 4 and continues_compound(obj[-1], tokens[i]):
         if obj[-1].lower() in DETERMINERS:
             break
@@ -152,6 +138,31 @@ def _adjective_list_end(tokens: Sequence[str], comma: int) -> int | None:
         j += 1
     end = np_end(tokens, j) if closed else j
     return end if closed and end > j else None
+
+
+def _joined_end(tokens: Sequence[str], start: int, i: int, limit: int) -> int:
+    """Past what a list or `and`/`or` joins to the object `tokens[start:i]` ("the current state,
+    owner and due date | of a claim", "Air | , hotel and rail spend", "the status and details |
+    of an order", "a bulky-waste | or debris pickup"), `i` when nothing joins."""
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+    if i < len(tokens) and tokens[i] == "," and _closed_list(tokens, i):
+        end = _list_end(tokens, i)
+        end = max(np_end(tokens, end + 1), end) if end < len(tokens) else end
+        return end if end - start <= limit + 14 else i
+    if (
+        i < len(tokens)
+        and tokens[i] == ","
+        and sum(w.lower() not in DETERMINERS for w in tokens[start:i]) == 1
+    ):
+        end = shared_head_list_end(tokens, i)
+        return end if end - start <= limit + 6 else i
+    if i < len(tokens) and tokens[i].lower() in ("and", "or"):
+        end = _shared_of_end(tokens, i)
+        if end <= i and nxt and nxt.lower() not in DETERMINERS and not verb_lemma(nxt):
+            bare = np_end(tokens, i + 1)  # a head both share
+            end = bare if bare - (i + 1) >= 2 and bare - start <= limit + 4 else end
+        return max(end, i)
+    return i
 
 
 def _shared_of_end(tokens: Sequence[str], conj: int) -> int:
