@@ -100,10 +100,12 @@ def _object_words(
     tail: list[str] = []
     while i < len(tokens) and len(tail) < 20:
         if tokens[i] in ",;:()":
-            end = _adjective_list_end(tokens, i) if tokens[i] == "," and tail else None
-            if end is None or not _bare_adjective(tail[-1]):
+            end = _tail_list_end(tokens, i, tail) if tokens[i] == "," and tail else None
+            if end is None:
                 break
-            for t in tokens[i:end]:  # "for one damaged | , stolen or lost cart"
+            for t in tokens[
+                i:end
+            ]:  # "for one damaged | , stolen or lost cart", "by first name | , last name"
                 if t == ",":
                     tail[-1] += (
                         ","  # kept on its word: a comma of its own ends a clause (`option_descriptors`)
@@ -138,6 +140,30 @@ def _adjective_list_end(tokens: Sequence[str], comma: int) -> int | None:
         j += 1
     end = np_end(tokens, j) if closed else j
     return end if closed and end > j else None
+
+
+def _tail_list_end(tokens: Sequence[str], comma: int, tail: Sequence[str]) -> int | None:
+    """Past the list a tail's comma continues: adjectives before their noun ("for one damaged |
+    , stolen or lost cart"), or noun phrases after the tail's preposition that `and`/`or` closes
+    at the clause's end ("by first name | , last name, and zip code."); None when it continues none."""
+    if _bare_adjective(tail[-1]):
+        return _adjective_list_end(tokens, comma)
+    at = max((k for k, w in enumerate(tail) if w.lower() in PREPOSITIONS), default=None)
+    if at is None or np_end(tail, at + 1) != len(tail):
+        return None
+    j = comma
+    while j < len(tokens) and tokens[j] == "," and j - comma < 16:
+        j += 1
+        closed = j < len(tokens) and tokens[j].lower() in ("and", "or")
+        end = np_end(tokens, j + closed)
+        if end == j + closed:
+            return None
+        if end < len(tokens) and tokens[end].lower() in ("and", "or"):
+            closed, end = True, np_end(tokens, end + 1)  # "first name, last name and zip code"
+        if closed:
+            return end if end == len(tokens) or not tokens[end][:1].isalnum() else None
+        j = end
+    return None
 
 
 def _joined_end(tokens: Sequence[str], start: int, i: int, limit: int) -> int:

@@ -34,8 +34,10 @@ from diaforge.data_gen.phrasing.grammar import (
     TOOL_WORDS,
     changelog,
     continues_compound,
+    count_head,
     ends_cleanly,
     nominal,
+    np_end,
     relative_clause_at,
     stranded_preposition,
     third_person_lemma,
@@ -236,6 +238,35 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
         if opened:
             rest = out[opened[-1] :] + rest
             out = out[: opened[-1]]
+    if rest and out[-1].lower() in ("and", "or"):
+        rest.insert(0, out.pop())
+    conj = next((k for k, w in enumerate(rest[:4]) if w.lower() in ("and", "or")), None)
+    if conj is not None and any(w.endswith(",") for w in out[-6:]):  # "of kilns, glazes | and hours"
+        last = np_end(rest, conj + 1)
+        if conj + 1 < last <= 5 and (last == len(rest) or not rest[last][:1].isalnum()):
+            out += rest[:last]  # a list cut before its last item: when a few words end it, they are said
+            del rest[:last]
+    _back_to_clean_end(out, rest)
+    commas = [k for k, w in enumerate(out) if w.endswith(",")]
+    if commas and any(w.lower() in ("and", "or") for w in rest[:4]):
+        at = max((k for k in range(commas[-1]) if out[k].lower() in PREPOSITIONS), default=0)
+        if at > 1:  # else the list goes whole, from the preposition that opens it
+            rest[:0] = out[at:]
+            del out[at:]
+            _back_to_clean_end(out, rest)
+    if rest and rest[0].lower() == "of" and count_head(out[-1]):
+        k = len(out)  # "based on number | of bedrooms, ...": a bare head cut from its "of" goes whole
+        while k > 1 and nominal(out[k - 1]) and out[k - 1].lower() not in DETERMINERS:
+            k -= 1
+        if 1 < k < len(out) and out[k - 1].lower() in PREPOSITIONS:
+            rest[:0] = out[k - 1 :]
+            del out[k - 1 :]
+            _back_to_clean_end(out, rest)
+    return out
+
+
+def _back_to_clean_end(out: list[str], rest: list[str]) -> None:
+    """Moves words from the end of `out` to the front of `rest` until `out` may end there."""
     while len(out) > 1 and (
         not ends_cleanly(out)
         or (rest and continues_compound(out[-1], rest[0]))
@@ -243,7 +274,6 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
         or _verb_cut_from_its_to(out, rest)
     ):
         rest.insert(0, out.pop())
-    return out
 
 
 def _verb_cut_from_its_to(out: Sequence[str], rest: Sequence[str]) -> bool:

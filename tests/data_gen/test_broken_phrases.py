@@ -421,8 +421,8 @@ def test_a_clause_that_opens_with_a_noun_is_not_said_as_a_verb() -> None:
         ),
     ]
     said = {gold_choice(options[2], options, random.Random(seed)) for seed in range(30)}
-    assert said == {
-        "the future value of an investment based on the present value",
+    assert said == {  # the list is said whole, never cut to its first item
+        "the future value of an investment based on the present value, interest rate, and time period",
         "the one about time period",
     }
 

@@ -285,3 +285,25 @@ def test_a_verb_before_an_adjective_and_a_verb_with_its_particle_are_read_as_ver
         _tool("return_kiln_key", "Hand back the kiln key of one member, and the date it was lent.")
     )
     assert not any(r.startswith("look up the hand back") for r in handed), handed
+
+
+def test_a_tail_that_opens_a_list_keeps_the_list_whole() -> None:
+    by_name = _tool("find_member_by_name_zip", "Find member id by first name, last name, and zip code.")
+    by_mail = _tool("find_member_by_email", "Find member id by email.")
+    said = option_phrases([by_name, by_mail])[1]["find_member_by_name_zip"]
+    assert said.endswith("by first name, last name, and zip code"), said
+
+
+@pytest.mark.parametrize("limit", [12, 13, 14])
+def test_a_cut_never_leaves_a_bare_head_without_its_of(limit: int) -> None:
+    said = (
+        "price a glaze batch for a given studio based on number of kilns, glazes and firing hours in one week"
+    )
+    out = " ".join(trim_phrase(said.split(" "), limit))
+    assert out == "price a glaze batch for a given studio", out
+
+
+@pytest.mark.parametrize("limit", [13, 14, 15])
+def test_a_list_a_few_words_from_its_end_is_said_whole(limit: int) -> None:
+    said = "price a glaze batch for a given studio based on number of kilns, glazes and firing hours"
+    assert " ".join(trim_phrase(said.split(" "), limit)) == said
