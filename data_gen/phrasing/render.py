@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from diaforge.data_gen.phrasing.broken import broken_phrases
 from diaforge.data_gen.phrasing.checks import artefacts, determiner_before_verb, names_read_out, verb_only
-from diaforge.data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, _is_plural, _lemmas, is_base_verb
+from diaforge.data_gen.phrasing.english import DETERMINERS, _is_plural, _lemmas, is_base_verb
 from diaforge.data_gen.phrasing.grammar import (
     CONJUNCTIONS,
     PREPOSITIONS,
@@ -34,8 +34,7 @@ from diaforge.data_gen.phrasing.intents import sure as parse_sure
 from diaforge.data_gen.phrasing.judging import active_judge, judged
 from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
 from diaforge.data_gen.phrasing.readings import MAX_WORDS, readings, unsure
-from diaforge.data_gen.phrasing.shorthand import acronym_case, shorthand_left, words_written_out
-from diaforge.saying import inflect_engine
+from diaforge.data_gen.phrasing.shorthand import acronym_case, plural_of, shorthand_left, words_written_out
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens
 
@@ -89,8 +88,7 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
     if nouns:  # the last noun only: the name's words in a row would read the name out
         manner = _MANNER.get(nouns[-1]) if len(nouns) > 1 else None
         last = nouns[-2] if manner else nouns[-1]  # "order_extra_linen_bulk": linens, in bulk
-        if not (_is_plural(last) or last in MASS_NOUNS):
-            last = inflect_engine().plural_noun(last) or last
+        last = plural_of(last)
         return f"the option about {last} {manner}" if manner else f"the option about {last}"
     words = name_tokens(tool)
     if words and word_classes(words[0]) == {"VERB"}:
@@ -99,9 +97,7 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
     if head.isalpha() and head not in TOOL_WORDS and ("NOUN" in _lemmas(head) or not _lemmas(head)):
         # `Wiki`, "Wikipedia search API ...": the head of what the description names, with the
         # words before it as the description writes them ("Wikipedia searches")
-        plural = (
-            head if _is_plural(head) or head in MASS_NOUNS else inflect_engine().plural_noun(head) or head
-        )
+        plural = plural_of(head)
         obj = intent.obj.split()
         at = next((k for k, w in enumerate(obj) if w.lower() == head), 0)
         said = {w.lower(): w for w in re.findall(r"[A-Za-z][\w-]*", tool.description or "")}
@@ -124,26 +120,30 @@ def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[T
         # the rule reading with its tail too: the other readings run on to the clause's end, and
         # the judge weighs like with like ("find reviews for a specific game" against "look up
         # the find reviews for a specific game", never the bare "find reviews" against that)
-        whole = _with_tail(intent) if not _name_object_word(tool, intent.verb) else ""
+        named = _name_object_words(tool)
+        whole = _with_tail(intent) if _verb_of(intent.verb) not in named else ""
         if whole and parse_sure(intent) and sound(whole, tools):
             candidates.append(whole)
         candidates += [
             r
             for r in readings(tool)
-            if r not in candidates and sound(r, tools, noun_reading=True) and not _name_object_word(tool, r)
+            if r not in candidates and sound(r, tools, noun_reading=True) and _verb_of(r) not in named
         ]
     return judged("action", candidates, f"use {fallback_option(tool, prefixes, tools)}", sure=sure)
 
 
-def _name_object_word(tool: Tool, phrase: str) -> bool:
-    """Whether a reading's first word, its verb, is a word of the tool name's object after the
-    name's own verb (`list_my_open_cases`: "open cases assigned to you"; `get_purchasing_spend_summary`:
-    "spend by category"): there the description's first word names a thing, and a verb reading
-    of it is not offered."""
+def _name_object_words(tool: Tool) -> frozenset[str]:
+    """The words of the tool name's object after the name's own verb (`list_my_open_cases`: my,
+    open, cases; `get_purchasing_spend_summary`: purchasing, spend, summary), less the verb
+    itself: where a description opens with one of them, it names a thing, and a verb reading of
+    it ("open cases assigned to you", "spend by category") is not offered."""
     lead = [w.lower() for w in name_tokens(tool)]
     at = next((k for k, w in enumerate(lead) if name_verb(w)), None)
-    verb = phrase.split()[0].lower() if phrase.split() else ""
-    return at is not None and lead[at] != verb and verb in lead[at + 1 :]
+    return frozenset() if at is None else frozenset(lead[at + 1 :]) - {lead[at]}
+
+
+def _verb_of(phrase: str) -> str:
+    return phrase.split()[0].lower() if phrase.split() else ""
 
 
 def _with_tail(intent: Intent) -> str:

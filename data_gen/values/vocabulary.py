@@ -285,7 +285,7 @@ PERSON_NAME_WORDS = frozenset(
         "parent child spouse agent representative rep advisor adviser lawyer attorney dentist pharmacist "
         "technician engineer developer speaker presenter interviewer interviewee applicant volunteer donor "
         "sender caller signer signatory witness holder cardholder nominee director officer chair founder "
-        "vet counter customer user staff colleague clinician scientist"
+        "vet customer user staff colleague clinician scientist"
     )
 )
 #: Words a parameter's name holds when its value is a secret ("api_token", "password").
