@@ -214,10 +214,12 @@ class Draws:
         country, cost center, zip, language, locale, time zone), URLs, identifiers, dates and
         times first, then the topic (`_by_topic`)."""
         rng = self.rng
-        toks = param_tokens(name)
+        toks = [re.sub(r"(?<=[a-z]{3})\d$", "", t) for t in param_tokens(name)]  # "address1": an address
         ts = set(toks)
         last = toks[-1] if toks else ""
         description = str(spec.get("description") or "")
+        if "address" in ts and re.search(r"2$|\bsecond line\b", f"{name} {description.lower()}"):
+            return f"{rng.choice(('Apt', 'Suite', 'Unit', 'Floor'))} {rng.randint(1, 40)}"  # "address2"
 
         if ts & {"email", "mail", "emails", "upn"}:  # a user principal name is written as an address
             return self.email(persona)

@@ -231,3 +231,10 @@ def test_an_end_comes_after_its_start_in_nested_objects_and_wcf_dates() -> None:
         for item in ValueGenerator(random.Random(seed)).gold_args(tool)["shifts"]:
             start, end = (int(re.search(r"\((-?\d+)", item[k]).group(1)) for k in ("StartDate", "EndDate"))
             assert end >= start, item  # the same day is a range too
+
+
+def test_numbered_address_lines_are_a_street_then_a_unit() -> None:
+    first = _draws("kiln_address1", "The first line of the studio's address, such as '12 Clay Lane'.")
+    assert all(re.fullmatch(r"\d+ [A-Z][\w ]+", v) for v in first), first
+    second = _draws("kiln_address2", "The second line of the studio's address, such as 'Unit 3' or ''.")
+    assert all(re.fullmatch(r"(Apt|Suite|Unit|Floor) \d+", v) for v in second), second
