@@ -460,8 +460,8 @@ def number_hint(tokens: set[str], today: date) -> tuple[str, tuple[float, float]
         return "money", (25, 400)
     if tokens & PERCENT_WORDS:
         return "percent", (0, 100)
-    if tokens & MONEY_WORDS:
-        return "money", (50, 5000)
+    if tokens & MONEY_WORDS and not (tokens & QUANTITY_WORDS and tokens & MONEY_WORDS <= {"total"}):
+        return "money", (50, 5000)  # not "total_baggages": a total of things counted
     if tokens & ID_WORDS and not tokens & {"of"}:
         return "id", (10000, 999999)
     if "year" in tokens:

@@ -313,7 +313,8 @@ MONEY_WORDS = frozenset(
 QUANTITY_WORDS = frozenset(
     word_list(
         "quantity qty count seats units headcount licenses licences nights days attendees participants "
-        "copies guests people items tickets rooms weeks months installments instalments hours"
+        "copies guests people items tickets rooms weeks months installments instalments hours "
+        "bags baggages luggage pieces passengers adults children travellers travelers"
     )
 )
 PERCENT_WORDS = frozenset(

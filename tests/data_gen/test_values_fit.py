@@ -238,3 +238,11 @@ def test_numbered_address_lines_are_a_street_then_a_unit() -> None:
     assert all(re.fullmatch(r"\d+ [A-Z][\w ]+", v) for v in first), first
     second = _draws("kiln_address2", "The second line of the studio's address, such as 'Unit 3' or ''.")
     assert all(re.fullmatch(r"(Apt|Suite|Unit|Floor) \d+", v) for v in second), second
+
+
+def test_a_count_of_bags_or_travellers_is_a_few() -> None:
+    gen = ValueGenerator(random.Random(3))
+    for name in ("total_baggages", "nonfree_bags", "adults"):
+        spec = {"type": "integer", "description": "How many are included."}
+        drawn = [gen.value_for(name, spec) for _ in range(8)]
+        assert all(1 <= v <= 10 for v in drawn), (name, drawn)
