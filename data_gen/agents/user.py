@@ -35,6 +35,11 @@ def _tone(persona: Persona, bank: Wording) -> str:
     return persona.tone if persona.tone in bank.openings else DEFAULT_TONE
 
 
+# How a question that offers a choice asks ("Should I ...", "which is it: ... or ...?"): one that
+# names an argument there ("modify a bank account or a password?") still asks for a pick.
+_CHOICE = re.compile(r"\b(?:which is it|should i|do you want me to|would you like me to)\b[^?]*\bor\b", re.I)
+
+
 def _asked_values(state: DialogueState, question: str) -> list[str]:
     # by every spelling the teacher may use ("the needed-by date" asks for `needed_by`)
     return [k for k in state.gold.required if names_param(question, k, state.gold.properties.get(k))]
@@ -90,8 +95,9 @@ class ScriptedUser:
         if state.phase != SELECTION:
             return self.answer_values(state, question, rng)
         options = offered_options(question, state.candidates, self.encoder)
-        if len(options) < 2 and _asked_values(state, question):
-            return self.answer_values(state, question, rng)
+        chooses = _CHOICE.search(question) is not None and state.gold in options
+        if len(options) < 2 and _asked_values(state, question) and not chooses:
+            return self.answer_values(state, question, rng)  # not "modify a bank account or a password?"
         return self.answer_selection(state, question, rng, options)
 
     def opening(self, state: DialogueState, rng: random.Random) -> str:
@@ -123,8 +129,8 @@ class ScriptedUser:
         gold = state.gold
         if options is None:
             options = offered_options(question, state.candidates, self.encoder)
-        if len(options) >= 2 and gold.name in {o.name for o in options}:
-            choice = gold_choice(gold, options, rng)
+        if gold.name in {o.name for o in options} and (len(options) >= 2 or _CHOICE.search(question)):
+            choice = gold_choice(gold, options if len(options) >= 2 else state.candidates, rng)
             return rng.choice(self.bank.pick).format(choice=choice, Choice=cap(choice))
         need = restated_need(gold, state.candidates, rng)
         if len(options) >= 2 or (len(options) == 1 and options[0].name != gold.name):

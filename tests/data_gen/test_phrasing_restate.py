@@ -307,3 +307,41 @@ def test_a_cut_never_leaves_a_bare_head_without_its_of(limit: int) -> None:
 def test_a_list_a_few_words_from_its_end_is_said_whole(limit: int) -> None:
     said = "price a glaze batch for a given studio based on number of kilns, glazes and firing hours"
     assert " ".join(trim_phrase(said.split(" "), limit)) == said
+
+
+def test_a_choice_that_names_an_argument_is_answered_with_a_pick_not_a_value() -> None:
+    """ "Do you want me to modify a kiln booking or a password?" names the argument `booking`; the
+    user whose tool modifies the booking picks it, never "Go with BK-1 as the booking."."""
+    from diaforge.data_gen.agents.state import DialogueState
+    from diaforge.data_gen.agents.user import ScriptedUser
+    from diaforge.schema import Persona, Turn
+
+    def with_params(name: str, description: str, params: list[str]) -> Tool:
+        props = {p: {"type": "string", "description": f"The {p}."} for p in params}
+        return Tool(
+            name=name,
+            description=description,
+            parameters={"type": "object", "properties": props, "required": params},
+        )
+
+    booking = with_params("ModifyKilnBooking", "Modify a kiln booking.", ["booking", "password", "token"])
+    password = with_params("ModifyPassword", "Modify a password.", ["username", "password", "token"])
+    persona = Persona(id="p", description="A potter.", role="potter", tone="friendly")
+    for question in (
+        "Before I go ahead, which is it: modify a kiln booking or a password?",
+        "There are a few ways to do that. Do you want me to modify a kiln booking or a password?",
+    ):
+        turns = [
+            Turn(role="user", content="I need to modify something."),
+            Turn(role="assistant", content=question),
+        ]
+        state = DialogueState(
+            gold=booking,
+            candidates=[booking, password],
+            persona=persona,
+            goal="g",
+            gold_args={"booking": "BK-1", "password": "Glaze42", "token": "ab12"},
+            turns=turns,
+        )
+        said = ScriptedUser().say(state, random.Random(0))
+        assert "BK-1" not in said and "booking" in said.lower(), said
