@@ -101,6 +101,18 @@ def prose_example(description: str) -> str | None:
     return None
 
 
+def named_example(description: str) -> str | None:
+    """The first example the description gives when it is one capitalised word, a name of a
+    service, a brand or a place ("Taxi service platform (e.g. 'Uber')" -> ``Uber``). None
+    otherwise (a code, an acronym, several words, a lower-case word)."""
+    for text, _quoted, lead in _examples(description):
+        word = text.rstrip(".:!?")
+        if re.fullmatch(r"[A-Z][a-z]{2,}[A-Za-z]*", word) and not lead.startswith("like"):
+            return word
+        return None
+    return None
+
+
 def description_example(description: str, *, identifier: bool = False) -> str | None:
     """The first code-like example the description writes after "e.g.", "for example",
     "such as", "like", ... (quoted or bare, trailing punctuation dropped); for an `identifier`,

@@ -17,9 +17,10 @@ import uuid
 from datetime import date, timedelta
 from typing import Any
 
-from diaforge.data_gen.values.described import description_example, prose_example, shaped
+from diaforge.data_gen.values.described import description_example, named_example, prose_example, shaped
 from diaforge.data_gen.values.vocabulary import (
     ANIMAL_WORDS,
+    BRANDS,
     CITIES,
     COMPANIES,
     COMPANY_WORDS,
@@ -372,6 +373,9 @@ class Draws:
         if shown is not None:  # "e.g. pneumonia": a word of the bank it belongs to, else the word itself
             bank = next((b for b in _BANKS if shown in b), (shown,))
             return rng.choice(bank)
+        named = named_example(description)
+        if named is not None:  # "e.g. 'Uber'": a place of its bank, else a sample brand, never a word token
+            return rng.choice(next((b for b in _BANKS if named in b), BRANDS))
         return self.word_token()
 
     def _named_thing(self, ts: set[str], persona: Persona | None, description: str = "") -> str:

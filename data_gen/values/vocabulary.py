@@ -48,6 +48,8 @@ COMPANIES = (
     "Fourth Coffee",
     "Blue Yonder Freight",
 )
+# One-word sample brands, for a service or a shop a description names by example ("e.g. 'Uber'").
+BRANDS = tuple(dict.fromkeys(c.split()[0] for c in COMPANIES))
 CURRENCIES = word_list("USD EUR GBP JPY CHF CAD AUD SEK NOK DKK INR SGD BRL MXN ZAR PLN CNY HKD NZD")
 COUNTRY_CODES = word_list("US GB DE FR NL ES IT SE NO DK IE CH AT BE PL PT IN JP SG AU CA BR MX ZA")
 COUNTRIES = word_list(

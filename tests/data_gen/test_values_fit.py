@@ -246,3 +246,13 @@ def test_a_count_of_bags_or_travellers_is_a_few() -> None:
         spec = {"type": "integer", "description": "How many are included."}
         drawn = [gen.value_for(name, spec) for _ in range(8)]
         assert all(1 <= v <= 10 for v in drawn), (name, drawn)
+
+
+def test_a_service_named_by_example_is_a_sample_brand_never_a_word_token() -> None:
+    from diaforge.data_gen.values.vocabulary import BRANDS, CITIES
+
+    drawn = _draws("firing_platform", "Kiln firing platform (e.g. 'Skutt').")
+    assert drawn and all(v in BRANDS for v in drawn), drawn
+    assert all(v in CITIES for v in _draws("meeting_spot", "Where the potters meet (e.g. 'Berlin').")), (
+        "a place"
+    )
