@@ -227,6 +227,8 @@ class ValueGenerator:
         tokens = set(param_tokens(name))
         lo, hi = _bounds(spec, integer)
         kind, (h_lo, h_hi) = number_hint(tokens, self.today)
+        if kind == "plain" and _COUNTED.match(str(spec.get("description") or "")):
+            kind, (h_lo, h_hi) = "count", (1, 10)  # "chords": "Number of chords in the progression."
         a, b = max(lo, h_lo), min(hi, h_hi)
         if a > b:  # the name's usual range lies outside the schema's: use the schema's
             a = lo if math.isfinite(lo) else hi - 100
@@ -424,6 +426,12 @@ class ValueGenerator:
 
 
 # A WCF JSON date, as `shaped` draws one: milliseconds since 1970 and an optional zone offset.
+# A description that says its number counts things ("Number of chords in ...", "How many ..."):
+# a few, never an arbitrary number.
+_COUNTED = re.compile(
+    r"\s*(?:the\s+)?(?:number|count)\s+of\s+(?!days|hours|minutes|seconds|years|months|weeks)|\s*how many\b",
+    re.I,
+)
 _WCF = re.compile(r"/Date\((-?\d+)([+-]\d{4})?\)/")
 
 

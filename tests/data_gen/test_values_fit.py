@@ -256,3 +256,10 @@ def test_a_service_named_by_example_is_a_sample_brand_never_a_word_token() -> No
     assert all(v in CITIES for v in _draws("meeting_spot", "Where the potters meet (e.g. 'Berlin').")), (
         "a place"
     )
+
+
+def test_a_number_its_description_says_counts_things_is_a_few() -> None:
+    gen = ValueGenerator(random.Random(5))
+    for description in ("Number of glazes in the firing.", "How many kilns to book."):
+        drawn = [gen.value_for("glazes", {"type": "integer", "description": description}) for _ in range(8)]
+        assert all(1 <= v <= 10 for v in drawn), (description, drawn)
