@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from diaforge.data_gen.phrasing.english import (
     _BOUNDARY,
     _CLAUSE_DETERMINERS,
+    _PARTICLES,
     DETERMINERS,
     _is_plural,
     _lemmas,
@@ -200,6 +201,8 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
     not on a determiner, a preposition, "such" or a participle (`grammar.ends_cleanly`)."""
     out = list(words[:limit])
     rest = list(words[limit:])
+    if rest and len(rest) <= 2 and all(w.lower().strip(".,;:") in PREPOSITIONS | _PARTICLES for w in rest):
+        return list(words)  # "... that a batch job signs | in with": the clause's own last words
     if rest and rest[0].lower() in PREPOSITIONS and stranded_preposition([*out, rest[0]]):
         out.append(rest.pop(0))  # "the station the rider is standing | at": the clause's own last word
     if rest:  # a cut inside an example or a clause loses it whole ("such as daily | driving")

@@ -275,6 +275,9 @@ class ValueGenerator:
                 return described
         producers: list[Callable[[], str]] = []
         pattern = spec.get("pattern")
+        if isinstance(pattern, str) and _OPEN_PATTERN.fullmatch(pattern):
+            # "^[a-z0-9_-]{2,50}$" says which characters, not what: the name's value, when it passes
+            producers.append(lambda: self.draws.by_name(name, spec, persona))
         if isinstance(pattern, str):
             producers.append(lambda: sample_pattern(pattern, self.rng))
         fmt = spec.get("format")
@@ -432,6 +435,8 @@ _COUNTED = re.compile(
     r"\s*(?:the\s+)?(?:number|count)\s+of\s+(?!days|hours|minutes|seconds|years|months|weeks)|\s*how many\b",
     re.I,
 )
+# A pattern that is one character class and a length: it allows a kind of text, it shapes none.
+_OPEN_PATTERN = re.compile(r"\^?\[[^\]]+\](?:[*+]|\{\d*,?\d*\})\$?")
 _WCF = re.compile(r"/Date\((-?\d+)([+-]\d{4})?\)/")
 
 

@@ -345,3 +345,15 @@ def test_a_choice_that_names_an_argument_is_answered_with_a_pick_not_a_value() -
         )
         said = ScriptedUser().say(state, random.Random(0))
         assert "BK-1" not in said and "booking" in said.lower(), said
+
+
+def test_a_clause_is_never_cut_from_the_particles_of_its_verb() -> None:
+    shared = _tool(
+        "rotate_kiln_controller_password",
+        "Rotates the password of a shared kiln controller account that a firing schedule or batch job signs in with.",
+    )
+    member = _tool("reset_member_password", "Resets the password of a studio member's own account.")
+    said = option_phrases([shared, member])[1]["rotate_kiln_controller_password"]
+    assert not said.endswith(("signs", "signs in")), said
+    clause = "a kiln account that a batch job signs in with"
+    assert " ".join(trim_phrase(clause.split(" "), 8)) == clause

@@ -263,3 +263,14 @@ def test_a_number_its_description_says_counts_things_is_a_few() -> None:
     for description in ("Number of glazes in the firing.", "How many kilns to book."):
         drawn = [gen.value_for("glazes", {"type": "integer", "description": description}) for _ in range(8)]
         assert all(1 <= v <= 10 for v in drawn), (description, drawn)
+
+
+def test_a_pattern_that_only_lists_characters_leaves_the_value_to_the_name() -> None:
+    gen = ValueGenerator(random.Random(2))
+    spec = {
+        "type": "string",
+        "pattern": "^[a-z0-9_-]{2,50}$",
+        "description": "glaze_source value, e.g. newsletter.",
+    }
+    drawn = [gen.value_for("glaze_source", spec) for _ in range(6)]
+    assert all(re.fullmatch(r"[a-z][a-z_-]+", v) for v in drawn), drawn
