@@ -81,7 +81,7 @@ _LEAD_INS = tuple(
         r"^(?:lets|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
         r"^(?:allows|enables)\s+(?:you|users|the user|a user|clients|callers)\s+to\s+",
         r"^(?:is\s+)?(?:used|designed|intended)\s+(?:to|for)\s+",
-        r"^(?:can be used to|helps to)\s+",
+        r"^(?:can be used to|helps to|represents an? (?:request|call) to|does (?:two|three|four) things\s*:(?:\s*\(?[a1][).])?)\s*",
         r"^to\s+",  # what `summary` leaves of a preamble before a word that can be a noun
     )
 )

@@ -106,7 +106,7 @@ def distinguishing_clause(tool: Tool, others: Sequence[Tool]) -> str:
                 lemma = verb_lemma(piece[0], piece[1] if len(piece) > 1 else "")
                 piece = [lemma, *piece[1:]] if lemma else piece
                 if lemma:
-                    piece = _base_after_conjunction(piece)  # "take ... and retrieve the definition"
+                    piece = base_after_conjunction(piece)  # "take ... and retrieve the definition"
             cut = next((k for k, w in enumerate(piece) if w.lower() in TOOL_WORDS | _PARAMETER_TALK), None)
             piece = trim_phrase(piece[:cut] if cut is not None else piece, 12)
             if changelog(toks):  # "reopen closed PR" -> reopen the closed PR
@@ -142,12 +142,14 @@ def _before_second_verb(words: Sequence[str]) -> list[str]:
     return list(words)
 
 
-def _base_after_conjunction(words: Sequence[str]) -> list[str]:
+def base_after_conjunction(words: Sequence[str]) -> list[str]:
     """A second verb joined by and/or put in its base form, as the first one was."""
     out = list(words)
     for k in range(1, len(out) - 1):
         lemma = third_person_lemma(out[k + 1]) if out[k].lower() in ("and", "or") else None
-        if lemma and out[k + 2 : k + 3] and out[k + 2].lower() in DETERMINERS | {"it", "them"}:
+        after = out[k + 2].lower() if out[k + 2 : k + 3] else ""
+        gerund = after.endswith("ing") and "VERB" in word_classes(after)  # "and stops | billing"
+        if lemma and (after in DETERMINERS | {"it", "them"} or gerund):
             out[k + 1] = lemma
     return out
 
@@ -375,7 +377,7 @@ def option_descriptors(options: Sequence[Tool], prefixes: frozenset[str] = froze
             phrase = ""  # a phrase read off the identifier would read the name out
         elif len(verbs) > 1:
             phrase = f"{intents[o.name].verb} {phrase or intents[o.name].obj}"
-            phrase = " ".join(_base_after_conjunction(phrase.split()))  # "... and notify the carrier"
+            phrase = " ".join(base_after_conjunction(phrase.split()))  # "... and notify the carrier"
         out[o.name] = phrase
     counts = Counter(out.values())
     for o in options:

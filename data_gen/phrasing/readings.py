@@ -16,6 +16,7 @@ import re
 from diaforge.data_gen.phrasing.english import _PARTICLES, DETERMINERS, _lemmas, first_sentence
 from diaforge.data_gen.phrasing.grammar import changelog, tokens, word_classes
 from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
+from diaforge.data_gen.phrasing.options import base_after_conjunction
 from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.schema import Tool
 from diaforge.text import name_tokens
@@ -88,6 +89,7 @@ def readings(tool: Tool) -> list[str]:
         out.append(f"look up the {words[0].lower()} {words[1]}")  # the compound alone
     # each also without a second thing joined by "and" ("... whether a unit is vacant | and the first date")
     out += [r.split(" and ")[0] for r in out if " and " in r and len(r.split(" and ")[0].split()) > 2]
+    out = [" ".join(base_after_conjunction(r.split())) for r in out]  # "... and stop billing"
     return [r for r in dict.fromkeys(out) if len(r.split()) <= MAX_WORDS]
 
 

@@ -32,7 +32,7 @@ from diaforge.data_gen.phrasing.grammar import (
 from diaforge.data_gen.phrasing.intents import Intent, catalogue_prefixes, intent_of
 from diaforge.data_gen.phrasing.intents import sure as parse_sure
 from diaforge.data_gen.phrasing.judging import active_judge, judged
-from diaforge.data_gen.phrasing.options import option_descriptors, shared_verb
+from diaforge.data_gen.phrasing.options import base_after_conjunction, option_descriptors, shared_verb
 from diaforge.data_gen.phrasing.readings import MAX_WORDS, readings, unsure
 from diaforge.data_gen.phrasing.shorthand import acronym_case, plural_of, shorthand_left, words_written_out
 from diaforge.schema import Tool
@@ -206,6 +206,7 @@ def option_phrases(
             vp = f"{verb} {d}"
         else:
             vp = d or intent.phrase
+        vp = " ".join(base_after_conjunction(vp.split()))  # "schedule a move-out and stop billing"
         vps[o.name] = judged(
             "option",
             [vp] if parse_sure(intent) and sound(vp, tools) else [],

@@ -357,3 +357,30 @@ def test_a_clause_is_never_cut_from_the_particles_of_its_verb() -> None:
     assert not said.endswith(("signs", "signs in")), said
     clause = "a kiln account that a batch job signs in with"
     assert " ".join(trim_phrase(clause.split(" "), 8)) == clause
+
+
+@pytest.mark.parametrize(
+    ("description", "said"),
+    [
+        # a count of things before a colon says nothing: the first step is the action
+        (
+            "Does two things: (a) fires a test tile for a glaze, (b) returns its firing number.",
+            "fire a test tile",
+        ),
+        # the .NET register's "Represents a request to ..." is a lead-in
+        ("Represents a request to book a kiln slot for a member.", "book a kiln slot"),
+    ],
+)
+def test_a_lead_in_that_counts_or_represents_is_dropped(description: str, said: str) -> None:
+    assert action(_tool("studio_op", description)).startswith(said)
+
+
+def test_a_second_verb_before_a_gerund_is_in_its_base_form() -> None:
+    from diaforge.data_gen.phrasing.readings import readings
+
+    said = readings(
+        _tool("end_membership", "Schedules a member's leaving date and stops billing after that month.")
+    )
+    assert any("and stop billing" in r for r in said) and not any("and stops billing" in r for r in said), (
+        said
+    )
