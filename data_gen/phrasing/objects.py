@@ -268,6 +268,14 @@ def _named_after_preposition(ws: Sequence[str]) -> set[int]:
     return kept
 
 
+def _pointing(ws: Sequence[str], k: int) -> bool:
+    """Whether "that"/"this" at `k` points at a thing ("of that word"): a singular noun that
+    needs a determiner follows it and ends the phrase, so it opens no relative clause."""
+    nxt = ws[k + 1] if k + 1 < len(ws) else ""
+    after = ws[k + 2].lower() if k + 2 < len(ws) else ""
+    return count_head(nxt) and (not after or after in PREPOSITIONS or not after[:1].isalnum())
+
+
 def _lower_obj(ws: Sequence[str]) -> list[str]:
     """Lower-cases ordinary words, keeps acronyms, codes and names (`IT`, `PO`, `W-2`, `YouTube`,
     `Bundesliga`, `United States` after a preposition), and mends `a`/`an` before the next word
@@ -280,6 +288,8 @@ def _lower_obj(ws: Sequence[str]) -> list[str]:
         for k, w in enumerate(ws)
     ]
     for k, w in enumerate(out[:-1]):
+        if w in ("that", "this") and k and out[k - 1] in PREPOSITIONS and _pointing(out, k):
+            w = out[k] = "a"  # "the definition of that word": the word it pointed at is not said
         if w in ("a", "an"):
             out[k] = inflect_engine().a(out[k + 1]).split(" ", 1)[0]
     return out

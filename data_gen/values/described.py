@@ -73,8 +73,11 @@ def _code_like(token: str, *, strict: bool = False) -> bool:
     """Whether `token` reads as a code whose shape is worth copying (``EMP004217``, ``FRA``,
     ``2025-03``, ``@jane_doe``) rather than a plain word (``printers``, ``Excel``). `strict`
     (for "like"/"such as", which also introduce prose) wants a digit or an inner separator."""
-    if len(token) < 2:
-        return False
+    if len(token) < 2 or (
+        re.fullmatch(r"[a-z]{2,}(?:-[a-z]{2,})+", token)
+        and all(re.search(r"[aeiouy]", p) for p in token.split("-"))
+    ):
+        return False  # "entry-level", "real-time": a word written with a hyphen ("svc-backup" is a code)
     if re.search(r"\d", token) or _SEPARATED.search(token) or token[0] in "@#+\\":
         return True
     return not strict and len(re.findall(r"[A-Z]", token)) >= 2

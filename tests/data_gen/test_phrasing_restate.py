@@ -384,3 +384,10 @@ def test_a_second_verb_before_a_gerund_is_in_its_base_form() -> None:
     assert any("and stop billing" in r for r in said) and not any("and stops billing" in r for r in said), (
         said
     )
+
+
+def test_a_demonstrative_whose_thing_was_never_said_becomes_an_article() -> None:
+    glossary = _tool("get_term_meaning", "Retrieves the meaning of that term for a learner.")
+    kiln = _tool("get_kiln_log", "Retrieves the firings of one kiln.")
+    said = option_phrases([glossary, kiln])[1]["get_term_meaning"]
+    assert said == "the meaning of a term for a learner", said

@@ -274,3 +274,10 @@ def test_a_pattern_that_only_lists_characters_leaves_the_value_to_the_name() -> 
     }
     drawn = [gen.value_for("glaze_source", spec) for _ in range(6)]
     assert all(re.fullmatch(r"[a-z][a-z_-]+", v) for v in drawn), drawn
+
+
+def test_a_hyphenated_word_given_as_an_example_is_said_as_a_word_never_reshaped() -> None:
+    drawn = _draws(
+        "skill_level", "The level of skill needed for the class (e.g. entry-level, mid-level, senior-level)."
+    )
+    assert all(v in ("entry-level", "mid-level", "senior-level") for v in drawn), drawn
