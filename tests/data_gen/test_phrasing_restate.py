@@ -391,3 +391,12 @@ def test_a_demonstrative_whose_thing_was_never_said_becomes_an_article() -> None
     kiln = _tool("get_kiln_log", "Retrieves the firings of one kiln.")
     said = option_phrases([glossary, kiln])[1]["get_term_meaning"]
     assert said == "the meaning of a term for a learner", said
+
+
+def test_a_subject_that_takes_no_plural_is_said_in_the_singular() -> None:
+    from diaforge.data_gen.phrasing import subject_of
+
+    probe = _tool("Glaze_Probe", "Perform testing for glaze faults by firing a test tile.")
+    detect = _tool("kiln_vent.detect", "Detect the presence of a vent fault on the specified kiln.")
+    assert subject_of(probe, [probe], frozenset()) == "about testing"
+    assert subject_of(detect, [detect], frozenset()) == "about presence"
