@@ -277,12 +277,12 @@ def shared_head_list_end(toks: Sequence[str], comma: int) -> int:
     k = j + 1
     while k < len(toks) and nominal(toks[k]) and toks[k].lower() not in TOOL_WORDS:
         k += 1
-    if k < len(toks) and k > j + 1 and _bare_head(toks, k):
+    if k < len(toks) and k > j + 1 and bare_head(toks, k):
         k += 1  # "rail | spend": a head the lexicon knows only as a verb, in its base form
     return k if k - (j + 1) >= 2 else comma
 
 
-def _bare_head(toks: Sequence[str], k: int) -> bool:
+def bare_head(toks: Sequence[str], k: int) -> bool:
     """Whether `toks[k]`, after a noun, is a head noun the lexicon knows only as a verb ("spend",
     "buy"): a verb's base form that ends the phrase, before a preposition, a stop or nothing."""
     verbs = _lemmas(toks[k].lower()).get("VERB", ())

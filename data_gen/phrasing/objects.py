@@ -36,6 +36,7 @@ from diaforge.data_gen.phrasing.grammar import (
     TOOL_WORDS,
     _closed_list,
     _list_end,
+    bare_head,
     continues_compound,
     count_head,
     is_proper,
@@ -186,6 +187,8 @@ def _joined_end(tokens: Sequence[str], start: int, i: int, limit: int) -> int:
         end = _shared_of_end(tokens, i)
         if end <= i and nxt and nxt.lower() not in DETERMINERS and not verb_lemma(nxt):
             bare = np_end(tokens, i + 1)  # a head both share
+            if bare == i + 2 and bare < len(tokens) and bare_head(tokens, bare):
+                bare += 1  # "a design | or bill-of-materials change": a head known only as a verb
             end = bare if bare - (i + 1) >= 2 and bare - start <= limit + 4 else end
         return max(end, i)
     return i

@@ -195,6 +195,8 @@ def _phrase_start(words: Sequence[str], pre: int) -> list[str]:
         k -= 1
     if k > 0 and words[k - 1].lower() in DETERMINERS:
         k -= 1
+    if k > 0 and words[k - 1].lower() in PREPOSITIONS and k + 4 >= pre:
+        k = 0  # "a quantity from | an existing | value ...": the phrase is a preposition's object, said whole
     return list(words[k:pre])
 
 

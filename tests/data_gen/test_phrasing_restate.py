@@ -400,3 +400,15 @@ def test_a_subject_that_takes_no_plural_is_said_in_the_singular() -> None:
     detect = _tool("kiln_vent.detect", "Detect the presence of a vent fault on the specified kiln.")
     assert subject_of(probe, [probe], frozenset()) == "about testing"
     assert subject_of(detect, [detect], frozenset()) == "about presence"
+
+
+def test_an_or_that_shares_a_head_known_only_as_a_verb_keeps_it() -> None:
+    said = action(_tool("propose_glaze_change", "Proposes a shape or bill-of-glazes change for a kiln."))
+    assert said == "propose a shape or bill-of-glazes change", said
+
+
+def test_options_that_share_a_prepositional_start_keep_it() -> None:
+    contract = _tool("release_from_contract", "Calls off a quantity from an existing price or volume contract.")
+    agreement = _tool("release_from_agreement", "Calls off a quantity from an existing delivery agreement.")
+    verb, said = option_phrases([contract, agreement])
+    assert verb == "call off" and said["release_from_contract"].startswith("a quantity from"), said
