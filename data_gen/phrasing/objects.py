@@ -104,9 +104,8 @@ def _object_words(
             end = _tail_list_end(tokens, i, tail) if tokens[i] == "," and tail else None
             if end is None:
                 break
-            for t in tokens[
-                i:end
-            ]:  # "for one damaged | , stolen or lost cart", "by first name | , last name"
+            # "for one damaged | , stolen or lost cart", "by first name | , last name"
+            for t in tokens[i:end]:
                 if t == ",":
                     tail[-1] += (
                         ","  # kept on its word: a comma of its own ends a clause (`option_descriptors`)

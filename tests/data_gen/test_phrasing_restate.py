@@ -408,7 +408,9 @@ def test_an_or_that_shares_a_head_known_only_as_a_verb_keeps_it() -> None:
 
 
 def test_options_that_share_a_prepositional_start_keep_it() -> None:
-    contract = _tool("release_from_contract", "Calls off a quantity from an existing price or volume contract.")
+    contract = _tool(
+        "release_from_contract", "Calls off a quantity from an existing price or volume contract."
+    )
     agreement = _tool("release_from_agreement", "Calls off a quantity from an existing delivery agreement.")
     verb, said = option_phrases([contract, agreement])
     assert verb == "call off" and said["release_from_contract"].startswith("a quantity from"), said
