@@ -219,7 +219,7 @@ class Draws:
         ts = set(toks)
         last = toks[-1] if toks else ""
         description = str(spec.get("description") or "")
-        if "address" in ts and re.search(r"2$|\bsecond line\b", f"{name} {description.lower()}"):
+        if "address" in ts and (name.endswith("2") or "second line" in description.lower()):
             return f"{rng.choice(('Apt', 'Suite', 'Unit', 'Floor'))} {rng.randint(1, 40)}"  # "address2"
 
         if ts & {"email", "mail", "emails", "upn"}:  # a user principal name is written as an address

@@ -238,6 +238,8 @@ def test_numbered_address_lines_are_a_street_then_a_unit() -> None:
     assert all(re.fullmatch(r"\d+ [A-Z][\w ]+", v) for v in first), first
     second = _draws("kiln_address2", "The second line of the studio's address, such as 'Unit 3' or ''.")
     assert all(re.fullmatch(r"(Apt|Suite|Unit|Floor) \d+", v) for v in second), second
+    named = _draws("kiln_address2", "Extra address details.")  # the name alone says the second line
+    assert all(re.fullmatch(r"(Apt|Suite|Unit|Floor) \d+", v) for v in named), named
 
 
 def test_a_count_of_bags_or_travellers_is_a_few() -> None:
