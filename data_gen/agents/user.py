@@ -95,8 +95,8 @@ class ScriptedUser:
         if state.phase != SELECTION:
             return self.answer_values(state, question, rng)
         options = offered_options(question, state.candidates, self.encoder)
-        chooses = _CHOICE.search(question) is not None and state.gold in options
-        if len(options) < 2 and _asked_values(state, question) and not chooses:
+        chooses = state.gold in options and _CHOICE.search(question) is not None
+        if len(options) < 2 and not chooses and _asked_values(state, question):
             return self.answer_values(state, question, rng)  # not "modify a bank account or a password?"
         return self.answer_selection(state, question, rng, options)
 

@@ -169,7 +169,8 @@ def _imperative_verb(
         return None
     first_word = full_name[0] if full_name else ""
     lead = name_words[0] if name_words else ""
-    if w in LOOKUP_VERBS and LOOKUP_VERBS & {*name_words, *full_name} and w not in {*name_words, *full_name}:
+    named = {*name_words, *full_name}
+    if w in LOOKUP_VERBS and LOOKUP_VERBS & named and w not in named:
         return w  # `get_rides`: "Find ride from source ...", one look-up said with another verb
     if first_word and first_word != w and is_base_verb(first_word) and "NOUN" in pos:
         return None  # get_commission_statement: "Commission statement of ...", list_x: "Work anniversaries"
