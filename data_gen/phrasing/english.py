@@ -52,13 +52,15 @@ def article(phrase: str) -> str:
 
 
 def with_article(phrase: str) -> str:
-    """Prefixes `a`/`an` unless the phrase already starts with a determiner, is plural, or ends
-    on a noun that takes no article (`data`, `information`)."""
+    """Prefixes `a`/`an` unless the phrase already starts with a determiner or a question word
+    ("why", "how"), is plural, or ends on a noun that takes no article (`data`, `information`)."""
     ws = phrase.split()
     if not ws:
         return phrase
     if ws[0].lower() in DETERMINERS or _is_plural(ws[-1]) or ws[-1].lower() in MASS_NOUNS:
         return phrase
+    if ws[0].lower() in ("why", "how", "what", "when", "where", "whether"):
+        return phrase  # "logs why": a clause, never "a why"
     return f"{article(phrase)} {phrase}"
 
 

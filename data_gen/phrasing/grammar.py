@@ -282,6 +282,37 @@ def shared_head_list_end(toks: Sequence[str], comma: int) -> int:
     return k if k - (j + 1) >= 2 else comma
 
 
+def noun_list_end(toks: Sequence[str], comma: int, longest: int = 3) -> int:
+    """Past a list of short noun phrases that `and`/`or` closes after the object before `comma`
+    ("the weight | , piece count or freight class | on a shipment"), `comma` when the comma opens
+    no such list: each item is one to `longest` nominal words, none a verb in the third person
+    ("an invoice, sends it ..." is a second clause), and the list ends the clause or meets a
+    preposition."""
+
+    def item_end(j: int) -> int:
+        k = j
+        while k < len(toks) and k - j < longest and nominal(toks[k]) and toks[k].lower() not in CONJUNCTIONS:
+            if third_person_lemma(toks[k]):
+                return j  # "sends", "reports": a verb as likely as a plural noun
+            k += 1
+        return k
+
+    j = comma
+    while j < len(toks) and toks[j] == ",":
+        end = item_end(j + 1)
+        if end == j + 1:
+            return comma
+        j = end
+    if j >= len(toks) or toks[j].lower() not in ("and", "or"):
+        return comma
+    end = item_end(j + 1)
+    if end == j + 1 or (
+        end < len(toks) and toks[end].lower() not in PREPOSITIONS and toks[end] not in ",.;:"
+    ):
+        return comma
+    return end
+
+
 def bare_head(toks: Sequence[str], k: int) -> bool:
     """Whether `toks[k]`, after a noun, is a head noun the lexicon knows only as a verb ("spend",
     "buy"): a verb's base form that ends the phrase, before a preposition, a stop or nothing."""
@@ -298,8 +329,34 @@ def _list_end(toks: Sequence[str], comma: int) -> int:
 
 
 # Words a phrase cannot stop on: "that already | exists", "the same | product type".
+# A verb's helpers: after a relative word, they show it is the clause's subject ("that must arrive").
+_HELPERS = frozenset(
+    [
+        "must",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "has",
+        "have",
+        "had",
+        "is",
+        "are",
+        "was",
+        "were",
+        "does",
+        "do",
+        "did",
+    ]
+)
 _OPEN_ENDS = frozenset(
     {"same", "given", "e", "i", "already", "still", "yet", "not", "no", "only", "just", "also"}
+    # a verb's helpers without the verb: "a shipment that has already | been", "that must"
+    | {"been", "being", "must", "can", "could", "should", "would", "will", "shall", "may", "might"}
 )
 # Participles that want what follows them ("based on", "using a", "corresponding to").
 _WANTS_OBJECT_WORDS = (
@@ -368,6 +425,8 @@ def stranded_preposition(words: Sequence[str]) -> bool:
     low = [w.lower() for w in words]
     for j in range(max(1, len(low) - 7), len(low) - 2):
         subject = 1 if low[j] in CLAUSE_SUBJECTS or low[j] == "it" else 0
+        if low[j] in RELATIVES and low[j + 1] in _HELPERS:
+            continue  # "freight | that must arrive | at": the relative word is the subject itself
         if not subject and low[j] in DETERMINERS and j + 3 < len(low) and "NOUN" in word_classes(low[j + 1]):
             subject = 2  # "the station | the rider is standing | at"
         # "what the authority is asking | for" is whole; "where they can follow the status | of" is cut

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from diaforge.data_gen.phrasing.anchors import anchored, shares_name
 from diaforge.data_gen.phrasing.english import (
     _BOUNDARY,
     _LOOKUP_LEADS,
@@ -206,7 +207,7 @@ class Intent:
         tail = self.tail.split()
         if self.verb in PUTTING_VERBS and len(tail) > 1 and tail[0] in ("to", "as", "into"):
             end = next((k for k, w in enumerate(tail[1:], 1) if w in COMPLEMENT_ENDS), len(tail))
-            if end <= 4:
+            if end <= (6 if tail[0] == "into" else 4):  # "turn a reservation | into a signed lease"
                 return f"{self.verb} {self.obj} {' '.join(tail[:end])}".strip()
         return f"{self.verb} {self.obj}".strip()
 
@@ -247,7 +248,7 @@ def _intent_cached(name: str, description: str, prefixes: frozenset[str]) -> Int
     name_ws = _name_words(tool, prefixes)
     background = None  # a statement read as a look-up yields to an action said after it (`intent_of`)
     deferred = None  # a first sentence that shares no word with the name: a side effect said first?
-    sentences = _sentences(plain_description(tool.description or ""))[:2]
+    sentences = [anchored(s, name_ws) for s in _sentences(plain_description(tool.description or ""))[:2]]
     for n, sentence in enumerate(sentences):
         for clause in _clauses(sentence) if background is None else [sentence]:
             intent = _clause_intent(clause, name_ws, tool)
@@ -272,12 +273,8 @@ def _intent_cached(name: str, description: str, prefixes: frozenset[str]) -> Int
 
 
 def _shares_name(intent: Intent, name_ws: list[str]) -> bool:
-    """Whether the reading says a word of the tool's name (by stem): what a tool does usually
-    does; a warning said first ("Charges the card on file") usually does not."""
-    said = [stem(w.lower()) for w in f"{intent.verb} {intent.obj} {intent.tail}".split()]
-    named = [stem(w) for w in name_ws if len(w) > 2]
-    # the same stem, or the same first five letters ("reminds" and `reminder`, "adjusts" and `adjustment`)
-    return any(a == b or len(a) >= 5 and len(b) >= 5 and a[:5] == b[:5] for a in said for b in named)
+    """Whether the reading says a word of the tool's name (`anchors.shares_name`)."""
+    return shares_name(f"{intent.verb} {intent.obj} {intent.tail}".split(), name_ws)
 
 
 def _outranked(intent: Intent, name_ws: list[str], description: str) -> Intent:

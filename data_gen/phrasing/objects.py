@@ -41,6 +41,7 @@ from diaforge.data_gen.phrasing.grammar import (
     count_head,
     is_proper,
     nominal,
+    noun_list_end,
     np_end,
     only_third_person_verb,
     relative_clause_at,
@@ -181,7 +182,11 @@ def _joined_end(tokens: Sequence[str], start: int, i: int, limit: int) -> int:
         and sum(w.lower() not in DETERMINERS for w in tokens[start:i]) == 1
     ):
         end = shared_head_list_end(tokens, i)
-        return end if end - start <= limit + 6 else i
+        if end > i:
+            return end if end - start <= limit + 6 else i
+    if i < len(tokens) and tokens[i] == ",":
+        end = noun_list_end(tokens, i)  # "the weight | , piece count or freight class | on a shipment"
+        return end if end - start <= limit + 4 else i
     if i < len(tokens) and tokens[i].lower() in ("and", "or"):
         end = _shared_of_end(tokens, i)
         if end <= i and nxt and nxt.lower() not in DETERMINERS and not verb_lemma(nxt):

@@ -142,6 +142,10 @@ def _before_second_verb(words: Sequence[str]) -> list[str]:
     return list(words)
 
 
+# Words a verb's object may open with that are no determiner: "and deletes it", "and records why".
+_OBJECT_WORDS = frozenset({"it", "them", "why", "how", "what", "when", "where", "whether", "who"})
+
+
 def base_after_conjunction(words: Sequence[str]) -> list[str]:
     """A second verb joined by and/or put in its base form, as the first one was."""
     out = list(words)
@@ -149,7 +153,7 @@ def base_after_conjunction(words: Sequence[str]) -> list[str]:
         lemma = third_person_lemma(out[k + 1]) if out[k].lower() in ("and", "or") else None
         after = out[k + 2].lower() if out[k + 2 : k + 3] else ""
         gerund = after.endswith("ing") and "VERB" in word_classes(after)  # "and stops | billing"
-        if lemma and (after in DETERMINERS | {"it", "them"} or gerund):
+        if lemma and (after in DETERMINERS | _OBJECT_WORDS or gerund):
             out[k + 1] = lemma
     return out
 

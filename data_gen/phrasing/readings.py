@@ -13,9 +13,9 @@ from __future__ import annotations
 import functools
 import re
 
-from diaforge.data_gen.phrasing.english import _PARTICLES, DETERMINERS, _lemmas, first_sentence
+from diaforge.data_gen.phrasing.english import _PARTICLES, DETERMINERS, _lemmas, first_sentence, is_base_verb
 from diaforge.data_gen.phrasing.grammar import changelog, tokens, word_classes
-from diaforge.data_gen.phrasing.intents import intent_of, strip_lead_in
+from diaforge.data_gen.phrasing.intents import _name_intent, _name_words, intent_of, strip_lead_in, sure
 from diaforge.data_gen.phrasing.options import base_after_conjunction
 from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.schema import Tool
@@ -45,13 +45,24 @@ def _verb_base(word: str) -> str | None:
     return verbs[0]
 
 
-def readings(tool: Tool) -> list[str]:
+def readings(tool: Tool, prefixes: frozenset[str] = frozenset()) -> list[str]:
     """Verb phrases a description's first clause can be read as, beside the rule parse's: the
     opening word as a verb ("Reports scrapped quantity ..." -> "report scrapped quantity on a
     production order"), "whether" after a verb of saying as "check whether" ("Returns whether a
     unit is vacant" -> "check whether a unit is vacant"), a verb of giving as "get" ("Returns the
-    current gas price" -> "get the current gas price"). Each is at most `MAX_WORDS` words, in the
-    description's words; none when the description is empty."""
+    current gas price" -> "get the current gas price"). Where the name alone speaks, its other
+    reading: `schedule_inspection` is "schedule an inspection" as well as "inspect a schedule".
+    Each is at most `MAX_WORDS` words, in the description's words; none when the description is
+    empty."""
+    ws = _name_words(tool, prefixes)
+    if intent_of(tool, prefixes).source == "name" and is_base_verb(ws[0]):
+        other = _name_intent(ws, verb_first=True)
+        named = [other.phrase] if sure(other) and other.phrase != intent_of(tool, prefixes).phrase else []
+        return named + [r for r in _description_readings(tool) if r not in named]
+    return _description_readings(tool)
+
+
+def _description_readings(tool: Tool) -> list[str]:
     sentence = strip_lead_in(first_sentence(plain_description(tool.description or "")).strip())
     clause = _clause(sentence)
     words = clause.split()

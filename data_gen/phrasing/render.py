@@ -126,7 +126,7 @@ def action(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[T
             candidates.append(whole)
         candidates += [
             r
-            for r in readings(tool)
+            for r in readings(tool, prefixes)
             if r not in candidates and sound(r, tools, noun_reading=True) and _verb_of(r) not in named
         ]
     return judged("action", candidates, f"use {fallback_option(tool, prefixes, tools)}", sure=sure)
@@ -166,7 +166,7 @@ def action_renderings(tools: Sequence[Tool]) -> list[str]:
             out += [
                 intent.phrase,
                 _with_tail(intent),
-                *readings(t),
+                *readings(t, prefixes),
                 f"use {fallback_option(t, prefixes, [t])}",
             ]
     return [r for r in dict.fromkeys(out) if r]  # an intent without a tail gives no whole reading

@@ -12,7 +12,8 @@ calls it first):
 1. markup: HTML tags, markdown emphasis, backticks and links (the words stay);
 2. structure: the first paragraph only, up to a docstring section header, a bullet, a numbered
    item, an `Example:` line, a fenced block or a JSDoc or Sphinx tag (`@param`, `:returns:`);
-3. tags and routes: a leading `[DEPRECATED]`-style tag, an HTTP verb and its path;
+3. tags and routes: a leading `[DEPRECATED]`-style tag or version note ("Since v3.0:"), an HTTP verb
+   and its path;
 4. sentences about using the tool, not about what it does: "Do not use for ...", "For a whole
    litter, call X instead", and a preamble that states only when to use it ("Use this when the
    user knows the pet's name ...", "Is used when a specimen cannot be tested"): dropped;
@@ -30,13 +31,15 @@ calls it first):
 8. an operation's own identifier before a dash or colon ("CreateBatch - registers a batch",
    "get_user: Returns a user"), written as code (an underscore, a dot or a capital inside a word);
 9. sentences that do not say what the tool does, where another sentence is left: a question to
-   the reader ("Dropped a pass on the slopes?"), a labelled remark ("NOTE: ...", "Warning: ...")
-   and one in capitals throughout;
+   the reader ("Dropped a pass on the slopes?"), an exclamation (product copy's slogan: "Say
+   goodbye to paperwork!"), a labelled remark ("NOTE: ...", "Warning: ...") and one in capitals
+   throughout;
 10. labelled fields that name the verb and its object ("Action: raise. Object: one request ...")
    read as one sentence ("Raise one request ...");
 11. a condition or setting before the action ("If a loan is nearly due, extends it", "For
    supervisors only: clears a fine"): the sentence from its verb on, where a comma or colon is
-   followed by a third-person or imperative verb.
+   followed by a third-person or imperative verb; an adverb of manner before the verb ("Simply
+   upload ...", "Instantly books ...") dropped.
 
 A third-person opening ("Creates a new advert") stays as written: the parse reads it as a verb
 (`english.verb_lemma`), and it is the commonest opening of the catalogues we measure. What is
@@ -69,7 +72,8 @@ _EMPHASIS = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
 _TAG = re.compile(
     r"^\s*(?:\[[^\[\]]{1,24}\]|\((?:deprecated|beta|alpha|internal|experimental|legacy|preview|admin"
-    r"(?: only)?)\)|(?:deprecated|beta|alpha|internal|experimental|legacy|preview|note|admin only)\s*[:\-–—])\s*",
+    r"(?: only)?)\)|(?:deprecated|beta|alpha|internal|experimental|legacy|preview|note|admin only"
+    r"|(?:since|as of|added in|new in)\s+v?\d[\w.]*)\s*[:\-–—])\s*",
     re.I,
 )
 _ROUTE = re.compile(
@@ -226,11 +230,12 @@ def _sentences(text: str) -> list[tuple[str, str]]:
 
 
 def _aside(sentence: str, stop: str) -> bool:
-    """Whether a sentence says nothing the tool does (module docstring, item 9): a question, a
-    labelled remark, or capitals throughout (three words or more)."""
+    """Whether a sentence says nothing the tool does (module docstring, item 9): a question, an
+    exclamation (the slogan of product copy: "Plans changed? No problem!", "Say goodbye to
+    paperwork!"), a labelled remark, or capitals throughout (three words or more)."""
     letters = [c for c in sentence if c.isalpha()]
     shouting = len(sentence.split()) >= 3 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
-    return stop == "?" or bool(_REMARK.match(sentence)) or shouting
+    return stop in ("?", "!") or bool(_REMARK.match(sentence)) or shouting
 
 
 def _after_setting(sentence: str) -> str:
@@ -368,6 +373,21 @@ def to_the_reader(text: str) -> str:
     return _SPEAKER.sub(reader, said)
 
 
+def _without_manner(sentence: str) -> str:
+    """`sentence` without an adverb of manner that opens it before its verb ("Simply upload ...",
+    "Instantly books ...", "Automatically archives ..."): the verb opens what the tool does."""
+    words = sentence.split()
+    classes = _lemmas(words[0].lower()).keys() if words else set()
+    if len(words) < 3 or not words[0].lower().endswith("ly") or classes != {"ADV"}:
+        return sentence  # never "Weekly demand forecast ...", an adjective
+    verb, nxt = words[1], words[2].lower()
+    if not (verb_lemma(verb, nxt) or is_base_verb(verb)):
+        return sentence
+    return (
+        " ".join([verb[:1].upper() + verb[1:], *words[2:]]) if sentence[:1].isupper() else " ".join(words[1:])
+    )
+
+
 def _without_preamble(sentence: str) -> str | None:
     """The action after a preamble about the tool, in the imperative; the sentence as it is
     when it has none; None when the preamble says only when to use the tool."""
@@ -436,7 +456,7 @@ def summary(text: str) -> str:
     for sentence in said or [s for s, _ in sentences]:
         if _USAGE.search(sentence):
             continue
-        kept = _without_preamble(_after_setting(sentence))
+        kept = _without_preamble(_without_manner(_after_setting(sentence)))
         if kept is None:
             continue
         ordered = imperative(kept)

@@ -1,0 +1,91 @@
+"""The action read where a description says it, on shapes written for these tests (a harbour and
+its boats, which no catalogue describes): product copy's slogans and manner adverbs set aside, a
+version note dropped, a light verb's noun of action and a means clause anchored by the tool's
+name, the name's other reading offered, a list of short noun phrases said whole, a cut never
+left on a verb's helper, and the "into" a verb of turning needs."""
+
+from __future__ import annotations
+
+from diaforge.data_gen.phrasing.anchors import anchored, shares_name
+from diaforge.data_gen.phrasing.grammar import ends_cleanly
+from diaforge.data_gen.phrasing.options import base_after_conjunction
+from diaforge.data_gen.phrasing.readings import readings
+from diaforge.data_gen.phrasing.render import action, option_phrases
+from diaforge.schema import Tool
+
+
+def _tool(name: str, description: str) -> Tool:
+    return Tool(
+        name=name, description=description, parameters={"type": "object", "properties": {}, "required": []}
+    )
+
+
+def test_an_exclamation_before_the_action_is_a_slogan_not_the_action() -> None:
+    tool = _tool("hire_kayak", "Paddle into adventure! Hires a two-seat kayak for a morning on the lake.")
+    assert action(tool) == "hire a two-seat kayak"
+    # a description that is only an exclamation keeps it: nothing else says what the tool does
+    assert action(_tool("ring_bell", "Rings the harbour bell!")) == "ring the harbour bell"
+
+
+def test_a_manner_adverb_before_the_verb_is_dropped_but_an_adjective_stays() -> None:
+    assert action(_tool("archive_logbook", "Effortlessly archives a ship's logbook after a voyage.")) == (
+        "archive a ship's logbook"
+    )
+    assert action(_tool("get_tide_table", "Weekly tide table for a harbour.")).startswith(
+        "look up the weekly"
+    )
+
+
+def test_a_version_note_before_the_action_is_dropped_and_a_second_verb_before_why_is_a_verb() -> None:
+    tool = _tool("reseal_hatch", "Since v2.1: Reopens or replaces a cargo hatch and logs why.")
+    assert action(tool) == "reopen or replace a cargo hatch"
+    said = base_after_conjunction(["reopen", "a", "hatch", "and", "logs", "why"])
+    assert said[-2:] == ["log", "why"]
+
+
+def test_a_light_verb_gives_way_to_the_noun_of_action_the_name_says() -> None:
+    assert action(_tool("charter_vessel", "Initiates the charter of a fishing vessel for a day at sea.")) == (
+        "charter a fishing vessel"
+    )
+    # the light verb is the name's own: it stays
+    assert action(_tool("request_bill_of_health", "Requests a bill of health for a crew member.")) == (
+        "request a bill of health"
+    )
+
+
+def test_a_means_clause_is_the_action_when_only_it_says_the_name() -> None:
+    tool = _tool("extend_mooring", "Sail on worry-free by moving the end date of an existing mooring later.")
+    assert action(tool).startswith("move the end date of an existing mooring")
+    # the opening says the name: the means clause is how, not what
+    assert action(_tool("verify_skipper", "Verifies a skipper by checking the licence number.")) == (
+        "verify a skipper"
+    )
+    assert anchored("Verifies a skipper by checking the licence number", ["verify", "skipper"]).startswith(
+        "Verifies"
+    )
+    assert shares_name(["adjusts"], ["adjustment"]) and not shares_name(["sail", "on"], ["extend", "mooring"])
+
+
+def test_a_name_that_reads_two_ways_offers_the_other_reading() -> None:
+    # `plan_inspection`: "inspect a plan" by the noun of action, "plan an inspection" by the verb
+    assert "plan an inspection" in readings(_tool("plan_inspection", ""))
+
+
+def test_a_list_of_short_noun_phrases_is_said_whole_and_a_cut_never_ends_on_a_helper() -> None:
+    tool = _tool(
+        "adjust_cargo",
+        "Sets the draught, hold volume or ballast weight on a vessel that has already been cleared.",
+    )
+    assert action(tool) == "set the draught, hold volume or ballast weight"
+    other = _tool("inspect_hull", "Inspects the hull of a vessel in dry dock.")
+    said = option_phrases([tool, other])[1]["adjust_cargo"]
+    assert said.split()[-1] not in ("been", "has", "already")
+    assert not ends_cleanly(["book", "a", "berth", "for", "cargo", "that", "must", "arrive", "at"])
+    assert ends_cleanly(["unload", "the", "cargo", "the", "crew", "was", "waiting", "for"])
+
+
+def test_a_verb_of_turning_keeps_what_it_turns_into() -> None:
+    tool = _tool(
+        "confirm_charter", "Turns a provisional booking into a confirmed group charter and sends the invoice."
+    )
+    assert action(tool) == "turn a provisional booking into a confirmed group charter"
