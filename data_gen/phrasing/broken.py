@@ -71,8 +71,12 @@ _DET = r"(?:the|a|an|my|your|our|their|its)"
 # Prepositions that are never adjectives ("an outside counsel", "the above list" are English).
 _NOUNLESS = PREPOSITIONS - {"as", "than", "outside", "inside", "above", "below", "beneath", "beside", "near"}
 _NOUNLESS -= {"off", "out", "over", "up", "down", "throughout", "beyond", "behind", "under"}
+# Pronouns that never follow a determiner ("look up the we'll move your line"); never "it" (the IT team).
+_SUBJECT_PRONOUNS = r"(?:we|you|they|he|she|i)(?:['’](?:ll|re|ve|m|d))?"
 _PREP_AS_NOUN = re.compile(
-    rf"\b{_DET}\s+({'|'.join(sorted(_NOUNLESS))})\b(?![-'’/])(?!\s+(?:diem|annum|capita|cent)\b)", re.I
+    rf"\b{_DET}\s+(?:({'|'.join(sorted(_NOUNLESS))})\b(?![-'’/])(?!\s+(?:diem|annum|capita|cent)\b)"
+    rf"|{_SUBJECT_PRONOUNS}(?![\w-]))",
+    re.I,
 )
 _BASE_CONTEXT = re.compile(
     r"(?:\b(?:to|should i|shall i|can you|could you|will you|would you|please|i can|i will|i'll|let me)|:)"

@@ -278,12 +278,15 @@ def _shares_name(intent: Intent, name_ws: list[str]) -> bool:
 
 
 def _outranked(intent: Intent, name_ws: list[str], description: str) -> Intent:
-    """The name's reading instead of a noun phrase looked up when the name opens with a verb that
-    acts, not one that reads (`get`, `list`), and the description says that verb ("A cancelled
-    lesson ...", "Action: raise. Object: ...") or the word can only be a verb (`reschedule_lesson`):
-    such a description names what the tool makes as a thing, and "look up" would say the opposite.
+    """The name's reading (of a short name that opens with a verb that acts) instead of a reading
+    that shares no word with the name ("keep your number" of `suspend_line`), or instead of a noun
+    phrase looked up where the description says that verb ("A cancelled lesson ...", "Action:
+    raise") or the word can only be a verb (`reschedule_lesson`): "look up" would say the opposite.
     Never where the description uses the word as a noun (`report_history`, "History of reports")."""
     first = name_ws[0] if len(name_ws) > 1 else ""
+    acts = len(name_ws) < 4 and _name_opens_with_verb(name_ws) and first not in LOOKUP_VERBS | {"get"}
+    if intent.source != "name" and acts and not _shares_name(intent, name_ws):
+        return named if sure(named := _name_intent(name_ws)) else intent
     if intent.verb != "look up" or not is_base_verb(first) or name_ws[1] in LOOKUP_VERBS | _NAME_ORDERS:
         return intent  # `vet_find_patient`: "vet" is a prefix, "find" the verb
     if first in LOOKUP_VERBS or first in _INFO_VERBS or first in _INFO_VERBS.values():

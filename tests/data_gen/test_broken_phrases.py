@@ -130,6 +130,7 @@ BROKEN = [
         [tool("AddAlarm", "Add an alarm clock API that takes two parameters - 'token' and 'time'.")],
     ),
     ("mass_noun_article", "Hi there! Could you help me update an information?", []),
+    ("preposition_as_noun", "Should I look up the we'll cancel your berth for you?", []),
     ("tool_talk", "I have to cancel an api. Can you do that?", []),
     ("tool_talk", "It's the one about this function flips an image.", []),
     (

@@ -73,12 +73,12 @@ def test_a_name_that_reads_two_ways_offers_the_other_reading() -> None:
 
 def test_a_list_of_short_noun_phrases_is_said_whole_and_a_cut_never_ends_on_a_helper() -> None:
     tool = _tool(
-        "adjust_cargo",
+        "amend_vessel",
         "Sets the draught, hold volume or ballast weight on a vessel that has already been cleared.",
     )
     assert action(tool) == "set the draught, hold volume or ballast weight"
     other = _tool("inspect_hull", "Inspects the hull of a vessel in dry dock.")
-    said = option_phrases([tool, other])[1]["adjust_cargo"]
+    said = option_phrases([tool, other])[1]["amend_vessel"]
     assert said.split()[-1] not in ("been", "has", "already")
     assert not ends_cleanly(["book", "a", "berth", "for", "cargo", "that", "must", "arrive", "at"])
     assert ends_cleanly(["unload", "the", "cargo", "the", "crew", "was", "waiting", "for"])
@@ -89,3 +89,12 @@ def test_a_verb_of_turning_keeps_what_it_turns_into() -> None:
         "confirm_charter", "Turns a provisional booking into a confirmed group charter and sends the invoice."
     )
     assert action(tool) == "turn a provisional booking into a confirmed group charter"
+
+
+def test_a_reading_that_shares_no_word_with_a_short_acting_name_gives_way_to_the_name() -> None:
+    # a benefit read as the action, though no slogan mark sets it apart
+    tool = _tool("suspend_mooring", "Keep your berth safe while you sail away for the winter.")
+    assert action(tool) == "suspend a mooring"
+    # a reading name (`get`) or a long name keeps the description's words
+    said = action(_tool("get_berth", "Returns the length and depth of a slip."))
+    assert said == "get the length and depth of a slip"
