@@ -38,7 +38,8 @@ calls it first):
    read as one sentence ("Raise one request ...");
 11. a condition or setting before the action ("If a loan is nearly due, extends it", "For
    supervisors only: clears a fine"): the sentence from its verb on, where a comma or colon is
-   followed by a third-person or imperative verb; an adverb of manner before the verb ("Simply
+   followed by a third-person or imperative verb; a sentence whose subject is the tool ("This
+   endpoint starts ...") read first after background that opens with no verb; an adverb of manner before the verb ("Simply
    upload ...", "Instantly books ...") dropped.
 
 A third-person opening ("Creates a new advert") stays as written: the parse reads it as a verb
@@ -158,7 +159,7 @@ _PREAMBLES = tuple(
         rf"^(?:allows?|enables?|permits?)\s+(?:{_WHO}\s+)?to\s+(?P<rest>.+)",
         r"^(?:is\s+)?(?:responsible|used)\s+for\s+(?P<rest>.+)",
         r"^(?:will|shall|can)\s+(?P<rest>.+)",
-        r"^(?:you can|we|it)\s+(?P<rest>.+)",
+        r"^(?:you can|we(?:'ll| will)?|it)\s+(?P<rest>.+)",
         # a user story: "As a dispatcher, I can reassign a job, so that ..."; its "I" is the user
         # (group `story`), a company's "we" ("We install your panels") is not
         r"^(?P<story>as\s+(?:(?:an?|the)\s+)?[^,]{1,60},\s*(?:i|we))\s+(?:can|could|may|want to|need to|would like to|should be able to"
@@ -437,6 +438,24 @@ def _without_label(para: str) -> str:
     return para
 
 
+_TOOL_SUBJECT = re.compile(rf"^this\s+{_TOOL}\s+\w", re.I)
+
+
+def _tool_sentence_first(sentences: list[str]) -> list[str]:
+    """`sentences` with the first that names the tool as its subject ("This endpoint starts
+    service at an address ...") put first, when the first is background that opens with no verb
+    ("When a customer moves into a home, service has to be opened ..."): the description marks
+    which sentence says what the tool does."""
+    at = next((k for k, s in enumerate(sentences) if _TOOL_SUBJECT.match(s)), 0)
+    words = sentences[0].split() if sentences else []
+    opens_with_verb = bool(words) and bool(
+        verb_lemma(words[0], words[1] if len(words) > 1 else "") or is_base_verb(words[0])
+    )
+    if at == 0 or opens_with_verb:
+        return sentences
+    return [sentences[at], *sentences[:at], *sentences[at + 1 :]]
+
+
 def summary(text: str) -> str:
     """What `text`, a tool's description, says the tool does: the first paragraph without
     markup, tags, routes, sentences about how to use the tool and preambles, a gerund opening in
@@ -451,7 +470,7 @@ def summary(text: str) -> str:
         para = _without_label(para)
     para = _DASH.sub("; ", para)
     sentences = _sentences(para)
-    said = [s for s, stop in sentences if not _aside(s, stop)]
+    said = _tool_sentence_first([s for s, stop in sentences if not _aside(s, stop)])
     out: list[str] = []
     for sentence in said or [s for s, _ in sentences]:
         if _USAGE.search(sentence):

@@ -98,3 +98,23 @@ def test_a_reading_that_shares_no_word_with_a_short_acting_name_gives_way_to_the
     # a reading name (`get`) or a long name keeps the description's words
     said = action(_tool("get_berth", "Returns the length and depth of a slip."))
     assert said == "get the length and depth of a slip"
+
+
+def test_the_sentence_whose_subject_is_the_tool_is_read_after_background() -> None:
+    tool = _tool(
+        "drain_slipway",
+        "When a storm surge floods the lower yard, the slipway fills with silt. This endpoint drains a "
+        "slipway and logs the depth of silt left.",
+    )
+    assert action(tool) == "drain a slipway"
+    # an action said first keeps its place: a later sentence about the tool is a remark
+    tool = _tool(
+        "lock_gate", "Locks a harbour gate for the night. This endpoint needs a harbour master's key."
+    )
+    assert action(tool) == "lock a harbour gate"
+
+
+def test_a_service_speaking_as_we_is_read_from_its_verb() -> None:
+    assert action(_tool("haul_out_boat", "We'll haul out a boat onto the hard standing.")).startswith(
+        "haul out a boat"
+    )
