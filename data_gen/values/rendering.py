@@ -49,8 +49,8 @@ def _open_ended(rendered: str) -> bool:
 
 def _is_plural(human: str) -> bool:
     """Whether a parameter's name takes "are": its head noun is plural ("damaged units"); the
-    head of "number of days" is "number", which takes "is"."""
-    head = human.split(" of ")[0].split()
+    head of "number of days" is "number", and of "weight in lbs" is "weight": they take "is"."""
+    head = re.split(r" (?:of|in|per|for|from|to|on|at|by|with) ", human)[0].split()
     last = head[-1].lower() if head else ""
     return last.endswith("s") and not last.endswith(("ss", "us", "is"))
 

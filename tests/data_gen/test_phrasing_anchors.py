@@ -11,6 +11,7 @@ from diaforge.data_gen.phrasing.grammar import ends_cleanly
 from diaforge.data_gen.phrasing.options import base_after_conjunction
 from diaforge.data_gen.phrasing.readings import readings
 from diaforge.data_gen.phrasing.render import action, option_phrases
+from diaforge.data_gen.values.rendering import plural_name
 from diaforge.schema import Tool
 
 
@@ -118,3 +119,9 @@ def test_a_service_speaking_as_we_is_read_from_its_verb() -> None:
     assert action(_tool("haul_out_boat", "We'll haul out a boat onto the hard standing.")).startswith(
         "haul out a boat"
     )
+
+
+def test_a_name_whose_unit_follows_a_preposition_agrees_with_its_head() -> None:
+    assert not plural_name("hull length in metres")  # "the hull length in metres is 12"
+    assert not plural_name("speed per knots")
+    assert plural_name("spare ropes for a dinghy")
