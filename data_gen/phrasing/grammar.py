@@ -328,35 +328,16 @@ def _list_end(toks: Sequence[str], comma: int) -> int:
     return j
 
 
-# Words a phrase cannot stop on: "that already | exists", "the same | product type".
-# A verb's helpers: after a relative word, they show it is the clause's subject ("that must arrive").
-_HELPERS = frozenset(
-    [
-        "must",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "has",
-        "have",
-        "had",
-        "is",
-        "are",
-        "was",
-        "were",
-        "does",
-        "do",
-        "did",
-    ]
-)
+# Modal verbs, and a verb's helpers: after a relative word, they show it is the clause's subject
+# ("freight that must arrive").
+_MODALS = frozenset({"must", "can", "could", "should", "would", "will", "shall", "may", "might"})
+_HELPERS = _MODALS | {"has", "have", "had", "is", "are", "was", "were", "does", "do", "did"}
+# Words a phrase cannot stop on: "that already | exists", "the same | product type", and a verb's
+# helpers without the verb ("a shipment that has already | been", "that must").
 _OPEN_ENDS = frozenset(
     {"same", "given", "e", "i", "already", "still", "yet", "not", "no", "only", "just", "also"}
-    # a verb's helpers without the verb: "a shipment that has already | been", "that must"
-    | {"been", "being", "must", "can", "could", "should", "would", "will", "shall", "may", "might"}
+    | _MODALS
+    | {"been", "being"}
 )
 # Participles that want what follows them ("based on", "using a", "corresponding to").
 _WANTS_OBJECT_WORDS = (

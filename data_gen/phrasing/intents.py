@@ -207,7 +207,7 @@ class Intent:
         tail = self.tail.split()
         if self.verb in PUTTING_VERBS and len(tail) > 1 and tail[0] in ("to", "as", "into"):
             end = next((k for k, w in enumerate(tail[1:], 1) if w in COMPLEMENT_ENDS), len(tail))
-            if end <= (6 if tail[0] == "into" else 4):  # "turn a reservation | into a signed lease"
+            if end <= (6 if tail[0] == "into" else 4):  # "turn a booking | into a confirmed charter"
                 return f"{self.verb} {self.obj} {' '.join(tail[:end])}".strip()
         return f"{self.verb} {self.obj}".strip()
 

@@ -55,9 +55,10 @@ def readings(tool: Tool, prefixes: frozenset[str] = frozenset()) -> list[str]:
     Each is at most `MAX_WORDS` words, in the description's words; none when the description is
     empty."""
     ws = _name_words(tool, prefixes)
-    if intent_of(tool, prefixes).source == "name" and is_base_verb(ws[0]):
+    intent = intent_of(tool, prefixes)
+    if intent.source == "name" and is_base_verb(ws[0]):
         other = _name_intent(ws, verb_first=True)
-        named = [other.phrase] if sure(other) and other.phrase != intent_of(tool, prefixes).phrase else []
+        named = [other.phrase] if sure(other) and other.phrase != intent.phrase else []
         return named + [r for r in _description_readings(tool) if r not in named]
     return _description_readings(tool)
 

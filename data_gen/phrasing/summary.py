@@ -39,8 +39,8 @@ calls it first):
 11. a condition or setting before the action ("If a loan is nearly due, extends it", "For
    supervisors only: clears a fine"): the sentence from its verb on, where a comma or colon is
    followed by a third-person or imperative verb; a sentence whose subject is the tool ("This
-   endpoint starts ...") read first after background that opens with no verb; an adverb of manner before the verb ("Simply
-   upload ...", "Instantly books ...") dropped.
+   endpoint starts ...") read first after background that opens with no verb; an adverb of
+   manner before the verb ("Simply upload ...", "Instantly books ...") dropped.
 
 A third-person opening ("Creates a new advert") stays as written: the parse reads it as a verb
 (`english.verb_lemma`), and it is the commonest opening of the catalogues we measure. What is
