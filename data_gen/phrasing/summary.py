@@ -151,6 +151,9 @@ _PREAMBLES = tuple(
         rf"intended)\s+(?:to|for)\s+|can be used\s+(?:to|for)\s+|(?:lets|allows|enables|helps)\s+(?:{_WHO}\s+)?"
         r"(?:to\s+)?|(?:that|which)\s+(?:will\s+|can\s+)?|to\s+|for\s+)?(?P<rest>.+)",
         rf"^(?:{_TOOL})\s+(?:that|which|to|for)\s+(?P<rest>.+)",
+        # the tool's own name in title case, an acronym after it: "Document Question Answering
+        # (DocumentQA) API to provide answers ..."
+        rf"^(?-i:(?:[A-Z][\w-]*\s+){{1,5}})(?:\([^)]*\)\s+)?{_TOOL}\s+(?:to|for)\s+(?P<rest>.+)",
         r"^(?:(?:it\s+)?is\s+|was\s+)?(?:used|designed|meant|intended)\s+(?:to|for)\s+(?P<rest>.+)",
         r"^(?:can|could|may)\s+be\s+used\s+(?:to|for)\s+(?P<rest>.+)",
         # "lets you export", "helps users find"; "allows", "enables" and "permits" take their "to"

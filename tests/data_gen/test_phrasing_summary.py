@@ -62,6 +62,14 @@ def test_summary_keeps_what_the_tool_does_and_drops_the_structure(description: s
         ("Responsible for sending invoices to a customer.", "Send invoices to a customer."),
         ("Helper that renames a shared folder.", "Rename a shared folder."),
         ("Will queue a reindex of the catalogue.", "To queue a reindex of the catalogue."),
+        # the tool's own name in title case, with its acronym, before "API to" / "API for"
+        (
+            "Tide Table Lookup (TTL) API to fetch the high tides of a harbour.",
+            "Fetch the high tides of a harbour.",
+        ),
+        ("Berth Planner service for reserving a berth at a quay.", "To reserve a berth at a quay."),
+        # words in lower case before the tool word are no name: "Add an API for ..." acts on the API
+        ("Register a new API for monitoring.", "Register a new API for monitoring."),
     ],
 )
 def test_a_preamble_goes_and_what_follows_is_an_order(description: str, expected: str) -> None:
