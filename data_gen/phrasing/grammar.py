@@ -388,6 +388,10 @@ def ends_cleanly(words: Sequence[str]) -> bool:
         return False
     if len(words) > 1 and words[-2].lower() in RELATIVES and third_person_lemma(last):
         return False  # a relative clause without its object: ", that takes"
+    if len(words) > 2 and words[-2].lower() == "and" and _bare_participle(last):
+        # a second predicate cut from its complement: "... on behalf of the customer and added";
+        # after a participle or an adjective it is a pair ("orders cancelled and refunded")
+        return bool(word_classes(words[-3].lower().strip(",;:")) & {"VERB", "ADJ"})
     if word_classes(last) == {"ADJ"}:
         if len(words) > 1 and words[-2].lower() in _COPULAS:
             return True  # a predicate adjective: "whether a unit is vacant"
@@ -397,6 +401,11 @@ def ends_cleanly(words: Sequence[str]) -> bool:
             len(words) > 1 and _postpositive([*words[:-1], last], len(words) - 1) and _after_noun(words[-2])
         )
     return last not in _WANTS_OBJECT  # "based", "using", "corresponding"; "filed earlier" ends well
+
+
+def _bare_participle(word: str) -> bool:
+    """Whether `word` is a past participle and nothing else ("added"; not "closed", "used")."""
+    return word.endswith(("ed", "en")) and word_classes(word) == {"VERB"}
 
 
 def stranded_preposition(words: Sequence[str]) -> bool:

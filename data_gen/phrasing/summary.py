@@ -147,7 +147,7 @@ _PREAMBLES = tuple(
     for rx in (
         rf"^(?:please\s+)?(?:use|call|invoke|run|pick|choose|select)\s+(?:this|it|me|the\s+{_TOOL})(?:\s+{_TOOL})?"
         rf"\s+(?:(?:when|if|whenever|once)\s+[^,;]{{1,60}}?\s+{_WANTS}\s+|to\s+|in order to\s+|for\s+)(?P<rest>.+)",
-        rf"^(?:this|the|a|an)\s+(?:\w+\s+)?{_TOOL}\s+(?:will\s+|can\s+|shall\s+|(?:is|was)\s+(?:used|designed|meant|"
+        rf"^(?:this|the|a|an)\s+(?:\w+\s+)?{_TOOL}\s+(?P<link>will\s+|can\s+|shall\s+|(?:is|was)\s+(?:used|designed|meant|"
         rf"intended)\s+(?:to|for)\s+|can be used\s+(?:to|for)\s+|(?:lets|allows|enables|helps)\s+(?:{_WHO}\s+)?"
         r"(?:to\s+)?|(?:that|which)\s+(?:will\s+|can\s+)?|to\s+|for\s+)?(?P<rest>.+)",
         rf"^(?:{_TOOL})\s+(?:that|which|to|for)\s+(?P<rest>.+)",
@@ -392,6 +392,64 @@ def _without_manner(sentence: str) -> str:
     )
 
 
+# The verb "to be" of a passive ("A bay is reserved ...") and the words that may stand between it
+# and the participle.
+_PASSIVE_AUX = frozenset({"is", "are", "was", "were", "gets", "get"})
+_PASSIVE_ADVERBS = frozenset({"then", "also", "first", "now", "immediately", "automatically", "always"})
+# Participles that state a condition or a fact rather than what the tool does ("Payment is
+# required", "The list is limited to 50 rows", "A clinic is located in ...").
+_STATIVE_WORDS = (
+    "required needed allowed supported permitted expected based located limited known called named deprecated"
+    " included considered assumed preferred optional meant designed intended used"
+)
+_STATIVE = frozenset(_STATIVE_WORDS.split())
+_NO_SUBJECT = frozenset(
+    {"it", "this", "that", "there", "which", "what", "who", "each", "nothing", "none", "all"}
+)
+
+
+def _active(sentence: str) -> str:
+    """`sentence` as an order in the active voice when it is in the passive with a noun phrase for
+    its subject ("A service bay and a technician are reserved for the vehicle" -> "Reserve a
+    service bay and a technician for the vehicle"); any other sentence as it is. A subject that
+    opens with a verb or an adverb, names the tool, holds a clause ("Only the suppliers you list
+    are invited") or ends with "and" (a second predicate: "The balance stays and is given back"),
+    and a participle that states a condition ("is required"), keep the sentence as written."""
+    words = sentence.split()
+    k = next((i for i, w in enumerate(words[:10]) if w.lower() in _PASSIVE_AUX), 0)
+    subject = words[:k]
+    if not subject or subject[-1].lower() in ("and", "or") or "ADV" in _lemmas(subject[0].lower()):
+        return sentence
+    if any(w.endswith((",", ";", ":")) or w.lower() in _NO_SUBJECT for w in subject):
+        return sentence
+    first, nxt = subject[0], words[1].lower()
+    if (
+        first.lower() in _SETTING_WORDS
+        or subject[-1].lower() in _TOOL_WORD_SET
+        or _CLAUSE_WORDS & {w.lower() for w in subject}
+    ):
+        return sentence
+    third_person = first.lower().endswith("s") and verb_lemma(first, nxt)
+    if third_person or (is_base_verb(first) and "NOUN" not in _lemmas(first.lower())):
+        return sentence  # "Returns all units ...": a verb opens it ("Repair orders are listed" a noun)
+    rest = words[k + 1 :]
+    if rest and rest[0].lower() in _PASSIVE_ADVERBS:
+        rest = rest[1:]
+    part = rest[0].lower().strip(",;:.") if rest else ""
+    verbs = _lemmas(part).get("VERB")
+    if not verbs or part in _STATIVE or not _participle(part):
+        return sentence
+    said = [w if w[1:2].isupper() else w.lower() for w in subject[:1]] + subject[1:]
+    out = " ".join([verbs[0], *said, *rest[1:]])
+    return out[:1].upper() + out[1:] if sentence[:1].isupper() else out
+
+
+_TOOL_WORD_SET = frozenset(_TOOL.strip("(?:)").split("|"))
+_CLAUSE_WORDS = frozenset(
+    {"that", "which", "who", "whose", "whether", "if", "when", "where", "you", "we", "they", "i", "he", "she"}
+)
+
+
 def _without_preamble(sentence: str) -> str | None:
     """The action after a preamble about the tool, in the imperative; the sentence as it is
     when it has none; None when the preamble says only when to use the tool."""
@@ -402,6 +460,11 @@ def _without_preamble(sentence: str) -> str | None:
                 continue
             if _WHEN_ONLY.match(sentence) and not re.search(_WANTS, sentence[: m.start("rest")], re.I):
                 return None
+            said = m.group("rest").split()
+            if m.groupdict().get("link", "") is None and not (
+                said[0].endswith("s") and verb_lemma(said[0], said[1] if len(said) > 1 else "")
+            ):
+                continue  # "A service bay and ...": no verb follows the tool word, so no preamble
             rest = imperative(m.group("rest").strip(), after_preamble=True)
             if m.groupdict().get("story"):
                 rest = to_the_reader(rest)  # a story's "I" is the user: "from my premises" -> "your"
@@ -475,12 +538,14 @@ def summary(text: str) -> str:
     sentences = _sentences(para)
     said = _tool_sentence_first([s for s, stop in sentences if not _aside(s, stop)])
     out: list[str] = []
-    for sentence in said or [s for s, _ in sentences]:
+    for n, sentence in enumerate(said or [s for s, _ in sentences]):
         if _USAGE.search(sentence):
             continue
         kept = _without_preamble(_without_manner(_after_setting(sentence)))
         if kept is None:
             continue
+        if n == 0:  # a passive said later is a side effect ("The requester is notified")
+            kept = _active(kept)
         ordered = imperative(kept)
         if ordered != kept:
             out.append(ordered)  # in lower case, as a changelog line: without articles, it gets them back

@@ -83,6 +83,10 @@ def test_a_list_of_short_noun_phrases_is_said_whole_and_a_cut_never_ends_on_a_he
     assert said.split()[-1] not in ("been", "has", "already")
     assert not ends_cleanly(["book", "a", "berth", "for", "cargo", "that", "must", "arrive", "at"])
     assert ends_cleanly(["unload", "the", "cargo", "the", "crew", "was", "waiting", "for"])
+    # a second predicate cut from its complement is open; a pair of participles is whole
+    cut, pair = "log a hull survey on behalf of the owner and added", "list the crates opened and inspected"
+    assert not ends_cleanly(cut.split(" "))
+    assert ends_cleanly(pair.split(" "))
 
 
 def test_a_verb_of_turning_keeps_what_it_turns_into() -> None:

@@ -633,3 +633,44 @@ def test_a_coordinated_noun_or_participle_at_the_cut_stays() -> None:
     held = _tool("hold_crate", "Puts a crate on hold at the quay so it cannot be loaded or shipped.")
     free = _tool("free_crate", "Frees a crate from a hold.")
     assert option_phrases([held, free])[1]["hold_crate"].endswith("so it cannot be loaded or shipped")
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        (
+            "A telescope slot is reserved for the observer on the chosen night.",
+            "Reserve a telescope slot for the observer on the chosen night.",
+        ),
+        # a first word that can be a verb is a noun before "are": nothing else makes it a sentence
+        (
+            "Survey plates from every night are listed for a star, newest first.",
+            "List survey plates from every night for a star, newest first.",
+        ),
+        ("The dome log is then archived by night.", "Archive the dome log by night."),
+        # a condition, not an act; a subject with a clause or an adverb; a second predicate
+        ("Payment is required.", "Payment is required."),
+        ("Only the observers you name are invited.", "Only the observers you name are invited."),
+        ("Returns whether a dome is open.", "Returns whether a dome is open."),
+        (
+            "The credit stays saved and is given back later.",
+            "The credit stays saved and is given back later.",
+        ),
+        # a passive after the first sentence is a side effect the tool has
+        (
+            "Books a dome. The observer is notified by email.",
+            "Books a dome. The observer is notified by email.",
+        ),
+    ],
+)
+def test_a_passive_first_sentence_is_an_order_in_the_active(description: str, expected: str) -> None:
+    assert summary(description) == expected
+
+
+def test_a_passive_description_gives_the_action_its_verb() -> None:
+    slot = _tool("reserve_slot", "A telescope slot is reserved for the observer on the chosen night.")
+    assert action(slot).startswith("reserve a telescope slot")
+    plates = _tool(
+        "search_plates", "Survey plates are searched by star name when the catalogue number is unknown."
+    )
+    assert action(plates).startswith("search survey plates")
