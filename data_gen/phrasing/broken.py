@@ -5,7 +5,9 @@ candidate tools let it read what a description's words were before a renderer cu
 The kinds, each with the shape it comes from:
 
 * `verb_read_as_noun`: a determiner before a description's opening verb and the word after it
-  ("look up the list open purchase requisitions", "look up the retrieves for a payslip");
+  ("look up the list open purchase requisitions", "look up the retrieves for a payslip"), or
+  before an acronym that an article follows (shorthand for a verb: "look up the RTS an unclaimed
+  fill");
 * `preposition_as_noun`: a determiner before a preposition, the parameter name that opens with
   one (`within_days`: "What is the within days?", `on_off_command`: "the on off command");
 * `verb_agreement`: a verb in the third person where the base form belongs ("cancel a shipment
@@ -107,6 +109,8 @@ _PARAMETER_TALK = re.compile(
     r"|\bparameters?\s+(?:refers|specifies|determines|is used|represents)\b",
     re.I,
 )
+# An acronym between a determiner and an article: written for a verb ("the RTS an unclaimed fill").
+_ACRONYM_VERB = re.compile(r"\b(?:[Tt]he|[Aa]n?)\s+[A-Z]{2,6}\s+(?:a|an|the)\s")
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|\[[^\]]*\]|\{[^}]*\}')
 
 
@@ -117,6 +121,8 @@ def _plain(text: str) -> str:
 
 def _text_kinds(text: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
+    if m := _ACRONYM_VERB.search(text):
+        found.append(("verb_read_as_noun", m.group(0).strip()))
     m = _PREP_AS_NOUN.search(text)
     if m:
         found.append(("preposition_as_noun", m.group(0)))

@@ -34,7 +34,13 @@ from diaforge.data_gen.phrasing.intents import sure as parse_sure
 from diaforge.data_gen.phrasing.judging import active_judge, judged
 from diaforge.data_gen.phrasing.options import base_after_conjunction, option_descriptors, shared_verb
 from diaforge.data_gen.phrasing.readings import MAX_WORDS, readings, unsure
-from diaforge.data_gen.phrasing.shorthand import acronym_case, plural_of, shorthand_left, words_written_out
+from diaforge.data_gen.phrasing.shorthand import (
+    acronym_case,
+    keep_case,
+    plural_of,
+    shorthand_left,
+    words_written_out,
+)
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens, param_tokens
 
@@ -84,11 +90,17 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
             return phrase
     toks = name_tokens(tool)
     cut = next((k for k, w in enumerate(toks) if k and w in PREPOSITIONS), len(toks))  # not "by name"
+    said = {w.lower(): w for w in re.findall(r"[A-Za-z][\w-]*", tool.description or "")}
     nouns = [w for w in toks[:cut] if _lemmas(w).keys() & {"NOUN", "ADV"} == {"NOUN"} and w not in TOOL_WORDS]
+    if nouns[:1] == toks[:1] and cut > 1 and is_base_verb(toks[0]):
+        nouns = nouns[1:]  # `find_vx`: the verb that opens the name is no topic
+    # without a dictionary noun, a word no dictionary knows after the first is shorthand for a
+    # thing, said as the description writes it (`get_rx`: "the option about Rxs")
+    nouns = nouns or [w for w in toks[1:cut] if w.isalpha() and len(w) > 1 and not _lemmas(w)]
     if nouns:  # the last noun only: the name's words in a row would read the name out
         manner = _MANNER.get(nouns[-1]) if len(nouns) > 1 else None
         last = nouns[-2] if manner else nouns[-1]  # "order_extra_linen_bulk": linens, in bulk
-        last = plural_of(last)
+        last = plural_of(keep_case(said.get(last, last)))
         return f"the option about {last} {manner}" if manner else f"the option about {last}"
     words = name_tokens(tool)
     if words and word_classes(words[0]) == {"VERB"}:
@@ -100,7 +112,6 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
         plural = plural_of(head)
         obj = intent.obj.split()
         at = next((k for k, w in enumerate(obj) if w.lower() == head), 0)
-        said = {w.lower(): w for w in re.findall(r"[A-Za-z][\w-]*", tool.description or "")}
         before = [said.get(w.lower(), w) for w in obj[:at] if w.lower() not in DETERMINERS | TOOL_WORDS]
         return f"the option about {' '.join([*before, plural])}"
     return "the other option"

@@ -178,14 +178,39 @@ def words_written_out(phrase: str) -> str:
 _NOT_IN_NAMES = frozenset({"hr", "hrs", "mins", "wk", "wks", "yr", "yrs", "std"})
 
 
+# Words of three letters or more without a vowel that are said as written: units, file types and
+# sounds. Any other such word is shorthand ("srch", "xfr", "Bkng"), whatever the domain.
+_SAID_WITHOUT_VOWELS_WORDS = (
+    "nth hmm shh psst tsk brr grr mph kph rpm bpm fps bps kbps mbps gbps ppm ppb lbs kwh mwh tsp tbsp cwt pdf png"
+    " jpg svg gbp html xml sql css mp3 mp4 cvv dns"
+)
+_SAID_WITHOUT_VOWELS = frozenset(_SAID_WITHOUT_VOWELS_WORDS.split())
+
+
+def _vowelless(word: str) -> bool:
+    """Whether `word` is shorthand written without its vowels: three letters or more, none of them
+    a vowel or "y", and not in capitals (an acronym is a name: "NDC", "SKU")."""
+    core = word.rstrip(".")
+    return (
+        len(core) >= 3
+        and core.isalpha()
+        and not is_acronym(core)
+        and not re.search(r"[aeiouyAEIOUY]", core)
+        and core.lower() not in _SAID_WITHOUT_VOWELS
+    )
+
+
 def shorthand_left(phrase: str) -> str:
-    """The first abbreviation a rendered phrase still holds ("w/o", "n/a", "qty"), "" when none."""
+    """The first abbreviation a rendered phrase still holds ("w/o", "n/a", "qty", "srch"), "" when
+    none."""
     m = _SLASHED.search(phrase)
     if m:
         return m.group(0)
     for word in re.findall(r"[A-Za-z][A-Za-z./]*", phrase):
         if word.lower().rstrip(".") in _LEFT or any(part.lower() in _AMBIGUOUS for part in word.split("/")):
             return word  # "avail" also inside "stock/avail"
+        if _vowelless(word):
+            return word
     return ""
 
 

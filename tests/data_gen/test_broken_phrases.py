@@ -20,6 +20,7 @@ from diaforge.data_gen.engine import generate
 from diaforge.data_gen.gen_config import GenerationConfig
 from diaforge.data_gen.phrasing import intent_of
 from diaforge.data_gen.phrasing.broken import KINDS, broken_phrases
+from diaforge.data_gen.phrasing.checks import determiner_before_verb
 from diaforge.data_gen.phrasing.grammar import continues_compound, np_end, opens_with_verb, tokens
 from diaforge.data_gen.phrasing.render import (
     action,
@@ -129,6 +130,7 @@ BROKEN = [
         "Should I add an alarm clock API that takes two parameters token and time?",
         [tool("AddAlarm", "Add an alarm clock API that takes two parameters - 'token' and 'time'.")],
     ),
+    ("verb_read_as_noun", "Should I look up the QC a returned crate?", []),
     ("mass_noun_article", "Hi there! Could you help me update an information?", []),
     ("preposition_as_noun", "Should I look up the we'll cancel your berth for you?", []),
     ("tool_talk", "I have to cancel an api. Can you do that?", []),
@@ -165,6 +167,7 @@ def test_each_kind_of_broken_phrase_is_found(kind, text, tools) -> None:
         ("Hi! I need to sort out something in travel and expense.", []),
         ('The summary should be "such as the one before". Thanks!', CLAIMS),
         ("What is it for?", []),
+        ("Should I ship the SKU in a crate, or the kit?", []),
     ],
 )
 def test_a_sound_message_has_no_finding(text, tools) -> None:
@@ -286,9 +289,8 @@ def test_the_validator_rejects_each_kind_and_stats_count_it(kind, text, tools) -
     tools = tools or CLAIMS
     d = _dialogue(text, tools)
     verdict = naturalness_validator(d)
-    first = (
-        "determiner_before_verb" if kind == "verb_read_as_noun" else kind
-    )  # the earlier check sees it first
+    # the earlier check sees a description's verb after a determiner first
+    first = "determiner_before_verb" if determiner_before_verb(text, tools) else kind
     assert not verdict.passed and verdict.reason.startswith(f"{first}: turn 1:"), verdict.reason
     assert reject_reason({"stage": "naturalness", "reason": verdict.reason}) == f"naturalness:{first}"
     assert kind in phrase_findings(d)

@@ -68,6 +68,24 @@ def test_an_abbreviation_of_two_meanings_is_never_guessed_and_is_found_left() ->
     assert "req" not in action(_tool("request_credit_memo", "Req credit memo for damaged items."))
 
 
+def test_a_word_written_without_its_vowels_is_shorthand_left() -> None:
+    # whatever the domain: no dictionary lists "cnfrm" or "bkng"; units, file types and acronyms are said
+    assert shorthand_left("look up the cnfrm kennel") == "cnfrm"
+    assert shorthand_left("look up the Bkng for a kennel") == "Bkng"
+    for sound in (
+        "get the weight in lbs",
+        "list open PRs",
+        "upload a pdf of the lease",
+        "get the NDC of a drug",
+    ):
+        assert shorthand_left(sound) == ""
+    # a description in such shorthand is said by the name's topic, in the description's case
+    tool = _tool("get_vx", "Rtrn Vx rcrd by tag#: dose, lot, due dt.")
+    assert action(tool) == "use the option about Vxs"
+    finder = _tool("find_vx_by_owner", "Fnd Vx by owner last name + DOB when tag# unk.")
+    assert action(finder) == "use the option about Vxs"
+
+
 @pytest.mark.parametrize(
     ("description", "expected"),
     [
