@@ -184,6 +184,17 @@ _WHEN_ONLY = re.compile(
 )
 
 
+# The quoted names of the tool's own parameters listed after the word ("based on the search
+# parameters - 'keyword', 'location' and 'work_experience'"): about the tool, and said as a list of
+# identifiers; the word stays.
+_Q = r"['\"‘“][\w .-]{1,40}['\"’”]"
+_PARAMETER_NAMES = re.compile(
+    rf"\b((?:parameters?|arguments?|fields?|inputs?)\b)\s*(?:-|:|—|–)?\s*{_Q}(?:\s*,\s*(?:and\s+|or\s+)?{_Q})*"
+    rf"(?:\s*,?\s*(?:and|or)\s+{_Q})?",
+    re.I,
+)
+
+
 def _markup_removed(text: str) -> str:
     text = _BLOCK_TAG.sub("\n", text)
     text = html.unescape(_HTML_TAG.sub("", text))
@@ -529,7 +540,7 @@ def summary(text: str) -> str:
     last one's as written; "" when nothing is left."""
     if not text or not text.strip():
         return ""
-    para = _first_paragraph(_markup_removed(text))
+    para = _PARAMETER_NAMES.sub(r"\1", _first_paragraph(_markup_removed(text)))
     para = _FIELDS.sub(lambda m: f"{m['verb'].capitalize()} {m['obj'].strip()}.", para, count=1)
     for _ in range(3):
         para = _NAME_LEAD.sub("", _ROUTE.sub("", _TAG.sub("", para), count=1), count=1)

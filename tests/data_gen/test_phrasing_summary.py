@@ -674,3 +674,11 @@ def test_a_passive_description_gives_the_action_its_verb() -> None:
         "search_plates", "Survey plates are searched by star name when the catalogue number is unknown."
     )
     assert action(plates).startswith("search survey plates")
+
+
+def test_the_quoted_names_of_the_tools_parameters_are_not_read_as_its_words() -> None:
+    said = summary("Returns open berths based on the search parameters - 'quay', 'length_m', and 'draft'.")
+    assert said == "Returns open berths based on the search parameters."
+    assert summary('Finds a pilot by the fields: "licence" or "port".') == "Finds a pilot by the fields."
+    # a quoted value that is no list of names after such a word stays
+    assert summary("Marks a berth as 'closed' for the night.") == "Marks a berth as 'closed' for the night."
