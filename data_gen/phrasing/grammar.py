@@ -90,6 +90,12 @@ def word_classes(word: str) -> frozenset[str]:
     return known or frozenset({"NOUN"})
 
 
+def _inside_classes(word: str) -> frozenset[str]:
+    """`word_classes` inside a phrase, with the nouns the lexicon lists only as verbs ("integration
+    logs for a team"; a description that opens with "Logs" still orders)."""
+    return word_classes(word) | ({"NOUN"} if word.lower() in ("log", "logs") else set())
+
+
 def third_person_lemma(word: str) -> str | None:
     """The base form of a third-person verb (`notifies` -> `notify`, `records` -> `record`), None
     when `word` is not one."""
@@ -102,7 +108,7 @@ def third_person_lemma(word: str) -> str | None:
 
 def only_third_person_verb(word: str) -> bool:
     """A third-person verb that cannot be a plural noun (`notifies`, `retrieves`, not `records`)."""
-    return third_person_lemma(word) is not None and "NOUN" not in word_classes(word)
+    return third_person_lemma(word) is not None and "NOUN" not in _inside_classes(word)
 
 
 _CLAUSE_VERB_WORDS = "has have had is are was were does did will can may must owns made"
@@ -182,7 +188,7 @@ def continues_compound(word: str, nxt: str) -> bool:
     low = nxt.lower()
     if low in RELATIVES or low in HANGING or low in TOOL_WORDS or low in _BOUNDARY or low in CLAUSE_SUBJECTS:
         return False  # "a legal hold | once a matter is opened", "letters | nobody has opened"
-    classes = word_classes(nxt)
+    classes = _inside_classes(nxt)
     if "NOUN" not in classes or classes & {"DET", "ADP", "CCONJ", "PRON"}:
         return False
     verbs = _lemmas(low).get("VERB")
@@ -332,13 +338,12 @@ def _list_end(toks: Sequence[str], comma: int) -> int:
 # ("freight that must arrive").
 _MODALS = frozenset({"must", "can", "could", "should", "would", "will", "shall", "may", "might"})
 _HELPERS = _MODALS | {"has", "have", "had", "is", "are", "was", "were", "does", "do", "did"}
+_FINDING_OUT_WORDS = "determine decide check see find ensure verify know learn assess evaluate identify"
+_FINDING_OUT = frozenset(_FINDING_OUT_WORDS.split())  # they want what they find out ("to determine if")
 # Words a phrase cannot stop on: "that already | exists", "the same | product type", and a verb's
 # helpers without the verb ("a shipment that has already | been", "that must").
-_OPEN_ENDS = frozenset(
-    {"same", "given", "e", "i", "already", "still", "yet", "not", "no", "only", "just", "also"}
-    | _MODALS
-    | {"been", "being"}
-)
+_OPEN_END_WORDS = "same given e i already still yet not no only just also his been being"
+_OPEN_ENDS = _MODALS | frozenset(_OPEN_END_WORDS.split())
 # Participles that want what follows them ("based on", "using a", "corresponding to").
 _WANTS_OBJECT_WORDS = (
     "based using including corresponding regarding concerning following containing matching according "
@@ -347,23 +352,8 @@ _WANTS_OBJECT_WORDS = (
 _WANTS_OBJECT = frozenset(_WANTS_OBJECT_WORDS.split())
 
 
-_COPULAS = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "becomes",
-        "become",
-        "remains",
-        "remain",
-        "stays",
-        "stay",
-    ]
-)
+_COPULA_WORDS = "is are was were be been being becomes become remains remain stays stay"
+_COPULAS = frozenset(_COPULA_WORDS.split())
 
 
 def ends_cleanly(words: Sequence[str]) -> bool:
@@ -382,13 +372,26 @@ def ends_cleanly(words: Sequence[str]) -> bool:
         return True  # a particle after its verb's pronoun object: "picked it up", "hand them over"
     if last in ("another", "others") and len(words) > 1 and words[-2].lower() in PREPOSITIONS:
         return True  # a pronoun, not a determiner: "from one folio to another"
+    if (
+        last in PREPOSITIONS
+        and len(words) > 1
+        and words[-2].lower() in PREPOSITIONS - {"up", "out", "off", "in"}
+    ):
+        return False  # "the projects she contributed to | within": the second lost its object
+    if len(words) > 2 and words[-2].lower() == "to" and last in _FINDING_OUT:
+        return False  # "a t-test to determine | if ...": the verb lost the clause it finds out
     if last in PREPOSITIONS and stranded_preposition(words):
         return True  # "the card it was taken from": the clause's head is the preposition's object
     if last in DETERMINERS | PREPOSITIONS | CONJUNCTIONS | HANGING | RELATIVES | _OPEN_ENDS:
         return False
     if len(words) > 1 and words[-2].lower() in RELATIVES and third_person_lemma(last):
         return False  # a relative clause without its object: ", that takes"
-    if len(words) > 2 and words[-2].lower() == "and" and _bare_participle(last):
+    if (
+        len(words) > 2
+        and words[-2].lower() == "and"
+        and last.endswith(("ed", "en"))
+        and word_classes(last) == {"VERB"}
+    ):
         # a second predicate cut from its complement: "... on behalf of the customer and added";
         # after a participle or an adjective it is a pair ("orders cancelled and refunded")
         return bool(word_classes(words[-3].lower().strip(",;:")) & {"VERB", "ADJ"})
@@ -401,11 +404,6 @@ def ends_cleanly(words: Sequence[str]) -> bool:
             len(words) > 1 and _postpositive([*words[:-1], last], len(words) - 1) and _after_noun(words[-2])
         )
     return last not in _WANTS_OBJECT  # "based", "using", "corresponding"; "filed earlier" ends well
-
-
-def _bare_participle(word: str) -> bool:
-    """Whether `word` is a past participle and nothing else ("added"; not "closed", "used")."""
-    return word.endswith(("ed", "en")) and word_classes(word) == {"VERB"}
 
 
 def stranded_preposition(words: Sequence[str]) -> bool:

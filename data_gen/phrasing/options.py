@@ -251,6 +251,14 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
             out = out[: opened[-1]]
     if rest and out[-1].lower() in ("and", "or"):
         rest.insert(0, out.pop())
+    shared = len(rest) > 2 and rest[0].lower() in ("and", "or") and "ADJ" in word_classes(rest[1].lower())
+    if shared and "ADJ" in word_classes(out[-1].lower()):
+        # "under set initial | and final conditions": a modifier cut from the head it shares goes
+        # with its phrase, from the preposition that opens it
+        at = max((k for k in range(len(out)) if out[k].lower() in PREPOSITIONS), default=0)
+        if at > 1:
+            rest[:0] = out[at:]
+            del out[at:]
     conj = next((k for k, w in enumerate(rest[:4]) if w.lower() in ("and", "or")), None)
     if conj is not None and any(w.endswith(",") for w in out[-6:]):  # "of kilns, glazes | and hours"
         last = np_end(rest, conj + 1)

@@ -129,3 +129,25 @@ def test_a_name_whose_unit_follows_a_preposition_agrees_with_its_head() -> None:
     assert not plural_name("hull length in metres")  # "the hull length in metres is 12"
     assert not plural_name("speed per knots")
     assert plural_name("spare ropes for a dinghy")
+
+
+def test_a_phrase_never_ends_where_its_last_word_wants_more() -> None:
+    # a second preposition without its object, a verb of finding out without what it finds out,
+    # a possessive without its noun
+    assert not ends_cleanly(["unload", "the", "cargo", "the", "crew", "was", "waiting", "for", "within"])
+    assert not ends_cleanly(["run", "a", "draft", "survey", "to", "determine"])
+    assert not ends_cleanly(["get", "the", "log", "of", "a", "pilot", "based", "on", "his"])
+
+
+def test_an_option_keeps_a_noun_the_lexicon_only_knows_as_a_verb_and_never_halves_a_shared_head() -> None:
+    logs = _tool(
+        "harbour_gateLogs", "Retrieve a list of gate logs for a harbour, filtered by various parameters."
+    )
+    assert action(logs) == "retrieve a list of gate logs"
+    tide = _tool(
+        "tide_change",
+        "Calculate the change in tide height for a berth of a given harbour under set low and high water marks.",
+    )
+    other = _tool("berth_fee", "Calculate the berth fee for a vessel of a given length.")
+    said = option_phrases([tide, other])[1]["tide_change"]
+    assert not said.endswith(("set low", "low")), said
