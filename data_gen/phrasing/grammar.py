@@ -342,12 +342,12 @@ _FINDING_OUT_WORDS = "determine decide check see find ensure verify know learn a
 _FINDING_OUT = frozenset(_FINDING_OUT_WORDS.split())  # they want what they find out ("to determine if")
 # Words a phrase cannot stop on: "that already | exists", "the same | product type", and a verb's
 # helpers without the verb ("a shipment that has already | been", "that must").
-_OPEN_END_WORDS = "same given e i already still yet not no only just also his been being"
+_OPEN_END_WORDS = "same given e i already still yet not no only just also his been being most least current"
 _OPEN_ENDS = _MODALS | frozenset(_OPEN_END_WORDS.split())
 # Participles that want what follows them ("based on", "using a", "corresponding to").
 _WANTS_OBJECT_WORDS = (
     "based using including corresponding regarding concerning following containing matching according "
-    "named related compared divided multiplied consisting depending"
+    "named related compared divided multiplied consisting depending located associated"
 )
 _WANTS_OBJECT = frozenset(_WANTS_OBJECT_WORDS.split())
 
@@ -422,6 +422,7 @@ def stranded_preposition(words: Sequence[str]) -> bool:
             subject
             and "NOUN" in word_classes(low[j - 1])
             and low[j - 1] not in DETERMINERS | _ADVERB_CLAUSE_WORDS
+            and (j < 2 or low[j - 2] != "to")  # "to track | a vulnerability identified | in": a verb's object
         ):
             nxt = low[j + subject]
             return nxt in _COPULAS or nxt in ("has", "have", "had") or "VERB" in word_classes(nxt)

@@ -79,7 +79,13 @@ def _object_words(
             break  # "the area of a triangle | given its base and height"
         elif low in _CLAUSE_DETERMINERS and obj and relative_clause_at(tokens, i):
             break  # "the orders a customer placed": a relative clause starts at its subject
-        elif obj and _participle_after(obj[-1], low, tokens[i + 1] if i + 1 < len(tokens) else ""):
+        elif (
+            obj
+            and not (
+                t[:1].isupper() and obj[-1][:1].isupper()
+            )  # a name: "a Real Time | Messaging connection"
+            and _participle_after(obj[-1], low, tokens[i + 1] if i + 1 < len(tokens) else "")
+        ):
             break  # "local events | happening in a place", "trace IDs | corresponding to"
         elif obj and only_third_person_verb(t):
             break  # "an agenda item | includes content"
@@ -219,11 +225,18 @@ def _participle_after(prev: str, word: str, nxt: str) -> bool:
     ("local events | happening in"; not "a flight booking by its reference")."""
     if not _participle(word, nxt) or "NOUN" not in word_classes(prev) or prev.lower() in DETERMINERS:
         return False
+    if word.lower().endswith(("ing", "ed")) and "ADJ" in word_classes(prev) and _bare_noun(nxt):
+        return False  # "the current | selling price", "the current | negotiated price": a modifier
     return (
         "NOUN" not in _lemmas(word)
         or _is_plural(prev)
         or (irregular_participle(word) and nxt.lower() in _BOUNDARY)
     )
+
+
+def _bare_noun(word: str) -> bool:
+    low = word.lower()
+    return bool(low) and "NOUN" in word_classes(low) and low not in DETERMINERS | _BOUNDARY | PREPOSITIONS
 
 
 def _participle(word: str, nxt: str = "") -> bool:

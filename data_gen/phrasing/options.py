@@ -286,11 +286,22 @@ def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
 
 def _back_to_clean_end(out: list[str], rest: list[str]) -> None:
     """Moves words from the end of `out` to the front of `rest` until `out` may end there."""
-    while len(out) > 1 and (
-        not ends_cleanly(out)
-        or (rest and continues_compound(out[-1], rest[0]))
-        or out[-1].endswith(",")
-        or _verb_cut_from_its_to(out, rest)
+    while (
+        len(out) > 1
+        and (
+            not ends_cleanly(out)
+            or (rest and continues_compound(out[-1], rest[0]))
+            or out[-1].endswith(",")
+            or _verb_cut_from_its_to(out, rest)
+            # "to track | a vulnerability": an infinitive cut from its object
+            or (
+                len(out) > 2
+                and out[-2].lower() == "to"
+                and is_base_verb(out[-1].lower())
+                and rest[:1] != []
+                and rest[0].lower() in DETERMINERS
+            )
+        )
     ):
         rest.insert(0, out.pop())
 

@@ -151,3 +151,26 @@ def test_an_option_keeps_a_noun_the_lexicon_only_knows_as_a_verb_and_never_halve
     other = _tool("berth_fee", "Calculate the berth fee for a vessel of a given length.")
     said = option_phrases([tide, other])[1]["tide_change"]
     assert not said.endswith(("set low", "low")), said
+
+
+def test_a_modifier_before_a_compound_and_a_name_in_title_case_stay_in_the_object() -> None:
+    fee = _tool("berth_fee", "Fetch the current docking fee of a berth.")
+    assert action(fee) == "fetch the current docking fee of a berth"
+    vtm = _tool(
+        "vtm_open", "Opens a Vessel Traffic Monitoring (VTM) session with the port using the pilot token."
+    )
+    assert action(vtm).startswith("open a vessel traffic monitoring session")
+    assert not ends_cleanly(["get", "the", "tide", "table", "based", "on", "most"])
+    assert not ends_cleanly(
+        ["get", "the", "fee", "of", "a", "berth", "in", "a", "harbour", "office", "located"]
+    )
+
+
+def test_an_option_cut_never_leaves_an_infinitive_without_its_object() -> None:
+    record = _tool(
+        "log_hull_defect",
+        "Creates a new record in the registry to track a defect identified in a hull survey of a vessel.",
+    )
+    other = _tool("get_berth", "Gets a berth by its number.")
+    said = option_phrases([record, other])[1]["log_hull_defect"]
+    assert not said.endswith(("to track", "identified in", " in")), said
