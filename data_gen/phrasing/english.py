@@ -139,7 +139,7 @@ _LOOKUP_LEADS = {
 }
 _USER_VOICE = {"your": "my", "yours": "mine", "you": "I", "yourself": "myself"}
 _TOKEN = re.compile(
-    r"(?:[A-Z]\.){2,}(?![A-Za-z])|[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;:()]"
+    r"(?:[A-Z]\.){2,}(?![A-Za-z])|[A-Z]+&[A-Z]+|[A-Za-z0-9][A-Za-z0-9'’\-/.]*[A-Za-z0-9]|[A-Za-z0-9]|[,;:()]"
 )
 
 

@@ -499,7 +499,7 @@ def _noun_phrase_intent(tokens: list[str], name_ws: list[str]) -> Intent | None:
     if obj[0] == tokens[0] and not any(c.isupper() for c in obj[0][1:]):
         obj = [obj[0].lower(), *obj[1:]]  # the description's first word: "Nonconformance reports"
     made = _made(tokens)  # "A request to move stock ..., created in draft": create a request
-    if obj[0].lower() not in DETERMINERS | _INDEFINITES:
+    if obj[0].lower() not in DETERMINERS | _INDEFINITES and obj[0][-2:] not in ("'s", "’s"):  # "Today's menu"
         obj = with_article(" ".join(obj)).split() if made else ["the", *obj]  # never "the everyone"
     head, nouns = _noun_info(obj)
     text = " ".join(obj).replace(" ,", ",")

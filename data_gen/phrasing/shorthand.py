@@ -217,6 +217,7 @@ def shorthand_left(phrase: str) -> str:
 def is_acronym(word: str) -> bool:
     """A word a description spells in capitals (`PR`, `SKU`, `PRs`, `SKUs`), not a one-letter word."""
     core = word[:-1] if word.endswith("s") and len(word) > 2 else word
+    core = core.replace("&", "") if re.fullmatch(r"[A-Z]+&[A-Z]+", core) else core  # "S&OP", "R&D"
     return len(core) > 1 and core.isalpha() and core.isupper()
 
 

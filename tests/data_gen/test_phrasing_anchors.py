@@ -174,3 +174,12 @@ def test_an_option_cut_never_leaves_an_infinitive_without_its_object() -> None:
     other = _tool("get_berth", "Gets a berth by its number.")
     said = option_phrases([record, other])[1]["log_hull_defect"]
     assert not said.endswith(("to track", "identified in", " in")), said
+
+
+def test_a_possessive_opening_takes_no_article_and_an_ampersand_acronym_keeps_its_case() -> None:
+    tides = _tool("get_tides_yesterday", "Yesterday's tide table for a harbour.")
+    assert action(tides) == "look up yesterday's tide table"
+    plan = _tool("get_dredging_plan", "Gets the dredging plan as agreed in the R&D harbour board meeting.")
+    other = _tool("get_dredging_draft", "Gets the dredging plan straight from the survey model.")
+    said = option_phrases([plan, other])[1]["get_dredging_plan"]
+    assert "R&D harbour board" in said, said
