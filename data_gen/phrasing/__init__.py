@@ -24,6 +24,11 @@ The package, in reading order (each module imports only those before it):
 * `objects`: the object phrase after a verb (where it ends, its head noun), and the articles a
   changelog line drops said again ("merge PR into target branch" -> "merge the PR into the
   target branch");
+* `anchors`: the tool's name as evidence in a sentence: a light verb gives way to the noun of
+  action the name says ("Initiates the tender of ..." -> "tender ..."), a means clause is the
+  action when only it shares a word with the name;
+* `leadins`: `strip_lead_in`, a clause without a lead-in about using the tool ("This tool
+  returns ...", "API to search places ...") where a verb follows it;
 * `intents`: `intent_of`, a tool's verb and object, from any description style;
 * `options`: `option_descriptors` says what separates a group of tools (what is left of their
   object phrases once the words they all share at the start and the end are removed), so a

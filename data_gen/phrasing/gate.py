@@ -64,6 +64,7 @@ _FINITE_WORDS = (
     "have had not cannot can't won't isn't aren't doesn't don't wasn't"
 )
 _FINITE = frozenset(_FINITE_WORDS.split())
+_WH_WORDS = frozenset({"what", "how", "which", "who", "where", "when", "why"})
 # Words after which a clause may hold its own verb ("a claim | that is still a draft").
 _SUBORDINATORS = (
     RELATIVES
@@ -134,6 +135,10 @@ def sure(intent: Reading) -> bool:
         return True  # "check whether a unit is vacant": the clause is the object
     if any(w.lower() in _FINITE for w in obj) or obj[0].lower() in _UNNAMED:
         return False  # "extend its due date": "its" stood for a thing a cut clause named
+    if not intent.tail and obj[0].lower() in _WH_WORDS and not any(verb_lemma(w) for w in obj[1:]):
+        return False  # "see what your monthly bill | would be": a clause cut before its verb
+    if intent.source == "lookup" and any(w in ("it", "them") for w in obj[1:]):
+        return False  # "look up the book it": an order and its pronoun read as a noun phrase
     if (
         intent.source == "lookup"
         and obj[0].lower() in DETERMINERS

@@ -46,6 +46,7 @@ from diaforge.data_gen.phrasing.grammar import (
     np_end,
     opens_with_verb,
 )
+from diaforge.data_gen.phrasing.leadins import strip_lead_in
 from diaforge.data_gen.phrasing.objects import (
     COMPLEMENT_ENDS,
     MAKING_VERBS,
@@ -64,53 +65,6 @@ from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.schema import Tool
 from diaforge.text import name_tokens, stem
 
-# Lead-ins that say how to use a tool before saying what it does: "Use this to cancel ...", "This
-# tool cancels ...", "Allows you to cancel ...", "A function that returns ...". What follows them
-# is read as the description.
-_TOOL_WORDS = r"(?:tool|function|endpoint|api|operation|method|action|command|service|utility)"
-_LEAD_INS = tuple(
-    re.compile(rx, re.IGNORECASE)
-    for rx in (
-        rf"^(?:please\s+)?(?:use|call|invoke)\s+(?:this|it)(?:\s+{_TOOL_WORDS})?"
-        r"(?:\s+(?:when|if)\s+(?:you|the user|a user|users)\s+(?:need|needs|want|wants|wish|wishes)\s+to"
-        r"|\s+to|\s+for)\s+",
-        rf"^(?:this|the)\s+{_TOOL_WORDS}(?:\s+(?:is used to|is used for|can be used to|can be used for|is for"
-        r"|will|can|lets you|allows you to|enables you to|helps you to|helps you|helps to|for|to|that|which"
-        r"|allows users to|lets users|enables users to))?\s+",
-        rf"^(?:this is\s+)?(?:an?\s+)?{_TOOL_WORDS}\s+(?:that|which|to|for|used to|used for)\s+",
-        # "lets you export", "helps users find"; "allows" and "enables" take "to" ("Enables a user group" acts)
-        r"^(?:lets|helps)\s+(?:you|users|the user|a user|clients|callers)(?:\s+to)?\s+",
-        r"^(?:allows|enables)\s+(?:you|users|the user|a user|clients|callers)\s+to\s+",
-        r"^(?:is\s+)?(?:used|designed|intended)\s+(?:to|for)\s+",
-        r"^(?:can be used to|helps to|represents an? (?:request|call) to|does (?:two|three|four) things\s*:(?:\s*\(?[a1][).])?)\s*",
-        r"^to\s+",  # what `summary` leaves of a preamble before a word that can be a noun
-    )
-)
-
-
-def strip_lead_in(sentence: str) -> str:
-    """The description's sentence without a lead-in about using the tool ("Use this to cancel an
-    order" -> "cancel an order", "This tool returns ..." -> "returns ...")."""
-    for _ in range(3):
-        for rx in _LEAD_INS:
-            m = rx.match(sentence)
-            rest = sentence[m.end() :] if m else ""
-            toks = _tokens(rest)
-            gerund = bool(toks) and toks[0].lower().endswith("ing") and "VERB" in _lemmas(toks[0].lower())
-            if toks and (_opens_with_verb(toks) or (gerund and m.group(0).lower().rstrip().endswith("for"))):
-                # "The service desk queue ..." keeps its words; "API for opening a ..." loses its lead-in
-                sentence = rest
-                break
-        else:
-            return sentence
-    return sentence
-
-
-def _opens_with_verb(tokens: Sequence[str]) -> bool:
-    nxt = tokens[1] if len(tokens) > 1 else ""
-    return bool(verb_lemma(tokens[0], nxt) or is_base_verb(tokens[0]) or _gerund_base(tokens[0]))
-
-
 # Verbs whose description means "give me information": a tool that "returns" a rate is one a
 # person asks to *get* the rate from (unless the tool is about returning something).
 _INFO_VERBS = {"return": "get"}
@@ -121,6 +75,7 @@ _LOOKUP_VERB_WORDS = (
     "get fetch retrieve read show view check find look lookup query describe display list search"
 )
 LOOKUP_VERBS = frozenset(_LOOKUP_VERB_WORDS.split())
+_CRUD_VERBS = frozenset({"create", "update", "delete", "cancel", "add", "remove"})
 
 
 def _imperative_verb(
@@ -330,13 +285,15 @@ def _clause_intent(sentence: str, name_ws: list[str], tool: Tool) -> Intent | No
     if not tokens:
         return None
     lead = sentence[: len(sentence) - len(stripped)]
-    probe = tool
-    if stripped != sentence and re.search(r"\b(?:to|for)\s*$", lead, re.I):
-        first = tokens[0].lower()
-        if first.endswith("ing") and (verbs := _lemmas(first).get("VERB")):
-            tokens = [verbs[0], *tokens[1:]]  # "searching items" -> search items
-        probe = tool.model_copy(update={"name": f"{tokens[0].lower()}_{tool.name}"})
-    return _description_intent(tokens, name_ws, probe)
+    if not (stripped != sentence and re.search(r"\b(?:to|for)\s*$", lead, re.I)):
+        return _description_intent(tokens, name_ws, tool)
+    first = tokens[0].lower()
+    if first.endswith("ing") and (verbs := _lemmas(first).get("VERB")):
+        tokens = [verbs[0], *tokens[1:]]  # "searching items" -> search items
+    probe = tool.model_copy(update={"name": f"{tokens[0].lower()}_{tool.name}"})
+    intent = _description_intent(tokens, name_ws, probe)
+    # the verb after "to" read as a noun ("to search by address" -> "look up the search"): no reading
+    return None if intent and intent.source == "lookup" and intent.head == tokens[0].lower() else intent
 
 
 _INDEFINITE_WORDS = (
@@ -556,7 +513,8 @@ def _name_intent(ws: list[str], *, verb_first: bool = False) -> Intent:
     confidence gate, `sure`, lets through): `reject_sample` -> reject a sample,
     `find_patient_by_name` -> find the patient (by name), `record_vaccinations_bulk` -> record
     vaccinations (in bulk); with `verb_first`, the first word is the verb whatever else it can be."""
-    ws = list(ws)
+    at = next((k for k, w in enumerate(ws[1:-1], 1) if w in LOOKUP_VERBS | _CRUD_VERBS), 0)
+    ws = list(ws[at:])  # `solar_get_production`: what stands before the name's verb is a prefix
     manner = _NAME_MANNERS.get(ws[-1]) if len(ws) > 2 else None
     if manner is not None:
         ws = ws[:-1]

@@ -130,7 +130,8 @@ _DASH = re.compile(r"\s+(?:—|–|--)\s+|\s*—\s*")
 # A sentence about using the tool, not about what it does.
 _USAGE = re.compile(
     r"^(?:do not|don't|never|avoid|not for)\b|^(?:for|to)\b[^,]{0,60},\s*(?:use|call)\b|\binstead\b\W*$"
-    r"|^you\s+(?:must|should|will|can|may|need to|have to)\b",  # "You must confirm the site with the user"
+    # "You must confirm the site with the user"; not "You can use this to see ...", a preamble
+    r"|^you\s+(?:must|should|will|can|may|need to|have to)\b(?!\s+(?:use|call)\s+(?:this|it)\b)",
     re.I,
 )
 _TOOL = (
@@ -145,7 +146,7 @@ _WANTS = r"(?:wants?|needs?|wish(?:es)?|would like|asks?|has|have|is (?:asked|tr
 _PREAMBLES = tuple(
     re.compile(rx, re.I)
     for rx in (
-        rf"^(?:please\s+)?(?:use|call|invoke|run|pick|choose|select)\s+(?:this|it|me|the\s+{_TOOL})(?:\s+{_TOOL})?"
+        rf"^(?:please\s+|you\s+(?:can|could|may)\s+)?(?:use|call|invoke|run|pick|choose|select)\s+(?:this|it|me|the\s+{_TOOL})(?:\s+{_TOOL})?"
         rf"\s+(?:(?:when|if|whenever|once)\s+[^,;]{{1,60}}?\s+{_WANTS}\s+|to\s+|in order to\s+|for\s+)(?P<rest>.+)",
         rf"^(?:this|the|a|an)\s+(?:\w+\s+)?{_TOOL}\s+(?P<link>will\s+|can\s+|shall\s+|(?:is|was)\s+(?:used|designed|meant|"
         rf"intended)\s+(?:to|for)\s+|can be used\s+(?:to|for)\s+|(?:lets|allows|enables|helps)\s+(?:{_WHO}\s+)?"
@@ -515,7 +516,9 @@ def _without_label(para: str) -> str:
     return para
 
 
-_TOOL_SUBJECT = re.compile(rf"^this\s+{_TOOL}\s+\w", re.I)
+# A sentence whose subject is the tool, after a setting of a few words ("Given that number, this
+# endpoint returns ...", "In that case, this endpoint searches ...").
+_TOOL_SUBJECT = re.compile(rf"^(?:[^,;.]{{1,40}},\s*)?(this\s+{_TOOL}\s+\w.*)", re.I | re.S)
 
 
 def _tool_sentence_first(sentences: list[str]) -> list[str]:
@@ -525,12 +528,13 @@ def _tool_sentence_first(sentences: list[str]) -> list[str]:
     which sentence says what the tool does."""
     at = next((k for k, s in enumerate(sentences) if _TOOL_SUBJECT.match(s)), 0)
     words = sentences[0].split() if sentences else []
-    opens_with_verb = bool(words) and bool(
-        verb_lemma(words[0], words[1] if len(words) > 1 else "") or is_base_verb(words[0])
-    )
-    if at == 0 or opens_with_verb:
+    nxt = words[1] if len(words) > 1 else ""
+    opens_with_verb = bool(words) and bool(verb_lemma(words[0], nxt) or is_base_verb(words[0]))
+    opens_with_verb &= not nxt.endswith("ing")  # "Skippers calling the office ...": a noun and its clause
+    if opens_with_verb or not (m := _TOOL_SUBJECT.match(sentences[at]) if sentences else None):
         return sentences
-    return [sentences[at], *sentences[:at], *sentences[at + 1 :]]
+    said = m.group(1)  # the setting before the tool goes with the move
+    return [said[:1].upper() + said[1:], *sentences[:at], *sentences[at + 1 :]]
 
 
 def summary(text: str) -> str:

@@ -11,6 +11,7 @@ from diaforge.data_gen.phrasing.grammar import ends_cleanly
 from diaforge.data_gen.phrasing.options import base_after_conjunction
 from diaforge.data_gen.phrasing.readings import readings
 from diaforge.data_gen.phrasing.render import action, option_phrases
+from diaforge.data_gen.phrasing.summary import summary
 from diaforge.data_gen.values.rendering import plural_name
 from diaforge.schema import Tool
 
@@ -183,3 +184,24 @@ def test_a_possessive_opening_takes_no_article_and_an_ampersand_acronym_keeps_it
     other = _tool("get_dredging_draft", "Gets the dredging plan straight from the survey model.")
     said = option_phrases([plan, other])[1]["get_dredging_plan"]
     assert "R&D harbour board" in said, said
+
+
+def test_a_sentence_with_the_tool_for_subject_is_read_first_after_its_setting() -> None:
+    berth = _tool(
+        "get_berth_booking",
+        "Skippers calling the office usually quote the booking number from their email. Given that number, "
+        "this endpoint returns the berth, the arrival date and the balance due.",
+    )
+    assert action(berth).startswith("get the berth")
+    assert summary("You can use this to see what a berth would cost before you book.").startswith("See what")
+
+
+def test_a_verb_in_the_middle_of_a_name_opens_it_and_a_verb_after_to_is_never_a_noun() -> None:
+    assert action(_tool("harbour_get_tides", "")) == "get tides"
+    finder = _tool(
+        "find_booking_by_boat",
+        "Sometimes the skipper has lost the booking number. In that case, this endpoint searches by boat name.",
+    )
+    assert "the search" not in action(finder)
+    pronoun = _tool("book_mooring", "Need a mooring for the night? Book it here for a visiting boat.")
+    assert "the book" not in action(pronoun)
