@@ -21,6 +21,8 @@ The package, in reading order (each module imports only those before it):
   lexicon and closed classes, whether a description opens with a verb (a noun compound such as
   "Damage report for ..." does not; a changelog line such as "close PR without merging" does),
   where a noun phrase ends;
+* `ends`: `ends_cleanly`, where a phrase may end (never on a word that wants what a cut took:
+  "options to include", "contributed to within", "based on his");
 * `objects`: the object phrase after a verb (where it ends, its head noun), and the articles a
   changelog line drops said again ("merge PR into target branch" -> "merge the PR into the
   target branch");

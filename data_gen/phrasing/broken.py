@@ -36,6 +36,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from diaforge.data_gen.phrasing.ends import stranded_preposition
 from diaforge.data_gen.phrasing.english import DETERMINERS, MASS_NOUNS, first_sentence, is_base_verb
 from diaforge.data_gen.phrasing.grammar import (
     PREPOSITIONS,
@@ -45,7 +46,6 @@ from diaforge.data_gen.phrasing.grammar import (
     nominal,
     only_third_person_verb,
     opens_with_verb,
-    stranded_preposition,
     third_person_lemma,
     tokens,
     word_classes,

@@ -69,7 +69,7 @@ _MASS_NOUN_WORDS = (
     "information data advice feedback equipment software hardware furniture luggage baggage news "
     "research evidence knowledge weather traffic metadata homework money music health progress "
     "guidance assistance support storage mail clothing content presence absence compliance maintenance "
-    "insurance testing onboarding"
+    "insurance testing onboarding availability"
 )
 MASS_NOUNS = frozenset(_MASS_NOUN_WORDS.split())
 

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from diaforge.data_gen.phrasing.ends import ends_cleanly, stranded_preposition
 from diaforge.data_gen.phrasing.english import (
     _BOUNDARY,
     _CLAUSE_DETERMINERS,
@@ -36,11 +37,9 @@ from diaforge.data_gen.phrasing.grammar import (
     changelog,
     continues_compound,
     count_head,
-    ends_cleanly,
     nominal,
     np_end,
     relative_clause_at,
-    stranded_preposition,
     third_person_lemma,
     word_classes,
 )
@@ -206,7 +205,7 @@ def _phrase_start(words: Sequence[str], pre: int) -> list[str]:
 
 def trim_phrase(words: Sequence[str], limit: int) -> list[str]:
     """At most `limit` words, cut back to where a phrase may end: not inside a noun compound,
-    not on a determiner, a preposition, "such" or a participle (`grammar.ends_cleanly`)."""
+    not on a determiner, a preposition, "such" or a participle (`ends.ends_cleanly`)."""
     out = list(words[:limit])
     rest = list(words[limit:])
     if rest and len(rest) <= 2 and all(w.lower().strip(".,;:") in PREPOSITIONS | _PARTICLES for w in rest):

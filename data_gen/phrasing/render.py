@@ -18,12 +18,12 @@ from collections.abc import Sequence
 
 from diaforge.data_gen.phrasing.broken import broken_phrases
 from diaforge.data_gen.phrasing.checks import artefacts, determiner_before_verb, names_read_out, verb_only
+from diaforge.data_gen.phrasing.ends import ends_cleanly
 from diaforge.data_gen.phrasing.english import DETERMINERS, _is_plural, _lemmas, is_base_verb
 from diaforge.data_gen.phrasing.grammar import (
     CONJUNCTIONS,
     PREPOSITIONS,
     TOOL_WORDS,
-    ends_cleanly,
     name_verb,
     nominal,
     third_person,

@@ -7,7 +7,7 @@ left on a verb's helper, and the "into" a verb of turning needs."""
 from __future__ import annotations
 
 from diaforge.data_gen.phrasing.anchors import anchored, shares_name
-from diaforge.data_gen.phrasing.grammar import ends_cleanly
+from diaforge.data_gen.phrasing.ends import ends_cleanly
 from diaforge.data_gen.phrasing.options import base_after_conjunction
 from diaforge.data_gen.phrasing.readings import readings
 from diaforge.data_gen.phrasing.render import action, option_phrases
@@ -205,3 +205,11 @@ def test_a_verb_in_the_middle_of_a_name_opens_it_and_a_verb_after_to_is_never_a_
     assert "the search" not in action(finder)
     pronoun = _tool("book_mooring", "Need a mooring for the night? Book it here for a visiting boat.")
     assert "the book" not in action(pronoun)
+
+
+def test_a_base_verb_after_to_and_a_participle_after_into_want_what_follows() -> None:
+    assert not ends_cleanly(["generate", "crew", "lists", "with", "options", "to", "include"])
+    assert not ends_cleanly(["convert", "a", "harbour", "notice", "into", "spoken"])
+    # a participle after "to" or "as" completes its verb
+    assert ends_cleanly(["set", "a", "berth", "to", "reserved"])
+    assert ends_cleanly(["mark", "a", "berth", "as", "cleared"])
