@@ -120,7 +120,7 @@ class ScriptedUser:
         if state.gold_args and rng.random() < self.volunteer_probability:
             key = rng.choice(sorted(state.gold_args))
             noun = param_noun(key, gold.properties.get(key))
-            text += " " + phrase_values([(noun, render_value(state.gold_args[key]))], rng)
+            text += " " + phrase_values([(noun, render_value(state.gold_args[key]))], rng, reply=False)
         return text
 
     def answer_selection(

@@ -224,8 +224,11 @@ class Draws:
 
         if ts & {"email", "mail", "emails", "upn"}:  # a user principal name is written as an address
             return self.email(persona)
-        if ts & {"phone", "mobile", "telephone", "tel", "fax"}:
-            return f"+1-555-01{rng.randint(0, 99):02d}"
+        phone = next(
+            (k for k, t in enumerate(toks) if t in ("phone", "mobile", "telephone", "tel", "fax")), None
+        )
+        if phone is not None and toks[phone + 1 : phone + 2] in ([], ["number"], ["no"], ["num"]):
+            return f"+1-555-01{rng.randint(0, 99):02d}"  # not `mobile_app_id`: an app's identifier
         if "currency" in ts:
             return rng.choice(CURRENCIES)
         if "country" in ts:

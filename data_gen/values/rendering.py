@@ -58,14 +58,16 @@ def _is_plural(human: str) -> bool:
 plural_name = _is_plural
 
 
-def phrase_values(pairs: list[tuple[str, str]], rng: random.Random) -> str:
+def phrase_values(pairs: list[tuple[str, str]], rng: random.Random, *, reply: bool = True) -> str:
     """One or more sentences that state each ``(parameter, rendered value)`` pair with a template
     of `VALUE_PHRASES` (the parameter is humanised; already humanised names are fine), e.g.
     ``The employee ID is EMP123456, the start date is 2026-02-03 and the reason is "quarterly
     onboarding refresher".``
 
     Clauses are joined with ``, `` and a final `` and ``. A value that is open-ended (a list or
-    JSON) is stated after its name and ends its sentence, so its extent is never ambiguous.
+    JSON) is stated after its name and ends its sentence, so its extent is never ambiguous. A
+    reply may open with "Sure, " or "Of course, "; with `reply` false (values volunteered in a
+    first message, where nobody asked) it never does.
     """
     closed: list[tuple[str, bool]] = []
     open_: list[tuple[str, bool]] = []
@@ -84,7 +86,8 @@ def phrase_values(pairs: list[tuple[str, str]], rng: random.Random) -> str:
     for i, group in enumerate(groups):
         clauses = [c for c, _ in group]
         body = clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + " and " + clauses[-1]
-        opener = rng.choice(_OPENERS) if i == 0 else ""
+        opener = rng.choice(_OPENERS) if i == 0 else ""  # drawn either way: the same draws follow
+        opener = opener if reply else ""
         if group[0][1]:  # the sentence would start with the value itself: lead into it
             body = rng.choice(_VALUE_FIRST_LEADS) + body
         sentence = opener + body if opener else body[:1].upper() + body[1:]

@@ -442,6 +442,9 @@ def test_name_heuristics() -> None:
     assert all(re.fullmatch(r"[A-Z]{3}", v) for v in _many("currency", {"type": "string"}))
     assert all(re.fullmatch(r"[A-Z]{2}", v) for v in _many("country_code", {"type": "string"}))
     assert all(re.fullmatch(r"\+1-555-01\d\d", v) for v in _many("phone", {"type": "string"}))
+    assert all(re.fullmatch(r"\+1-555-01\d\d", v) for v in _many("mobileNumber", {"type": "string"}))
+    # a phone word that names what an identifier belongs to is no phone number
+    assert not any(v.startswith("+1-555") for v in _many("mobileAppId", {"type": "string"}))
     # The description's example shape wins for identifiers.
     described = {"type": "string", "description": "Identifier of the training request, e.g. TR-12345."}
     assert all(re.fullmatch(r"TR-\d{5}", v) for v in _many("request_id", described))
@@ -663,6 +666,16 @@ def test_phrase_values_reads_naturally() -> None:
     text = phrase_values([("tags", "a, b and c"), ("approvers", "x and y"), ("amount", "5")], rng)
     assert re.search(r"(tags|approvers)(:| are| should be| to) [ax]", text)
     assert phrase_values([], rng) == ""
+
+
+def test_values_volunteered_in_a_first_message_never_open_as_a_reply() -> None:
+    # "Sure," and "Of course," answer a question; a first message answers none
+    openers = ("Sure,", "Okay,", "Of course,")
+    replies = [phrase_values([("berth", "B-12")], random.Random(seed)) for seed in range(40)]
+    assert any(r.startswith(openers) for r in replies)
+    volunteered = [phrase_values([("berth", "B-12")], random.Random(seed), reply=False) for seed in range(40)]
+    assert not any(v.startswith(openers) for v in volunteered)
+    assert all(v[0].isupper() and "B-12" in v for v in volunteered)
 
 
 # ---------------------------------------------------------------------------------------------
