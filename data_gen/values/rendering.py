@@ -30,6 +30,9 @@ assistant (which reads them back with `extract_value`). ``{name}`` is `humanise_
 # Templates where the value follows the name: the only ones used for open-ended values (lists,
 # JSON), which also end their sentence so that their extent is unambiguous.
 _FORWARD_PHRASES = [p for p in VALUE_PHRASES if p.index("{name}") < p.index("{value}")]
+# A yes or a no is said after its name ("government official: no"), never "no as the government
+# official" or "use yes for the flag".
+_YES_NO_PHRASES = ["{name}: {value}", "set the {name} to {value}"]
 _OPENERS = ("", "", "", "Sure, ", "Okay, ", "Of course, ")
 _VALUE_FIRST_LEADS = ("go with ", "please take ", "let's go with ")
 
@@ -75,6 +78,7 @@ def phrase_values(pairs: list[tuple[str, str]], rng: random.Random, *, reply: bo
         human = name if any(c in name for c in " /-") else humanise_param(name)  # already said
         is_open = _open_ended(value)
         template = rng.choice(_FORWARD_PHRASES if is_open else VALUE_PHRASES)
+        template = rng.choice(_YES_NO_PHRASES) if value in ("yes", "no") else template
         if template == "the {name} is {value}" and _is_plural(human):
             template = "the {name} are {value}"
         clause = template.format(name=human, value=value)

@@ -668,6 +668,12 @@ def test_phrase_values_reads_naturally() -> None:
     assert phrase_values([], rng) == ""
 
 
+def test_a_yes_or_a_no_is_said_after_its_name() -> None:
+    said = [phrase_values([("government official", "no")], random.Random(seed)) for seed in range(30)]
+    assert not any(re.search(r"\bno as the|use no for|go with no|take no", s, re.I) for s in said)
+    assert all(extract_value(s, "government_official", {"type": "boolean"}) == (True, False) for s in said)
+
+
 def test_values_volunteered_in_a_first_message_never_open_as_a_reply() -> None:
     # "Sure," and "Of course," answer a question; a first message answers none
     openers = ("Sure,", "Okay,", "Of course,")
