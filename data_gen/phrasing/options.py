@@ -152,7 +152,17 @@ def base_after_conjunction(words: Sequence[str]) -> list[str]:
         lemma = third_person_lemma(out[k + 1]) if out[k].lower() in ("and", "or") else None
         after = out[k + 2].lower() if out[k + 2 : k + 3] else ""
         gerund = after.endswith("ing") and "VERB" in word_classes(after)  # "and stops | billing"
-        if lemma and (after in DETERMINERS | _OBJECT_WORDS or gerund):
+        # in an order whose object phrase has closed (a preposition or a participle since the verb), a
+        # bare noun after it is its object: "analyze text using VADER and returns | sentiment scores"
+        # (or an adjective follows it: "... number and returns | relevant information"); a participle
+        # after it only where a noun follows ("and releases | reserved stock", not "moulds | used at")
+        closed = any(w.lower() in PREPOSITIONS or w.lower().endswith("ing") for w in out[1:k])
+        classes = word_classes(after)
+        modifier = not after.endswith("ed") or "NOUN" in word_classes(out[k + 3] if out[k + 3 :] else "")
+        bare = (closed and bool(classes & {"NOUN", "ADJ"}) and modifier) or classes == {"ADJ"}
+        if lemma and (
+            after in DETERMINERS | _OBJECT_WORDS or gerund or (bare and is_base_verb(out[0].lower()))
+        ):
             out[k + 1] = lemma
     return out
 

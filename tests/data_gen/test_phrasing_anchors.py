@@ -213,3 +213,15 @@ def test_a_base_verb_after_to_and_a_participle_after_into_want_what_follows() ->
     # a participle after "to" or "as" completes its verb
     assert ends_cleanly(["set", "a", "berth", "to", "reserved"])
     assert ends_cleanly(["mark", "a", "berth", "as", "cleared"])
+
+
+def test_a_second_verb_of_an_order_takes_the_base_form_before_a_bare_object() -> None:
+    def said(phrase: str) -> list[str]:
+        return base_after_conjunction(phrase.split(" "))
+
+    assert said("scan a hull using sonar and returns depth readings")[-3:] == ["return", "depth", "readings"]
+    assert said("close the berth of a vessel and releases reserved moorings")[-3] == "release"
+    assert said("decode a hull number and returns relevant details")[-3] == "return"
+    # a plural noun inside the object phrase stays: "a single labor or parts line"
+    assert said("add a single labor or parts line")[-2] == "parts"
+    assert "winches" in said("get the life of the cranes and winches used at a quay")
