@@ -50,6 +50,7 @@ from diaforge.data_gen.phrasing.grammar import (
     tokens,
     word_classes,
 )
+from diaforge.data_gen.phrasing.options import base_after_conjunction
 from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.schema import Tool
 from diaforge.text import humanise_param, name_tokens
@@ -166,10 +167,16 @@ def _agreement(text: str) -> str:
         if third_person_lemma(word) is None or "VERB" not in word_classes(word):
             continue
         nxt = m.group(2).lower()
-        if nxt not in DETERMINERS | {"it", "them"} and "NOUN" in word_classes(word):
-            continue  # maybe a plural noun: "or reports from your team", "and sports code"
         before = text[: m.start()]
         clause = re.split(r"[.;!?]|, (?:or|and) |\bor\b|:", before)[-1]
+        if nxt not in DETERMINERS | {"it", "them"} and "NOUN" in word_classes(word):
+            # maybe a plural noun ("or reports from your team"), unless an order's second verb
+            # before its bare object ("analyze text using VADER and returns sentiment scores")
+            lead = _BASE_CONTEXT.search(clause)
+            said = [*clause[lead.start(1) if lead else 0 :].split(), *text[m.start() : m.end() + 40].split()]
+            if said and word not in base_after_conjunction(said):
+                return m.group(0)
+            continue
         base = _BASE_CONTEXT.search(clause)
         opener = clause.split()[0] if clause.split() else ""  # "..., or check the flights ... and returns"
         if (base and third_person_lemma(base.group(1)) is None) or (opener and is_base_verb(opener)):
