@@ -22,6 +22,7 @@ from diaforge.data_gen.phrasing import (
     verb_lemma,
 )
 from diaforge.data_gen.phrasing.grammar import np_end, opens_with_verb, tokens
+from diaforge.data_gen.phrasing.options import base_after_conjunction
 from diaforge.data_gen.phrasing.render import action, choice, option_phrases, sound, with_tool
 from diaforge.data_gen.phrasing.summary import summary
 from diaforge.schema import Tool
@@ -367,6 +368,10 @@ def _gold_choice(gold: Tool, options: Sequence[Tool], prefixes: frozenset[str], 
     noun_phrase = (
         bool(descriptor) and shared_verb(options, prefixes) is not None
     )  # "room availability for ..."
+    verb = shared_verb(options, prefixes) if noun_phrase else None
+    said = [*verb.split(), *picked.split()] if verb else []
+    if said and base_after_conjunction(said) != said:  # "text sentiment ... and returns sentiment scores"
+        return in_user_voice("the option to " + " ".join(base_after_conjunction(said)))
     if not noun_phrase and is_base_verb(picked.split()[0]):
         picked = f"the option to {picked}"
     return in_user_voice(picked)

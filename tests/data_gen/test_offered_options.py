@@ -154,3 +154,17 @@ def test_an_option_without_a_verb_of_its_own_has_the_verb_the_question_said_once
     # an encoder that reads the bare "a kiln log" as the update does not take it there
     leaning = _Leaning("a kiln log", "Updates a kiln log.")
     assert {t.name for t in offered_options(question, tools, leaning)} == got
+
+
+def test_a_pick_whose_phrase_joins_a_second_verb_says_both_verbs_in_the_base_form() -> None:
+    import random
+
+    from diaforge.data_gen.agents.options import gold_choice
+
+    hull = Tool(
+        name="scan_hull", description="Analyzes hull plating using sonar and returns corrosion readings."
+    )
+    deck = Tool(name="scan_deck", description="Analyzes a given deck plan using a structural model.")
+    said = {gold_choice(hull, [hull, deck], random.Random(seed)) for seed in range(12)}
+    assert not any(" returns " in s for s in said), said
+    assert any("return corrosion readings" in s for s in said), said
