@@ -81,7 +81,17 @@ _MANNER = {"bulk": "in bulk", "batch": "in a batch", "batches": "in batches"}
 
 def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: Sequence[Tool] = ()) -> str:
     """A plain noun phrase for a tool that is always correct: "the option that lists the payment
-    runs of a company code" from its intent, else "the option about <its nouns>"."""
+    runs of a company code" from its intent, else "the option about <its nouns>". Where another of
+    `tools` would be said the same way, the name's words after its first preposition tell them
+    apart (`search_rx_by_patient`: "the option about Rxs by patient", `get_rx`: "... about Rxs")."""
+    said = _plain_fallback(tool, prefixes, tools)
+    toks = name_tokens(tool)
+    cut = next((k for k, w in enumerate(toks) if k and w in PREPOSITIONS), len(toks))
+    twins = [t for t in tools if t.name != tool.name and _plain_fallback(t, prefixes, tools) == said]
+    return f"{said} {' '.join(toks[cut:])}" if twins and cut < len(toks) else said
+
+
+def _plain_fallback(tool: Tool, prefixes: frozenset[str], tools: Sequence[Tool]) -> str:
     tools = with_tool(tool, tools)
     intent = intent_of(tool, prefixes)
     if intent.source != "name" and intent.obj and parse_sure(intent):

@@ -10,7 +10,7 @@ import pytest
 from diaforge.data_gen.agents.options import distinguishing_clause, gold_choice
 from diaforge.data_gen.phrasing import intent_of
 from diaforge.data_gen.phrasing.options import subject_of, trim_phrase
-from diaforge.data_gen.phrasing.render import action, names_param, option_phrases, param_noun
+from diaforge.data_gen.phrasing.render import action, fallback_option, names_param, option_phrases, param_noun
 from diaforge.data_gen.phrasing.shorthand import plain_description, shorthand_left
 from diaforge.schema import Tool
 
@@ -84,6 +84,9 @@ def test_a_word_written_without_its_vowels_is_shorthand_left() -> None:
     assert action(tool) == "use the option about Vxs"
     finder = _tool("find_vx_by_owner", "Fnd Vx by owner last name + DOB when tag# unk.")
     assert action(finder) == "use the option about Vxs"
+    # offered together, the two are told apart by what the name says after its preposition
+    assert fallback_option(finder, tools=[tool, finder]) == "the option about Vxs by owner"
+    assert fallback_option(tool, tools=[tool, finder]) == "the option about Vxs"
 
 
 @pytest.mark.parametrize(
