@@ -93,6 +93,10 @@ _ABBREVIATION = re.compile(
     re.I,
 )
 _ETC = re.compile(r",?\s*\betc\b\.?", re.I)
+# Chat spelling, in lower case only ("so u can chase it", "when u dont have the reference"; never
+# the "U" of "U.S.").
+_CHAT = {"u": "you", "ur": "your", "dont": "don't", "doesnt": "doesn't", "cant": "can't", "isnt": "isn't"}
+_CHAT_WORD = re.compile(rf"(?<![\w'.])({'|'.join(_CHAT)})(?![\w'.])")
 # Symbols written for words: "1 SKU @ 1 DC", "qty & UoM", "ref #", "# of seats", "+/- 30 min", "~15 mins".
 _SYMBOLS = (
     (re.compile(r"\s+@\s+"), " at "),
@@ -159,6 +163,7 @@ def plain_description(text: str) -> str:
     out = _ARROW.sub("; ", out)
     out = _ETC.sub("", out)
     out = _ABBREVIATION.sub(_written_out, out)
+    out = _CHAT_WORD.sub(lambda m: _CHAT[m.group(1)], out)
     for rx, said in _SYMBOLS:
         out = rx.sub(said, out)
     out = _ALTERNATIVES.sub(_alternatives, out)

@@ -137,6 +137,7 @@ _USAGE = re.compile(
 _TOOL = (
     r"(?:tool|function|endpoint|api|operation|method|action|command|service|utility|helper|wrapper|routine)"
 )
+_DUTY = r"(?:the\s+)?(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*))?\s+(?:shall|must|will)\s+(?:(?:also|then|thereupon|promptly|forthwith)\s+)?"
 _WHO = (
     r"(?:the |a |an |any |our |your )?(?:caller|callers|user|users|you|agent|agents|client|clients|assistant"
     r"|model|operator|operators|staff|admin|admins|system|customer|customers|app|application|someone|one|us)"
@@ -163,6 +164,13 @@ _PREAMBLES = tuple(
         rf"^(?:allows?|enables?|permits?)\s+(?:{_WHO}\s+)?to\s+(?P<rest>.+)",
         r"^(?:is\s+)?(?:responsible|used)\s+for\s+(?P<rest>.+)",
         r"^(?:will|shall|can)\s+(?P<rest>.+)",
+        # a tool said by its difference from another: "Same as get_booking, but looks up by surname"
+        r"^(?:(?:the\s+)?same\s+as|just\s+like|like|similar\s+to)\s+[^,;]{1,60}[,;]\s*(?:but|except|only)\s+(?P<rest>.+)",
+        # a contract's defined term and its duty: "The Service shall release ...", "the Provider MUST ..."
+        rf"^{_DUTY}(?P<rest>.+)",
+        # a purpose said as a fragment: "In order to move a sailing ...", "For refunding a crossing ..."
+        r"^(?:in order to|so as to)\s+(?P<rest>.+)",
+        r"^for\s+(?P<rest>[a-z]+ing\s+(?:a|an|the|one|every|each|all|any|it|them|your|their|its)\b.+)",
         r"^(?:you can|we(?:'ll| will)?|it)\s+(?P<rest>.+)",
         # a user story: "As a dispatcher, I can reassign a job, so that ..."; its "I" is the user
         # (group `story`), a company's "we" ("We install your panels") is not
@@ -262,6 +270,9 @@ def _after_setting(sentence: str) -> str:
     words = sentence.split()
     if not words or words[0].lower() not in _SETTING_WORDS:
         return sentence
+    duty = re.search(rf",\s+(?={_DUTY}\w)", sentence, re.I)
+    if duty:  # "Upon receipt of a valid request, the Provider shall issue ...": the duty is the action
+        return sentence[duty.end() :]
     for k in range(1, len(words) - 2):
         if not words[k].endswith((",", ":")):
             continue
@@ -340,6 +351,12 @@ def imperative(sentence: str, *, after_preamble: bool = False) -> str:
         base = _base_of(words[0], nxt)
     if base is None:
         return sentence
+    if words[0].lower().endswith("ing"):  # "cancelling a crossing and refunding it": both in the base form
+        for k in range(1, len(words) - 2):  # with an object after it: never "and billing | addresses"
+            gerund, obj = words[k + 1].lower(), words[k + 2].lower().strip(",.;:")
+            joined = words[k].lower() in ("and", "or") and obj in DETERMINERS | _OBJECT_PRONOUNS
+            if joined and gerund.endswith("ing") and (also := _base_of(gerund)):
+                words[k + 1] = also
     prefix, _, verb = base.rpartition("-")
     if prefix in _MANNER_PREFIXES:  # "bulk-update plans" -> "update plans in bulk"
         return " ".join([verb, *words[1:], _MANNER_PREFIXES[prefix]])
@@ -456,6 +473,10 @@ def _active(sentence: str) -> str:
     return out[:1].upper() + out[1:] if sentence[:1].isupper() else out
 
 
+# A second duty in the same sentence: "... and shall thereupon commence the Ride" -> "and commence".
+_DUTY_AGAIN = re.compile(
+    r"\b(and|or)\s+(?:shall|must|will)\s+(?:(?:also|then|thereupon|promptly|forthwith)\s+)?", re.I
+)
 _TOOL_WORD_SET = frozenset(_TOOL.strip("(?:)").split("|"))
 _CLAUSE_WORDS = frozenset(
     {"that", "which", "who", "whose", "whether", "if", "when", "where", "you", "we", "they", "i", "he", "she"}
@@ -477,7 +498,7 @@ def _without_preamble(sentence: str) -> str | None:
                 said[0].endswith("s") and verb_lemma(said[0], said[1] if len(said) > 1 else "")
             ):
                 continue  # "A service bay and ...": no verb follows the tool word, so no preamble
-            rest = imperative(m.group("rest").strip(), after_preamble=True)
+            rest = imperative(_DUTY_AGAIN.sub(r"\1 ", m.group("rest").strip()), after_preamble=True)
             if m.groupdict().get("story"):
                 rest = to_the_reader(rest)  # a story's "I" is the user: "from my premises" -> "your"
             first = rest.split()[0].lower()

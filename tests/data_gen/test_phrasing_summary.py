@@ -10,6 +10,7 @@ from diaforge.data_gen.phrasing import intent_of
 from diaforge.data_gen.phrasing.intents import stray_verb, sure
 from diaforge.data_gen.phrasing.options import option_descriptors
 from diaforge.data_gen.phrasing.render import action, fallback_option, option_phrases
+from diaforge.data_gen.phrasing.shorthand import plain_description
 from diaforge.data_gen.phrasing.summary import imperative, summary
 from diaforge.schema import Tool
 
@@ -682,3 +683,36 @@ def test_the_quoted_names_of_the_tools_parameters_are_not_read_as_its_words() ->
     assert summary('Finds a pilot by the fields: "licence" or "port".') == "Finds a pilot by the fields."
     # a quoted value that is no list of names after such a word stays
     assert summary("Marks a berth as 'closed' for the night.") == "Marks a berth as 'closed' for the night."
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        # a purpose said as a fragment, and a second gerund with its object
+        ("In order to move a kennel stay to later dates.", "To move a kennel stay to later dates."),
+        (
+            "For cancelling a kennel stay and refunding it, minus the fee.",
+            "Cancel a kennel stay and refund it, minus the fee.",
+        ),
+        # a contract's duty, after a setting too; a second duty in the same sentence
+        (
+            "Upon receipt of a valid request, the Kennel shall issue a receipt to the Owner.",
+            "To issue a receipt to the Owner.",
+        ),
+        (
+            "The Kennel shall release the Dog to the Owner and shall thereupon close the Stay.",
+            "To release the Dog to the Owner and close the Stay.",
+        ),
+        # a tool said by its difference from another
+        ("Like the kennel list, but sorts by arrival date.", "To sort by arrival date."),
+        ("Like cancel_stay, except the deposit is kept.", "Like cancel_stay, except the deposit is kept."),
+    ],
+)
+def test_a_purpose_a_duty_and_a_difference_give_the_action(description: str, expected: str) -> None:
+    assert summary(description) == expected
+
+
+def test_chat_spelling_is_written_out_in_lower_case_only() -> None:
+    said = plain_description("grabs the stay so u can chase it when u dont have the ref")
+    assert said == "grabs the stay so you can chase it when you don't have the reference"
+    assert "U.S." in plain_description("Lists kennels in the U.S. by state.")
