@@ -19,7 +19,11 @@ calls it first):
    user knows the pet's name ...", "Is used when a specimen cannot be tested"): dropped;
 5. preambles before the action: "Use this tool to", "Call this to", "Use this when the owner
    wants to", "This tool/function/API (will) ...", "Is used to/for", "Can be used to/for",
-   "Allows (the caller) to", "Lets (an agent)", "Responsible for", "Helper that", "Will":
+   "Allows (the caller) to", "Lets (an agent)", "Responsible for", "Helper that", "Will", the
+   tool's own name in title case before "API to" ("Document Question Answering (DocumentQA) API
+   to ..."), a contract's duty ("The Service shall ...", also after its setting: "Upon receipt of
+   a request, the Provider shall ..."), a purpose fragment ("In order to ...", "For refunding a
+   crossing ..."), a difference from another tool ("Like get_stay, but sorts ..."):
    removed, and what follows put in the imperative where it is a gerund ("registering a whole
    rack" -> "register a whole rack") or where "will" stood; a first word that can be a noun
    keeps a "to" before it, which the parse reads as an order ("API to search places" -> "to
@@ -39,8 +43,12 @@ calls it first):
 11. a condition or setting before the action ("If a loan is nearly due, extends it", "For
    supervisors only: clears a fine"): the sentence from its verb on, where a comma or colon is
    followed by a third-person or imperative verb; a sentence whose subject is the tool ("This
-   endpoint starts ...") read first after background that opens with no verb; an adverb of
-   manner before the verb ("Simply upload ...", "Instantly books ...") dropped.
+   endpoint starts ...", "Given that number, this endpoint returns ...") read first after
+   background that opens with no verb; an adverb of manner before the verb ("Simply upload ...",
+   "Instantly books ...") dropped;
+12. a first sentence in the passive with a noun phrase for its subject, as an order ("A bay is
+   reserved for the vehicle" -> "Reserve a bay for the vehicle"; never "Payment is required");
+   the quoted names of the tool's parameters after "parameters" dropped.
 
 A third-person opening ("Creates a new advert") stays as written: the parse reads it as a verb
 (`english.verb_lemma`), and it is the commonest opening of the catalogues we measure. What is
@@ -432,9 +440,8 @@ _STATIVE_WORDS = (
     " included considered assumed preferred optional meant designed intended used"
 )
 _STATIVE = frozenset(_STATIVE_WORDS.split())
-_NO_SUBJECT = frozenset(
-    {"it", "this", "that", "there", "which", "what", "who", "each", "nothing", "none", "all"}
-)
+_NO_SUBJECT_WORDS = "it this that there which what who each nothing none all"
+_NO_SUBJECT = frozenset(_NO_SUBJECT_WORDS.split())
 
 
 def _active(sentence: str) -> str:
@@ -478,9 +485,8 @@ _DUTY_AGAIN = re.compile(
     r"\b(and|or)\s+(?:shall|must|will)\s+(?:(?:also|then|thereupon|promptly|forthwith)\s+)?", re.I
 )
 _TOOL_WORD_SET = frozenset(_TOOL.strip("(?:)").split("|"))
-_CLAUSE_WORDS = frozenset(
-    {"that", "which", "who", "whose", "whether", "if", "when", "where", "you", "we", "they", "i", "he", "she"}
-)
+_CLAUSE_WORD_LIST = "that which who whose whether if when where you we they i he she"
+_CLAUSE_WORDS = frozenset(_CLAUSE_WORD_LIST.split())
 
 
 def _without_preamble(sentence: str) -> str | None:
