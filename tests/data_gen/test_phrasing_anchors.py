@@ -158,9 +158,9 @@ def test_a_modifier_before_a_compound_and_a_name_in_title_case_stay_in_the_objec
     fee = _tool("berth_fee", "Fetch the current docking fee of a berth.")
     assert action(fee) == "fetch the current docking fee of a berth"
     vtm = _tool(
-        "vtm_open", "Opens a Vessel Traffic Monitoring (VTM) session with the port using the pilot token."
+        "vtm_open", "Opens a Vessel Traffic Monitoring (VTM) link with the port using the pilot token."
     )
-    assert action(vtm).startswith("open a vessel traffic monitoring session")
+    assert action(vtm).startswith("open a vessel traffic monitoring link")
     assert not ends_cleanly(["get", "the", "tide", "table", "based", "on", "most"])
     assert not ends_cleanly(
         ["get", "the", "fee", "of", "a", "berth", "in", "a", "harbour", "office", "located"]

@@ -75,7 +75,7 @@ def test_a_word_written_without_its_vowels_is_shorthand_left() -> None:
     for sound in (
         "get the weight in lbs",
         "list open PRs",
-        "upload a pdf of the lease",
+        "upload a pdf of the berth plan",
         "get the NDC of a drug",
     ):
         assert shorthand_left(sound) == ""
