@@ -150,6 +150,8 @@ def base_after_conjunction(words: Sequence[str]) -> list[str]:
     out = list(words)
     for k in range(1, len(out) - 1):
         lemma = third_person_lemma(out[k + 1]) if out[k].lower() in ("and", "or") else None
+        if not lemma:
+            continue
         after = out[k + 2].lower() if out[k + 2 : k + 3] else ""
         gerund = after.endswith("ing") and "VERB" in word_classes(after)  # "and stops | billing"
         # in an order whose object phrase has closed (a preposition or a participle since the verb), a
@@ -160,9 +162,7 @@ def base_after_conjunction(words: Sequence[str]) -> list[str]:
         classes = word_classes(after)
         modifier = not after.endswith("ed") or "NOUN" in word_classes(out[k + 3] if out[k + 3 :] else "")
         bare = (closed and bool(classes & {"NOUN", "ADJ"}) and modifier) or classes == {"ADJ"}
-        if lemma and (
-            after in DETERMINERS | _OBJECT_WORDS or gerund or (bare and is_base_verb(out[0].lower()))
-        ):
+        if after in DETERMINERS | _OBJECT_WORDS or gerund or (bare and is_base_verb(out[0].lower())):
             out[k + 1] = lemma
     return out
 

@@ -87,8 +87,10 @@ def fallback_option(tool: Tool, prefixes: frozenset[str] = frozenset(), tools: S
     said = _plain_fallback(tool, prefixes, tools)
     toks = name_tokens(tool)
     cut = next((k for k, w in enumerate(toks) if k and w in PREPOSITIONS), len(toks))
-    twins = [t for t in tools if t.name != tool.name and _plain_fallback(t, prefixes, tools) == said]
-    return f"{said} {' '.join(toks[cut:])}" if twins and cut < len(toks) else said
+    if cut == len(toks):
+        return said  # nothing to tell it apart by: the others' fallbacks need not be read
+    twin = any(t.name != tool.name and _plain_fallback(t, prefixes, tools) == said for t in tools)
+    return f"{said} {' '.join(toks[cut:])}" if twin else said
 
 
 def _plain_fallback(tool: Tool, prefixes: frozenset[str], tools: Sequence[Tool]) -> str:
