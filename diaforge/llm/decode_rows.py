@@ -33,15 +33,21 @@ class DecodeRows:
 
     def join(self, rows: list[tuple[int, list[tuple[torch.Tensor, torch.Tensor]], int, int]]) -> None:
         """Add rows (prompt index, the prompt's keys and values, its length, its first token): the
-        cache and mask are left-padded to the widest row, old or new. Growing in place, the joined
-        cache is written once into new buffers with room to grow (the old rows copied across, the
-        old buffers then freed), so a join holds at most the old and the new batch."""
+        cache and mask are left-padded to the widest row, old or new. Growing in place, rows that
+        fit the batch's width go into the places rows that ended left in its buffers, and nothing
+        else is copied; otherwise the joined cache is written once into new buffers with room to
+        grow (the old rows copied across, the old buffers then freed), so a join holds at most the
+        old and the new batch. Copying the whole batch at every join took 60 of the 709 seconds of
+        the demo model's evaluation on 80 held-out dialogues (about 300 joins of 16 rows)."""
         if not rows:
             return
         lengths = [n for _, _, n, _ in rows]
         width = max(self.mask.shape[1], *lengths)
         prompts = [kv for _, kv, _, _ in rows]
-        if self.grow_in_place:
+        if self.grow_in_place and self._has_room(len(rows), width):
+            cache = _written_in(self.cache, prompts, lengths, len(self.active), width)
+            mask = _padded_mask(lengths, width, self.device)
+        elif self.grow_in_place:
             cache = _joined(self.cache if self.active else None, prompts, lengths, width)
             mask = _padded_mask(lengths, width, self.device)
         else:
@@ -66,6 +72,17 @@ class DecodeRows:
         )
         self.token = torch.cat(
             [self.token, torch.tensor([t for *_, t in rows], dtype=torch.long, device=self.device)]
+        )
+
+    def _has_room(self, joining: int, width: int) -> bool:
+        """Whether `joining` rows fit into the free rows of the buffers that grow in place, padded
+        to the batch's width as it is (`width`: no row is wider), so that a join writes only them."""
+        if not self.active or width != self.mask.shape[1]:
+            return False
+        grows = _growing_layer_type()
+        return all(
+            isinstance(layer, grows) and layer.owns() and layer.free_rows() >= joining
+            for layer in self.cache.layers
         )
 
     def grow_mask(self, lengths: Sequence[int] | None = None) -> torch.Tensor:
@@ -139,6 +156,10 @@ def _growing_layer_type() -> type:
                 and self.keys.stride() == k.stride()
             )
 
+        def free_rows(self) -> int:
+            """Rows of the buffers past the batch's (left by rows that ended)."""
+            return self._kbuf.shape[0] - self.keys.shape[0]
+
         def adopt(self, kbuf: torch.Tensor, vbuf: torch.Tensor, rows: int, width: int) -> None:
             """Take these buffers, of which the first `rows` rows and `width` columns are the cache."""
             self.dtype, self.device, self.is_initialized = kbuf.dtype, kbuf.device, True
@@ -164,10 +185,12 @@ def _growing_layer_type() -> type:
             rows, n, add = self.keys.shape[0], self.keys.shape[-2], key_states.shape[-2]
             if not self.owns() or n + add > self._kbuf.shape[-2]:
                 room = n + add + SPARE_COLUMNS
-                kbuf = self.keys.new_empty(rows, self.keys.shape[1], room, self.keys.shape[-1])
-                vbuf = self.values.new_empty(rows, self.values.shape[1], room, self.values.shape[-1])
-                kbuf[:, :, :n] = self.keys
-                vbuf[:, :, :n] = self.values
+                # As many rows as before: rows that end leave places for the next to join into.
+                places = max(rows, self._kbuf.shape[0] if self.owns() else 0)
+                kbuf = self.keys.new_empty(places, self.keys.shape[1], room, self.keys.shape[-1])
+                vbuf = self.values.new_empty(places, self.values.shape[1], room, self.values.shape[-1])
+                kbuf[:rows, :, :n] = self.keys
+                vbuf[:rows, :, :n] = self.values
                 self._kbuf = self._vbuf = None  # the old buffers may go before the next are filled
                 self.adopt(kbuf, vbuf, rows, n)
             self._kbuf[:rows, :, n : n + add] = key_states
@@ -204,6 +227,24 @@ def _joined(
                 buf[old_rows + j, :, : width - n] = 0
                 buf[old_rows + j, :, width - n : width] = kv[index][which][0]
         layer.adopt(bufs[0], bufs[1], old_rows + len(prompts), width)
+    return cache
+
+
+def _written_in(
+    cache: Any,
+    prompts: list[list[tuple[torch.Tensor, torch.Tensor]]],
+    lengths: list[int],
+    rows: int,
+    width: int,
+) -> Any:
+    """`cache` with each prompt's keys and values written, left-padded to `width`, into the free
+    rows after its first `rows` (`DecodeRows._has_room`): the rows already there are not copied."""
+    for index, layer in enumerate(cache.layers):
+        for which, buf in enumerate((layer._kbuf, layer._vbuf)):
+            for j, (kv, n) in enumerate(zip(prompts, lengths, strict=True)):
+                buf[rows + j, :, : width - n] = 0
+                buf[rows + j, :, width - n : width] = kv[index][which][0]
+        layer.adopt(layer._kbuf, layer._vbuf, rows + len(prompts), width)
     return cache
 
 

@@ -107,6 +107,31 @@ def test_continuous_batching_equals_generate_one_by_one(model, monkeypatch, max_
         assert entry is not None and reuse == len(prompt) + len(reply) - 1
 
 
+def test_a_row_joins_into_the_place_a_row_that_ended_left():
+    """A prompt no wider than the batch is written into the free row of the buffers, the rows
+    already there not copied; a wider one remakes the buffers, padding every row anew."""
+    from diaforge.llm.decode_rows import DecodeRows
+
+    def kv(values: list[int]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        t = torch.tensor(values, dtype=torch.float).view(1, 1, -1, 1).expand(1, 2, -1, 4).clone()
+        return [(t, t + 100)]
+
+    rows = DecodeRows(torch.device("cpu"))
+    rows.join([(0, kv([1, 2, 3, 4]), 4, 7), (1, kv([5, 6, 7]), 3, 7)])
+    buffer = rows.cache.layers[0]._kbuf.data_ptr()
+    rows.select([1])  # row 0 ended: its place is free, and the column only it saw is cut
+    rows.join([(2, kv([8, 9]), 2, 7)])
+    layer = rows.cache.layers[0]
+    assert layer._kbuf.data_ptr() == buffer and rows.active == [1, 2]
+    assert rows.mask.tolist() == [[1, 1, 1], [0, 1, 1]]
+    assert layer.keys[:, 0, :, 0].tolist() == [[5, 6, 7], [0, 8, 9]]
+    assert layer.values[1, 0, 1:, 0].tolist() == [108, 109]
+    rows.join([(3, kv([11, 12, 13, 14]), 4, 7)])  # wider than the batch, and no free row
+    layer = rows.cache.layers[0]
+    assert layer._kbuf.data_ptr() != buffer
+    assert layer.keys[:, 0, :, 0].tolist() == [[0, 5, 6, 7], [0, 0, 8, 9], [11, 12, 13, 14]]
+
+
 @pytest.mark.slow(reason="greedy decoding of prompts that join a running call")
 @pytest.mark.parametrize("speculate", [0, 3])
 def test_prompts_that_join_a_running_call_get_what_they_get_alone(model, speculate):
