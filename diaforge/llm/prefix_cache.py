@@ -32,6 +32,7 @@ after turn, exactly the entries the call is about to read.
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -97,6 +98,10 @@ class CacheStats:
     """Tokens proposed by prompt lookup (`speculate`) and fed for verification."""
     accepted_tokens: int = 0
     """Drafted tokens the model agreed with (each saved a forward pass)."""
+    prefill_seconds: float = 0.0
+    """Wall time spent computing prompts (the part of each not served from the store)."""
+    decode_seconds: float = 0.0
+    """Wall time spent in decoding passes, the rules' picks and the drafts' checks included."""
     peak_cached_bytes: int = 0
     """The most memory the store's keys and values took at once."""
     max_cached_bytes: int = 0
@@ -117,6 +122,8 @@ class CacheStats:
             "forward_passes": self.forward_passes,
             "drafted_tokens": self.drafted_tokens,
             "accepted_tokens": self.accepted_tokens,
+            "prefill_seconds": round(self.prefill_seconds, 1),
+            "decode_seconds": round(self.decode_seconds, 1),
             "peak_cached_mb": round(self.peak_cached_bytes / 2**20, 1),
             "max_cached_mb": round(self.max_cached_bytes / 2**20, 1),
         }
@@ -345,11 +352,12 @@ class PrefixCachedGenerator:
                 for prompt, chain in more(cap - len(rows.active)):
                     waiting.append(call.add(list(prompt), chain))
                     pinned.append(self._pin_one(prompt))
-            joining = []
+            joining, start = [], time.perf_counter()
             while waiting and len(rows.active) + len(joining) < cap:
                 i = waiting.popleft()
                 call.admit(i)
                 joining.append((i, *self._prefill(call.prompts[i], pinned[i])))
+            self.stats.prefill_seconds += time.perf_counter() - start
             if joining:
                 call.join(joining)
                 self._release()
@@ -357,8 +365,9 @@ class PrefixCachedGenerator:
                 if waiting:
                     continue
                 break
-            going = len(rows.active)
+            going, start = len(rows.active), time.perf_counter()
             rows.select(call.step())
+            self.stats.decode_seconds += time.perf_counter() - start
             if len(rows.active) < going:
                 self._release()
         return call.results()

@@ -66,5 +66,8 @@ def test_eval_speculation_part_on_a_tiny_model(tmp_path: Path) -> None:
     assert out["accepted_tokens"] > 0 and sum(out["accepted_by_span"].values()) == out["accepted_tokens"]
     assert out["forward_passes"]["speculated"] < out["forward_passes"]["plain"]
     assert 0 < out["value"] < 1
+    assert out["replay"]["matches_run"] is True  # the replay of the plain run counts the passes
+    for part in ("decode_seconds", "prefill_seconds"):
+        assert all(0 < out[part][n] <= out["seconds"][n] for n in ("plain", "speculated"))
     cost = out["pass_cost"]
     assert set(cost["seconds_by_width"]) == {"1", "2", "3", "5", "9"} and cost["per_column_s"] is not None

@@ -9,27 +9,13 @@ from diaforge.llm.drafts import PromptLookup
 from diaforge.llm.prefix_cache import PrefixCachedGenerator, common_prefix, supports_prefix_cache
 from diaforge.llm.rules import RuleChain, Vocab
 from tests._chain import BanToken
+from tests._tiny import tiny_llama
 
 VOCAB = 96
 
 
 def _tiny_llama(seed: int = 0):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=48,
-        intermediate_size=96,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        tie_word_embeddings=False,
-        pad_token_id=0,
-    )
-    torch.manual_seed(seed)
-    # float64: greedy ties between two logits cannot flip with the summation order.
-    return LlamaForCausalLM(config).double().eval()
+    return tiny_llama(VOCAB, seed)
 
 
 @pytest.fixture(scope="module")
@@ -201,6 +187,14 @@ def test_dialogues_share_their_common_opening(model):
     assert gen.stats.reused_tokens == common_prefix(a, b) >= 25
 
 
+def test_the_time_in_prefills_and_in_passes_is_counted(model):
+    gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])
+    gen.generate(_prompts(2, [9, 14]), max_new_tokens=6, choose=_greedy)
+    seconds = gen.stats.as_dict()
+    assert gen.stats.prefill_seconds > 0 and gen.stats.decode_seconds > 0
+    assert set(seconds) >= {"prefill_seconds", "decode_seconds"}
+
+
 def test_whole_prompt_cached_still_computes_its_last_token(model):
     gen = PrefixCachedGenerator(model, eos_token_ids=[VOCAB + 1])
     prompt = _prompts(6, [12])[0]
@@ -284,6 +278,15 @@ def test_prompt_lookup_drafts_what_followed_the_latest_match_of_the_tail():
     lookup.add(3)
     assert lookup.draft(3) == []  # "6 3" is new and one-token matches are below min_ngram
     assert PromptLookup([4, 4], max_ngram=2, min_ngram=1).draft(3) == [4]
+
+
+def test_prompt_lookup_follows_the_longest_match_and_falls_back_to_one_token():
+    """By default a tail of up to eight tokens is matched: "5 1 2 3" last stood before 9, while
+    its shorter tail "1 2 3" stood later before 8; and a single token's match still drafts."""
+    context = [5, 1, 2, 3, 9, 6, 1, 2, 3, 8, 5, 1, 2, 3]
+    assert PromptLookup(context).draft(1) == [9]
+    assert PromptLookup(context, max_ngram=3).draft(1) == [8]
+    assert PromptLookup([4, 7, 6, 4]).draft(2) == [7, 6]
 
 
 def _repeating_prompts(seed: int) -> list[list[int]]:
