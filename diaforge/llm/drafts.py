@@ -50,13 +50,14 @@ class PromptLookup:
 
     The longest match wins because it is the most specific: a listing repeats its short phrases
     ("Required:", "the user") in every entry, and only a longer tail tells which entry is being
-    copied. A single token's match still drafts where no longer one exists; `DraftWidth` feeds it
-    only to rows whose drafts have been paying. Replayed over the demo model's evaluation of 80
-    held-out dialogues (`replay` in bench/speculation.py), n-grams of 1 to 8 tokens took 1,621
-    passes and 69,484 columns where 2 to 3 took 1,854 and 71,335, out of 3,588 and 45,896 without
-    drafts: fewer passes and fewer columns at once."""
+    copied. Replayed over the demo model's evaluation of 80 held-out dialogues (`replay` in
+    bench/speculation.py), tails of 1 to 8 tokens took 1,621 passes and 69,484 columns where 2 to
+    3 took 1,854 and 71,335 (3,588 and 45,896 without drafts), and the run itself gave the same 80
+    transcripts in 0.905 of the wall time; but its process peaked at 10.2 GB against 6.5 GB,
+    because every rejected draft leaves hidden columns in every row of the batch's buffers. The
+    defaults stay at 2 to 3 until those columns are reclaimed (bench/README.md)."""
 
-    def __init__(self, context: Sequence[int], *, max_ngram: int = 8, min_ngram: int = 1) -> None:
+    def __init__(self, context: Sequence[int], *, max_ngram: int = 3, min_ngram: int = 2) -> None:
         self.max_ngram, self.min_ngram = max_ngram, min_ngram
         self.context: list[int] = []
         self._index: list[dict[tuple[int, ...], int]] = [{} for _ in range(max_ngram)]

@@ -281,12 +281,13 @@ def test_prompt_lookup_drafts_what_followed_the_latest_match_of_the_tail():
 
 
 def test_prompt_lookup_follows_the_longest_match_and_falls_back_to_one_token():
-    """By default a tail of up to eight tokens is matched: "5 1 2 3" last stood before 9, while
-    its shorter tail "1 2 3" stood later before 8; and a single token's match still drafts."""
+    """With tails of up to eight tokens, "5 1 2 3" last stood before 9, while its shorter tail
+    "1 2 3" stood later before 8; and a single token's match drafts when one token is allowed."""
     context = [5, 1, 2, 3, 9, 6, 1, 2, 3, 8, 5, 1, 2, 3]
-    assert PromptLookup(context).draft(1) == [9]
-    assert PromptLookup(context, max_ngram=3).draft(1) == [8]
-    assert PromptLookup([4, 7, 6, 4]).draft(2) == [7, 6]
+    assert PromptLookup(context, max_ngram=8, min_ngram=1).draft(1) == [9]
+    assert PromptLookup(context).draft(1) == [8]  # the default's tails: two or three tokens
+    assert PromptLookup([4, 7, 6, 4], max_ngram=8, min_ngram=1).draft(2) == [7, 6]
+    assert PromptLookup([4, 7, 6, 4]).draft(2) == []
 
 
 def _repeating_prompts(seed: int) -> list[list[int]]:
