@@ -33,7 +33,7 @@ __all__ = ["PASS_OVERHEAD", "DraftWidth", "PromptLookup"]
 #: 59 columns in three runs (``pass_cost`` in bench/speculation.py, `make bench` part
 #: `eval_speculation`): a pass of 9 columns cost 2.8 to 3.6 times a pass of one. Replayed over the
 #: demo model's evaluation (``replay`` there), settings from 32 to 48 cost within 2 % of each
-#: other by the passes' timings, and wider ones more. The GPU figures are not measured: a GPU's
+#: other by a fit of the passes' timings, and wider ones more. The GPU figures are not measured: a GPU's
 #: small-batch passes are bound by reading the weights, and a few more columns cost next to nothing.
 PASS_OVERHEAD = {"cpu": 48.0, "cuda": 512.0, "mps": 128.0}
 DEFAULT_OVERHEAD = 64.0
@@ -53,9 +53,10 @@ class PromptLookup:
     copied. Replayed over the demo model's evaluation of 80 held-out dialogues (`replay` in
     bench/speculation.py), tails of 1 to 8 tokens took 1,621 passes and 69,484 columns where 2 to
     3 took 1,854 and 71,335 (3,588 and 45,896 without drafts), and the run itself gave the same 80
-    transcripts in 0.905 of the wall time; but its process peaked at 10.2 GB against 6.5 GB,
-    because every rejected draft leaves hidden columns in every row of the batch's buffers. The
-    defaults stay at 2 to 3 until those columns are reclaimed (bench/README.md)."""
+    transcripts in 0.905 of the wall time; but its process peaked at 10.2 GB against 6.5 GB, likely
+    (read from the code, not measured) because every rejected draft leaves hidden columns in every
+    row of the batch's buffers. The defaults stay at 2 to 3 until those columns are reclaimed
+    (bench/README.md)."""
 
     def __init__(self, context: Sequence[int], *, max_ngram: int = 3, min_ngram: int = 2) -> None:
         self.max_ngram, self.min_ngram = max_ngram, min_ngram
